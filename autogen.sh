@@ -1,0 +1,6 @@
+#!/bin/sh
+# Regenerate the build system from configure.ac and the Makefile.am files.
+set -e
+cd "$(dirname "$0")"
+mkdir -p build-aux m4
+autoreconf --force --install --verbose

@@ -1,0 +1,62 @@
+/*
+ * defs.h - every path, environment variable name and tunable default of KREX
+ * in one place (STYLE.md: "All tunables, paths and env-var names in one
+ * commented defs header").
+ */
+#ifndef KREX_DEFS_H
+#define KREX_DEFS_H
+
+#include "config.h"
+
+/* ---- paths ------------------------------------------------------------ */
+
+/* krexd's run directory; socket, lock, pid file, state file and gate page
+ * live in it.  One directory per node: the SPANK plugin appends the node name
+ * when two slurmd share a host. */
+#define KREX_DEFAULT_RUNDIR KREX_RUNDIR
+#define KREX_SOCKET_NAME "krexd.sock"
+#define KREX_LOCK_NAME "krexd.lock"
+#define KREX_PIDFILE_NAME "krexd.pid"
+#define KREX_STATE_NAME "krexd.state"
+#define KREX_GATE_NAME "gate"
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define KREX_DEFAULT_CONF SYSCONFDIR "/krex/krexd.conf"
+
+/* Embedded mode (`krex run` without a system krexd): a private krexd whose
+ * run directory is $XDG_RUNTIME_DIR/krex, or /tmp/krex-UID without it. */
+#define KREX_EMBEDDED_SUBDIR "krex"
+#define KREX_EMBEDDED_TMP_FMT "/tmp/krex-%u"
+
+/* cgroup subtree krexd owns for participants that have no cgroup of their own. */
+#define KREX_CGROUP_SUBTREE "krex"
+
+/* ---- environment -------------------------------------------------------- */
+
+#define KREX_ENV_SOCKET "KREX_SOCKET"           /* path of krexd's socket */
+#define KREX_ENV_GPUS "KREX_GPUS"               /* node-wide GPU names, comma separated */
+#define KREX_ENV_LOG "KREX_LOG"                 /* gate/libregion log level: error..debug */
+#define KREX_ENV_GATE "KREX_GATE"               /* "off" disables the preloaded gate */
+#define KREX_ENV_UNPROTECTED "KREX_UNPROTECTED" /* "1": regions without krexd succeed unprotected */
+#define KREX_ENV_KREXD "KREX_KREXD"             /* path of krexd for embedded mode */
+#define KREX_ENV_SHARED "KREX_SHARED"           /* default of --krex-shared */
+#define KREX_ENV_JOB "KREX_JOB"                 /* label given by krex run --label */
+
+/* ---- tunables (krexd.conf keys of the same name; doc/admin.md) ---------- */
+
+#define KREX_DEFAULT_MAX_REGION_MS 60000     /* max_region: lease cap */
+#define KREX_DEFAULT_DRAIN_TIMEOUT_MS 2000   /* drain_timeout */
+#define KREX_DEFAULT_FREEZE_TIMEOUT_MS 1000  /* freeze_timeout */
+#define KREX_DEFAULT_QUEUE_TIMEOUT_MS 600000 /* how long a begin may wait in the queue */
+#define KREX_DEFAULT_QUEUE_CAP 0             /* queue_cap: launches between gate events; 0 = off */
+#define KREX_DEFAULT_GATE_TIMEOUT_MS 120000  /* longest a gated thread waits before failing open */
+#define KREX_DEFAULT_IO_TIMEOUT_MS 5000      /* deadline for one message read or write */
+#define KREX_DEFAULT_CONNECT_TIMEOUT_MS 2000
+
+#define KREX_MAX_GPUS 64     /* slots in the gate page */
+#define KREX_MAX_GPU_NAME 63 /* bytes of a node-wide GPU name */
+#define KREX_MAX_PARTICIPANTS 4096
+#define KREX_MAX_CONNECTIONS 8192
+
+#endif /* KREX_DEFS_H */

@@ -1,0 +1,215 @@
+/*
+ * fdio.c - whole reads and writes with deadlines, unix socket helpers.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fdio.h"
+#include "timeutil.h"
+
+/* Wait until fd is ready for events or the deadline passes. */
+static int fd_wait(int fd, short events, uint64_t deadline_ns)
+{
+	struct pollfd p = {.fd = fd, .events = events};
+	int rc;
+
+	for (;;) {
+		rc = poll(&p, 1, time_left_ms(deadline_ns));
+		if (rc > 0)
+			return 0;
+		if (rc == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (errno != EINTR)
+			return -1;
+	}
+}
+
+int fd_read_full(int fd, void *buf, size_t len, uint64_t deadline_ns)
+{
+	char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		/* Poll first: the fd may be blocking, and the deadline must hold. */
+		if (fd_wait(fd, POLLIN, deadline_ns) < 0)
+			return -1;
+		n = read(fd, p, len);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			errno = ECONNRESET;
+			return -1;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -1;
+	}
+	return 0;
+}
+
+int fd_write_full(int fd, const void *buf, size_t len, uint64_t deadline_ns)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		if (fd_wait(fd, POLLOUT, deadline_ns) < 0)
+			return -1;
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == ENOTSOCK)
+			n = write(fd, p, len);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -1;
+	}
+	return 0;
+}
+
+int fd_set_nonblock(int fd, int on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	fl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+	return fcntl(fd, F_SETFL, fl);
+}
+
+int fd_set_cloexec(int fd)
+{
+	int fl = fcntl(fd, F_GETFD);
+
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+}
+
+static int unix_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+int unix_connect(const char *path, unsigned timeout_ms)
+{
+	struct sockaddr_un sa;
+	uint64_t deadline = time_deadline_ms(timeout_ms);
+	int fd, err;
+	socklen_t elen = sizeof(err);
+
+	if (unix_addr(path, &sa) < 0)
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return fd;
+	if (errno != EINPROGRESS && errno != EAGAIN)
+		goto fail;
+	if (fd_wait(fd, POLLOUT, deadline) < 0)
+		goto fail;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+		goto fail;
+	if (err) {
+		errno = err;
+		goto fail;
+	}
+	return fd;
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+int unix_listen(const char *path, int backlog, mode_t mode)
+{
+	struct sockaddr_un sa;
+	int fd, err;
+
+	if (unix_addr(path, &sa) < 0)
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	/* The caller holds the lock file, so a socket left here is stale. */
+	(void)unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto fail;
+	if (chmod(path, mode) < 0)
+		goto fail;
+	if (listen(fd, backlog) < 0)
+		goto fail;
+	return fd;
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+int unix_peer_cred(int fd, pid_t *pid, uid_t *uid, gid_t *gid)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return -1;
+	if (pid)
+		*pid = cr.pid;
+	if (uid)
+		*uid = cr.uid;
+	if (gid)
+		*gid = cr.gid;
+	return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+	char *p;
+
+	if (len == 0 || len >= sizeof(buf)) {
+		errno = len ? ENAMETOOLONG : EINVAL;
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * fdio.h - whole reads and writes with a deadline, unix socket helpers.
+ */
+#ifndef KREX_FDIO_H
+#define KREX_FDIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Read exactly len bytes before deadline_ns (CLOCK_MONOTONIC).  Returns 0, or
+ * -1 with errno: ETIMEDOUT, ECONNRESET on end of file, or the read error.
+ */
+int fd_read_full(int fd, void *buf, size_t len, uint64_t deadline_ns);
+
+/* Write exactly len bytes before deadline_ns; never raises SIGPIPE. */
+int fd_write_full(int fd, const void *buf, size_t len, uint64_t deadline_ns);
+
+int fd_set_nonblock(int fd, int on);
+int fd_set_cloexec(int fd);
+
+/*
+ * Connect to the unix stream socket at path within timeout_ms.  Returns the
+ * socket (nonblocking, close-on-exec) or -1 with errno (ENOENT, ECONNREFUSED,
+ * ETIMEDOUT, ENAMETOOLONG ...).
+ */
+int unix_connect(const char *path, unsigned timeout_ms);
+
+/* Bind and listen on path (removing a stale socket first); mode is applied. */
+int unix_listen(const char *path, int backlog, mode_t mode);
+
+/* Peer credentials of a connected unix socket (SO_PEERCRED). */
+int unix_peer_cred(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/* Make directory path and its parents with mode (like mkdir -p). */
+int mkdir_p(const char *path, mode_t mode);
+
+#endif /* KREX_FDIO_H */

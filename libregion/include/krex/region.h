@@ -1,0 +1,193 @@
+/*
+ * <krex/region.h> - ask KREX for a quiet GPU.
+ *
+ * A job calls krex_region_begin() before timing GPU work and krex_region_end()
+ * after it.  Between the two, krexd has blocked and drained the GPU work of
+ * every other participant on those GPUs, frozen them and moved CPU noise off
+ * the caller's cores.  krex_region_end() hands back a certificate that says
+ * how quiet the region really was.
+ *
+ *	struct krex_region_opts o = KREX_REGION_OPTS_INIT;
+ *	struct krex_certificate c;
+ *	if (krex_region_begin(&o) == KREX_OK) {
+ *		time_kernels();
+ *		krex_region_end(&c);
+ *	}
+ *
+ * Every call returns an enum krex_error value; krex_strerror() names it.
+ * Nothing here prints, exits or aborts.  See krex_region_begin(3).
+ */
+#ifndef KREX_REGION_H
+#define KREX_REGION_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a struct or a call below changes incompatibly. */
+#define KREX_API_VERSION 1
+
+enum krex_error {
+	KREX_OK = 0,
+	KREX_ENOKREXD = 1,   /* no krexd answers on the socket */
+	KREX_EPROTO = 2,     /* malformed or unexpected message */
+	KREX_EPERM = 3,      /* not allowed (acting for another process or user) */
+	KREX_EBUSY = 4,      /* this process already holds or waits for a region */
+	KREX_ETIMEDOUT = 5,  /* no grant before the deadline */
+	KREX_EINVAL = 6,     /* bad argument */
+	KREX_ENOTREG = 7,    /* caller is not a participant */
+	KREX_ENOREGION = 8,  /* no such region (or none held) */
+	KREX_ENOMEM = 9,     /* out of memory */
+	KREX_ESYS = 10,      /* a system call failed (see errno) */
+	KREX_ENOGPU = 11,    /* a GPU name krexd does not know */
+	KREX_ESHUTDOWN = 12, /* krexd is stopping */
+	KREX_EVERSION = 13,  /* krexd speaks another protocol version */
+	KREX_ELIMIT = 14,    /* a limit was hit (participants, GPUs, sizes) */
+	KREX_ERROR_MAX
+};
+
+/* Human-readable text for an enum krex_error value; never NULL. */
+const char *krex_strerror(int err);
+
+/* KREX_API_VERSION of the library actually loaded. */
+int krex_api_version(void);
+
+/* ---- regions ------------------------------------------------------------ */
+
+/* No krexd: krex_region_begin() returns KREX_OK and the certificate says
+ * "unprotected" instead of failing with KREX_ENOKREXD.  KREX_UNPROTECTED=1 in
+ * the environment sets it for every call. */
+#define KREX_REGION_UNPROTECTED_OK 0x1u
+
+struct krex_region_opts {
+	uint32_t size;           /* sizeof(struct krex_region_opts) */
+	const char *const *gpus; /* node-wide GPU names; NULL = all of the caller's */
+	unsigned ngpus;
+	uint64_t expected_us; /* how long the caller expects to hold it; 0 = unknown */
+	uint64_t max_us;      /* lease asked for; 0 = krexd's max_region */
+	unsigned timeout_ms;  /* longest wait for the grant; 0 = krexd's default */
+	unsigned flags;       /* KREX_REGION_* */
+};
+
+#define KREX_REGION_OPTS_INIT                                                                      \
+	{                                                                                          \
+		sizeof(struct krex_region_opts), 0, 0, 0, 0, 0, 0                                  \
+	}
+
+enum krex_outcome {
+	KREX_OUTCOME_CLEAN = 0,       /* every sibling drained, frozen and moved */
+	KREX_OUTCOME_EXPIRED = 1,     /* the lease ran out and the region was revoked */
+	KREX_OUTCOME_DEGRADED = 2,    /* protected, but something did not go to plan (note) */
+	KREX_OUTCOME_UNPROTECTED = 3, /* no krexd: nothing was done */
+};
+
+/* Bits of krex_certificate.known: a field whose bit is clear is unknown. */
+#define KREX_CERT_FOREIGN 0x1u   /* foreign */
+#define KREX_CERT_ISOLATION 0x2u /* owner_cores, moved */
+#define KREX_CERT_CLOCKS 0x4u    /* sm_clock_*, throttle_* */
+
+struct krex_certificate {
+	uint32_t size; /* sizeof(struct krex_certificate), set by the library */
+	uint64_t region_id;
+	uint32_t outcome;      /* enum krex_outcome */
+	uint64_t wait_us;      /* queued behind other regions */
+	uint64_t drain_us;     /* blocking and draining siblings' GPU work */
+	uint64_t freeze_us;    /* freezing siblings */
+	uint64_t isolate_us;   /* moving processes off the owner's cores */
+	uint64_t held_us;      /* from grant to end (or revocation) */
+	uint64_t lease_us;     /* the lease granted */
+	uint32_t siblings;     /* participants sharing the region's GPUs */
+	uint32_t drained;      /* siblings that acknowledged the drain in time */
+	uint32_t late;         /* siblings that did not, and were frozen anyway */
+	uint32_t frozen;       /* siblings frozen */
+	uint32_t known;        /* KREX_CERT_* */
+	int32_t foreign;       /* processes on the GPUs that are not participants */
+	int32_t moved;         /* processes moved off the owner's cores */
+	char owner_cores[128]; /* cpu list the owner ran on, e.g. "0-3" */
+	int32_t sm_clock_start_mhz;
+	int32_t sm_clock_end_mhz;
+	uint64_t throttle_start; /* NVML clocks-event reasons bit mask */
+	uint64_t throttle_end;
+	char gpus[256]; /* the region's GPUs, comma separated */
+	char note[256]; /* why the outcome is not clean, if it is not */
+};
+
+/*
+ * Enter a region.  Blocks until krexd grants it (or the timeout passes).
+ * Returns KREX_OK, KREX_ENOKREXD (no krexd, and UNPROTECTED_OK not set),
+ * KREX_EBUSY (this process already holds one), KREX_ETIMEDOUT, KREX_ENOGPU,
+ * KREX_EPERM, KREX_ENOTREG, KREX_EPROTO, KREX_EINVAL.
+ */
+int krex_region_begin(const struct krex_region_opts *opts);
+
+/*
+ * Leave the region entered by this process and fill *cert (may be NULL).
+ * A region that expired meanwhile still ends with KREX_OK and an outcome of
+ * KREX_OUTCOME_EXPIRED.  Returns KREX_ENOREGION when none was begun.
+ */
+int krex_region_end(struct krex_certificate *cert);
+
+/* Text for an outcome ("clean", "expired", "degraded", "unprotected"). */
+const char *krex_outcome_name(uint32_t outcome);
+
+/*
+ * Write the certificate as one JSON object (no newline) into buf.
+ * Returns the length it needed, like snprintf.
+ */
+int krex_certificate_json(const struct krex_certificate *cert, char *buf, unsigned long len);
+
+/* ---- joining: for the GPU gate and other GPU runtimes ------------------- */
+
+/*
+ * Called by the drain thread when krexd closes a gate on one of the caller's
+ * GPUs: wait until every piece of GPU work this process queued has finished.
+ * Returns 0 on success.
+ */
+typedef int (*krex_drain_fn)(void *arg);
+
+struct krex_join_opts {
+	uint32_t size;           /* sizeof(struct krex_join_opts) */
+	const char *const *gpus; /* node-wide GPU names; NULL = from the environment */
+	unsigned ngpus;
+	krex_drain_fn drain; /* NULL: acknowledge at once (no GPU work) */
+	void *drain_arg;
+	unsigned flags; /* reserved, 0 */
+};
+
+#define KREX_JOIN_OPTS_INIT                                                                        \
+	{                                                                                          \
+		sizeof(struct krex_join_opts), 0, 0, 0, 0, 0                                       \
+	}
+
+/*
+ * Join krexd as (a member of) a participant: register this process, map the
+ * gate page read-only and start the drain thread.  Idempotent.  Returns
+ * KREX_OK or an error; after an error the gate stays open (fail open).
+ */
+int krex_join(const struct krex_join_opts *opts);
+
+/* Stop the drain thread and unregister.  Safe to call when not joined. */
+int krex_leave(void);
+
+/*
+ * The gate check, for code in front of every GPU submission.  With every gate
+ * of this process's GPUs open it costs one atomic load.  When one is closed by
+ * another participant's region it waits until it opens, krexd goes away or the
+ * gate timeout passes (then fails open).  Returns 0 if it did not wait, 1 if it
+ * waited.
+ */
+int krex_gate_wait(void);
+
+/*
+ * The queue cap krexd asks for (launches between gate events, 0 = off), known
+ * after krex_join().
+ */
+unsigned krex_queue_cap(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KREX_REGION_H */

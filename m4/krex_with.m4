@@ -1,0 +1,80 @@
+dnl Optional dependencies, one macro each (munge's configure.ac habit).
+dnl Each sets krex_have_X=yes|no, an AM_CONDITIONAL HAVE_X and, where found,
+dnl X_CPPFLAGS / X_LIBS.
+
+AC_DEFUN([KREX_WITH_SLURM], [
+  AC_ARG_WITH([slurm],
+    [AS_HELP_STRING([--with-slurm@<:@=PREFIX@:>@], [build the SPANK plugin (default: if found)])],
+    [], [with_slurm=check])
+  krex_have_slurm=no
+  SLURM_CPPFLAGS=
+  AS_IF([test "x$with_slurm" != xno], [
+    AS_IF([test "x$with_slurm" != xyes && test "x$with_slurm" != xcheck],
+      [SLURM_CPPFLAGS="-I$with_slurm/include"])
+    krex_save_CPPFLAGS=$CPPFLAGS
+    CPPFLAGS="$CPPFLAGS $SLURM_CPPFLAGS"
+    AC_CHECK_HEADER([slurm/spank.h], [krex_have_slurm=yes])
+    CPPFLAGS=$krex_save_CPPFLAGS
+    AS_IF([test "x$with_slurm" != xcheck && test $krex_have_slurm = no],
+      [AC_MSG_ERROR([--with-slurm given but slurm/spank.h not found (Debian: libslurm-dev)])])
+  ])
+  AC_ARG_WITH([spank-plugindir],
+    [AS_HELP_STRING([--with-spank-plugindir=DIR], [where spank_krex.so goes @<:@LIBDIR/slurm@:>@])],
+    [spank_plugindir="$withval"], [spank_plugindir='${libdir}/slurm'])
+  AC_SUBST([spank_plugindir])
+  AC_SUBST([SLURM_CPPFLAGS])
+  AM_CONDITIONAL([HAVE_SLURM], [test $krex_have_slurm = yes])
+])
+
+AC_DEFUN([KREX_WITH_MUNGE], [
+  AC_ARG_WITH([munge],
+    [AS_HELP_STRING([--with-munge], [munge credentials for cross-node status (default: if found)])],
+    [], [with_munge=check])
+  krex_have_munge=no
+  MUNGE_LIBS=
+  AS_IF([test "x$with_munge" != xno], [
+    AC_CHECK_HEADER([munge.h],
+      [AC_CHECK_LIB([munge], [munge_encode], [krex_have_munge=yes; MUNGE_LIBS=-lmunge])])
+    AS_IF([test "x$with_munge" = xyes && test $krex_have_munge = no],
+      [AC_MSG_ERROR([--with-munge given but libmunge not found (Debian: libmunge-dev)])])
+  ])
+  AS_IF([test $krex_have_munge = yes], [AC_DEFINE([HAVE_MUNGE], [1], [munge available])])
+  AC_SUBST([MUNGE_LIBS])
+  AM_CONDITIONAL([HAVE_MUNGE], [test $krex_have_munge = yes])
+])
+
+dnl cuda.h is used only by a test that checks the gate's prototypes against
+dnl the real ones; the gate itself never needs it.
+AC_DEFUN([KREX_WITH_CUDA], [
+  AC_ARG_WITH([cuda],
+    [AS_HELP_STRING([--with-cuda@<:@=PREFIX@:>@], [CUDA toolkit for prototype checks @<:@/usr/local/cuda if there@:>@])],
+    [], [with_cuda=check])
+  krex_have_cuda=no
+  CUDA_CPPFLAGS=
+  AS_IF([test "x$with_cuda" != xno], [
+    AS_CASE([$with_cuda], [yes|check], [krex_cuda_prefix=/usr/local/cuda], [krex_cuda_prefix=$with_cuda])
+    AS_IF([test -r "$krex_cuda_prefix/include/cuda.h"],
+      [krex_have_cuda=yes; CUDA_CPPFLAGS="-I$krex_cuda_prefix/include"])
+    AS_IF([test "x$with_cuda" != xcheck && test $krex_have_cuda = no],
+      [AC_MSG_ERROR([--with-cuda given but $krex_cuda_prefix/include/cuda.h not found])])
+  ])
+  AC_SUBST([CUDA_CPPFLAGS])
+  AM_CONDITIONAL([HAVE_CUDA_H], [test $krex_have_cuda = yes])
+])
+
+AC_DEFUN([KREX_WITH_ROCM], [
+  AC_ARG_WITH([rocm],
+    [AS_HELP_STRING([--with-rocm@<:@=PREFIX@:>@], [HIP headers for prototype checks (default: if found)])],
+    [], [with_rocm=check])
+  krex_have_rocm=no
+  ROCM_CPPFLAGS=
+  AS_IF([test "x$with_rocm" != xno], [
+    AS_CASE([$with_rocm], [yes|check], [krex_rocm_inc=/usr/include], [krex_rocm_inc=$with_rocm/include])
+    AS_IF([test -r "$krex_rocm_inc/hip/hip_runtime_api.h"],
+      [krex_have_rocm=yes; ROCM_CPPFLAGS="-I$krex_rocm_inc -D__HIP_PLATFORM_AMD__"])
+    AS_IF([test "x$with_rocm" != xcheck && test $krex_have_rocm = no],
+      [AC_MSG_ERROR([--with-rocm given but hip/hip_runtime_api.h not found (Debian: libamdhip64-dev)])])
+  ])
+  AC_SUBST([ROCM_CPPFLAGS])
+  AM_CONDITIONAL([HAVE_ROCM_H], [test $krex_have_rocm = yes])
+])

@@ -1,0 +1,50 @@
+# lib.sh - helpers for shell TAP tests (source it).
+#
+#	. "$top_srcdir/test/lib.sh"
+#	plan 3; ok "krexd starts" krexd_start; ...; done_testing
+#
+# Every test that starts a daemon stops it in its EXIT trap.
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+
+_tap_n=0
+_tap_fail=0
+
+plan() { echo "1..$1"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+diag() { echo "# $*"; }
+
+# ok DESCRIPTION COMMAND...: one TAP line for the command's exit status.
+ok() {
+	local desc=$1
+	shift
+	_tap_n=$((_tap_n + 1))
+	if "$@"; then
+		echo "ok $_tap_n - $desc"
+	else
+		echo "not ok $_tap_n - $desc"
+		_tap_fail=$((_tap_fail + 1))
+	fi
+}
+
+# skip DESCRIPTION REASON
+skip() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1 # SKIP $2"
+}
+
+done_testing() { [ "$_tap_fail" = 0 ]; }
+
+need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
+
+# wait_for SECONDS COMMAND...: poll every 20 ms until the command succeeds.
+wait_for() {
+	local limit=$1 i=0
+	shift
+	while ! "$@"; do
+		i=$((i + 1))
+		[ $i -ge $((limit * 50)) ] && return 1
+		sleep 0.02
+	done
+}

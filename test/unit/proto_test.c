@@ -1,0 +1,275 @@
+/*
+ * proto_test.c - wire protocol: golden bytes, round trips, and every class of
+ * malformed input (short, long, bad magic, bad version, unknown type, length
+ * lies).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "tap.h"
+#include "timeutil.h"
+
+static int unpack_bytes(const uint8_t *bytes, size_t len, union proto_body *m, int *herr)
+{
+	struct proto_hdr h;
+
+	*herr = proto_hdr_parse(bytes, &h);
+	if (*herr != PROTO_HDR_OK)
+		return -1;
+	if (h.length != len - PROTO_HDR_LEN)
+		return -2;
+	return proto_unpack(h.type, bytes + PROTO_HDR_LEN, h.length, m);
+}
+
+static void test_golden(void)
+{
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x01, 0x00, 0x07,
+	                               0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x07,
+	                               0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
+	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x01, 0x00, 0x0d,
+	                                   0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,
+	                                   0x00, 0x00, 0x00, 0x05, 0x00, 0x02, 'h',  'i'};
+	union proto_body m;
+	struct pbuf b;
+
+	memset(&m, 0, sizeof(m));
+	m.end.region_id = 0x0102030405060708ULL;
+	pbuf_init(&b);
+	ok(proto_pack(&b, PROTO_REGION_END, 7, &m) == 0 && b.len == sizeof(want) &&
+	           memcmp(b.data, want, sizeof(want)) == 0,
+	   "REGION_END packs to the golden bytes");
+	pbuf_free(&b);
+
+	proto_error_set(&m, KREX_ETIMEDOUT, "hi");
+	pbuf_init(&b);
+	ok(proto_pack(&b, PROTO_ERROR, 0, &m) == 0 && b.len == sizeof(want_err) &&
+	           memcmp(b.data, want_err, sizeof(want_err)) == 0,
+	   "ERROR packs to the golden bytes");
+	pbuf_free(&b);
+}
+
+static void fill_register(union proto_body *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->reg.pid = 4242;
+	m->reg.job = 17;
+	m->reg.step = 2;
+	m->reg.flags = PROTO_REG_GATE;
+	strcpy(m->reg.cgroup, "/slurm/uid_0/job_17/step_2");
+	strcpy(m->reg.cpus, "0-3,8");
+	strcpy(m->reg.label, "job 17.2");
+	m->reg.gpus.n = 2;
+	strcpy(m->reg.gpus.name[0], "00000000:19:00.0");
+	strcpy(m->reg.gpus.name[1], "00000000:3b:00.0");
+}
+
+static void test_roundtrips(void)
+{
+	union proto_body a, b;
+	struct pbuf buf;
+	int herr;
+
+	fill_register(&a);
+	pbuf_init(&buf);
+	ok(proto_pack(&buf, PROTO_REGISTER, 1, &a) == 0 &&
+	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
+	           memcmp(&a.reg, &b.reg, sizeof(a.reg)) == 0,
+	   "REGISTER round trip");
+	pbuf_free(&buf);
+
+	memset(&a, 0, sizeof(a));
+	a.cert.size = sizeof(a.cert);
+	a.cert.region_id = 99;
+	a.cert.outcome = KREX_OUTCOME_DEGRADED;
+	a.cert.wait_us = 1;
+	a.cert.drain_us = 2;
+	a.cert.freeze_us = 3;
+	a.cert.isolate_us = 4;
+	a.cert.held_us = 5;
+	a.cert.lease_us = 6;
+	a.cert.siblings = 3;
+	a.cert.drained = 2;
+	a.cert.late = 1;
+	a.cert.frozen = 3;
+	a.cert.known = KREX_CERT_ISOLATION;
+	a.cert.foreign = -1;
+	a.cert.moved = 12;
+	strcpy(a.cert.owner_cores, "0-1");
+	a.cert.sm_clock_start_mhz = -1;
+	a.cert.sm_clock_end_mhz = -1;
+	strcpy(a.cert.gpus, "gpu0");
+	strcpy(a.cert.note, "1 sibling late");
+	pbuf_init(&buf);
+	ok(proto_pack(&buf, PROTO_CERT, 2, &a) == 0 &&
+	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
+	           memcmp(&a.cert, &b.cert, sizeof(a.cert)) == 0,
+	   "CERT round trip, negative 'unknown' fields kept");
+	pbuf_free(&buf);
+
+	memset(&a, 0, sizeof(a));
+	a.status_reply.ngpus = 1;
+	strcpy(a.status_reply.gpu[0].name, "gpu0");
+	a.status_reply.nparts = 2;
+	a.status_reply.parts = calloc(2, sizeof(struct proto_status_part));
+	a.status_reply.parts[1].pid = 77;
+	strcpy(a.status_reply.parts[1].label, "x");
+	a.status_reply.nregions = 1;
+	a.status_reply.regions = calloc(1, sizeof(struct proto_status_region));
+	a.status_reply.regions[0].id = 5;
+	pbuf_init(&buf);
+	ok(proto_pack(&buf, PROTO_STATUS_REPLY, 3, &a) == 0 &&
+	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 && b.status_reply.nparts == 2 &&
+	           b.status_reply.parts[1].pid == 77 &&
+	           strcmp(b.status_reply.parts[1].label, "x") == 0 &&
+	           b.status_reply.regions[0].id == 5,
+	   "STATUS_REPLY round trip");
+	proto_body_free(PROTO_STATUS_REPLY, &b);
+	proto_body_free(PROTO_STATUS_REPLY, &a);
+	pbuf_free(&buf);
+}
+
+static void test_malformed(void)
+{
+	union proto_body a, b;
+	struct pbuf buf;
+	struct proto_hdr h;
+	uint8_t *d;
+	int herr;
+
+	fill_register(&a);
+	pbuf_init(&buf);
+	proto_pack(&buf, PROTO_REGISTER, 1, &a);
+	d = buf.data;
+
+	d[0] ^= 0xff;
+	ok(proto_hdr_parse(d, &h) == PROTO_HDR_BADMAGIC, "bad magic detected");
+	d[0] ^= 0xff;
+	d[5] = 9;
+	ok(proto_hdr_parse(d, &h) == PROTO_HDR_BADVERSION, "bad version detected");
+	d[5] = PROTO_VERSION;
+	d[7] = 200;
+	ok(proto_hdr_parse(d, &h) == PROTO_HDR_BADTYPE, "unknown type detected");
+	d[7] = 0;
+	ok(proto_hdr_parse(d, &h) == PROTO_HDR_BADTYPE, "type 0 detected");
+	d[7] = PROTO_REGISTER;
+	d[9] = 0x10; /* length 1 MiB + */
+	ok(proto_hdr_parse(d, &h) == PROTO_HDR_TOOLONG, "length over the limit detected");
+	d[9] = 0;
+	ok(proto_hdr_parse(d, &h) == PROTO_HDR_OK, "restored header parses");
+	ok(strcmp(proto_hdr_strerror(PROTO_HDR_BADMAGIC),
+	          proto_hdr_strerror(PROTO_HDR_BADVERSION)) &&
+	           strcmp(proto_hdr_strerror(PROTO_HDR_BADVERSION),
+	                  proto_hdr_strerror(PROTO_HDR_BADTYPE)),
+	   "distinct texts for magic, version and type errors");
+
+	errno = 0;
+	ok(proto_unpack(PROTO_REGISTER, d + PROTO_HDR_LEN, buf.len - PROTO_HDR_LEN - 1, &b) < 0 &&
+	           errno == EPROTO,
+	   "short payload refused");
+	d = realloc(buf.data, buf.len + 1);
+	buf.data = d;
+	d[buf.len] = 0;
+	ok(proto_unpack(PROTO_REGISTER, d + PROTO_HDR_LEN, buf.len - PROTO_HDR_LEN + 1, &b) < 0,
+	   "trailing byte (long payload) refused");
+	/* a string whose length says more than the payload holds */
+	d[PROTO_HDR_LEN + 16] = 0x7f;
+	ok(proto_unpack(PROTO_REGISTER, d + PROTO_HDR_LEN, buf.len - PROTO_HDR_LEN, &b) < 0,
+	   "string length lie refused");
+	pbuf_free(&buf);
+
+	{
+		/* STATUS_REPLY claiming 65535 participants in a few bytes: refused
+		 * before allocating for them. */
+		struct pbuf p;
+		pbuf_init(&p);
+		pbuf_put_str(&p, "n");
+		pbuf_put_str(&p, "f");
+		pbuf_put_str(&p, "i");
+		pbuf_put_u64(&p, 0);
+		pbuf_put_u64(&p, 0);
+		pbuf_put_u16(&p, 0);
+		pbuf_put_u16(&p, 0xffff);
+		ok(proto_unpack(PROTO_STATUS_REPLY, p.data, p.len, &b) < 0,
+		   "participant count larger than the payload refused");
+		pbuf_free(&p);
+	}
+	{
+		struct pbuf p;
+		pbuf_init(&p);
+		pbuf_put_u16(&p, KREX_MAX_GPUS + 1);
+		ok(proto_unpack(PROTO_REGION_BEGIN, p.data, p.len, &b) < 0,
+		   "too many GPUs refused");
+		pbuf_free(&p);
+	}
+	{
+		struct pbuf p;
+		pbuf_init(&p);
+		pbuf_put_u32(&p, 1);
+		pbuf_put_u16(&p, 3);
+		pbuf_put_u8(&p, 'a');
+		pbuf_put_u8(&p, 0);
+		pbuf_put_u8(&p, 'b');
+		ok(proto_unpack(PROTO_ERROR, p.data, p.len, &b) < 0, "embedded NUL refused");
+		pbuf_free(&p);
+	}
+	{
+		char big[PROTO_MAX_STR + 2];
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		struct pbuf p;
+		pbuf_init(&p);
+		pbuf_put_str(&p, big);
+		ok(p.err == EINVAL, "packing an over-long string fails");
+		pbuf_free(&p);
+	}
+	ok(unpack_bytes((const uint8_t *)"KREX\0\1\0\4\0\0\0\0\0\0\0\0", 16, &b, &herr) < 0,
+	   "OK with an empty payload refused (needs 4 bytes)");
+}
+
+static void test_socket(void)
+{
+	union proto_body a, b;
+	uint16_t type;
+	uint32_t seq;
+	int sv[2], herr;
+	static const uint8_t junk[16] = "GARBAGE-GARBAGE";
+
+	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+	memset(&a, 0, sizeof(a));
+	a.grant.region_id = 12;
+	a.grant.lease_us = 1000;
+	ok(proto_send(sv[0], PROTO_GRANT, 9, &a, time_deadline_ms(1000)) == 0 &&
+	           proto_recv(sv[1], &type, &seq, &b, time_deadline_ms(1000), &herr) == 0 &&
+	           type == PROTO_GRANT && seq == 9 && b.grant.region_id == 12,
+	   "send and receive over a socket");
+	errno = 0;
+	ok(proto_recv(sv[1], &type, &seq, &b, time_deadline_ms(50), &herr) < 0 &&
+	           errno == ETIMEDOUT,
+	   "receive with nothing sent times out");
+	write(sv[0], junk, sizeof(junk));
+	ok(proto_recv(sv[1], &type, &seq, &b, time_deadline_ms(1000), &herr) < 0 &&
+	           errno == EPROTO && herr == PROTO_HDR_BADMAGIC,
+	   "garbage on the socket is a bad magic");
+	write(sv[0], "KREX", 4);
+	close(sv[0]);
+	ok(proto_recv(sv[1], &type, &seq, &b, time_deadline_ms(1000), &herr) < 0 &&
+	           errno == ECONNRESET,
+	   "a header cut short by close is reported");
+	close(sv[1]);
+}
+
+int main(void)
+{
+	plan(24);
+	test_golden();
+	test_roundtrips();
+	test_malformed();
+	test_socket();
+	return tap_done();
+}
