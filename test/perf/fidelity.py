@@ -230,30 +230,29 @@ class Bench:
             groups.append(g)
         return groups, "; ".join(notes)
 
+    def skip_rows(self, mode, mix, regions, why):
+        for size in self.a.sizes:
+            for r in regions:
+                self.rows.append(dict(size_ms="%g" % size, mode=mode, mix=mix, region=r,
+                                      note=why))
+
     def run_group(self, mode, mix):
         """Every size and region style of one mode with one sibling mix."""
         a, t = self.a, self.tools
         tag = "%s.%s" % (mode, mix)
-        sizes = a.sizes
         if mode in ("krex",) + tuple(ABLATIONS):
             regions = a.ablation_regions if mode in ABLATIONS else a.regions
         else:
             regions = ["none"]
         if a.budget_s and P.elapsed() > a.budget_s:
-            for size in sizes:
-                for r in regions:
-                    self.measure(size, mode, mix, r, [])
-            return
+            return self.skip_rows(mode, mix, regions, "skipped: time budget spent")
         skip = None
         if mix != "none" and not t["hog"] and any(s in ("async", "sync") for s in MIXES[mix]):
             skip = "skipped: krex-hog not built"
         if mode.startswith("krex") and not (t["krexd"] and t["krex"]):
             skip = "skipped: krexd/krex not built"
         if skip:
-            for size in sizes:
-                for r in regions:
-                    self.rows.append(dict(size_ms="%g" % size, mode=mode, mix=mix, region=r, note=skip))
-            return
+            return self.skip_rows(mode, mix, regions, skip)
         krexd, wrap, env_sock = None, [], None
         if mode.startswith("krex"):
             krexd = P.Krexd(t["krexd"], krexd_opts(a, mode), self.out, self.env, tag)
@@ -261,11 +260,7 @@ class Bench:
                 why = "skipped: krexd did not start: " + " ".join(
                     ln.strip() for ln in krexd.log_tail(2))
                 krexd.stop()
-                for size in sizes:
-                    for r in regions:
-                        self.rows.append(dict(size_ms="%g" % size, mode=mode, mix=mix, region=r,
-                                              note=why[:160]))
-                return
+                return self.skip_rows(mode, mix, regions, why[:160])
             env_sock = krexd.sock
             wrap = [t["krex"], "run", "--"]
         saved = dict(self.env)
@@ -276,13 +271,10 @@ class Bench:
             if mix != "none":
                 groups, note = self.start_siblings(mix, wrap, tag)
                 if not groups:
-                    for size in sizes:
-                        for r in regions:
-                            self.rows.append(dict(size_ms="%g" % size, mode=mode, mix=mix, region=r,
-                                                  note="skipped: no sibling started: " + note))
-                    return
+                    return self.skip_rows(mode, mix, regions,
+                                          "skipped: no sibling started: " + note)
                 time.sleep(a.settle_s)
-            for size in sizes:
+            for size in a.sizes:
                 for r in regions:
                     self.measure(size, mode, mix, r, wrap, note)
             for g in groups:

@@ -134,13 +134,13 @@ class Group:
     def stop(self, grace=3.0):
         """SIGTERM the group, SIGKILL what is left after grace seconds."""
         if self.p.poll() is None:
-            _killpg(self.p.pid, signal.SIGTERM)
+            killpg(self.p.pid, signal.SIGTERM)
             try:
                 self.p.wait(timeout=grace)
             except subprocess.TimeoutExpired:
                 pass
         # Children may outlive the leader; the group id stays theirs.
-        _killpg(self.p.pid, signal.SIGKILL)
+        killpg(self.p.pid, signal.SIGKILL)
         try:
             self.p.wait(timeout=grace)
         except subprocess.TimeoutExpired:
@@ -149,7 +149,7 @@ class Group:
         return self.p.returncode
 
 
-def _killpg(pgid, sig):
+def killpg(pgid, sig):
     try:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
@@ -165,7 +165,7 @@ def run_capture(cmd, env, timeout, logpath=None):
         out, err = p.communicate(timeout=timeout)
         rc = p.returncode
     except subprocess.TimeoutExpired:
-        _killpg(p.pid, signal.SIGKILL)
+        killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
         rc = None
     if logpath:
