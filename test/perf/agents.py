@@ -274,22 +274,29 @@ class Sim:
         ref = self.reference(iters)
         P.log("calib %g ms -> %d iters; burn %.3g loops/s; alone wall_p95 %s" % (
             a.kernel_ms, iters, rate, ref.get("wall_p95")))
-        for n in a.n:
-            rows = {}
-            for mode in a.modes:
-                rows[mode] = self.window(n, mode, rate, iters, ref)
-                P.log("N=%d %s: %s benches, note %s" % (n, mode, rows[mode].get("benches"),
-                                                         rows[mode].get("note", "")))
-            k = rows.get("krex", {}).get("bench_per_h")
-            for mode, r in rows.items():
-                if k is not None and r.get("bench_per_h"):
-                    r["krex_over_mode"] = k / r["bench_per_h"]
-                self.rows.append(r)
+        stopped = ""
+        try:
+            for n in a.n:
+                rows = {}
+                for mode in a.modes:
+                    rows[mode] = self.window(n, mode, rate, iters, ref)
+                    P.log("N=%d %s: %s benches %s" % (n, mode, rows[mode].get("benches"),
+                                                       rows[mode].get("note", "")))
+                k = rows.get("krex", {}).get("bench_per_h")
+                for mode, r in rows.items():
+                    if k is not None and r.get("bench_per_h"):
+                        r["krex_over_mode"] = k / r["bench_per_h"]
+                    self.rows.append(r)
+        except P.Interrupted as e:
+            stopped = "INTERRUPTED (%s): the table holds what ran before" % e
+            self.failed += 1
         title = "Agent sessions per hour (alone: timed wall_p50 %s, wall_p95 %s ms)" % (
             ref.get("wall_p50", "-"), ref.get("wall_p95", "-"))
         md = P.write_tables(self.rows, COLS, os.path.join(self.out, "agents.csv"),
                             os.path.join(self.out, "agents.md"), title, DIGITS)
         print(md)
+        if stopped:
+            print(stopped)
         print("per iteration (scaled s): %s; iterations per session %d" % (
             ", ".join("%s=%.3g" % kv for kv in self.d.items()), a.iters_per_session))
         print("results: %s (%.0f s)" % (self.out, P.elapsed()))
@@ -309,6 +316,7 @@ def main():
     if a.worker:
         worker(json.loads(a.worker))
         return 0
+    P.on_term()
     s = Sim(a)
     if not s.tools["victim"]:
         print("krex-victim not built under %s (give --builddir or --victim)" % a.builddir)

@@ -292,15 +292,20 @@ class Bench:
         P.log("out: %s; tools: %s" % (self.out, ", ".join(
             "%s=%s" % (k, v or "MISSING") for k, v in sorted(self.tools.items()))))
         clocks_before = P.gpu_clocks()
-        for size in a.sizes:
-            self.calibrate(size)
-        if "alone" in a.modes:
-            self.run_group("alone", "none")
-        for mix in a.mixes:
-            for mode in a.modes:
-                if mode == "alone" or (mode in ABLATIONS and mix not in a.ablation_mixes):
-                    continue
-                self.run_group(mode, mix)
+        stopped = ""
+        try:
+            for size in a.sizes:
+                self.calibrate(size)
+            if "alone" in a.modes:
+                self.run_group("alone", "none")
+            for mix in a.mixes:
+                for mode in a.modes:
+                    if mode == "alone" or (mode in ABLATIONS and mix not in a.ablation_mixes):
+                        continue
+                    self.run_group(mode, mix)
+        except P.Interrupted as e:
+            stopped = "INTERRUPTED (%s): the table holds what ran before" % e
+            self.failed += 1
         clocks_after = P.gpu_clocks()
         md = P.write_tables(self.rows, COLS, os.path.join(self.out, "fidelity.csv"),
                             os.path.join(self.out, "fidelity.md"),
@@ -309,6 +314,8 @@ class Bench:
             f.write("when,nvidia-smi\nbefore,\"%s\"\nafter,\"%s\"\n" % (clocks_before,
                                                                         clocks_after))
         print(md)
+        if stopped:
+            print(stopped)
         print("GPU clocks before: %s" % (clocks_before or "no nvidia-smi"))
         print("GPU clocks after:  %s" % (clocks_after or "no nvidia-smi"))
         print("calibrated iters: %s" % ", ".join(
@@ -319,6 +326,7 @@ class Bench:
 
 def main():
     a = parse_args()
+    P.on_term()
     b = Bench(a)
     if not b.tools["victim"]:
         print("krex-victim not built under %s (give --builddir or --victim)" % a.builddir)

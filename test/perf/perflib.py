@@ -35,6 +35,21 @@ MOCK_DIRS = ["test/mock/.libs", "test/mock"]
 _t0 = time.monotonic()
 
 
+class Interrupted(Exception):
+    """SIGTERM or SIGINT arrived: stop measuring, clean up, write what we have."""
+
+
+def on_term():
+    """Turn SIGTERM/SIGINT into Interrupted, so that `timeout` still gets the
+    tables of what ran (and every sibling and krexd is stopped by finally)."""
+    def handler(sig, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise Interrupted("signal %d" % sig)
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
 def log(msg):
     """One progress line on stderr, stamped with seconds since start."""
     sys.stderr.write("[%7.1fs] %s\n" % (time.monotonic() - _t0, msg))
@@ -168,6 +183,10 @@ def run_capture(cmd, env, timeout, logpath=None):
         killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
         rc = None
+    except BaseException:
+        killpg(p.pid, signal.SIGKILL)  # interrupted: leave nothing behind
+        p.wait()
+        raise
     if logpath:
         with open(logpath, "ab") as f:
             f.write(("$ %s\n" % " ".join(cmd)).encode())
