@@ -83,6 +83,9 @@ def parse_args():
                     help="mixes the krex-noiso/krex-nocap modes run with (default all)")
     ap.add_argument("--ablation-regions", default="sample",
                     help="region styles of the ablation modes (default sample)")
+    ap.add_argument("--sample-mixes", default="all",
+                    help="mixes the krex mode times with one region per sample (default "
+                    "all; the others use batch only)")
     ap.add_argument("--batch-ms", type=float, help="GPU time of one region in batch style")
     ap.add_argument("--warmup", type=int, help="untimed samples before timing")
     ap.add_argument("--settle-s", type=float, default=0.5,
@@ -101,6 +104,7 @@ def parse_args():
     a.regions = [r for r in a.regions.split(",") if r]
     a.ablation_mixes = [m for m in a.ablation_mixes.split(",") if m]
     a.ablation_regions = [r for r in a.ablation_regions.split(",") if r]
+    a.sample_mixes = [m for m in a.sample_mixes.split(",") if m]
     for m in a.mixes + a.ablation_mixes:
         if m not in MIXES:
             ap.error("unknown mix %s" % m)
@@ -240,8 +244,11 @@ class Bench:
         """Every size and region style of one mode with one sibling mix."""
         a, t = self.a, self.tools
         tag = "%s.%s" % (mode, mix)
-        if mode in ("krex",) + tuple(ABLATIONS):
-            regions = a.ablation_regions if mode in ABLATIONS else a.regions
+        if mode in ABLATIONS:
+            regions = a.ablation_regions
+        elif mode == "krex":
+            # One region per sample costs an entry per sample: only where asked.
+            regions = [r for r in a.regions if r != "sample" or mix in a.sample_mixes]
         else:
             regions = ["none"]
         if a.budget_s and P.elapsed() > a.budget_s:

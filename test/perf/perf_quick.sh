@@ -16,7 +16,10 @@ done
 	skip_all "mock libcuda.so.1 not built yet"
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# A simulated GPU of our own, so other tests running at the same time do
+# not share it (test/mock: KREX_MOCK_GPU names its shared-memory object).
+export KREX_MOCK_GPU=/krex-perf-$$
+trap 'rm -rf "$tmp" "/dev/shm$KREX_MOCK_GPU"' EXIT
 export PYTHONDONTWRITEBYTECODE=1 # the source tree may be read-only (distcheck)
 
 # bench NAME DESCRIPTION: run NAME.py --quick, one TAP line, the table as diag.
