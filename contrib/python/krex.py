@@ -16,7 +16,7 @@ unprotected_ok=True or set KREX_UNPROTECTED=1; the certificate then says
 "unprotected".
 
 The library is found through $KREX_LIBREGION (a path), then the dynamic
-linker's search path (libkrexregion.so.0, libkrexregion.so).  The ctypes
+linker's search path (libkrexregion.so.1, libkrexregion.so).  The ctypes
 structures below mirror libregion/include/krex/region.h (KREX_API_VERSION 1)
 field for field.
 """
@@ -79,7 +79,7 @@ def _load():
     global _lib
     if _lib is not None:
         return _lib
-    names = [os.environ.get("KREX_LIBREGION"), "libkrexregion.so.0",
+    names = [os.environ.get("KREX_LIBREGION"), "libkrexregion.so.1",
              ctypes.util.find_library("krexregion"), "libkrexregion.so"]
     errors = []
     for name in names:

@@ -29,6 +29,7 @@ TOOL_PATHS = {
     "krex": ["tools/krex", "coordinator/krex", "krex"],
 }
 TORCH_LOOP = "test/workloads/torch_loop.py"
+GATE_LIB = "libregion/gate/.libs/libkrexgate.so"
 # Mock libcuda.so.1 directories in a build tree (libtool puts the real file in .libs).
 MOCK_DIRS = ["test/mock/.libs", "test/mock"]
 
@@ -120,6 +121,11 @@ def base_env(args):
     if mock:
         old = env.get("LD_LIBRARY_PATH")
         env["LD_LIBRARY_PATH"] = mock + (":" + old if old else "")
+    # `krex run` preloads the gate from KREX_GATE_LIB, else from the installed
+    # libdir: point it at the build tree's gate when there is one.
+    gate = os.path.join(args.builddir, GATE_LIB)
+    if "KREX_GATE_LIB" not in env and os.path.exists(gate):
+        env["KREX_GATE_LIB"] = gate
     for kv in args.env:
         k, _, v = kv.partition("=")
         env[k] = v
