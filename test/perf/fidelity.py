@@ -11,6 +11,7 @@ several modes side by side in one run:
               queue cap on); the victim times inside regions
   krex-noiso  as krex, isolate=none
   krex-nocap  as krex, queue_cap=0
+  alone-end   alone again at the end (drift of the reference over the run)
 
 Sibling mixes: async (5 ms kernels, never synchronizing), sync (1 ms kernels,
 synchronizing each), torch (test/workloads/torch_loop.py), cpu (busy loops on
@@ -173,7 +174,7 @@ class Bench:
         n = samples_for(a, size)
         row = dict(size_ms="%g" % size, mode=mode, mix=mix, region=region, n=n, note=note)
         self.rows.append(row)
-        if a.budget_s and P.elapsed() > a.budget_s:
+        if a.budget_s and P.elapsed() > a.budget_s and mode != "alone-end":
             row["note"] = "skipped: time budget spent"
             return
         label = "%s/%s/%g/%s" % (mode, mix, size, region)
@@ -310,6 +311,11 @@ class Bench:
                     if mode == "alone" or (mode in ABLATIONS and mix not in a.ablation_mixes):
                         continue
                     self.run_group(mode, mix)
+            if "alone" in a.modes:
+                # The reference again: how far alone drifts over the run is
+                # the noise floor the small inflations must be read against.
+                for size in a.sizes:
+                    self.measure(size, "alone-end", "none", "none", [])
         except P.Interrupted as e:
             stopped = "INTERRUPTED (%s): the table holds what ran before" % e
             self.failed += 1
