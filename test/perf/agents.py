@@ -100,6 +100,26 @@ def victim_cmd(p, samples, warmup, region, label):
     return cmd
 
 
+def read_raw(path):
+    """krex-victim --raw lines 'i ev wall entry' -> {'ev': [...], 'wall': [...],
+    'entry': [...]} (entry only where a region began); None if unreadable."""
+    r = {"ev": [], "wall": [], "entry": []}
+    try:
+        with open(path) as f:
+            for ln in f:
+                x = ln.split()
+                if len(x) < 3:
+                    return None
+                r["ev"].append(float(x[1]))
+                r["wall"].append(float(x[2]))
+                if len(x) > 3 and float(x[3]) >= 0:
+                    r["entry"].append(float(x[3]))
+        os.unlink(path)
+    except (OSError, ValueError):
+        return None
+    return r
+
+
 def worker(p):
     """Run sessions back to back until the deadline, appending one JSON line per
     finished benchmark and per finished session to p['results']."""
@@ -136,9 +156,11 @@ def worker(p):
             time.sleep(d["think"] * rnd.uniform(0.5, 1.5))
             P.burn(d["compile"] * p["rate"])
             gpu_command(d["correct_host"], victim_cmd(p, p["n_correct"], 0, "none", "correct"))
+            raw = p["results"] + ".raw"
             rc, v = gpu_command(d["bench_host"], victim_cmd(p, p["n_timed"], p["n_warmup"],
-                                                            region, "bench"))
-            out.write(json.dumps(dict(t=time.time(), kind="bench", rc=rc, v=v)) + "\n")
+                                                            region, "bench") + ["--raw", raw])
+            out.write(json.dumps(dict(t=time.time(), kind="bench", rc=rc, v=v,
+                                      raw=read_raw(raw))) + "\n")
             out.flush()
             done += 1
         if p["mode"] == "job":
@@ -192,7 +214,7 @@ class Sim:
             if not (t["krexd"] and t["krex"]):
                 row["note"] = "skipped: krexd/krex not built"
                 return row
-            opts = ["queue_cap=%d" % a.queue_cap, "isolate=participants"] + a.krexd_opt
+            opts = P.krexd_opts(a, a.queue_cap, "participants")
             krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%d" % n)
             if not krexd.wait_ready():
                 krexd.stop()
@@ -201,6 +223,7 @@ class Sim:
             env["KREX_SOCKET"] = krexd.sock
             wrap = [t["krex"], "run", "--"]
         groups = []
+        mock = P.MockGpu(env, "%s.%d" % (mode, n))
         try:
             start = time.time()
             deadline = start + a.window
@@ -217,6 +240,7 @@ class Sim:
             stop_all(groups)
             if krexd:
                 krexd.stop()
+            mock.close()
         self.collect(row, n, mode, deadline, ref)
         return row
 
@@ -238,7 +262,7 @@ class Sim:
                 if r["kind"] == "session":
                     sessions += 1
                 elif r.get("rc") == 0 and r.get("v"):
-                    benches.append(r["v"])
+                    benches.append(r)
                 else:
                     bad += 1
         k = self.a.iters_per_session
@@ -246,15 +270,25 @@ class Sim:
         row["sessions"] = sessions
         row["bench_per_h"] = len(benches) * 3600.0 / self.a.window
         row["sessions_per_h"] = row["bench_per_h"] / k
-        col = lambda key: [P.num(v.get(key)) for v in benches]  # noqa: E731
-        row["wall_p50"] = P.percentile(col("wall_p50"), 50)
-        row["wall_p95"] = P.percentile(col("wall_p95"), 95)
-        row["ev_p50"] = P.percentile(col("ev_p50"), 50)
-        row["ev_p95"] = P.percentile(col("ev_p95"), 95)
-        row["entry_p95"] = P.percentile(col("entry_p95"), 95)
+        # Every timed sample of every benchmark, pooled (the victim's raw file);
+        # without it, the benchmarks' own p50 and p95.
+        pooled = all(r.get("raw") for r in benches)
+        for key, q in (("wall_p50", 50), ("wall_p95", 95), ("ev_p50", 50), ("ev_p95", 95)):
+            kind = key.split("_")[0]
+            if pooled:
+                row[key] = P.percentile([x for r in benches for x in r["raw"][kind]], q)
+            else:
+                row[key] = P.percentile([P.num(r["v"].get(key)) for r in benches], q)
+        if pooled:
+            row["entry_p95"] = P.percentile([x for r in benches for x in r["raw"]["entry"]], 95)
+        else:
+            row["entry_p95"] = P.percentile([P.num(r["v"].get("entry_p95")) for r in benches],
+                                            95)
         row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], P.num(ref.get("wall_p95")))
-        cl = [v.get("outcome_clean") for v in benches if v.get("outcome_clean", "-") != "-"]
-        row["clean"] = "%d/%d" % (sum(int(c) for c in cl), len(cl) * self.n_timed) if cl else "-"
+        cl = [r["v"]["outcome_clean"] for r in benches if r["v"].get("outcome_clean", "-") != "-"]
+        row["clean"] = "%d/%d" % (sum(int(c) for c in cl), len(cl)) if cl else "-"
+        if benches and not pooled:
+            row["note"] = "per-benchmark percentiles (no raw samples)"
         if bad:
             self.failed += 1
             row["note"] = "%d benchmark runs failed (see w.*.log)" % bad

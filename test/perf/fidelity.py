@@ -126,7 +126,7 @@ def samples_for(a, size):
 def krexd_opts(a, mode):
     cap = 0 if mode == "krex-nocap" else a.queue_cap
     iso = "none" if mode == "krex-noiso" else "participants"
-    return ["queue_cap=%d" % cap, "isolate=%s" % iso] + a.krexd_opt
+    return P.krexd_opts(a, cap, iso)
 
 
 class Bench:
@@ -151,9 +151,12 @@ class Bench:
                       "--region", region, "--warmup", str(a.warmup), "--label", label,
                       "--raw", os.path.join(self.out, "raw", label.replace("/", "_") + ".txt")]
         if region == "batch":
-            b = max(1, min(samples, int(math.ceil(a.batch_ms / size))))
-            cmd += ["--batch", str(b)]
+            cmd += ["--batch", str(self.batch(size, samples))]
         return cmd
+
+    def batch(self, size, samples):
+        """Samples per region in batch style: about batch_ms of GPU time."""
+        return max(1, min(samples, int(math.ceil(self.a.batch_ms / size))))
 
     def calibrate(self, ms):
         """ITERS for ms of work alone (once per size)."""
@@ -192,7 +195,9 @@ class Bench:
                   "entry_p95"):
             row[k] = P.num(d.get(k))
         row["n"] = int(P.num(d.get("n")) or n)
-        row["clean"] = d.get("outcome_clean", "-")
+        if region != "none":
+            b = 1 if region == "sample" else self.batch(size, n)
+            row["clean"] = "%s/%d" % (d.get("outcome_clean", "-"), -(-row["n"] // b))
         if mode == "alone":
             self.alone[size] = row
         ref = self.alone.get(size, {})
@@ -220,8 +225,8 @@ class Bench:
                 if not t["torch_loop"]:
                     notes.append("no torch_loop.py")
                     continue
-                cmd = [a.python, t["torch_loop"], "--seconds", "%d" % self.sibling_s,
-                       "--counter", counter] + a.torch_args.split()
+                cmd = [a.python, os.path.join(P.HERE, "perflib.py"), "torch", counter,
+                       t["torch_loop"], "--seconds", "%d" % self.sibling_s] + a.torch_args.split()
                 wait = 120.0  # importing torch and building the model
             else:
                 env["KREX_PERF_COUNTER"] = counter
@@ -274,6 +279,7 @@ class Bench:
         saved = dict(self.env)
         if env_sock:
             self.env["KREX_SOCKET"] = env_sock
+        mock = P.MockGpu(self.env, tag)
         groups, note = [], ""
         try:
             if mix != "none":
@@ -293,6 +299,7 @@ class Bench:
                 g.stop()
             if krexd:
                 krexd.stop()
+            mock.close()
             self.env = saved
 
     def run(self):
@@ -302,7 +309,9 @@ class Bench:
         clocks_before = P.gpu_clocks()
         stopped = ""
         try:
-            for size in a.sizes:
+            # Every calibration on a quiet GPU, before any sibling runs (the
+            # siblings' 5 ms and 1 ms kernels included).
+            for size in a.sizes + [5.0, 1.0]:
                 self.calibrate(size)
             if "alone" in a.modes:
                 self.run_group("alone", "none")
