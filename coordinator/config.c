@@ -35,6 +35,7 @@ void config_defaults(struct krexd_config *c)
 	if (gethostname(c->node_name, sizeof(c->node_name)) < 0)
 		snprintf(c->node_name, sizeof(c->node_name), "localhost");
 	c->node_name[sizeof(c->node_name) - 1] = '\0';
+	snprintf(c->cgroup_subtree, sizeof(c->cgroup_subtree), "%s", KREX_CGROUP_SUBTREE);
 }
 
 static const char *const freezer_names[] = {"auto", "cgroup2", "cgroup1", "signal"};
@@ -138,6 +139,10 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		c->log_level = rc ? c->log_level : lvl;
 	} else if (!strcmp(key, "node_name"))
 		rc = v[0] ? set_str(c->node_name, sizeof(c->node_name), v) : -1;
+	else if (!strcmp(key, "cgroup_subtree"))
+		rc = v[0] && v[0] != '/' && !strstr(v, "..")
+		             ? set_str(c->cgroup_subtree, sizeof(c->cgroup_subtree), v)
+		             : -1;
 	else {
 		snprintf(err, errlen, "unknown key '%s'", key);
 		return -1;
@@ -173,6 +178,7 @@ int config_apply_live(struct krexd_config *cur, const struct krexd_config *next,
 	FIXED_STR(run_dir)
 	FIXED_STR(gpus)
 	FIXED_STR(node_name)
+	FIXED_STR(cgroup_subtree)
 #undef FIXED_STR
 	if (keep.freezer != next->freezer) {
 		cur->freezer = keep.freezer;

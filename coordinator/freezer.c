@@ -189,28 +189,64 @@ static int find_mount(const char *ctrl, char *mnt, size_t len)
 
 /* ---- backend choice ---- */
 
-static int v2_usable(const char *mnt)
+/* Copy cpuset.cpus and cpuset.mems from parent to child (v1 needs both set). */
+static int cpuset_copy(const char *parent, const char *child);
+
+/*
+ * Make root/sub level by level (sub may hold '/'); with cpuset, give each new
+ * level its parent's cpus and mems, which a v1 cpuset needs before a task
+ * may enter.  0 or -1/errno.
+ */
+static int subtree_make(const char *root, const char *sub, int cpuset)
 {
-	char p[300];
+	char path[600], parent[600];
+	size_t off = strlen(root), i;
+
+	if (xsnprintf(path, sizeof(path), "%s/%s", root, sub) < 0)
+		return -1;
+	for (i = off + 1;; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		char c = path[i];
+		path[i] = '\0';
+		snprintf(parent, sizeof(parent), "%.*s", (int)(strrchr(path, '/') - path), path);
+		if (mkdir(path, 0755) == 0) {
+			if (cpuset && cpuset_copy(parent, path) < 0)
+				return -1;
+		} else if (errno != EEXIST)
+			return -1;
+		path[i] = c;
+		if (!c)
+			return 0;
+	}
+}
+
+static void subtree_remove(const char *root, const char *sub);
+
+/* cgroup.freeze exists in non-root v2 cgroups only (Linux >= 5.2): probe our subtree. */
+static int v2_usable(const char *mnt, const char *sub)
+{
+	char p[600];
 	struct stat sb;
 
-	/* cgroup.freeze exists in non-root cgroups only (kernel >= 5.2); the
-	 * root has cgroup.procs and, on a kernel that has the freezer,
-	 * cgroup.stat.  Probe by making our own subtree's directory. */
-	snprintf(p, sizeof(p), "%s/%s", mnt, KREX_CGROUP_SUBTREE);
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+	if (subtree_make(mnt, sub, 0) < 0)
 		return 0;
-	snprintf(p, sizeof(p), "%s/%s/cgroup.freeze", mnt, KREX_CGROUP_SUBTREE);
+	snprintf(p, sizeof(p), "%s/%s/cgroup.freeze", mnt, sub);
 	return stat(p, &sb) == 0;
 }
 
-int freezer_init(struct freezer *f, int want, char *err, size_t errlen)
+int freezer_init(struct freezer *f, int want, const char *sub, char *err, size_t errlen)
 {
 	char v2[256] = "", v1[256] = "";
 	int have_v2, have_v1;
 
 	memset(f, 0, sizeof(*f));
-	have_v2 = find_mount(NULL, v2, sizeof(v2)) == 0 && v2_usable(v2);
+	if (!sub[0] || sub[0] == '/' || strstr(sub, "..") ||
+	    xstrcpy(f->sub, sizeof(f->sub), sub) < 0) {
+		snprintf(err, errlen, "bad cgroup subtree '%s'", sub);
+		return -1;
+	}
+	have_v2 = find_mount(NULL, v2, sizeof(v2)) == 0 && v2_usable(v2, sub);
 	have_v1 = find_mount("freezer", v1, sizeof(v1)) == 0;
 	if (want == FREEZER_AUTO) {
 		if (have_v2 && !strcmp(v2, CG_V2_DEFAULT))
@@ -223,6 +259,8 @@ int freezer_init(struct freezer *f, int want, char *err, size_t errlen)
 			want = FREEZER_SIGNAL;
 	}
 	f->kind = want;
+	if (have_v2 && want != FREEZER_CGROUP2)
+		subtree_remove(v2, sub); /* the probe's */
 	if (want == FREEZER_CGROUP2) {
 		if (!have_v2) {
 			snprintf(err, errlen,
@@ -239,13 +277,14 @@ int freezer_init(struct freezer *f, int want, char *err, size_t errlen)
 		if (find_mount("cpuset", f->cpuset_root, sizeof(f->cpuset_root)) < 0)
 			f->cpuset_root[0] = '\0';
 	}
-	if (f->root[0]) {
-		char sub[300];
-		snprintf(sub, sizeof(sub), "%s/%s", f->root, KREX_CGROUP_SUBTREE);
-		if (mkdir(sub, 0755) < 0 && errno != EEXIST) {
-			snprintf(err, errlen, "mkdir %s: %s", sub, strerror(errno));
-			return -1;
-		}
+	if (f->root[0] && subtree_make(f->root, f->sub, 0) < 0) {
+		snprintf(err, errlen, "cgroup %s/%s: %s", f->root, f->sub, strerror(errno));
+		return -1;
+	}
+	if (f->cpuset_root[0] && subtree_make(f->cpuset_root, f->sub, 1) < 0) {
+		log_warn("cpuset cgroup %s/%s: %s (isolation will not use it)", f->cpuset_root,
+		         f->sub, strerror(errno));
+		f->cpuset_root[0] = '\0';
 	}
 	return 0;
 }
@@ -345,7 +384,6 @@ int freezer_contains(const struct freezer *f, const struct freezer_target *t, pi
 
 /* ---- participant setup ---- */
 
-/* Copy cpuset.cpus and cpuset.mems from parent to child (v1 needs both set). */
 static int cpuset_copy(const char *parent, const char *child)
 {
 	static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
@@ -362,13 +400,11 @@ static int cpuset_copy(const char *parent, const char *child)
 
 static int cpuset_make(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid)
 {
-	char sub[300], pidbuf[32];
+	char sub[600], pidbuf[32];
 
 	if (!f->cpuset_root[0])
 		return 0;
-	snprintf(sub, sizeof(sub), "%s/%s", f->cpuset_root, KREX_CGROUP_SUBTREE);
-	if (mkdir(sub, 0755) == 0 && cpuset_copy(f->cpuset_root, sub) < 0)
-		return -1;
+	snprintf(sub, sizeof(sub), "%s/%s", f->cpuset_root, f->sub);
 	if (xsnprintf(t->cpuset_cg, sizeof(t->cpuset_cg), "%s/p%u", sub, id) < 0)
 		return -1;
 	if ((mkdir(t->cpuset_cg, 0755) < 0 && errno != EEXIST) ||
@@ -417,7 +453,7 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 		errno = EPERM;
 		return -1;
 	}
-	if (xsnprintf(t->cg, sizeof(t->cg), "%s/%s/p%u", f->root, KREX_CGROUP_SUBTREE, id) < 0)
+	if (xsnprintf(t->cg, sizeof(t->cg), "%s/%s/p%u", f->root, f->sub, id) < 0)
 		return -1;
 	if (mkdir(t->cg, 0755) < 0 && errno != EEXIST)
 		return -1;
@@ -616,14 +652,15 @@ int freezer_undo_line(const char *line)
 	return -1;
 }
 
-/* Thaw and remove every p* under root/KREX_CGROUP_SUBTREE. */
-static void subtree_clean(const char *root, const char *thaw_file, const char *thaw_value)
+/* Thaw and remove every p* under root/sub. */
+static void subtree_clean(const char *root, const char *subtree, const char *thaw_file,
+                          const char *thaw_value)
 {
-	char sub[300], cg[600];
+	char sub[600], cg[900];
 	struct dirent *e;
 	DIR *d;
 
-	snprintf(sub, sizeof(sub), "%s/%s", root, KREX_CGROUP_SUBTREE);
+	snprintf(sub, sizeof(sub), "%s/%s", root, subtree);
 	d = opendir(sub);
 	if (!d)
 		return;
@@ -641,10 +678,27 @@ static void subtree_clean(const char *root, const char *thaw_file, const char *t
 int freezer_cleanup(struct freezer *f)
 {
 	if (f->kind == FREEZER_CGROUP1)
-		subtree_clean(f->root, "freezer.state", "THAWED");
+		subtree_clean(f->root, f->sub, "freezer.state", "THAWED");
 	else if (f->kind == FREEZER_CGROUP2)
-		subtree_clean(f->root, "cgroup.freeze", "0");
+		subtree_clean(f->root, f->sub, "cgroup.freeze", "0");
 	if (f->cpuset_root[0])
-		subtree_clean(f->cpuset_root, NULL, NULL);
+		subtree_clean(f->cpuset_root, f->sub, NULL, NULL);
 	return 0;
+}
+
+/* Remove root/sub level by level from the leaf up; levels still in use stay. */
+static void subtree_remove(const char *root, const char *sub)
+{
+	char path[600], *slash;
+
+	if (!root[0] || xsnprintf(path, sizeof(path), "%s/%s", root, sub) < 0)
+		return;
+	while (strlen(path) > strlen(root) && rmdir(path) == 0 && (slash = strrchr(path, '/')))
+		*slash = '\0';
+}
+
+void freezer_fini(struct freezer *f)
+{
+	subtree_remove(f->root, f->sub);
+	subtree_remove(f->cpuset_root, f->sub);
 }

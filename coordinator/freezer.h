@@ -9,7 +9,8 @@
  *	         handles SIGCONT sees it, and a parent's wait() sees the stop)
  *
  * A participant without a cgroup of its own gets one under the subtree krexd
- * owns (KREX_CGROUP_SUBTREE/p<ID> under the freezer hierarchy root); with
+ * owns (cgroup_subtree, default KREX_CGROUP_SUBTREE: krex/p<ID> under the
+ * freezer hierarchy root); with
  * cgroup1 a matching cpuset cgroup is made too, for the isolation work.
  */
 #ifndef KREXD_FREEZER_H
@@ -29,6 +30,7 @@ struct freezer {
 	int kind;              /* FREEZER_CGROUP2, FREEZER_CGROUP1 or FREEZER_SIGNAL */
 	char root[256];        /* freezer hierarchy root ("" with signals) */
 	char cpuset_root[256]; /* cgroup1 cpuset hierarchy root, or "" */
+	char sub[128];         /* krexd's subtree under both roots (cgroup_subtree) */
 };
 
 struct freezer_target {
@@ -44,11 +46,14 @@ struct freezer_target {
 };
 
 /*
- * Pick the backend: want is a FREEZER_* (AUTO: cgroup2 when /sys/fs/cgroup is
+ * Pick the backend and make subtree (relative, may hold '/') under its root: want is a FREEZER_* (AUTO: cgroup2 when /sys/fs/cgroup is
  * cgroup2, else the v1 freezer, else a cgroup2 mount elsewhere with
  * cgroup.freeze, else signals).  Returns 0, or -1 with why in err.
  */
-int freezer_init(struct freezer *f, int want, char *err, size_t errlen);
+int freezer_init(struct freezer *f, int want, const char *subtree, char *err, size_t errlen);
+
+/* Clean stop: remove the subtree (levels other krexds still use stay). */
+void freezer_fini(struct freezer *f);
 
 const char *freezer_name(const struct freezer *f);
 

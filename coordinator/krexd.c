@@ -254,7 +254,7 @@ static void setup(struct krexd *k)
 	if (xsnprintf(path, sizeof(path), "%s/%s", k->cfg.run_dir, KREX_GATE_NAME) < 0 ||
 	    gatectl_open(&k->gate, path) < 0)
 		die("gate page %s: %s", path, strerror(errno));
-	if (freezer_init(&k->fz, k->cfg.freezer, err, sizeof(err)) < 0)
+	if (freezer_init(&k->fz, k->cfg.freezer, k->cfg.cgroup_subtree, err, sizeof(err)) < 0)
 		die("%s", err);
 	if (state_init(&k->st, k->cfg.run_dir) < 0)
 		die("run_dir too long");
@@ -408,6 +408,7 @@ static void teardown(struct krexd *k)
 		conn_close(k, c);
 	conn_reap(k);
 	gatectl_shutdown(&k->gate);
+	freezer_fini(&k->fz);
 	state_free(&k->st);
 	k->st.dirty = 1;
 	if (state_sync(&k->st) < 0)

@@ -31,6 +31,8 @@ struct krexd_config {
 	uint64_t share_window_ns;
 	int log_level; /* enum log_level */
 	char node_name[64];
+	char cgroup_subtree
+	        [128]; /* krexd's cgroups: <root>/<this>/p<ID>; one per krexd on a node */
 };
 
 /* Every default written out. */
@@ -48,7 +50,8 @@ int config_load(struct krexd_config *c, const char *path, int missing_ok, char *
 
 /*
  * Copy the keys of next that can change while krexd runs into cur; for each
- * one that cannot (run_dir, freezer, gpus, node_name) and differs, call
+ * one that cannot (run_dir, freezer, gpus, node_name,
+ * cgroup_subtree) and differs, call
  * report(key).  Returns how many were refused.
  */
 int config_apply_live(struct krexd_config *cur, const struct krexd_config *next,
