@@ -171,6 +171,22 @@ static void conn_status(struct krexd *k, struct conn *c, uint32_t seq)
 	proto_body_free(PROTO_STATUS_REPLY, &m);
 }
 
+/* The types a client may send. */
+static int conn_type_ok(uint16_t type)
+{
+	switch (type) {
+	case PROTO_REGISTER:
+	case PROTO_UNREGISTER:
+	case PROTO_REGION_BEGIN:
+	case PROTO_REGION_END:
+	case PROTO_STATUS:
+	case PROTO_DRAIN_ACK:
+	case PROTO_RELEASE:
+		return 1;
+	}
+	return 0;
+}
+
 /* One whole message arrived: act on it. */
 static void conn_dispatch(struct krexd *k, struct conn *c)
 {
@@ -247,6 +263,10 @@ static int conn_read(struct krexd *k, struct conn *c)
 				            herr == PROTO_HDR_BADVERSION ? KREX_EVERSION
 				                                         : KREX_EPROTO,
 				            proto_hdr_strerror(herr));
+				return -1;
+			}
+			if (!conn_type_ok(c->h.type)) {
+				conn_reject(k, c, KREX_EPROTO, "message type not accepted by krexd");
 				return -1;
 			}
 			free(c->payload);

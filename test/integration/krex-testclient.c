@@ -5,7 +5,7 @@
  *	krex-testclient [-s SOCKET] participant [--gpus g,..] [--counter FILE]
  *	                [--ack-drains | --gate-noack] [--label L]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--count C]
- *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end]
+ *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	krex-testclient [-s SOCKET] status | release ID | as-pid PID
  *	krex-testclient [-s SOCKET] raw badmagic|badversion|badtype|short|long|toolong|stall|reply
  *	krex-testclient [-s SOCKET] bench --gpus g --siblings N --regions R
@@ -243,8 +243,23 @@ struct region_opts {
 	const char *gpus;
 	unsigned hold_ms, count, max_ms, timeout_ms;
 	const char *grants;
-	int no_end, quiet;
+	int no_end, quiet, twice;
 };
+
+static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64_t *rtt_ns);
+
+/* Inside a region: a second connection of the same process asks for another one. */
+static void region_second(const struct region_opts *o)
+{
+	struct region_opts o2 = *o;
+	int fd2 = xconnect();
+
+	o2.twice = 0;
+	o2.no_end = 0;
+	if (do_register(fd2, o->gpus, 0, 0, "second", NULL) == 0)
+		region_once(fd2, &o2, NULL, NULL);
+	close(fd2);
+}
 
 static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64_t *rtt_ns)
 {
@@ -278,6 +293,8 @@ static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
+	if (o->twice)
+		region_second(o);
 	if (o->no_end)
 		pause();
 	memset(&req, 0, sizeof(req));
@@ -315,6 +332,8 @@ static int region_args(int argc, char **argv, struct region_opts *o)
 			o->grants = argv[++i];
 		else if (!strcmp(argv[i], "--no-end"))
 			o->no_end = 1;
+		else if (!strcmp(argv[i], "--twice"))
+			o->twice = 1;
 		else if (!strcmp(argv[i], "--quiet"))
 			o->quiet = 1;
 		else if (i + 1 < argc && !strcmp(argv[i], "--siblings"))

@@ -14,6 +14,7 @@ KREXD_PID=
 kt_setup() {
 	[ -x "$KREXD" ] || skip_all "krexd not built"
 	KT_DIR=$(mktemp -d /tmp/krexd-test.XXXXXX) || exit 1
+	chmod 755 "$KT_DIR" # other users reach the socket (tests that run as nobody)
 	KT_SUB=krex-test/t$$
 	export KREX_SOCKET=$KT_DIR/krexd.sock
 	trap kt_cleanup EXIT
