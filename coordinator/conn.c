@@ -266,7 +266,8 @@ static int conn_read(struct krexd *k, struct conn *c)
 				return -1;
 			}
 			if (!conn_type_ok(c->h.type)) {
-				conn_reject(k, c, KREX_EPROTO, "message type not accepted by krexd");
+				conn_reject(k, c, KREX_EPROTO,
+				            "message type not accepted by krexd");
 				return -1;
 			}
 			free(c->payload);

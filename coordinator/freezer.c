@@ -485,43 +485,98 @@ int freezer_add_pid(struct freezer_target *t, pid_t pid)
 
 /* ---- freezing ---- */
 
-/* Every pid of t (signals): root, extra pids and their descendants.  Caller frees. */
-static pid_t *signal_pids(const struct freezer_target *t, size_t *n)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	pid_t *v = NULL, *nv, pid;
-	size_t cap = 0;
+/* A snapshot of /proc (pid, parent), so that a batch of signal freezes reads it once. */
+struct proc_ent {
+	pid_t pid, ppid;
+};
+static struct proc_ent *snap;
+static size_t nsnap;
 
-	*n = 0;
-	if (!d)
-		return NULL;
+static int ent_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct proc_ent *)a)->pid, y = ((const struct proc_ent *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+void freezer_snapshot(const struct freezer *f)
+{
+	struct proc_ent *n;
+	struct dirent *e;
+	size_t cap = 0;
+	char st;
+	DIR *d;
+
+	nsnap = 0;
+	if (f->kind != FREEZER_SIGNAL || !(d = opendir("/proc")))
+		return;
 	while ((e = readdir(d))) {
+		pid_t pid, pp;
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		pid = (pid_t)atoi(e->d_name);
-		if (!freezer_contains(&(struct freezer){.kind = FREEZER_SIGNAL}, t, pid) ||
-		    pid_protected(pid))
+		if (proc_stat(pid, &st, &pp) < 0)
 			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
+		if (nsnap == cap) {
+			cap = cap ? cap * 2 : 256;
+			n = realloc(snap, cap * sizeof(*n));
+			if (!n)
 				break;
-			v = nv;
+			snap = n;
 		}
-		v[(*n)++] = pid;
+		snap[nsnap].pid = pid;
+		snap[nsnap++].ppid = pp;
 	}
 	closedir(d);
+	qsort(snap, nsnap, sizeof(*snap), ent_cmp);
+}
+
+static pid_t snap_parent(pid_t pid)
+{
+	struct proc_ent key = {pid, 0}, *e = bsearch(&key, snap, nsnap, sizeof(*snap), ent_cmp);
+
+	return e ? e->ppid : 0;
+}
+
+/* pid is root or below it, by the snapshot. */
+static int snap_descends(pid_t pid, pid_t root)
+{
+	int depth;
+
+	for (depth = 0; depth < 64 && pid > 1; depth++, pid = snap_parent(pid))
+		if (pid == root)
+			return 1;
+	return 0;
+}
+
+/* Every pid of t (signals): root, extra pids and their descendants.  Caller frees. */
+static pid_t *signal_pids(const struct freezer_target *t, size_t *n)
+{
+	pid_t *v = calloc(nsnap + 1, sizeof(*v));
+	size_t i, j;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (i = 0; i < nsnap; i++) {
+		pid_t pid = snap[i].pid;
+		int in = snap_descends(pid, t->root);
+		for (j = 0; !in && j < t->nextra; j++)
+			in = snap_descends(pid, t->extra[j]);
+		if (in && !pid_protected(pid))
+			v[(*n)++] = pid;
+	}
 	return v;
 }
 
-int freezer_freeze(struct freezer *f, struct freezer_target *t, freezer_rec_fn rec, void *ctx)
+int freezer_prepare(struct freezer *f, struct freezer_target *t, freezer_rec_fn rec, void *ctx)
 {
 	char line[600];
 	size_t i;
 
 	if (f->kind == FREEZER_SIGNAL) {
+		if (!nsnap)
+			freezer_snapshot(f);
 		free(t->stopped);
 		t->stopped = signal_pids(t, &t->nstopped);
 		t->frozen = 1;
@@ -529,7 +584,6 @@ int freezer_freeze(struct freezer *f, struct freezer_target *t, freezer_rec_fn r
 			snprintf(line, sizeof(line), "pid %d", (int)t->stopped[i]);
 			if (rec(ctx, line) < 0)
 				return -1;
-			kill(t->stopped[i], SIGSTOP);
 		}
 		return 0;
 	}
@@ -542,6 +596,18 @@ int freezer_freeze(struct freezer *f, struct freezer_target *t, freezer_rec_fn r
 	if (rec(ctx, line) < 0)
 		return -1;
 	t->frozen = 1;
+	return 0;
+}
+
+int freezer_start(struct freezer *f, struct freezer_target *t)
+{
+	size_t i;
+
+	if (f->kind == FREEZER_SIGNAL) {
+		for (i = 0; i < t->nstopped; i++)
+			kill(t->stopped[i], SIGSTOP);
+		return 0;
+	}
 	if (f->kind == FREEZER_CGROUP1)
 		return cg_write(t->cg, "freezer.state", "FROZEN");
 	return cg_write(t->cg, "cgroup.freeze", "1");

@@ -71,8 +71,18 @@ int freezer_add_pid(struct freezer_target *t, pid_t pid);
 /* 1 if pid belongs to t (is in its cgroup; signals: is root, extra or a descendant). */
 int freezer_contains(const struct freezer *f, const struct freezer_target *t, pid_t pid);
 
-/* Start freezing t; rec is called before each change. 0 or -1/errno. */
-int freezer_freeze(struct freezer *f, struct freezer_target *t, freezer_rec_fn rec, void *ctx);
+/*
+ * Freezing is two steps, so that a batch of siblings costs one state file
+ * write: freezer_prepare() calls rec with every line the freeze will need to
+ * undo (and marks t frozen, so a thaw undoes a half-done freeze);
+ * freezer_start() then makes the change.  Both return 0 or -1/errno
+ * (EPERM: the cgroup holds krexd, slurmd or slurmstepd).
+ */
+int freezer_prepare(struct freezer *f, struct freezer_target *t, freezer_rec_fn rec, void *ctx);
+int freezer_start(struct freezer *f, struct freezer_target *t);
+
+/* Signals: read /proc once for the next batch of freezer_prepare calls. */
+void freezer_snapshot(const struct freezer *f);
 
 /* 1 when the kernel reports t frozen, 0 not yet, -1/errno. */
 int freezer_poll(struct freezer *f, struct freezer_target *t);

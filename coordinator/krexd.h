@@ -102,7 +102,10 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 int part_unregister(struct krexd *k, struct conn *c, uint32_t seq,
                     const struct proto_unregister *u);
 void part_end(struct krexd *k, struct part *p, const char *why);
-int part_freeze(struct krexd *k, struct part *p);
+/* Take a freeze reference: 1 when the caller must part_freeze_start() it after writing
+ * the state file, 0 when another region froze it already, -1/errno. */
+int part_freeze_prepare(struct krexd *k, struct part *p);
+int part_freeze_start(struct krexd *k, struct part *p);
 void part_thaw(struct krexd *k, struct part *p);
 void part_check_proc(struct krexd *k, uint64_t now);
 int state_rec(void *ctx, const char *line);

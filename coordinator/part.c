@@ -126,19 +126,31 @@ struct part *part_find_pid(struct krexd *k, pid_t pid)
 
 /* ---- freeze references: a participant may be a sibling of two regions ---- */
 
-int part_freeze(struct krexd *k, struct part *p)
+/* State line added without a write: the caller writes once for a batch. */
+static int state_rec_batch(void *ctx, const char *line)
+{
+	struct krexd *k = ctx;
+
+	return state_add(&k->st, "%s", line);
+}
+
+int part_freeze_prepare(struct krexd *k, struct part *p)
 {
 	if (p->freeze_refs++ > 0)
 		return 0;
-	if (freezer_freeze(&k->fz, &p->ft, state_rec, k) < 0) {
+	if (freezer_prepare(&k->fz, &p->ft, state_rec_batch, k) < 0) {
 		int err = errno;
 		freezer_thaw(&k->fz, &p->ft, state_unrec, k);
-		state_sync(&k->st);
 		p->freeze_refs--;
 		errno = err;
 		return -1;
 	}
-	return 0;
+	return 1;
+}
+
+int part_freeze_start(struct krexd *k, struct part *p)
+{
+	return freezer_start(&k->fz, &p->ft);
 }
 
 void part_thaw(struct krexd *k, struct part *p)

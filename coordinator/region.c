@@ -27,6 +27,7 @@ struct sib {
 	int pending;   /* acks still due */
 	int drain_err; /* an ack said the drain failed */
 	int ref;       /* we hold a freeze reference */
+	int start;     /* this region starts the freeze (nobody froze it before) */
 	int frozen;    /* the kernel said frozen */
 	int freeze_err;
 };
@@ -306,6 +307,7 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 {
 	struct part *p;
 	size_t i;
+	int rc;
 
 	r->cert.drain_us = us(now - r->t_close);
 	for (i = 0; i < r->nsibs; i++) {
@@ -322,18 +324,33 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 	r->npending = 0;
 	r->phase = PH_FREEZE;
 	r->t_freeze = now;
+	if (r->nsibs)
+		freezer_snapshot(&k->fz);
 	for (i = 0; i < r->nsibs; i++) {
 		struct sib *s = &r->sibs[i];
 		p = part_find_id(k, s->part);
 		if (!p)
 			continue;
-		if (part_freeze(k, p) < 0) {
+		rc = part_freeze_prepare(k, p);
+		if (rc < 0) {
 			s->freeze_err = 1;
 			log_warn("region %llu: cannot freeze participant %u: %s",
 			         (unsigned long long)r->rq.id, p->id, strerror(errno));
 			continue;
 		}
 		s->ref = 1;
+		s->start = rc;
+	}
+	/* One write for every sibling, before any of them is touched. */
+	if (state_sync(&k->st) < 0)
+		log_error("state file %s: %s (freezing anyway)", k->st.path, strerror(errno));
+	for (i = 0; i < r->nsibs; i++) {
+		struct sib *s = &r->sibs[i];
+		if (s->start && (p = part_find_id(k, s->part)) && part_freeze_start(k, p) < 0) {
+			s->freeze_err = 1;
+			log_warn("region %llu: freezing participant %u: %s",
+			         (unsigned long long)r->rq.id, p->id, strerror(errno));
+		}
 	}
 	r->freeze_deadline = now + k->cfg.freeze_timeout_ns;
 	r->poll_step = 0;

@@ -50,6 +50,7 @@ int state_register_undo(const char *kind, state_undo_fn fn)
 int state_init(struct state *st, const char *run_dir)
 {
 	memset(st, 0, sizeof(*st));
+	st->on_disk = 1; /* unknown: the first sync rewrites it */
 	if (xsnprintf(st->path, sizeof(st->path), "%s/%s", run_dir, KREX_STATE_NAME) < 0 ||
 	    xsnprintf(st->tmp, sizeof(st->tmp), "%s.tmp", st->path) < 0)
 		return -1;
@@ -155,13 +156,24 @@ void state_drop(struct state *st, const char *line)
 		}
 }
 
+/* A line that must be on disk before its change ("gate" lines need not be). */
+static int state_eager(const struct state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		if (strncmp(st->lines[i], "gate ", 5))
+			return 1;
+	return 0;
+}
+
 int state_sync(struct state *st)
 {
 	FILE *f;
 	size_t i;
 	int fd, err;
 
-	if (!st->dirty)
+	if (!st->dirty || (!st->on_disk && !state_eager(st)))
 		return 0;
 	fd = open(st->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
@@ -184,6 +196,7 @@ int state_sync(struct state *st)
 	if (rename(st->tmp, st->path) < 0)
 		return -1;
 	st->dirty = 0;
+	st->on_disk = st->n;
 	return 0;
 }
 

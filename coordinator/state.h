@@ -28,6 +28,7 @@ struct state {
 	char **lines;
 	size_t n, cap;
 	int dirty;
+	size_t on_disk; /* lines in the file now */
 };
 
 int state_init(struct state *st, const char *run_dir);
@@ -49,7 +50,13 @@ int state_add(struct state *st, const char *fmt, ...) __attribute__((format(prin
 /* Drop the first line equal to line (not written until state_sync). */
 void state_drop(struct state *st, const char *line);
 
-/* Write the whole file (temp + rename) if anything changed.  0 or -1/errno. */
+/*
+ * Write the whole file (temp + rename) if anything changed.  "gate" lines
+ * alone are not written: a starting krexd reopens every slot of the gate
+ * page whatever the file says, so they ride along with the next line that
+ * needs the file (a freeze), which keeps a region without siblings free of
+ * file I/O.  0 or -1/errno.
+ */
 int state_sync(struct state *st);
 
 /* Lines held now (tests, status). */

@@ -280,8 +280,8 @@ static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64
 		return print_error(t, &rep);
 	t1 = time_now_ns();
 	if (grants) {
-		fprintf(grants, "%d %llu %llu\n", (int)getpid(), (unsigned long long)t1,
-		        (unsigned long long)rep.grant.region_id);
+		fprintf(grants, "%d %llu %llu %llu\n", (int)getpid(), (unsigned long long)t1,
+		        (unsigned long long)rep.grant.region_id, (unsigned long long)t0);
 		fflush(grants);
 	}
 	if (!o->quiet) {
