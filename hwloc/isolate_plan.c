@@ -71,6 +71,26 @@ static void walk_failed(struct walk *w, const char *what, const char *name)
 	walk_note(w, "%s %s: %s", what, name, strerror(errno));
 }
 
+static void walk_pid(struct walk *w, pid_t pid, hwloc_const_bitmap_t want);
+
+/* Every process of one cgroup (not below it) by affinity. */
+static void walk_procs(struct walk *w, const char *dir, hwloc_const_bitmap_t want)
+{
+	char path[1100], line[32];
+	FILE *f;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f) && !w->failed) {
+		pid = (pid_t)atoi(line);
+		if (pid > 1 && pid != getpid())
+			walk_pid(w, pid, want);
+	}
+	if (f)
+		fclose(f);
+}
+
 /*
  * Restrict the cgroup tree at dir to want, children first: a v1 parent
  * may never be smaller than a child (the kernel answers EBUSY), so
@@ -109,6 +129,12 @@ static void walk_tree(struct walk *w, const char *dir, hwloc_const_bitmap_t want
 		closedir(d);
 	if (!write_self || w->failed)
 		goto out;
+	if (isolate_cgroup_version(dir) < 0) {
+		/* v2 without the cpuset controller enabled here: its processes by affinity. */
+		hwloc_bitmap_zero(now);
+		walk_procs(w, dir, want);
+		goto out;
+	}
 	r = isolate_cgroup_set(dir, want, kids, now, w->plan->rec, w->plan->rec_ctx, w->undo);
 	if (r < 0)
 		walk_failed(w, "cgroup", dir);
@@ -150,6 +176,7 @@ static int pid_movable(struct walk *w, pid_t pid, const char *root)
 	char path[64], buf[1024], cg[1024], *s;
 	unsigned flags;
 	unsigned i;
+	FILE *f;
 
 	if (pid == 1 || pid == getpid() || pid == p->owner.pid)
 		return 0;
@@ -157,7 +184,7 @@ static int pid_movable(struct walk *w, pid_t pid, const char *root)
 		if (p->others[i].pid == pid)
 			return 0; /* done already */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
+	f = fopen(path, "re");
 	if (!f)
 		return 0;
 	s = fgets(buf, sizeof(buf), f);

@@ -34,6 +34,7 @@
 static pid_t kids[MAX_KIDS];
 static int nkids;
 static char tree[512];
+static char v2dir[256]; /* a cgroup v2 directory without cpuset */
 static struct isolate_sys sys;
 
 static char lines[MAX_LINES][4096];
@@ -92,6 +93,8 @@ static void cleanup(void)
 			waitpid(kids[i], NULL, 0);
 		}
 	nkids = 0;
+	if (v2dir[0])
+		rmdir(v2dir);
 	for (i = 0; tree[0] && i < 4; i++) {
 		snprintf(path, sizeof(path), "%s/%s", tree, sub[i]);
 		rmdir(path);
@@ -219,6 +222,12 @@ static int rec_line(void *ctx, const char *line)
 static char dir_a[600], dir_sub[600], dir_o[600];
 static pid_t k3_pinned; /* a thread of the owner with a mask of its own */
 
+/* TAP skip of one test. */
+static void skip(const char *what, const char *why)
+{
+	ok(1, "%s # SKIP %s", what, why);
+}
+
 static int only_mine(void *ctx, pid_t pid)
 {
 	return pid == *(pid_t *)ctx;
@@ -337,7 +346,7 @@ int main(void)
 	snprintf(dir_sub, sizeof(dir_sub), "%s/a/sub", tree);
 	snprintf(dir_o, sizeof(dir_o), "%s/o", tree);
 	atexit(cleanup);
-	plan(21);
+	plan(23);
 	if (!ok(cg_make(tree, "0-1") == 0 && cg_make(dir_a, "0-1") == 0 &&
 	                cg_make(dir_sub, "0-1") == 0 && cg_make(dir_o, "0-1") == 0,
 	        "made the cpuset tree %s", tree))
@@ -359,12 +368,12 @@ int main(void)
 	others[0] = (struct isolate_target){dir_a, 0};
 	others[1] = (struct isolate_target){NULL, k4};
 	pl = (struct isolate_plan){.sys = &sys,
-	                             .owner = {dir_o, 0},
-	                             .others = others,
-	                             .nothers = 2,
-	                             .owner_cpus = "0",
-	                             .rest_cpus = "1",
-	                             .rec = rec_line};
+	                           .owner = {dir_o, 0},
+	                           .others = others,
+	                           .nothers = 2,
+	                           .owner_cpus = "0",
+	                           .rest_cpus = "1",
+	                           .rec = rec_line};
 	rc = isolate_apply(&pl, &undo, &moved, why, sizeof(why));
 	ok(rc == 0 && moved == 3, "apply: rc %d, moved %d (want 3) %s", rc, moved, why);
 	ok(split_in_place(k1, k2, k3, k4), "owner on CPU 0, the others (nested one too) on CPU 1");
@@ -428,15 +437,37 @@ int main(void)
 
 	/* 6. an owner without a cgroup: pinned by affinity, every thread. */
 	pl = (struct isolate_plan){.sys = &sys,
-	                             .owner = {NULL, k4},
-	                             .owner_cpus = "0",
-	                             .rest_cpus = "1",
-	                             .rec = rec_line};
+	                           .owner = {NULL, k4},
+	                           .owner_cpus = "0",
+	                           .rest_cpus = "1",
+	                           .rec = rec_line};
 	rc = isolate_apply(&pl, &undo, &moved, why, sizeof(why));
 	ok(rc == 0 && moved == 0 && all_threads(k4, "0", &n),
 	   "owner pid pinned to CPU 0 (%d threads)", n);
 	ok(isolate_restore(&undo) == 0 && all_back(k1, k2, k3, k4, k4_pinned),
 	   "owner pid restored");
+
+	/* 7. a cgroup without a cpuset controller (the v2 hierarchy here): by affinity. */
+	snprintf(v2dir, sizeof(v2dir), "/sys/fs/cgroup/unified/krextest-%d", (int)getpid());
+	if (mkdir(v2dir, 0755) < 0 || cg_add(v2dir, k4) < 0) {
+		skip("no cpuset in a v2 cgroup: moved by affinity", "no writable cgroup v2 here");
+		skip("restored", "no writable cgroup v2 here");
+	} else {
+		others[0] = (struct isolate_target){v2dir, 0};
+		pl = (struct isolate_plan){.sys = &sys,
+		                           .owner = {dir_o, 0},
+		                           .others = others,
+		                           .nothers = 1,
+		                           .owner_cpus = "0",
+		                           .rest_cpus = "1"};
+		rc = isolate_apply(&pl, &undo, &moved, why, sizeof(why));
+		ok(rc == 0 && moved == 1 && all_threads(k4, "1", &n),
+		   "no cpuset in a v2 cgroup: its process moved by affinity (moved %d) %s", moved,
+		   why);
+		ok(isolate_restore(&undo) == 0 && all_back(k1, k2, k3, k4, k4_pinned), "restored");
+		cg_add("/sys/fs/cgroup/unified", k4);
+	}
+	rmdir(v2dir);
 	hwloc_bitmap_free(online);
 	isolate_undo_free(&undo);
 	return tap_done();
