@@ -470,12 +470,57 @@ out:
 	return rc;
 }
 
+/*
+ * Make every v1 ancestor of dir (below the hierarchy's root) hold cpus,
+ * top-down.  Why: a v1 child must stay a subset of its parent, and a
+ * restarted krexd may undo lines oldest first, child before parent; the
+ * parent's own line, undone later, sets its exact old value, which held
+ * the child's old value anyway.
+ */
+static int widen_ancestors(const char *dir, hwloc_const_bitmap_t cpus)
+{
+	char up[1024], path[1100], val[LIST_LEN], *slash;
+	hwloc_bitmap_t cur = hwloc_bitmap_alloc();
+	int rc = -1;
+
+	if (!cur || snprintf(up, sizeof(up), "%s", dir) >= (int)sizeof(up))
+		goto out;
+	slash = strrchr(up, '/');
+	if (!slash || slash == up)
+		goto out;
+	*slash = '\0';
+	if (isolate_cgroup_version(up) != 1) { /* dir is the hierarchy's root */
+		rc = 0;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/..", up);
+	if (isolate_cgroup_version(path) == 1 && widen_ancestors(up, cpus) < 0)
+		goto out;
+	if (isolate_cgroup_version(path) != 1) { /* up is the root: not writable, holds all */
+		rc = 0;
+		goto out;
+	}
+	if (path_join(path, sizeof(path), up, "cpuset.cpus") < 0 ||
+	    read_small(path, val, sizeof(val)) < 0 || cpulist_parse(val, cur) < 0)
+		goto out;
+	rc = 0;
+	if (hwloc_bitmap_isincluded(cpus, cur))
+		goto out;
+	hwloc_bitmap_or(cur, cur, cpus);
+	rc = cpulist_format(cur, val, sizeof(val)) < 0 ? -1 : write_small(path, val);
+out:
+	hwloc_bitmap_free(cur);
+	return rc;
+}
+
 /* Undo "cpuset vN DIR CPUS|-": DIR may hold spaces, CPUS is the last word. */
 static int undo_cpuset(const char *args)
 {
 	char dir[1024], path[1100];
-	const char *sp = strrchr(args, ' ');
+	const char *sp = strrchr(args, ' '), *val;
+	hwloc_bitmap_t set;
 	size_t dlen;
+	int rc;
 
 	if (!sp || (args[0] != '1' && args[0] != '2') || args[1] != ' ') {
 		errno = EINVAL;
@@ -488,11 +533,19 @@ static int undo_cpuset(const char *args)
 	}
 	memcpy(dir, args + 2, dlen);
 	dir[dlen] = '\0';
+	val = strcmp(sp + 1, "-") == 0 ? "" : sp + 1;
 	if (path_join(path, sizeof(path), dir, "cpuset.cpus") < 0)
 		return -1;
-	if (write_small(path, strcmp(sp + 1, "-") == 0 ? "" : sp + 1) < 0)
-		return errno == ENOENT ? 0 : -1; /* the cgroup is gone: nothing to restore */
-	return 0;
+	if (write_small(path, val) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return 0; /* the cgroup is gone: nothing to restore */
+	if (args[0] != '1' || !(set = hwloc_bitmap_alloc()))
+		return -1;
+	rc = cpulist_parse(val, set) < 0 || widen_ancestors(dir, set) < 0 ? -1
+	                                                                  : write_small(path, val);
+	hwloc_bitmap_free(set);
+	return rc;
 }
 
 int isolate_undo_line(const char *line)

@@ -8,10 +8,10 @@
  *
  * Durability: before each change the plan's rec callback gets one undo line
  * (text, no newline) that krexd writes into its state file; the change is
- * made only if rec returns 0.  isolate_undo_line() undoes one line.  Lines
- * must be undone in the reverse order of recording (a cgroup v1 parent is
- * widened before its children), which isolate_restore() does and a
- * restarted krexd must do with the lines it finds.  Line forms:
+ * made only if rec returns 0.  isolate_undo_line() undoes one line.  Undo
+ * lines newest first (a cgroup v1 parent is widened before its children),
+ * as isolate_undo_all() does; oldest first works too, because a v1 line
+ * widens the ancestors its old value does not fit in yet.  Line forms:
  *
  *	cpuset v1 DIR CPUS          write CPUS into DIR/cpuset.cpus
  *	cpuset v2 DIR CPUS|-        the same on v2 ("-": empty, inherit the parent)

@@ -346,7 +346,7 @@ int main(void)
 	snprintf(dir_sub, sizeof(dir_sub), "%s/a/sub", tree);
 	snprintf(dir_o, sizeof(dir_o), "%s/o", tree);
 	atexit(cleanup);
-	plan(23);
+	plan(24);
 	if (!ok(cg_make(tree, "0-1") == 0 && cg_make(dir_a, "0-1") == 0 &&
 	                cg_make(dir_sub, "0-1") == 0 && cg_make(dir_o, "0-1") == 0,
 	        "made the cpuset tree %s", tree))
@@ -397,6 +397,15 @@ int main(void)
 		rc |= isolate_undo_line(lines[i]);
 	ok(rc == 0 && all_back(k1, k2, k3, k4, k4_pinned),
 	   "crash: the %d recorded lines, newest first, restore everything", nlines);
+
+	/* 2b. the same, lines undone oldest first (a krexd that reads its file in order). */
+	nlines = 0;
+	rc = isolate_apply(&pl, &undo, &moved, why, sizeof(why));
+	isolate_undo_free(&undo);
+	for (i = 0; rc == 0 && i < nlines; i++)
+		rc |= isolate_undo_line(lines[i]);
+	ok(rc == 0 && all_back(k1, k2, k3, k4, k4_pinned),
+	   "crash: oldest first works too (v1 parents widened for their children)");
 
 	/* 3. node mode over the test tree; only our plain child may be moved. */
 	nlines = 0;
