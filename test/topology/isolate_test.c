@@ -26,6 +26,7 @@
 
 #include "cpulist.h"
 #include "isolate_plan.h"
+#include "isolate_region.h"
 #include "tap.h"
 
 #define MAX_KIDS 8
@@ -346,7 +347,7 @@ int main(void)
 	snprintf(dir_sub, sizeof(dir_sub), "%s/a/sub", tree);
 	snprintf(dir_o, sizeof(dir_o), "%s/o", tree);
 	atexit(cleanup);
-	plan(24);
+	plan(26);
 	if (!ok(cg_make(tree, "0-1") == 0 && cg_make(dir_a, "0-1") == 0 &&
 	                cg_make(dir_sub, "0-1") == 0 && cg_make(dir_o, "0-1") == 0,
 	        "made the cpuset tree %s", tree))
@@ -456,7 +457,27 @@ int main(void)
 	ok(isolate_restore(&undo) == 0 && all_back(k1, k2, k3, k4, k4_pinned),
 	   "owner pid restored");
 
-	/* 7. a cgroup without a cpuset controller (the v2 hierarchy here): by affinity. */
+	/* 7. the one call krexd makes: choice on this node, targets from pids. */
+	{
+		struct krex_topo *topo = topo_load(NULL, NULL, why, sizeof(why));
+		struct isolate_region_out out;
+		pid_t opids[] = {k1, k2, k4};
+		struct isolate_region_req req = {.owner_pid = k3, .others = opids, .nothers = 3};
+
+		nlines = 0;
+		rc = topo ? isolate_region_enter(topo, &sys, &req, rec_line, NULL, &out) : -1;
+		ok(rc == 0 && !strcmp(out.owner_cpus, "0") && out.moved == 3 &&
+		           split_in_place(k1, k2, k3, k4),
+		   "isolate_region_enter: owner %s, moved %d (%s)", rc == 0 ? out.owner_cpus : "-",
+		   rc == 0 ? out.moved : -1, rc == 0 ? out.why : why);
+		for (rc = 0, i = nlines - 1; i >= 0; i--)
+			rc |= isolate_undo_line(lines[i]);
+		ok(rc == 0 && all_back(k1, k2, k3, k4, k4_pinned),
+		   "isolate_region_enter: its %d lines undo it", nlines);
+		topo_free(topo);
+	}
+
+	/* 8. a cgroup without a cpuset controller (the v2 hierarchy here): by affinity. */
 	snprintf(v2dir, sizeof(v2dir), "/sys/fs/cgroup/unified/krextest-%d", (int)getpid());
 	if (mkdir(v2dir, 0755) < 0 || cg_add(v2dir, k4) < 0) {
 		skip("no cpuset in a v2 cgroup: moved by affinity", "no writable cgroup v2 here");
