@@ -6,6 +6,9 @@
  *	krex-topo [-t SPEC] -f CASES                          the table, then one choice per line
  *	krex-topo [-t SPEC] -x FILE                           export the topology as XML
  *
+ * Long forms: --topology, --gpu-pci, --choose, --allowed, --cores, --cases,
+ * --export-xml.  krex-topo(1).
+ *
  * SPEC is what krexd.conf's `topology` takes (default: this node).  A CASES
  * line is "gpus=0,1 allowed=0-7 cores=2" (each key optional, # comments).
  * The output is stable text: test/topology compares it with fixtures.
@@ -125,7 +128,17 @@ int main(int argc, char **argv)
 	int c, nov = 0, choose = 0, rc = 0;
 	struct krex_topo *topo;
 
-	while ((c = getopt(argc, argv, "t:p:x:f:ca:n:h")) != -1) {
+	static const struct option longopts[] = {{"topology", required_argument, NULL, 't'},
+	                                         {"gpu-pci", required_argument, NULL, 'p'},
+	                                         {"export-xml", required_argument, NULL, 'x'},
+	                                         {"cases", required_argument, NULL, 'f'},
+	                                         {"choose", no_argument, NULL, 'c'},
+	                                         {"allowed", required_argument, NULL, 'a'},
+	                                         {"cores", required_argument, NULL, 'n'},
+	                                         {"help", no_argument, NULL, 'h'},
+	                                         {NULL, 0, NULL, 0}};
+
+	while ((c = getopt_long(argc, argv, "t:p:x:f:ca:n:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			spec = optarg;
