@@ -15,7 +15,9 @@
  *     lines a killed krexd left (registered as the state file's undo handler
  *     for the kinds in isolate_undo_kinds[]).
  *
- * Today the hook moves nothing: the certificate says isolation is unknown
+ * isolate.c runs hwloc/'s isolate_region_enter(); isolate_undo_line() is
+ * hwloc's (hwloc/isolate_backend.h has the line forms).  With isolate =
+ * none, or when it fails, the certificate says isolation is unknown
  * (KREX_CERT_ISOLATION clear, moved = -1).
  */
 #ifndef KREXD_ISOLATE_H
@@ -47,7 +49,7 @@ struct isolate_req {
 /* Line kinds isolate_undo_line() understands, NULL-terminated. */
 extern const char *const isolate_undo_kinds[];
 
-/* Name of the isolation backend in use ("none" today). */
+/* Name of the isolation backend in use (cgroup2-cpuset, cgroup1-cpuset, affinity). */
 const char *isolate_backend_name(void);
 
 /*
