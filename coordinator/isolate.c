@@ -24,29 +24,45 @@ const char *const isolate_undo_kinds[] = {"cpuset", "affinity", NULL};
 static struct isolate_sys iso_sys;
 static int iso_probed;
 static struct krex_topo *iso_topo;
-static char iso_spec[512]; /* the topology iso_topo was loaded from */
+static char iso_spec[2048]; /* the topology and overrides iso_topo was loaded from */
 
-/* Probe the backend once; load the topology, again when its spec changed (reload). */
-static struct krex_topo *isolate_topo(const char *spec)
+/*
+ * Probe the backend once; load the topology, again when its spec or the
+ * gpuN_pci overrides changed (SIGHUP reload).
+ */
+static struct krex_topo *isolate_topo(const char *spec, const char (*gpu_pci)[16])
 {
-	char err[256];
+	static char ovbuf[KREX_MAX_GPUS][32];
+	const char *ov[KREX_MAX_GPUS + 1];
+	char key[sizeof(iso_spec)], err[256];
+	unsigned i, n = 0;
+	size_t len;
 
 	if (!iso_probed) {
 		isolate_probe(&iso_sys);
 		iso_probed = 1;
 	}
-	if (!spec)
-		spec = "";
-	if (iso_topo && strcmp(spec, iso_spec) == 0)
+	snprintf(key, sizeof(key), "%s", spec ? spec : "");
+	for (i = 0; gpu_pci && i < KREX_MAX_GPUS; i++) {
+		if (!gpu_pci[i][0])
+			continue;
+		snprintf(ovbuf[n], sizeof(ovbuf[n]), "%u=%s", i, gpu_pci[i]);
+		ov[n] = ovbuf[n];
+		len = strlen(key);
+		snprintf(key + len, sizeof(key) - len, " %s", ovbuf[n]);
+		n++;
+	}
+	ov[n] = NULL;
+	if (iso_topo && strcmp(key, iso_spec) == 0)
 		return iso_topo;
 	topo_free(iso_topo);
-	iso_topo = topo_load(spec, NULL, err, sizeof(err));
+	iso_topo = topo_load(spec, ov, err, sizeof(err));
 	if (!iso_topo) {
 		log_error("isolate: %s", err);
 		iso_spec[0] = '\0';
 		return NULL;
 	}
-	snprintf(iso_spec, sizeof(iso_spec), "%s", spec);
+	snprintf(iso_spec, sizeof(iso_spec), "%s", key);
 	log_info("isolate: topology %s; backend %s", topo_summary(iso_topo),
 	         isolate_kind_name(iso_sys.kind));
 	return iso_topo;
@@ -83,7 +99,7 @@ int isolate_enter(const struct isolate_req *req, isolate_rec_fn rec, void *ctx,
 	cert->owner_cores[0] = '\0';
 	if (req->mode == ISOLATE_NONE || req->owner_pid <= 0)
 		return 0;
-	topo = isolate_topo(req->topology);
+	topo = isolate_topo(req->topology, req->gpu_pci);
 	if (!topo) {
 		errno = ENOENT;
 		return -1;

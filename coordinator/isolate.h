@@ -44,6 +44,8 @@ struct isolate_req {
 	int mode;                 /* enum isolate_mode */
 	const char *region_cores; /* krexd.conf region_cores */
 	const char *topology;     /* krexd.conf topology */
+	const char (
+	        *gpu_pci)[16]; /* krexd.conf gpuN_pci, KREX_MAX_GPUS entries ("" unset), or NULL */
 };
 
 /* Line kinds isolate_undo_line() understands, NULL-terminated. */
