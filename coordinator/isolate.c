@@ -68,6 +68,11 @@ static struct krex_topo *isolate_topo(const char *spec, const char (*gpu_pci)[16
 	return iso_topo;
 }
 
+int isolate_load(const char *topology, const char (*gpu_pci)[16])
+{
+	return isolate_topo(topology, gpu_pci) ? 0 : -1;
+}
+
 const char *isolate_backend_name(void)
 {
 	if (!iso_probed) {

@@ -48,6 +48,13 @@ struct isolate_req {
 	        *gpu_pci)[16]; /* krexd.conf gpuN_pci, KREX_MAX_GPUS entries ("" unset), or NULL */
 };
 
+/*
+ * Load the node's topology (krexd.conf topology, gpuN_pci) now rather than
+ * at the first region, whose isolate_us it would inflate; again on reload
+ * when they changed.  0, or -1 (logged; regions then retry and fail).
+ */
+int isolate_load(const char *topology, const char (*gpu_pci)[16]);
+
 /* Line kinds isolate_undo_line() understands, NULL-terminated. */
 extern const char *const isolate_undo_kinds[];
 
