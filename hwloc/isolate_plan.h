@@ -6,9 +6,11 @@
  * isolate = node) every cgroup of the cpuset hierarchy and every other
  * process that may be moved goes to rest_cpus too: never kernel threads,
  * pid 1, krexd itself (nor its cgroup), or a process with
- * PF_NO_SETAFFINITY.  A set only ever shrinks to the CPUs of the target
- * it already had; one that has none of them is left alone (krexd never
- * widens a job past its allocation), as the why text says.
+ * PF_NO_SETAFFINITY.  A cgroup's set only shrinks to the CPUs of the new
+ * list it already had; a cgroup that has none of them is left alone
+ * (krexd never widens a job past its allocation).  A thread pinned only to
+ * the owner's CPUs is moved to the whole new list (the kernel refuses,
+ * and it stays, when its cgroup allows none of those).
  */
 #ifndef KREX_ISOLATE_PLAN_H
 #define KREX_ISOLATE_PLAN_H
