@@ -96,7 +96,8 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 {
 	char items[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
 	uint64_t u;
-	int rc = -1, lvl;
+	unsigned gi;
+	int rc = -1, lvl, n = 0;
 
 	if (!strcmp(key, "run_dir"))
 		rc = v[0] == '/' ? set_str(c->run_dir, sizeof(c->run_dir), v) : -1;
@@ -121,6 +122,11 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		rc = set_str(c->region_cores, sizeof(c->region_cores), v);
 	else if (!strcmp(key, "topology"))
 		rc = set_str(c->topology, sizeof(c->topology), v);
+	else if (sscanf(key, "gpu%u_pci%n", &gi, &n) == 1 && key[n] == '\0' && gi < KREX_MAX_GPUS)
+		/* checked as a bus id by hwloc's gpu_probe when the topology loads */
+		rc = strlen(v) < sizeof(c->gpu_pci[0]) && strchr(v, ':')
+		             ? set_str(c->gpu_pci[gi], sizeof(c->gpu_pci[0]), v)
+		             : -1;
 	else if (!strcmp(key, "gpus")) {
 		rc = v[0] == '\0' ? 0
 		                  : (conf_split_list(v, &items[0][0], sizeof(items[0]),

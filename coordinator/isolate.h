@@ -15,7 +15,9 @@
  *     lines a killed krexd left (registered as the state file's undo handler
  *     for the kinds in isolate_undo_kinds[]).
  *
- * Today the hook moves nothing: the certificate says isolation is unknown
+ * isolate.c runs hwloc/'s isolate_region_enter(); isolate_undo_line() is
+ * hwloc's (hwloc/isolate_backend.h has the line forms).  With isolate =
+ * none, or when it fails, the certificate says isolation is unknown
  * (KREX_CERT_ISOLATION clear, moved = -1).
  */
 #ifndef KREXD_ISOLATE_H
@@ -42,12 +44,21 @@ struct isolate_req {
 	int mode;                 /* enum isolate_mode */
 	const char *region_cores; /* krexd.conf region_cores */
 	const char *topology;     /* krexd.conf topology */
+	const char (
+	        *gpu_pci)[16]; /* krexd.conf gpuN_pci, KREX_MAX_GPUS entries ("" unset), or NULL */
 };
+
+/*
+ * Load the node's topology (krexd.conf topology, gpuN_pci) now rather than
+ * at the first region, whose isolate_us it would inflate; again on reload
+ * when they changed.  0, or -1 (logged; regions then retry and fail).
+ */
+int isolate_load(const char *topology, const char (*gpu_pci)[16]);
 
 /* Line kinds isolate_undo_line() understands, NULL-terminated. */
 extern const char *const isolate_undo_kinds[];
 
-/* Name of the isolation backend in use ("none" today). */
+/* Name of the isolation backend in use (cgroup2-cpuset, cgroup1-cpuset, affinity). */
 const char *isolate_backend_name(void);
 
 /*

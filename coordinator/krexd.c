@@ -317,6 +317,7 @@ static void reload(struct krexd *k)
 	k->rq.max_lease_ns = k->cfg.max_region_ns;
 	k->rq.max_share = k->cfg.max_share;
 	k->rq.share_window_ns = k->cfg.share_window_ns;
+	isolate_load(k->cfg.topology, (const char(*)[16])k->cfg.gpu_pci);
 	log_info("configuration reloaded");
 }
 
@@ -432,6 +433,7 @@ int main(int argc, char **argv)
 		log_init("krexd", k->cfg.log_level, LOG_TO_SYSLOG);
 	}
 	setup(k);
+	isolate_load(k->cfg.topology, (const char(*)[16])k->cfg.gpu_pci);
 	pidfile_write(k);
 	log_info("started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s)", k->cfg.node_name,
 	         k->cfg.run_dir, freezer_name(&k->fz), isolate_backend_name(), k->ngpus);

@@ -33,6 +33,7 @@ struct krexd_config {
 	char node_name[64];
 	char cgroup_subtree
 	        [128]; /* krexd's cgroups: <root>/<this>/p<ID>; one per krexd on a node */
+	char gpu_pci[KREX_MAX_GPUS][16]; /* gpuN_pci: PCI bus id of the node's GPU N, "" unset */
 };
 
 /* Every default written out. */

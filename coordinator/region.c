@@ -408,6 +408,7 @@ static void region_isolate(struct krexd *k, struct region *r)
 	req.mode = k->cfg.isolate;
 	req.region_cores = k->cfg.region_cores;
 	req.topology = k->cfg.topology;
+	req.gpu_pci = (const char(*)[16])k->cfg.gpu_pci;
 	if (isolate_enter(&req, undo_rec, ctx, &r->cert) < 0)
 		region_note(r, "isolation failed: %s", strerror(errno));
 }
