@@ -25,6 +25,12 @@
 
 #define SPANK_PATH_LEN 512
 
+/* Set by the slurmd-context part in slurmd's own environment, which every
+ * slurmstepd inherits: the node name as slurmd knows it.  Why: in slurmstepd
+ * no SPANK item names the node, and SLURMD_NODENAME enters the task's
+ * environment only after task_init_privileged. */
+#define SPANK_ENV_NODE "KREX_SLURMD_NODENAME"
+
 /* plugstack.conf arguments (doc/admin.md "plugstack arguments"). */
 struct spank_args {
 	char run_dir[SPANK_PATH_LEN]; /* krexd's run directory; %n = node name */

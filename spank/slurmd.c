@@ -214,6 +214,7 @@ int slurmd_init(spank_t sp, const struct spank_args *a)
 {
 	(void)sp;
 	slurmd_node_name(node_name, sizeof(node_name));
+	setenv(SPANK_ENV_NODE, node_name, 1);
 	if (args_paths(a, node_name, krexd_rundir, krexd_sock, sizeof(krexd_sock)) < 0) {
 		slurm_error("krex: run_dir or socket too long for node %s", node_name);
 		return 0;

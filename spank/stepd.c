@@ -130,8 +130,11 @@ static void stepd_cpus(char *out, size_t len)
 static int stepd_socket(spank_t sp, const struct spank_args *a)
 {
 	char node[64], run_dir[SPANK_PATH_LEN];
+	const char *env = getenv(SPANK_ENV_NODE);
 
-	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) != ESPANK_SUCCESS) {
+	if (env && *env)
+		xstrcpy(node, sizeof(node), env);
+	else if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) != ESPANK_SUCCESS) {
 		if (gethostname(node, sizeof(node)) < 0)
 			xstrcpy(node, sizeof(node), "localhost");
 		node[sizeof(node) - 1] = '\0';
@@ -161,8 +164,10 @@ static int stepd_request(spank_t sp, struct proto_register *r)
 	stepd_cpus(r->cpus, sizeof(r->cpus));
 	if (opts.label[0])
 		xstrcpy(r->label, sizeof(r->label), opts.label);
+	else if (step == 0xfffffffbu) /* SLURM_BATCH_SCRIPT */
+		xsnprintf(r->label, sizeof(r->label), "job %u.batch", job);
 	else
-		xsnprintf(r->label, sizeof(r->label), "job %u.%d", job, (int)step);
+		xsnprintf(r->label, sizeof(r->label), "job %u.%u", job, step);
 	if (gpus_from_step(sp, &r->gpus) < 0) {
 		xsnprintf(reg_err, sizeof(reg_err), "krex: cannot read the step's GPU list");
 		return -1;

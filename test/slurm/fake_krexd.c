@@ -40,7 +40,8 @@ static void log_request(FILE *log, uid_t uid, uint16_t type, const union proto_b
 		for (i = 0; i < m->reg.gpus.n; i++)
 			snprintf(gpus + strlen(gpus), sizeof(gpus) - strlen(gpus), "%s%s",
 			         i ? "," : "", m->reg.gpus.name[i]);
-		fprintf(log, "REGISTER uid=%u pid=%u job=%u step=%u cgroup=%s cpus=%s gpus=%s label=%s\n",
+		fprintf(log,
+		        "REGISTER uid=%u pid=%u job=%u step=%u cgroup=%s cpus=%s gpus=%s label=%s\n",
 		        (unsigned)uid, m->reg.pid, m->reg.job, m->reg.step, m->reg.cgroup,
 		        m->reg.cpus, gpus, m->reg.label);
 	} else if (type == PROTO_UNREGISTER) {
@@ -69,8 +70,8 @@ static void serve_one(int fd, FILE *log, uint32_t *next_id)
 	memset(&rep, 0, sizeof(rep));
 	if (type == PROTO_REGISTER) {
 		rep.registered.participant = (*next_id)++;
-		snprintf(rep.registered.gate_path, sizeof(rep.registered.gate_path), "%s/gate",
-		         rundir);
+		xsnprintf(rep.registered.gate_path, sizeof(rep.registered.gate_path), "%s/gate",
+		          rundir);
 		proto_send(fd, PROTO_REGISTERED, seq, &rep, time_deadline_ms(2000));
 	} else if (type == PROTO_UNREGISTER) {
 		proto_send(fd, PROTO_OK, seq, &rep, time_deadline_ms(2000));
