@@ -3,10 +3,12 @@
  *
  *	cc region_example.c $(pkg-config --cflags --libs krexregion) -o region_example
  *	srun --krex-shared --gres=shard:1 ./region_example
+ *	./region_example --no-region	(the same work outside a region, to compare)
  *
  * Without krexd (not a --krex-shared job) it runs unprotected and says so.
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <krex/region.h>
@@ -29,7 +31,7 @@ static void work(void)
 		x += i;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct krex_region_opts o = KREX_REGION_OPTS_INIT;
 	struct krex_certificate c;
@@ -37,6 +39,12 @@ int main(void)
 	double t0, t1;
 	int rc;
 
+	if (argc > 1 && !strcmp(argv[1], "--no-region")) {
+		t0 = now_ms();
+		work();
+		printf("work: %.2f ms\n", now_ms() - t0);
+		return 0;
+	}
 	o.flags = KREX_REGION_UNPROTECTED_OK;
 	rc = krex_region_begin(&o);
 	if (rc != KREX_OK) {

@@ -23,6 +23,10 @@ KC_PIDS=""
 KC_DEVS=""
 KC_MUNGE_SOCK=""
 KC_USER=krextest
+# The GPU device files of node 1 and 2: fake ones made by _kc_devices unless
+# the caller (scripts/demo.sh on a GPU node) names real ones.
+: "${KC_GPU0:=/dev/krex-gpu0}"
+: "${KC_GPU1:=/dev/krex-gpu1}"
 
 # cluster_check: 0 if a cluster can run here, else 1 with CLUSTER_WHY set.
 cluster_check() {
@@ -67,6 +71,7 @@ _kc_devices() {
 	local i
 	for i in 0 1; do
 		[ -e /dev/krex-gpu$i ] && continue
+		case "$KC_GPU0 $KC_GPU1" in *krex-gpu$i*) ;; *) continue ;; esac
 		mknod -m 0666 /dev/krex-gpu$i c 242 $i || return 1
 		KC_DEVS="$KC_DEVS /dev/krex-gpu$i"
 	done
@@ -131,13 +136,13 @@ _kc_conf() {
 	{
 		echo "AutoDetect=off"
 		if [ "$nodes" = 1 ]; then
-			echo "Name=gpu File=/dev/krex-gpu0"
-			echo "Name=shard Count=4 File=/dev/krex-gpu0"
+			echo "Name=gpu File=$KC_GPU0"
+			echo "Name=shard Count=4 File=$KC_GPU0"
 		else
-			echo "NodeName=n1 Name=gpu File=/dev/krex-gpu0"
-			echo "NodeName=n1 Name=shard Count=4 File=/dev/krex-gpu0"
-			echo "NodeName=n2 Name=gpu File=/dev/krex-gpu1"
-			echo "NodeName=n2 Name=shard Count=4 File=/dev/krex-gpu1"
+			echo "NodeName=n1 Name=gpu File=$KC_GPU0"
+			echo "NodeName=n1 Name=shard Count=4 File=$KC_GPU0"
+			echo "NodeName=n2 Name=gpu File=$KC_GPU1"
+			echo "NodeName=n2 Name=shard Count=4 File=$KC_GPU1"
 		fi
 	} >"$KC_DIR/gres.conf"
 	printf 'CgroupPlugin=cgroup/v1\nConstrainCores=yes\nConstrainDevices=yes\n' \
