@@ -39,8 +39,6 @@ static int set_duration(char *dst, size_t len, const char *key, const char *valu
 static int args_kv(const char *key, const char *value, void *ctx, char *err, size_t errlen)
 {
 	struct spank_args *a = ctx;
-	int b;
-
 	if (!strcmp(key, "run_dir"))
 		return set_str(a->run_dir, sizeof(a->run_dir), key, value, err, errlen);
 	if (!strcmp(key, "socket"))
@@ -66,11 +64,13 @@ static int args_kv(const char *key, const char *value, void *ctx, char *err, siz
 		return set_duration(a->drain_timeout, sizeof(a->drain_timeout), key, value, err,
 		                    errlen);
 	if (!strcmp(key, "isolate")) {
-		if (conf_parse_bool(value, &b) < 0) {
-			xsnprintf(err, errlen, "isolate must be yes or no, not '%s'", value);
+		if (strcmp(value, "participants") && strcmp(value, "node") &&
+		    strcmp(value, "none")) {
+			xsnprintf(err, errlen,
+			          "isolate must be participants, node or none, not '%s'", value);
 			return -1;
 		}
-		return set_str(a->isolate, sizeof(a->isolate), key, b ? "yes" : "no", err, errlen);
+		return set_str(a->isolate, sizeof(a->isolate), key, value, err, errlen);
 	}
 	if (!strcmp(key, "freezer")) {
 		if (strcmp(value, "auto") && strcmp(value, "cgroup2") && strcmp(value, "cgroup1") &&

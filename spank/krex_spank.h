@@ -42,7 +42,7 @@ struct spank_args {
 	/* Passed to krexd as -o key=value when set (spawn mode). */
 	char max_region[32];
 	char drain_timeout[32];
-	char isolate[8];
+	char isolate[16];
 	char freezer[16];
 };
 

@@ -106,8 +106,9 @@ static void cgroup_move_root(void)
 	fclose(f);
 }
 
-/* argv for krexd: -r RUNDIR and -o key=value for each plugstack tunable. */
-static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opts[4][64])
+/* argv for krexd: -r RUNDIR, -o node_name=NODE and -o key=value for each
+ * plugstack tunable given. */
+static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opts[5][80])
 {
 	const char *keys[4] = {"max_region", "drain_timeout", "isolate", "freezer"};
 	const char *vals[4] = {a->max_region, a->drain_timeout, a->isolate, a->freezer};
@@ -116,10 +117,13 @@ static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opt
 	argv[n++] = (char *)a->krexd;
 	argv[n++] = (char *)"-r";
 	argv[n++] = krexd_rundir;
+	snprintf(opts[4], 80, "node_name=%s", node_name);
+	argv[n++] = (char *)"-o";
+	argv[n++] = opts[4];
 	for (i = 0; i < 4; i++) {
 		if (!vals[i][0])
 			continue;
-		snprintf(opts[i], 64, "%s=%s", keys[i], vals[i]);
+		snprintf(opts[i], 80, "%s=%s", keys[i], vals[i]);
 		argv[n++] = (char *)"-o";
 		argv[n++] = opts[i];
 	}
@@ -129,7 +133,7 @@ static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opt
 /* The launcher child: out of slurmd's session and cgroups, then exec. */
 static void slurmd_spawn_child(const struct spank_args *a, int errfd)
 {
-	char *argv[16], opts[4][64];
+	char *argv[16], opts[5][80];
 	int fd;
 
 	setsid();
