@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +187,12 @@ int stepd_task_init_privileged(spank_t sp, const struct spank_args *a)
 		return 0;
 	if (stepd_socket(sp, a) < 0 || stepd_request(sp, &req.reg) < 0)
 		return 0;
+	/*
+	 * Why rename: until it execs, the task is a fork of slurmstepd and its
+	 * comm says "slurmstepd"; krexd never adopts a slurmstepd (nor a cgroup
+	 * holding one), so it would refuse the task.  exec sets the real name.
+	 */
+	prctl(PR_SET_NAME, "krex-task", 0, 0, 0);
 	if (client_call(sock, PROTO_REGISTER, &req, &rtype, &rep, err, sizeof(err)) < 0) {
 		xsnprintf(reg_err, sizeof(reg_err), "krex: cannot reach krexd at %s: %s", sock,
 		          err);
