@@ -58,6 +58,15 @@ static int args_kv(const char *key, const char *value, void *ctx, char *err, siz
 		a->external = !strcmp(value, "external");
 		return 0;
 	}
+	if (!strcmp(key, "cgroup_subtree")) {
+		if (!value[0] || value[0] == '/' || strstr(value, "..")) {
+			xsnprintf(err, errlen, "cgroup_subtree must be a relative path, not '%s'",
+			          value);
+			return -1;
+		}
+		return set_str(a->cgroup_subtree, sizeof(a->cgroup_subtree), key, value, err,
+		               errlen);
+	}
 	if (!strcmp(key, "max_region"))
 		return set_duration(a->max_region, sizeof(a->max_region), key, value, err, errlen);
 	if (!strcmp(key, "drain_timeout"))

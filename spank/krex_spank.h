@@ -44,6 +44,7 @@ struct spank_args {
 	char drain_timeout[32];
 	char isolate[16];
 	char freezer[16];
+	char cgroup_subtree[128]; /* %n = node name */
 };
 
 /* Parse plugstack.conf's arguments into *a (defaults first).  Returns 0, or

@@ -107,23 +107,23 @@ static void cgroup_move_root(void)
 }
 
 /* argv for krexd: -r RUNDIR, -o node_name=NODE and -o key=value for each
- * plugstack tunable given. */
-static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opts[5][80])
+ * plugstack tunable given (%n expanded).  opts holds the strings. */
+static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opts[6][200])
 {
-	const char *keys[4] = {"max_region", "drain_timeout", "isolate", "freezer"};
-	const char *vals[4] = {a->max_region, a->drain_timeout, a->isolate, a->freezer};
+	const char *keys[6] = {"node_name", "max_region", "drain_timeout",
+	                       "isolate",   "freezer",    "cgroup_subtree"};
+	const char *vals[6] = {"%n",       a->max_region, a->drain_timeout,
+	                       a->isolate, a->freezer,    a->cgroup_subtree};
+	char val[160];
 	int i, n = 0;
 
 	argv[n++] = (char *)a->krexd;
 	argv[n++] = (char *)"-r";
 	argv[n++] = krexd_rundir;
-	snprintf(opts[4], 80, "node_name=%s", node_name);
-	argv[n++] = (char *)"-o";
-	argv[n++] = opts[4];
-	for (i = 0; i < 4; i++) {
-		if (!vals[i][0])
+	for (i = 0; i < 6; i++) {
+		if (!vals[i][0] || args_expand(val, sizeof(val), vals[i], node_name) < 0)
 			continue;
-		snprintf(opts[i], 80, "%s=%s", keys[i], vals[i]);
+		snprintf(opts[i], 200, "%s=%s", keys[i], val);
 		argv[n++] = (char *)"-o";
 		argv[n++] = opts[i];
 	}
@@ -133,7 +133,7 @@ static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opt
 /* The launcher child: out of slurmd's session and cgroups, then exec. */
 static void slurmd_spawn_child(const struct spank_args *a, int errfd)
 {
-	char *argv[16], opts[5][80];
+	char *argv[20], opts[6][200];
 	int fd;
 
 	setsid();

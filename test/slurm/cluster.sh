@@ -79,8 +79,12 @@ _kc_devices() {
 
 # plugstack.conf with ARGS for the built plugin (re-read by every new srun,
 # sbatch and slurmstepd; only slurmd needs a restart for its own part).
+# Each krexd gets a cgroup subtree of its own (two nodes on one host, and
+# other krexd tests running beside), where the krexd built knows the key.
 cluster_plugstack() {
-	echo "required $KC_PLUGIN krexd=$KC_KREXD gate=$KC_GATE run_dir=$KC_DIR/run/%n $*" \
+	local sub=""
+	grep -qa cgroup_subtree "$KC_KREXD" 2>/dev/null && sub="cgroup_subtree=krex-slurm/$$-%n"
+	echo "required $KC_PLUGIN krexd=$KC_KREXD gate=$KC_GATE run_dir=$KC_DIR/run/%n $sub $*" \
 		>"$KC_DIR/plugstack.conf"
 }
 
@@ -203,27 +207,49 @@ cluster_stop_slurmd() {
 	for p in $KC_SLURMD_PIDS; do _kc_kill "$p"; done
 }
 
+# _kc_sweep: KILL every process left from this cluster (slurmstepd and job
+# tasks carry SLURM_CONF=$KC_DIR/slurm.conf in their environment), thawing
+# its freezer cgroup first (a frozen process does not die).
+_kc_sweep() {
+	local e p pids="" cg
+	for e in /proc/[0-9]*/environ; do
+		p=${e#/proc/}
+		p=${p%/environ}
+		[ "$p" = $$ ] && continue
+		{ tr '\0' '\n' <"$e"; } 2>/dev/null | grep -qx "SLURM_CONF=$KC_DIR/slurm.conf" &&
+			pids="$pids $p"
+	done
+	for p in $pids; do
+		cg=$(sed -n 's/^[0-9]*:freezer:\(.*\)/\1/p' "/proc/$p/cgroup" 2>/dev/null)
+		[ -n "$cg" ] && [ "$cg" != / ] &&
+			echo THAWED >"/sys/fs/cgroup/freezer$cg/freezer.state" 2>/dev/null
+		kill -CONT "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	[ -z "$pids" ] || diag "cluster: killed leftover processes:$pids"
+}
+
 # Jobs first (slurmstepd outlives slurmd), then slurmd, slurmctld, munged;
-# then any krexd the plugin started that is still there, and the devices.
+# then any krexd the plugin started that is still there, leftovers, devices.
 cluster_stop() {
-	local p f i
+	local p f i ctld=""
 	[ -n "${KC_DIR:-}" ] || return 0
-	if [ -f "$KC_DIR/slurm.conf" ] && cluster_up; then
+	[ -f "$KC_DIR/slurmctld.pid" ] && ctld=$(cat "$KC_DIR/slurmctld.pid")
+	if [ -n "$ctld" ] && kill -0 "$ctld" 2>/dev/null; then
 		KC_TIMEOUT=5 krun scancel --full --user=root >/dev/null 2>&1
 		id "$KC_USER" >/dev/null 2>&1 &&
 			KC_TIMEOUT=5 krun scancel --full --user="$KC_USER" >/dev/null 2>&1
-		for i in $(seq 50); do
-			[ -z "$(KC_TIMEOUT=5 krun squeue -h -o %i 2>/dev/null)" ] && break
+		for i in $(seq 25); do
+			[ -z "$(KC_TIMEOUT=5 krun squeue -h -t R,CG -o %i 2>/dev/null)" ] && break
 			sleep 0.2
 		done
 	fi
-	for p in $KC_PIDS; do
-		case " $KC_SLURMD_PIDS " in *" $p "*) _kc_kill "$p" ;; esac
-	done
+	for p in $KC_SLURMD_PIDS; do _kc_kill "$p"; done
 	for p in $KC_PIDS; do _kc_kill "$p"; done
 	for f in "$KC_DIR"/run/*/krexd.pid "$KC_DIR"/fake*/krexd.pid; do
 		[ -f "$f" ] && _kc_kill "$(cat "$f")"
 	done
+	_kc_sweep
 	for p in $KC_DEVS; do rm -f "$p"; done
 	[ -n "${KC_KEEP:-}" ] || rm -rf "$KC_DIR"
 	KC_DIR=""
