@@ -116,6 +116,12 @@ static void gate_write_counts(void)
 
 	if (!gate_counting)
 		return;
+	if (!gate_counts_path) {
+		/* KREX_LOG=debug: the counts go to stderr, one line each */
+		gate_cuda_counts(stderr);
+		gate_hip_counts(stderr);
+		return;
+	}
 	f = fopen(gate_counts_path, "a");
 	if (!f)
 		return;
@@ -140,6 +146,8 @@ __attribute__((constructor)) static void gate_init(void)
 		gate_counts_path = strdup(s);
 		gate_counting = gate_counts_path != NULL;
 	}
+	if (lvl >= LOG_LVL_DEBUG)
+		gate_counting = 1;
 	pthread_atfork(NULL, NULL, gate_atfork_child);
 	gate_join();
 }
