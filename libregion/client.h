@@ -1,0 +1,52 @@
+/*
+ * client.h - libregion's connection to krexd (private to the library and the
+ * krex CLI).
+ */
+#ifndef KREX_CLIENT_H
+#define KREX_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+/*
+ * The socket path clients use: $KREX_SOCKET, else the system krexd's socket
+ * (KREX_DEFAULT_RUNDIR/krexd.sock).  Returns 0 or -1 if it does not fit.
+ */
+int client_socket_path(char *buf, size_t len);
+
+/*
+ * Connect to krexd at path (NULL: client_socket_path()).  Returns the socket
+ * or -1 with *kerr set to an enum krex_error (KREX_ENOKREXD when nothing
+ * listens there).
+ */
+int client_connect(const char *path, int *kerr);
+
+/*
+ * Send a request and wait for its reply until deadline_ns.  On a PROTO_ERROR
+ * reply returns its code (and copies its text into errbuf if given); on an
+ * unexpected type KREX_EPROTO; on I/O failure KREX_ENOKREXD, KREX_ESHUTDOWN
+ * (krexd closed the connection) or KREX_ETIMEDOUT.  On success returns KREX_OK
+ * with the reply in *reply (free with proto_body_free(want, reply)).
+ */
+int client_call(int fd, uint16_t type, const union proto_body *req, uint16_t want,
+                union proto_body *reply, uint64_t deadline_ns, char *errbuf, size_t errlen);
+
+/*
+ * The GPUs this process uses, node-wide names: $KREX_GPUS, else the numeric
+ * entries of CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES,
+ * else none (krexd then gives the participant every GPU it knows).
+ */
+void client_env_gpus(struct proto_gpus *g);
+
+/* Fill g from a comma-separated list; returns 0 or KREX_EINVAL. */
+int client_parse_gpus(const char *list, struct proto_gpus *g);
+
+/* A REGISTER for this process with the given GPUs and flags. */
+void client_fill_register(union proto_body *m, const struct proto_gpus *g, uint32_t flags);
+
+/* Forget, in a child after fork(), a region the parent holds (region.c). */
+void region_atfork_child(void);
+
+#endif /* KREX_CLIENT_H */

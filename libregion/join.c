@@ -1,0 +1,420 @@
+/*
+ * join.c - krex_join(): register this process as a gate member, map the gate
+ * page read-only, run the drain thread; krex_gate_wait(): the check in front
+ * of every GPU submission.
+ *
+ * The drain thread owns the member's connection.  It sleeps on the gate
+ * page's generation word (a shared futex); when krexd closes a gate on one of
+ * our GPUs for another participant's region it calls the drain callback and
+ * acknowledges that generation.  When the connection breaks (krexd stopped or
+ * died) the gate fails open at once and the thread tries to join the next
+ * krexd every JOIN_RETRY_MS.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "defs.h"
+#include "gatepage.h"
+#include "krex/region.h"
+#include "log.h"
+#include "timeutil.h"
+
+#define KREX_EXPORT __attribute__((visibility("default")))
+
+#define GATE_SLICE_MS 100  /* a gated thread re-checks krexd at least this often */
+#define DRAIN_SLICE_MS 200 /* the drain thread checks its socket this often */
+#define JOIN_RETRY_MS 500  /* after krexd went away, try to join again */
+
+/* What krexd told us at registration; replaced whole on a re-join. */
+struct join_view {
+	const struct gate_page *page;
+	uint32_t participant;
+	uint32_t nslots;
+	uint16_t slot[KREX_MAX_GPUS];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	int joined;                       /* krex_join() succeeded and no krex_leave() */
+	_Atomic(struct join_view *) view; /* NULL: fail open */
+	_Atomic int connected;            /* the drain thread's socket is up */
+	_Atomic int stop;
+	int fd;
+	pthread_t thread;
+	struct proto_gpus gpus;
+	krex_drain_fn drain;
+	void *drain_arg;
+	unsigned queue_cap;
+	unsigned gate_timeout_ms;
+	int atfork_done;
+} join_state = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+static uint64_t join_log_last;
+
+/* Set in the drain thread: it never waits at the gate (the drain callback
+ * synchronizes through the GPU runtime, which may pass through the gate). */
+static __thread int in_drain_thread;
+
+/* Logging inside a user's process is off unless KREX_LOG asks for it. */
+__attribute__((constructor)) static void join_log_init(void)
+{
+	int lvl = log_parse_level(getenv(KREX_ENV_LOG));
+
+	log_init("krex", lvl < 0 ? LOG_LVL_NONE : (enum log_level)lvl, LOG_TO_STDERR);
+}
+
+static long futex(const void *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
+static void futex_wait_ms(const uint32_t *addr, uint32_t val, int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+	/* Shared (not PRIVATE) futex: krexd wakes us through its own mapping. */
+	(void)futex(addr, FUTEX_WAIT, val, &ts);
+}
+
+static uint32_t load32(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* Map the gate page read-only and check it. */
+static const struct gate_page *join_map_page(const char *path)
+{
+	const struct gate_page *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, GATE_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (p->magic != GATE_MAGIC || p->version != GATE_VERSION) {
+		munmap((void *)p, GATE_PAGE_SIZE);
+		errno = EPROTO;
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Register with krexd and build a view.  Returns the connected socket and the
+ * view, or -1 with a krex error in *kerr.
+ */
+static int join_register(struct join_view **out, int *kerr)
+{
+	union proto_body req, reply;
+	struct join_view *v;
+	unsigned i;
+	int fd;
+
+	fd = client_connect(NULL, kerr);
+	if (fd < 0)
+		return -1;
+	client_fill_register(&req, &join_state.gpus, PROTO_REG_GATE);
+	*kerr = client_call(fd, PROTO_REGISTER, &req, PROTO_REGISTERED, &reply,
+	                    time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), NULL, 0);
+	if (*kerr != KREX_OK)
+		goto fail;
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		*kerr = KREX_ENOMEM;
+		goto fail;
+	}
+	v->page = join_map_page(reply.registered.gate_path);
+	if (!v->page) {
+		free(v);
+		*kerr = KREX_ESYS;
+		goto fail;
+	}
+	v->participant = reply.registered.participant;
+	v->nslots = reply.registered.nslots;
+	for (i = 0; i < v->nslots; i++)
+		v->slot[i] = reply.registered.slot[i];
+	join_state.queue_cap = reply.registered.queue_cap;
+	join_state.gate_timeout_ms = reply.registered.gate_timeout_ms
+	                                     ? reply.registered.gate_timeout_ms
+	                                     : KREX_DEFAULT_GATE_TIMEOUT_MS;
+	*out = v;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* Is one of our gates closed for another participant's region? */
+static int view_closed(const struct join_view *v)
+{
+	uint32_t i, w;
+
+	for (i = 0; i < v->nslots; i++) {
+		w = load32(&v->page->slot[v->slot[i]].closed_by);
+		if (w && w != v->participant)
+			return 1;
+	}
+	return 0;
+}
+
+/* Drain and acknowledge generation gen. */
+static void drain_ack(int fd, uint32_t gen)
+{
+	union proto_body ack;
+	uint64_t t0 = time_now_ns();
+	int st = 0;
+
+	if (join_state.drain)
+		st = join_state.drain(join_state.drain_arg);
+	memset(&ack, 0, sizeof(ack));
+	ack.ack.generation = gen;
+	ack.ack.status = (uint32_t)(st < 0 ? -st : st);
+	ack.ack.drain_us = (time_now_ns() - t0) / NS_PER_US;
+	if (proto_send(fd, PROTO_DRAIN_ACK, 0, &ack, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS)) <
+	    0)
+		log_debug("drain ack for generation %u not sent: %s", gen, strerror(errno));
+}
+
+/*
+ * True when krexd closed our connection.  krexd answers a bad ack with an
+ * ERROR message: read and log it; anything unreadable counts as broken.
+ */
+static int socket_broken(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	union proto_body m;
+	uint16_t type;
+	int herr;
+
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	if (p.revents & (POLLHUP | POLLERR))
+		return 1;
+	if (proto_recv(fd, &type, NULL, &m, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), &herr) <
+	    0)
+		return 1;
+	if (type == PROTO_ERROR)
+		log_warn("krexd: %s", m.error.message);
+	proto_body_free(type, &m);
+	return 0;
+}
+
+/* Wake gated threads so that they see the gate fail open. */
+static void join_fail_open(void)
+{
+	struct join_view *v = atomic_load(&join_state.view);
+	uint32_t i;
+
+	atomic_store(&join_state.connected, 0);
+	if (!v)
+		return;
+	for (i = 0; i < v->nslots; i++)
+		(void)futex(&v->page->slot[v->slot[i]].closed_by, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+static void *drain_main(void *arg)
+{
+	struct join_view *v;
+	uint32_t gen, acked = 0;
+	int kerr, fd;
+
+	(void)arg;
+	in_drain_thread = 1;
+	while (!atomic_load(&join_state.stop)) {
+		v = atomic_load(&join_state.view);
+		fd = join_state.fd;
+		if (!atomic_load(&join_state.connected)) {
+			usleep(JOIN_RETRY_MS * 1000);
+			fd = join_register(&v, &kerr);
+			if (fd < 0)
+				continue;
+			/* The old page stays mapped: a gated thread may still read it. */
+			join_state.fd = fd;
+			atomic_store(&join_state.view, v);
+			atomic_store(&join_state.connected, 1);
+			acked = 0;
+			log_info("re-joined krexd as participant %u", v->participant);
+		}
+		gen = load32(&v->page->generation);
+		if (gen != acked && view_closed(v)) {
+			drain_ack(fd, gen);
+			acked = gen;
+			continue;
+		}
+		futex_wait_ms(&v->page->generation, gen, DRAIN_SLICE_MS);
+		if (socket_broken(fd)) {
+			if (log_ratelimit(&join_log_last, 10 * NS_PER_S))
+				log_warn("krexd went away; GPU gate open until it is back");
+			close(fd);
+			join_state.fd = -1;
+			join_fail_open();
+		}
+	}
+	return NULL;
+}
+
+static void join_atfork_child(void)
+{
+	region_atfork_child();
+	/* The drain thread did not survive fork(); the child re-joins by itself
+	 * (the gate does it) and until then passes through. */
+	pthread_mutex_init(&join_state.lock, NULL);
+	if (join_state.fd >= 0)
+		close(join_state.fd);
+	join_state.fd = -1;
+	join_state.joined = 0;
+	atomic_store(&join_state.view, NULL);
+	atomic_store(&join_state.connected, 0);
+	atomic_store(&join_state.stop, 0);
+}
+
+KREX_EXPORT int krex_join(const struct krex_join_opts *opts)
+{
+	struct join_view *v = NULL;
+	sigset_t all, old;
+	unsigned i;
+	int rc = KREX_OK, fd;
+
+	if (opts && opts->size < sizeof(struct krex_join_opts))
+		return KREX_EINVAL;
+	pthread_mutex_lock(&join_state.lock);
+	if (join_state.joined)
+		goto out;
+	if (!join_state.atfork_done) {
+		pthread_atfork(NULL, NULL, join_atfork_child);
+		join_state.atfork_done = 1;
+	}
+	memset(&join_state.gpus, 0, sizeof(join_state.gpus));
+	if (opts && opts->gpus) {
+		if (opts->ngpus > KREX_MAX_GPUS) {
+			rc = KREX_EINVAL;
+			goto out;
+		}
+		for (i = 0; i < opts->ngpus; i++)
+			if (snprintf(join_state.gpus.name[i], sizeof(join_state.gpus.name[i]), "%s",
+			             opts->gpus[i]) >= (int)sizeof(join_state.gpus.name[i])) {
+				rc = KREX_EINVAL;
+				goto out;
+			}
+		join_state.gpus.n = (uint16_t)opts->ngpus;
+	} else {
+		client_env_gpus(&join_state.gpus);
+	}
+	join_state.drain = opts ? opts->drain : NULL;
+	join_state.drain_arg = opts ? opts->drain_arg : NULL;
+	fd = join_register(&v, &rc);
+	if (fd < 0)
+		goto out;
+	join_state.fd = fd;
+	atomic_store(&join_state.view, v);
+	atomic_store(&join_state.connected, 1);
+	atomic_store(&join_state.stop, 0);
+	/* The drain thread takes no signals: they belong to the application. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&join_state.thread, NULL, drain_main, NULL) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		close(fd);
+		join_state.fd = -1;
+		atomic_store(&join_state.view, NULL);
+		rc = KREX_ESYS;
+		goto out;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	join_state.joined = 1;
+out:
+	pthread_mutex_unlock(&join_state.lock);
+	return rc;
+}
+
+KREX_EXPORT int krex_leave(void)
+{
+	struct join_view *v;
+
+	pthread_mutex_lock(&join_state.lock);
+	if (!join_state.joined)
+		goto out;
+	atomic_store(&join_state.stop, 1);
+	v = atomic_load(&join_state.view);
+	if (v)
+		(void)futex(&v->page->generation, FUTEX_WAKE, INT_MAX, NULL);
+	pthread_join(join_state.thread, NULL);
+	if (join_state.fd >= 0)
+		close(join_state.fd); /* krexd drops the member; the participant stays */
+	join_state.fd = -1;
+	atomic_store(&join_state.view, NULL);
+	atomic_store(&join_state.connected, 0);
+	join_state.joined = 0;
+out:
+	pthread_mutex_unlock(&join_state.lock);
+	return KREX_OK;
+}
+
+KREX_EXPORT unsigned krex_queue_cap(void)
+{
+	return join_state.queue_cap;
+}
+
+/* The slow path: wait until our gates open, krexd goes away or time runs out. */
+static int gate_wait_slow(struct join_view *v)
+{
+	uint64_t deadline = time_deadline_ms(join_state.gate_timeout_ms);
+	uint32_t i, w;
+	int left;
+
+	if (in_drain_thread)
+		return 0;
+	for (;;) {
+		if (!atomic_load(&join_state.connected) || atomic_load(&join_state.view) != v)
+			return 1;
+		for (i = 0; i < v->nslots; i++) {
+			w = load32(&v->page->slot[v->slot[i]].closed_by);
+			if (w && w != v->participant)
+				break;
+		}
+		if (i == v->nslots)
+			return 1;
+		left = time_left_ms(deadline);
+		if (left == 0) {
+			if (log_ratelimit(&join_log_last, 10 * NS_PER_S))
+				log_warn("GPU gate closed for over %u ms; passing through",
+				         join_state.gate_timeout_ms);
+			return 1;
+		}
+		futex_wait_ms(&v->page->slot[v->slot[i]].closed_by, w,
+		              left < GATE_SLICE_MS ? left : GATE_SLICE_MS);
+	}
+}
+
+KREX_EXPORT int krex_gate_wait(void)
+{
+	struct join_view *v = atomic_load_explicit(&join_state.view, memory_order_acquire);
+	uint32_t i, w;
+
+	if (!v)
+		return 0;
+	for (i = 0; i < v->nslots; i++) {
+		w = load32(&v->page->slot[v->slot[i]].closed_by);
+		if (w && w != v->participant)
+			return gate_wait_slow(v);
+	}
+	return 0;
+}

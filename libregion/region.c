@@ -1,0 +1,294 @@
+/*
+ * region.c - krex_region_begin() / krex_region_end() and the certificate.
+ *
+ * One region per process at a time.  The connection that asked for the
+ * region stays open until the end: krexd ends a region whose owner's
+ * connection closes, so a crashed owner never leaves its siblings frozen.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "defs.h"
+#include "krex/region.h"
+#include "timeutil.h"
+
+#define KREX_EXPORT __attribute__((visibility("default")))
+
+/* Extra time, past the queue timeout krexd applies, before we give up. */
+#define REGION_REPLY_SLACK_MS 5000
+
+static struct {
+	pthread_mutex_t lock;
+	int active;      /* a region was begun and not ended */
+	int unprotected; /* ... without krexd */
+	int fd;
+	uint64_t region_id;
+	uint64_t t_grant_ns;
+	struct proto_grant grant;
+} region_state = {PTHREAD_MUTEX_INITIALIZER, 0, 0, -1, 0, 0, {0}};
+
+static const char *const krex_errors[KREX_ERROR_MAX] = {
+        [KREX_OK] = "success",
+        [KREX_ENOKREXD] = "no krexd is running (socket not reachable)",
+        [KREX_EPROTO] = "protocol error talking to krexd",
+        [KREX_EPERM] = "permission denied",
+        [KREX_EBUSY] = "this process already holds or waits for a region",
+        [KREX_ETIMEDOUT] = "timed out",
+        [KREX_EINVAL] = "invalid argument",
+        [KREX_ENOTREG] = "not a KREX participant",
+        [KREX_ENOREGION] = "no such region",
+        [KREX_ENOMEM] = "out of memory",
+        [KREX_ESYS] = "system call failed",
+        [KREX_ENOGPU] = "unknown GPU",
+        [KREX_ESHUTDOWN] = "krexd closed the connection",
+        [KREX_EVERSION] = "krexd speaks another protocol version",
+        [KREX_ELIMIT] = "a krexd limit was reached",
+};
+
+KREX_EXPORT const char *krex_strerror(int err)
+{
+	if (err < 0 || err >= KREX_ERROR_MAX || !krex_errors[err])
+		return "unknown KREX error";
+	return krex_errors[err];
+}
+
+KREX_EXPORT int krex_api_version(void)
+{
+	return KREX_API_VERSION;
+}
+
+KREX_EXPORT const char *krex_outcome_name(uint32_t outcome)
+{
+	static const char *const names[] = {"clean", "expired", "degraded", "unprotected"};
+
+	return outcome <= KREX_OUTCOME_UNPROTECTED ? names[outcome] : "unknown";
+}
+
+static int env_unprotected(void)
+{
+	const char *e = getenv(KREX_ENV_UNPROTECTED);
+
+	return e && strcmp(e, "1") == 0;
+}
+
+/* Fill a BEGIN from the caller's options. */
+static int region_fill_begin(const struct krex_region_opts *o, union proto_body *m)
+{
+	unsigned i;
+
+	memset(m, 0, sizeof(*m));
+	if (o->ngpus > KREX_MAX_GPUS || (o->ngpus && !o->gpus))
+		return KREX_EINVAL;
+	for (i = 0; i < o->ngpus; i++) {
+		if (!o->gpus[i] || !*o->gpus[i] || strlen(o->gpus[i]) > KREX_MAX_GPU_NAME)
+			return KREX_EINVAL;
+		strcpy(m->begin.gpus.name[i], o->gpus[i]);
+	}
+	m->begin.gpus.n = (uint16_t)o->ngpus;
+	m->begin.expected_us = o->expected_us;
+	m->begin.max_us = o->max_us;
+	m->begin.timeout_ms = o->timeout_ms;
+	m->begin.flags = o->flags;
+	return KREX_OK;
+}
+
+/*
+ * Ask for the region on fd; if krexd does not know us yet, register this
+ * process (with the region's GPUs, or the environment's) and ask again.
+ */
+static int region_request(int fd, const union proto_body *begin, union proto_body *reply,
+                          uint64_t deadline)
+{
+	union proto_body reg;
+	struct proto_gpus g;
+	int rc;
+
+	rc = client_call(fd, PROTO_REGION_BEGIN, begin, PROTO_GRANT, reply, deadline, NULL, 0);
+	if (rc != KREX_ENOTREG)
+		return rc;
+	if (begin->begin.gpus.n)
+		g = begin->begin.gpus;
+	else
+		client_env_gpus(&g);
+	client_fill_register(&reg, &g, 0);
+	rc = client_call(fd, PROTO_REGISTER, &reg, PROTO_REGISTERED, reply,
+	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), NULL, 0);
+	if (rc != KREX_OK)
+		return rc;
+	return client_call(fd, PROTO_REGION_BEGIN, begin, PROTO_GRANT, reply, deadline, NULL, 0);
+}
+
+KREX_EXPORT int krex_region_begin(const struct krex_region_opts *opts)
+{
+	static const struct krex_region_opts defaults = KREX_REGION_OPTS_INIT;
+	const struct krex_region_opts *o = opts ? opts : &defaults;
+	union proto_body begin, reply;
+	unsigned wait_ms;
+	int fd, rc;
+
+	if (o->size < sizeof(struct krex_region_opts))
+		return KREX_EINVAL;
+	rc = region_fill_begin(o, &begin);
+	if (rc != KREX_OK)
+		return rc;
+	pthread_mutex_lock(&region_state.lock);
+	if (region_state.active) {
+		rc = KREX_EBUSY;
+		goto out;
+	}
+	fd = client_connect(NULL, &rc);
+	if (fd < 0) {
+		if (rc == KREX_ENOKREXD &&
+		    ((o->flags & KREX_REGION_UNPROTECTED_OK) || env_unprotected())) {
+			region_state.active = 1;
+			region_state.unprotected = 1;
+			region_state.t_grant_ns = time_now_ns();
+			rc = KREX_OK;
+		}
+		goto out;
+	}
+	wait_ms = o->timeout_ms ? o->timeout_ms : KREX_DEFAULT_QUEUE_TIMEOUT_MS;
+	rc = region_request(fd, &begin, &reply, time_deadline_ms(wait_ms + REGION_REPLY_SLACK_MS));
+	if (rc != KREX_OK) {
+		close(fd);
+		goto out;
+	}
+	region_state.active = 1;
+	region_state.unprotected = 0;
+	region_state.fd = fd;
+	region_state.grant = reply.grant;
+	region_state.region_id = reply.grant.region_id;
+	region_state.t_grant_ns = time_now_ns();
+out:
+	pthread_mutex_unlock(&region_state.lock);
+	return rc;
+}
+
+/* The certificate of a region run without krexd. */
+static void region_cert_unprotected(struct krex_certificate *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->outcome = KREX_OUTCOME_UNPROTECTED;
+	c->held_us = (time_now_ns() - region_state.t_grant_ns) / NS_PER_US;
+	c->foreign = -1;
+	c->moved = -1;
+	c->sm_clock_start_mhz = -1;
+	c->sm_clock_end_mhz = -1;
+	snprintf(c->note, sizeof(c->note), "no krexd: the GPU was not quieted");
+}
+
+KREX_EXPORT int krex_region_end(struct krex_certificate *cert)
+{
+	union proto_body req, reply;
+	struct krex_certificate local;
+	int rc;
+
+	pthread_mutex_lock(&region_state.lock);
+	if (!region_state.active) {
+		rc = KREX_ENOREGION;
+		goto out;
+	}
+	if (region_state.unprotected) {
+		region_cert_unprotected(&local);
+		rc = KREX_OK;
+		goto done;
+	}
+	memset(&req, 0, sizeof(req));
+	req.end.region_id = region_state.region_id;
+	rc = client_call(
+	        region_state.fd, PROTO_REGION_END, &req, PROTO_CERT, &reply,
+	        time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS + KREX_DEFAULT_DRAIN_TIMEOUT_MS), NULL,
+	        0);
+	close(region_state.fd);
+	region_state.fd = -1;
+	if (rc == KREX_OK)
+		local = reply.cert;
+done:
+	region_state.active = 0;
+	region_state.unprotected = 0;
+	if (rc == KREX_OK && cert)
+		*cert = local;
+out:
+	pthread_mutex_unlock(&region_state.lock);
+	return rc;
+}
+
+/* Forget a region inherited across fork(): it belongs to the parent. */
+void region_atfork_child(void)
+{
+	pthread_mutex_init(&region_state.lock, NULL);
+	if (region_state.fd >= 0)
+		close(region_state.fd);
+	region_state.fd = -1;
+	region_state.active = 0;
+	region_state.unprotected = 0;
+}
+
+/* Copy s into out as the inside of a JSON string. */
+static void json_escape(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 7 < len; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)ch;
+		} else if (ch < 0x20) {
+			o += (size_t)snprintf(out + o, len - o, "\\u%04x", ch);
+		} else {
+			out[o++] = (char)ch;
+		}
+	}
+	out[o] = '\0';
+}
+
+/* A known integer, or null. */
+static void json_int(char *out, size_t len, int known, long long v)
+{
+	if (known)
+		snprintf(out, len, "%lld", v);
+	else
+		snprintf(out, len, "null");
+}
+
+KREX_EXPORT int krex_certificate_json(const struct krex_certificate *c, char *buf,
+                                      unsigned long len)
+{
+	char gpus[6 * sizeof(c->gpus)], note[6 * sizeof(c->note)],
+	        cores[6 * sizeof(c->owner_cores)];
+	char foreign[24], moved[24], clk0[24], clk1[24];
+	int iso = (c->known & KREX_CERT_ISOLATION) != 0, clk = (c->known & KREX_CERT_CLOCKS) != 0;
+
+	json_escape(c->gpus, gpus, sizeof(gpus));
+	json_escape(c->note, note, sizeof(note));
+	json_escape(c->owner_cores, cores, sizeof(cores));
+	json_int(foreign, sizeof(foreign), (c->known & KREX_CERT_FOREIGN) != 0, c->foreign);
+	json_int(moved, sizeof(moved), iso, c->moved);
+	json_int(clk0, sizeof(clk0), clk, c->sm_clock_start_mhz);
+	json_int(clk1, sizeof(clk1), clk, c->sm_clock_end_mhz);
+	return snprintf(buf, len,
+	                "{\"region\":%llu,\"outcome\":\"%s\",\"gpus\":\"%s\","
+	                "\"wait_us\":%llu,\"drain_us\":%llu,\"freeze_us\":%llu,"
+	                "\"isolate_us\":%llu,\"held_us\":%llu,\"lease_us\":%llu,"
+	                "\"siblings\":%u,\"drained\":%u,\"late\":%u,\"frozen\":%u,"
+	                "\"foreign\":%s,\"moved\":%s,\"owner_cores\":%s%s%s,"
+	                "\"sm_clock_start_mhz\":%s,\"sm_clock_end_mhz\":%s,"
+	                "\"throttle_start\":%llu,\"throttle_end\":%llu,\"note\":\"%s\"}",
+	                (unsigned long long)c->region_id, krex_outcome_name(c->outcome), gpus,
+	                (unsigned long long)c->wait_us, (unsigned long long)c->drain_us,
+	                (unsigned long long)c->freeze_us, (unsigned long long)c->isolate_us,
+	                (unsigned long long)c->held_us, (unsigned long long)c->lease_us,
+	                c->siblings, c->drained, c->late, c->frozen, foreign, moved,
+	                iso ? "\"" : "", iso ? cores : "null", iso ? "\"" : "", clk0, clk1,
+	                (unsigned long long)c->throttle_start, (unsigned long long)c->throttle_end,
+	                note);
+}

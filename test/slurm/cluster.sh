@@ -1,0 +1,284 @@
+# cluster.sh - a real Slurm cluster on this host for the tests and the demo
+# (source it; needs root and Debian's slurm-wlm, munge).
+#
+#	. test/slurm/cluster.sh
+#	cluster_check || skip_all "$CLUSTER_WHY"
+#	cluster_start linuxproc 1	# proctrack: linuxproc | cgroup; nodes: 1 | 2
+#	krun srun --krex-shared hostname
+#	(cluster_stop runs from the EXIT trap that cluster_start sets)
+#
+# Everything lives in one temp dir ($KC_DIR): slurm.conf, gres.conf,
+# cgroup.conf, plugstack.conf (pointing at the BUILT plugin), logs, state,
+# a private munged socket.  Every daemon is stopped by pid, also when a test
+# fails.  SLURM-ON-ONE-HOST.md records why each setting is what it is.
+
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+
+KC_PLUGIN=$top_builddir/spank/.libs/spank_krex.so
+KC_REAL_KREXD=$top_builddir/coordinator/krexd
+KC_FAKE_KREXD=$top_builddir/test/slurm/fake_krexd
+KC_GATE=$top_builddir/libregion/gate/.libs/libkrexgate.so
+KC_PIDS=""
+KC_DEVS=""
+KC_MUNGE_SOCK=""
+KC_USER=krextest
+# The GPU device files of node 1 and 2: fake ones made by _kc_devices unless
+# the caller (scripts/demo.sh on a GPU node) names real ones.
+: "${KC_GPU0:=/dev/krex-gpu0}"
+: "${KC_GPU1:=/dev/krex-gpu1}"
+
+# cluster_check: 0 if a cluster can run here, else 1 with CLUSTER_WHY set.
+cluster_check() {
+	CLUSTER_WHY=""
+	[ "$(id -u)" = 0 ] || CLUSTER_WHY="needs root (slurmd, munged)"
+	local b
+	for b in slurmctld slurmd srun sbatch squeue scontrol sinfo munged munge unmunge; do
+		[ -n "$CLUSTER_WHY" ] && break
+		command -v "$b" >/dev/null 2>&1 ||
+			CLUSTER_WHY="$b not installed (run scripts/install-deps.sh)"
+	done
+	[ -z "$CLUSTER_WHY" ] && [ ! -r /etc/munge/munge.key ] &&
+		CLUSTER_WHY="no /etc/munge/munge.key (munge package not set up)"
+	[ -z "$CLUSTER_WHY" ] && [ ! -f "$KC_PLUGIN" ] &&
+		CLUSTER_WHY="spank_krex.so not built (configure did not find slurm/spank.h)"
+	[ -z "$CLUSTER_WHY" ]
+}
+
+# krexd_real: 0 when the real krexd is built (else tests use the fake one).
+krexd_real() { [ -x "$KC_REAL_KREXD" ]; }
+
+# Every client call goes through krun: SLURM_CONF set and a timeout, because
+# a client waiting on a bad node never returns.
+krun() { SLURM_CONF=$KC_DIR/slurm.conf timeout "${KC_TIMEOUT:-30}" "$@"; }
+
+_kc_munge() {
+	# A private munged on its own socket (slurm.conf AuthInfo names it), run
+	# as the munge user: it refuses root with the packaged key.
+	install -d -o munge -g munge -m 0755 "$KC_DIR/munge"
+	KC_MUNGE_SOCK=$KC_DIR/munge/munge.sock
+	runuser -u munge -- /usr/sbin/munged --socket="$KC_MUNGE_SOCK" \
+		--pid-file="$KC_DIR/munge/munged.pid" --log-file="$KC_DIR/munge/munged.log" \
+		--seed-file="$KC_DIR/munge/munged.seed" --num-threads=2 || return 1
+	wait_for 5 test -s "$KC_DIR/munge/munged.pid" || return 1
+	KC_PIDS="$KC_PIDS $(cat "$KC_DIR/munge/munged.pid")"
+	munge -S "$KC_MUNGE_SOCK" -n | unmunge -S "$KC_MUNGE_SOCK" >/dev/null
+}
+
+# A character device per fake GPU (major 242: local/experimental).  A
+# regular file or /dev/null's numbers do not work (SLURM-ON-ONE-HOST.md).
+_kc_devices() {
+	local i
+	for i in 0 1; do
+		[ -e /dev/krex-gpu$i ] && continue
+		case "$KC_GPU0 $KC_GPU1" in *krex-gpu$i*) ;; *) continue ;; esac
+		mknod -m 0666 /dev/krex-gpu$i c 242 $i || return 1
+		KC_DEVS="$KC_DEVS /dev/krex-gpu$i"
+	done
+}
+
+# plugstack.conf with ARGS for the built plugin (re-read by every new srun,
+# sbatch and slurmstepd; only slurmd needs a restart for its own part).
+# Each krexd gets a cgroup subtree of its own (two nodes on one host, and
+# other krexd tests running beside), where the krexd built knows the key.
+cluster_plugstack() {
+	local sub=""
+	grep -qa cgroup_subtree "$KC_KREXD" 2>/dev/null && sub="cgroup_subtree=krex-slurm/$$-%n"
+	echo "required $KC_PLUGIN krexd=$KC_KREXD gate=$KC_GATE run_dir=$KC_DIR/run/%n $sub $*" \
+		>"$KC_DIR/plugstack.conf"
+}
+
+_kc_conf() {
+	local mode=$1 nodes=$2 host port=$((20000 + ($$ % 3000) * 4))
+	host=$(hostname -s)
+	KC_NODES=""
+	{
+		echo "ClusterName=krex"
+		echo "SlurmctldHost=$host(127.0.0.1)"
+		echo "SlurmctldPort=$port"
+		echo "SlurmUser=root"
+		echo "AuthType=auth/munge"
+		echo "AuthInfo=socket=$KC_MUNGE_SOCK"
+		echo "CredType=cred/munge"
+		echo "StateSaveLocation=$KC_DIR/state"
+		echo "SlurmdSpoolDir=$KC_DIR/spool/%n"
+		echo "SlurmctldPidFile=$KC_DIR/slurmctld.pid"
+		echo "SlurmdPidFile=$KC_DIR/slurmd-%n.pid"
+		echo "SlurmctldLogFile=$KC_DIR/slurmctld.log"
+		echo "SlurmdLogFile=$KC_DIR/slurmd-%n.log"
+		echo "SlurmdDebug=debug"
+		echo "PlugStackConfig=$KC_DIR/plugstack.conf"
+		echo "MpiDefault=none"
+		echo "ReturnToService=2"
+		echo "SchedulerType=sched/backfill"
+		echo "SelectType=select/cons_tres"
+		echo "SelectTypeParameters=CR_Core"
+		echo "AccountingStorageType=accounting_storage/none"
+		echo "JobAcctGatherType=jobacct_gather/none"
+		echo "SlurmdParameters=config_overrides"
+		echo "GresTypes=gpu,shard"
+		echo "KillWait=2"
+		echo "InactiveLimit=0"
+		if [ "$mode" = cgroup ]; then
+			echo "ProctrackType=proctrack/cgroup"
+			echo "TaskPlugin=task/cgroup,task/affinity"
+		else
+			echo "ProctrackType=proctrack/linuxproc"
+			echo "TaskPlugin=task/affinity"
+		fi
+		if [ "$nodes" = 1 ]; then
+			echo "NodeName=$host NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:1,shard:4"
+			echo "PartitionName=debug Nodes=$host Default=YES MaxTime=10 State=UP"
+			KC_NODES=$host
+		else
+			echo "NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=8 RealMemory=2000 Gres=gpu:1,shard:4"
+			echo "NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 2)) CPUs=8 RealMemory=2000 Gres=gpu:1,shard:4"
+			echo "PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=10 State=UP"
+			KC_NODES="n1 n2"
+		fi
+	} >"$KC_DIR/slurm.conf"
+	{
+		echo "AutoDetect=off"
+		if [ "$nodes" = 1 ]; then
+			echo "Name=gpu File=$KC_GPU0"
+			echo "Name=shard Count=4 File=$KC_GPU0"
+		else
+			echo "NodeName=n1 Name=gpu File=$KC_GPU0"
+			echo "NodeName=n1 Name=shard Count=4 File=$KC_GPU0"
+			echo "NodeName=n2 Name=gpu File=$KC_GPU1"
+			echo "NodeName=n2 Name=shard Count=4 File=$KC_GPU1"
+		fi
+	} >"$KC_DIR/gres.conf"
+	printf 'CgroupPlugin=cgroup/v1\nConstrainCores=yes\nConstrainDevices=yes\n' \
+		>"$KC_DIR/cgroup.conf"
+}
+
+# All nodes idle (or mixed/allocated: up) in sinfo.
+cluster_up() {
+	local st
+	st=$(KC_TIMEOUT=5 krun sinfo -h -N -o '%T' 2>/dev/null) || return 1
+	[ -n "$st" ] && ! echo "$st" | grep -qvE '^(idle|mixed|allocated)$'
+}
+
+# cluster_start MODE NODES: start munged, slurmctld, slurmd(s); set the EXIT
+# trap.  Returns 1 with CLUSTER_WHY when it did not come up.
+cluster_start() {
+	local mode=$1 nodes=$2 n
+	KC_DIR=$(mktemp -d /tmp/krex-slurm.XXXXXX)
+	chmod 0755 "$KC_DIR"
+	trap cluster_stop EXIT
+	mkdir -p "$KC_DIR/state" "$KC_DIR/run" "$KC_DIR/work"
+	chmod 1777 "$KC_DIR/work"
+	KC_KREXD=$KC_REAL_KREXD
+	krexd_real || KC_KREXD=$KC_FAKE_KREXD
+	_kc_munge || { CLUSTER_WHY="munged did not start (see $KC_DIR/munge/munged.log)"; return 1; }
+	_kc_devices || { CLUSTER_WHY="cannot mknod /dev/krex-gpu0"; return 1; }
+	_kc_conf "$mode" "$nodes"
+	cluster_plugstack "${KC_PLUGARGS:-}"
+	setsid slurmctld -D -c -f "$KC_DIR/slurm.conf" >"$KC_DIR/slurmctld.out" 2>&1 &
+	KC_PIDS="$KC_PIDS $!"
+	for n in $KC_NODES; do
+		mkdir -p "$KC_DIR/spool/$n"
+		if [ "$nodes" = 1 ]; then
+			setsid slurmd -D -f "$KC_DIR/slurm.conf" >"$KC_DIR/slurmd-$n.out" 2>&1 &
+		else
+			setsid slurmd -D -N "$n" -f "$KC_DIR/slurm.conf" >"$KC_DIR/slurmd-$n.out" 2>&1 &
+		fi
+		KC_SLURMD_PIDS="${KC_SLURMD_PIDS:-} $!"
+	done
+	KC_PIDS="$KC_PIDS $KC_SLURMD_PIDS"
+	wait_for 30 cluster_up || { CLUSTER_WHY="nodes not idle within 30 s (see $KC_DIR)"; return 1; }
+}
+
+# Stop pid: TERM, wait up to 10 s, then KILL.
+_kc_kill() {
+	local pid=$1 i=0
+	kill -TERM "$pid" 2>/dev/null || return 0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 500 ]; do
+		sleep 0.02
+		i=$((i + 1))
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
+# cluster_stop_slurmd: stop the slurmds only (their krexd goes with them).
+cluster_stop_slurmd() {
+	local p
+	for p in $KC_SLURMD_PIDS; do _kc_kill "$p"; done
+}
+
+# _kc_sweep: KILL every process left from this cluster (slurmstepd and job
+# tasks carry SLURM_CONF=$KC_DIR/slurm.conf in their environment), thawing
+# its freezer cgroup first (a frozen process does not die).
+_kc_sweep() {
+	local e p pids="" cg
+	for e in /proc/[0-9]*/environ; do
+		p=${e#/proc/}
+		p=${p%/environ}
+		[ "$p" = $$ ] && continue
+		{ tr '\0' '\n' <"$e"; } 2>/dev/null | grep -qx "SLURM_CONF=$KC_DIR/slurm.conf" &&
+			pids="$pids $p"
+	done
+	for p in $pids; do
+		cg=$(sed -n 's/^[0-9]*:freezer:\(.*\)/\1/p' "/proc/$p/cgroup" 2>/dev/null)
+		[ -n "$cg" ] && [ "$cg" != / ] &&
+			echo THAWED >"/sys/fs/cgroup/freezer$cg/freezer.state" 2>/dev/null
+		kill -CONT "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	[ -z "$pids" ] || diag "cluster: killed leftover processes:$pids"
+}
+
+# Jobs first (slurmstepd outlives slurmd), then slurmd, slurmctld, munged;
+# then any krexd the plugin started that is still there, leftovers, devices.
+cluster_stop() {
+	local p f i ctld=""
+	[ -n "${KC_DIR:-}" ] || return 0
+	[ -f "$KC_DIR/slurmctld.pid" ] && ctld=$(cat "$KC_DIR/slurmctld.pid")
+	if [ -n "$ctld" ] && kill -0 "$ctld" 2>/dev/null; then
+		KC_TIMEOUT=5 krun scancel --full --user=root >/dev/null 2>&1
+		id "$KC_USER" >/dev/null 2>&1 &&
+			KC_TIMEOUT=5 krun scancel --full --user="$KC_USER" >/dev/null 2>&1
+		for i in $(seq 25); do
+			[ -z "$(KC_TIMEOUT=5 krun squeue -h -t R,CG -o %i 2>/dev/null)" ] && break
+			sleep 0.2
+		done
+	fi
+	for p in $KC_SLURMD_PIDS; do _kc_kill "$p"; done
+	for p in $KC_PIDS; do _kc_kill "$p"; done
+	for f in "$KC_DIR"/run/*/krexd.pid "$KC_DIR"/fake*/krexd.pid; do
+		[ -f "$f" ] && _kc_kill "$(cat "$f")"
+	done
+	_kc_sweep
+	for p in $KC_DEVS; do rm -f "$p"; done
+	[ -n "${KC_KEEP:-}" ] || rm -rf "$KC_DIR"
+	KC_DIR=""
+}
+
+# Start a fake krexd in DIR (for coordinator=external tests); prints its pid.
+fake_krexd_start() {
+	"$KC_FAKE_KREXD" -r "$1" || return 1
+	cat "$1/krexd.pid"
+}
+
+# kjob_state ID: the job's state (RUNNING, COMPLETED, FAILED ...).
+kjob_state() {
+	krun scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'
+}
+
+# kjob_done ID: the job has left the queue or is in a final state.
+kjob_done() {
+	case "$(kjob_state "$1")" in
+	"" | COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) return 0 ;;
+	esac
+	return 1
+}
+
+# ksbatch ARGS...: submit, print the job id.
+ksbatch() { krun sbatch --parsable "$@" | cut -d';' -f1; }
+
+# Make the unprivileged test user if it is missing.
+kc_user() {
+	id "$KC_USER" >/dev/null 2>&1 || useradd -M -r -s /bin/sh "$KC_USER" >/dev/null 2>&1
+	id "$KC_USER" >/dev/null 2>&1
+}

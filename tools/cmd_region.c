@@ -1,0 +1,136 @@
+/*
+ * cmd_region.c - `krex region`: run a command inside one critical region and
+ * print its certificate.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "defs.h"
+#include "krex/region.h"
+#include "krex_cmd.h"
+#include "timeutil.h"
+
+/* Seconds (fractions allowed) to microseconds; dies on junk. */
+static uint64_t parse_seconds_us(const char *opt, const char *s)
+{
+	uint64_t ns;
+
+	if (time_parse_duration(s, NS_PER_S, &ns) < 0 || ns == 0)
+		die_usage("region: bad %s '%s' (seconds, or a number with us/ms/s/m)", opt, s);
+	return ns / NS_PER_US;
+}
+
+static void print_cert(FILE *f, const struct krex_certificate *c)
+{
+	fprintf(f, "krex: region %llu on %s: %s%s%s\n", (unsigned long long)c->region_id,
+	        c->gpus[0] ? c->gpus : "-", krex_outcome_name(c->outcome), c->note[0] ? " - " : "",
+	        c->note);
+	fprintf(f,
+	        "krex:   wait %.3f ms, drain %.3f ms, freeze %.3f ms, isolate %.3f ms, "
+	        "held %.3f ms (lease %.0f ms)\n",
+	        c->wait_us / 1e3, c->drain_us / 1e3, c->freeze_us / 1e3, c->isolate_us / 1e3,
+	        c->held_us / 1e3, c->lease_us / 1e3);
+	fprintf(f, "krex:   siblings %u: drained %u, late %u, frozen %u\n", c->siblings, c->drained,
+	        c->late, c->frozen);
+	if (c->known & KREX_CERT_ISOLATION)
+		fprintf(f, "krex:   owner cores %s, %d processes moved off them\n", c->owner_cores,
+		        c->moved);
+	else
+		fprintf(f, "krex:   isolation: unknown\n");
+	if (c->known & KREX_CERT_FOREIGN)
+		fprintf(f, "krex:   foreign processes on the GPUs: %d\n", c->foreign);
+	if (c->known & KREX_CERT_CLOCKS)
+		fprintf(f, "krex:   SM clock %d -> %d MHz, throttle 0x%llx -> 0x%llx\n",
+		        c->sm_clock_start_mhz, c->sm_clock_end_mhz,
+		        (unsigned long long)c->throttle_start, (unsigned long long)c->throttle_end);
+}
+
+static void write_cert(const struct krex_certificate *c, int json, const char *file)
+{
+	char buf[4096];
+	FILE *f = stderr;
+
+	krex_certificate_json(c, buf, sizeof(buf));
+	if (file) {
+		f = fopen(file, "we");
+		if (!f)
+			die("cannot write certificate to %s: %s", file, strerror(errno));
+		fprintf(f, "%s\n", buf);
+		fclose(f);
+		return;
+	}
+	if (json)
+		fprintf(f, "%s\n", buf);
+	else
+		print_cert(f, c);
+}
+
+int cmd_region(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	        {"gpus", required_argument, 0, 'g'},    {"max", required_argument, 0, 'm'},
+	        {"timeout", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
+	        {"cert", required_argument, 0, 'c'},    {"unprotected", no_argument, 0, 'u'},
+	        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+	struct krex_region_opts o = KREX_REGION_OPTS_INIT;
+	struct krex_certificate cert;
+	struct proto_gpus g;
+	const char *names[KREX_MAX_GPUS], *certfile = NULL;
+	char sock[512];
+	int c, json = 0, rc, status;
+	unsigned i;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+g:m:t:jc:uh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+			if (client_parse_gpus(optarg, &g) != KREX_OK || g.n == 0)
+				die_usage("region: bad --gpus list '%s'", optarg);
+			for (i = 0; i < g.n; i++)
+				names[i] = strdup(g.name[i]);
+			o.gpus = names;
+			o.ngpus = g.n;
+			break;
+		case 'm':
+			o.max_us = parse_seconds_us("--max", optarg);
+			break;
+		case 't':
+			o.timeout_ms = (unsigned)(parse_seconds_us("--timeout", optarg) / 1000);
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'c':
+			certfile = optarg;
+			break;
+		case 'u':
+			o.flags |= KREX_REGION_UNPROTECTED_OK;
+			break;
+		case 'h':
+			printf("Usage: krex region [--gpus LIST] [--max SECONDS] [--timeout SECONDS] "
+			       "[--json] [--cert FILE] [--unprotected] -- CMD [ARGS]\n");
+			return 0;
+		default:
+			die_usage("region: bad option");
+		}
+	}
+	if (optind >= argc)
+		die_usage("region: no command given");
+	krexd_locate(sock, sizeof(sock));
+	rc = krex_region_begin(&o);
+	if (rc != KREX_OK) {
+		die("region not granted: %s (krexd socket %s)", krex_strerror(rc), sock);
+	}
+	status = wait_child(spawn_command(argv + optind));
+	rc = krex_region_end(&cert);
+	if (rc != KREX_OK)
+		die("ending the region: %s", krex_strerror(rc));
+	write_cert(&cert, json, certfile);
+	return status;
+}

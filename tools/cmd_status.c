@@ -1,0 +1,194 @@
+/*
+ * cmd_status.c - `krex status`, `krex release`, `krex stop`.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "conf.h"
+#include "defs.h"
+#include "krex/region.h"
+#include "krex_cmd.h"
+#include "timeutil.h"
+
+/* Connect to the krexd clients would use: KREX_SOCKET, the system one, or
+ * this user's private one. */
+static int status_connect(char *path, size_t len)
+{
+	int fd, kerr;
+
+	krexd_locate(path, len);
+	fd = client_connect(path, &kerr);
+	if (fd < 0)
+		die("no krexd answers (%s): %s", path, krex_strerror(kerr));
+	return fd;
+}
+
+static const char *part_state(uint32_t s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s%s", s & PROTO_PART_OWNER ? "owner," : "",
+	         s & PROTO_PART_WAITING ? "waiting," : "", s & PROTO_PART_GATED ? "gated," : "",
+	         s & PROTO_PART_FROZEN ? "frozen," : "", s ? "" : "running,");
+	buf[strlen(buf) - 1] = '\0';
+	return buf;
+}
+
+static void status_print_json(const struct proto_status_reply *s)
+{
+	char st[64];
+	unsigned i;
+
+	printf("{\"node\":\"%s\",\"freezer\":\"%s\",\"isolation\":\"%s\",\"uptime_s\":%.3f,"
+	       "\"regions_total\":%llu,\"gpus\":[",
+	       s->node, s->freezer, s->isolation, s->uptime_us / 1e6,
+	       (unsigned long long)s->regions_total);
+	for (i = 0; i < s->ngpus; i++)
+		printf("%s{\"name\":\"%s\",\"slot\":%u,\"holder\":%u,\"region\":%llu,\"queued\":%u}",
+		       i ? "," : "", s->gpu[i].name, s->gpu[i].slot, s->gpu[i].holder,
+		       (unsigned long long)s->gpu[i].region_id, s->gpu[i].queued);
+	printf("],\"participants\":[");
+	for (i = 0; i < s->nparts; i++) {
+		const struct proto_status_part *p = &s->parts[i];
+		printf("%s{\"id\":%u,\"pid\":%u,\"uid\":%u,\"job\":%u,\"step\":%u,\"state\":\"%s\","
+		       "\"members\":%u,\"label\":\"%s\",\"gpus\":\"%s\",\"cgroup\":\"%s\"}",
+		       i ? "," : "", p->id, p->pid, p->uid, p->job, p->step,
+		       part_state(p->state, st, sizeof(st)), p->members, p->label, p->gpus,
+		       p->cgroup);
+	}
+	printf("],\"regions\":[");
+	for (i = 0; i < s->nregions; i++) {
+		const struct proto_status_region *r = &s->regions[i];
+		printf("%s{\"id\":%llu,\"owner\":%u,\"pid\":%u,\"state\":\"%s\",\"age_s\":%.3f,"
+		       "\"lease_s\":%.3f,\"gpus\":\"%s\"}",
+		       i ? "," : "", (unsigned long long)r->id, r->owner, r->pid,
+		       r->state ? "held" : "queued", r->age_us / 1e6, r->lease_us / 1e6, r->gpus);
+	}
+	printf("]}\n");
+}
+
+static void status_print(const struct proto_status_reply *s)
+{
+	char st[64];
+	unsigned i;
+
+	printf("krexd on %s: freezer %s, isolation %s, up %.1f s, %llu regions served\n", s->node,
+	       s->freezer, s->isolation, s->uptime_us / 1e6, (unsigned long long)s->regions_total);
+	printf("\n%-20s %5s %7s %8s %7s\n", "GPU", "SLOT", "HOLDER", "REGION", "QUEUED");
+	for (i = 0; i < s->ngpus; i++)
+		printf("%-20s %5u %7u %8llu %7u\n", s->gpu[i].name, s->gpu[i].slot,
+		       s->gpu[i].holder, (unsigned long long)s->gpu[i].region_id, s->gpu[i].queued);
+	printf("\n%5s %8s %6s %10s %-16s %-12s %s\n", "ID", "PID", "UID", "JOB.STEP", "STATE",
+	       "GPUS", "LABEL");
+	for (i = 0; i < s->nparts; i++) {
+		const struct proto_status_part *p = &s->parts[i];
+		char js[32];
+		if (p->job)
+			snprintf(js, sizeof(js), "%u.%u", p->job, p->step);
+		else
+			snprintf(js, sizeof(js), "-");
+		printf("%5u %8u %6u %10s %-16s %-12s %s\n", p->id, p->pid, p->uid, js,
+		       part_state(p->state, st, sizeof(st)), p->gpus, p->label);
+	}
+	if (s->nregions)
+		printf("\n%8s %6s %8s %7s %9s %9s %s\n", "REGION", "OWNER", "PID", "STATE", "AGE_S",
+		       "LEASE_S", "GPUS");
+	for (i = 0; i < s->nregions; i++) {
+		const struct proto_status_region *r = &s->regions[i];
+		printf("%8llu %6u %8u %7s %9.3f %9.3f %s\n", (unsigned long long)r->id, r->owner,
+		       r->pid, r->state ? "held" : "queued", r->age_us / 1e6, r->lease_us / 1e6,
+		       r->gpus);
+	}
+}
+
+int cmd_status(int argc, char **argv)
+{
+	union proto_body req, reply;
+	char path[PATH_MAX], err[256];
+	int fd, rc, json = 0;
+
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--json")))
+		die_usage("status: usage: krex status [--json]");
+	json = argc == 2;
+	fd = status_connect(path, sizeof(path));
+	memset(&req, 0, sizeof(req));
+	rc = client_call(fd, PROTO_STATUS, &req, PROTO_STATUS_REPLY, &reply,
+	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), err, sizeof(err));
+	close(fd);
+	if (rc != KREX_OK)
+		die("status from %s: %s%s%s", path, krex_strerror(rc), err[0] ? ": " : "", err);
+	if (json)
+		status_print_json(&reply.status_reply);
+	else
+		status_print(&reply.status_reply);
+	proto_body_free(PROTO_STATUS_REPLY, &reply);
+	return 0;
+}
+
+int cmd_release(int argc, char **argv)
+{
+	union proto_body req, reply;
+	char path[PATH_MAX], err[256];
+	uint64_t id;
+	int fd, rc;
+
+	if (argc != 2 || conf_parse_uint(argv[1], 1, UINT64_MAX, &id) < 0)
+		die_usage("release: usage: krex release REGION-ID (a number from krex status)");
+	fd = status_connect(path, sizeof(path));
+	memset(&req, 0, sizeof(req));
+	req.release.region_id = id;
+	rc = client_call(fd, PROTO_RELEASE, &req, PROTO_OK, &reply,
+	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), err, sizeof(err));
+	close(fd);
+	if (rc != KREX_OK)
+		die("release %llu: %s%s%s", (unsigned long long)id, krex_strerror(rc),
+		    err[0] ? ": " : "", err);
+	printf("krex: region %llu released\n", (unsigned long long)id);
+	return 0;
+}
+
+int cmd_stop(int argc, char **argv)
+{
+	char rundir[PATH_MAX], pidfile[PATH_MAX + 16], buf[32];
+	struct stat st;
+	uint64_t deadline;
+	FILE *f;
+	long pid;
+
+	if (argc != 1)
+		die_usage("stop: takes no arguments");
+	if (embedded_rundir(rundir, sizeof(rundir)) < 0 ||
+	    xsnprintf(pidfile, sizeof(pidfile), "%s/%s", rundir, KREX_PIDFILE_NAME) < 0)
+		die("run directory path too long");
+	f = fopen(pidfile, "re");
+	if (!f) {
+		printf("krex: no private krexd (%s: %s)\n", pidfile, strerror(errno));
+		return 0;
+	}
+	pid = fgets(buf, sizeof(buf), f) ? strtol(buf, NULL, 10) : 0;
+	fclose(f);
+	snprintf(buf, sizeof(buf), "/proc/%ld", pid);
+	if (pid <= 1 || stat(buf, &st) < 0) {
+		printf("krex: private krexd is not running (stale %s)\n", pidfile);
+		return 0;
+	}
+	if (st.st_uid != getuid())
+		die("pid %ld in %s is not yours; not stopping it", pid, pidfile);
+	if (kill((pid_t)pid, SIGTERM) < 0)
+		die("stopping krexd %ld: %s", pid, strerror(errno));
+	deadline = time_deadline_ms(10000);
+	while (kill((pid_t)pid, 0) == 0 && time_left_ms(deadline) > 0)
+		usleep(20000);
+	if (kill((pid_t)pid, 0) == 0)
+		die("krexd %ld did not stop within 10 s", pid);
+	printf("krex: private krexd %ld stopped\n", pid);
+	return 0;
+}

@@ -1,0 +1,150 @@
+/*
+ * krex - the KREX command line: run a command as a participant, run one in a
+ * region, show krexd's state, end a region by force, stop a private krexd.
+ *
+ * Errors are one line on stderr and a non-zero exit: 2 for usage, 1 for
+ * everything else; `run` and `region` otherwise exit with the command's status.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "conf.h"
+#include "defs.h"
+#include "krex/region.h"
+#include "timeutil.h"
+#include "krex_cmd.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "Usage: krex COMMAND [OPTIONS]\n"
+	        "\n"
+	        "  run [--gpus LIST] [--label NAME] [--no-gate] -- CMD [ARGS]\n"
+	        "        run CMD as a KREX participant (starts a private krexd if none runs)\n"
+	        "  region [--gpus LIST] [--max SECONDS] [--timeout SECONDS] [--json]\n"
+	        "         [--cert FILE] [--unprotected] -- CMD [ARGS]\n"
+	        "        run CMD inside one critical region and print its certificate\n"
+	        "  status [--json]     participants, regions held and queued, per GPU\n"
+	        "  release ID          end region ID by force (root, or its owner's user)\n"
+	        "  stop                stop this user's private krexd (embedded mode)\n"
+	        "  version             print the version\n"
+	        "\n"
+	        "Environment: KREX_SOCKET (krexd's socket, default %s/%s), KREX_GPUS,\n"
+	        "KREX_KREXD (krexd for embedded mode), KREX_GATE_LIB (the gate to preload).\n"
+	        "See krex(1).\n",
+	        KREX_DEFAULT_RUNDIR, KREX_SOCKET_NAME);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "krex: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "krex: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see krex --help)\n");
+	exit(2);
+}
+
+int wait_child(pid_t child)
+{
+	int st;
+
+	while (waitpid(child, &st, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+static pid_t forward_to;
+
+static void forward_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+pid_t spawn_command(char **argv)
+{
+	struct sigaction sa;
+	pid_t pid;
+	int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+	unsigned i;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "krex: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	forward_to = pid;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward_signal;
+	sa.sa_flags = SA_RESTART;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	return pid;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("krex %s (protocol %d, API %d)\n", PACKAGE_VERSION, PROTO_VERSION,
+		       krex_api_version());
+		return 0;
+	}
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "region"))
+		return cmd_region(argc - 1, argv + 1);
+	if (!strcmp(cmd, "status"))
+		return cmd_status(argc - 1, argv + 1);
+	if (!strcmp(cmd, "release"))
+		return cmd_release(argc - 1, argv + 1);
+	if (!strcmp(cmd, "stop"))
+		return cmd_stop(argc - 1, argv + 1);
+	die_usage("unknown command '%s'", cmd);
+	return 2;
+}
