@@ -335,6 +335,7 @@ class Sim:
         except P.Interrupted as e:
             stopped = "INTERRUPTED (%s): the table holds what ran before" % e
             self.failed += 1
+        P.cgroups_remove()
         title = "Agent sessions per hour (alone: timed wall_p50 %s, wall_p95 %s ms)" % (
             P.fmt(ref.get("wall_p50")), P.fmt(ref.get("wall_p95")))
         md = P.write_tables(self.rows, COLS, os.path.join(self.out, "agents.csv"),

@@ -133,6 +133,10 @@ def krexd_opts(a, mode):
     return P.krexd_opts(a, cap, iso)
 
 
+class SlowEntry(Exception):
+    """Region entries too slow for one region per sample within --cell-s."""
+
+
 class Bench:
     def __init__(self, a):
         self.a = a
@@ -145,6 +149,7 @@ class Bench:
         self.rows = []
         self.failed = 0
         self.alone = {}
+        self.too_slow = {}  # (mode, mix) -> why its region-per-sample runs are skipped
         # Siblings bound their own life, so nothing outlives a killed driver
         # for long.
         self.sibling_s = a.budget_s + 120
@@ -191,6 +196,10 @@ class Bench:
             limit = 60 + n * (size * 30 + 20) / 1000.0
             rc, out, err = P.run_capture(self.victim_cmd(size, n, region, label, wrap),
                                          self.env, limit, self.logpath)
+        except SlowEntry as e:
+            row["note"] = "%s; %s" % (e, note) if note else str(e)
+            P.log("%s: %s" % (label, e))
+            return
         except P.Interrupted:
             row["note"] = "interrupted"
             raise
@@ -220,11 +229,19 @@ class Bench:
     def fit_samples(self, size, n, label, wrap, row):
         """Samples for one region per sample within --cell-s: each costs a
         region entry, unknown before (a few ms with the queue cap, the whole
-        queued work of the siblings without it), so a 20-sample probe measures
-        it first.  Never fewer than 50; the row's note says when n was cut."""
-        probe = min(n, 20)
+        queued work of the siblings without it), so a probe measures
+        it first (5 samples; over --cell-s raises SlowEntry).  Never fewer than
+        50; the row's note says when n was cut."""
+        key = (row["mode"], row["mix"])
+        if key in self.too_slow:
+            raise SlowEntry(self.too_slow[key])
+        probe = min(n, 5)
         rc, out, err = P.run_capture(self.victim_cmd(size, probe, "sample", label + "/probe",
-                                                     wrap), self.env, 120, self.logpath)
+                                                     wrap), self.env, self.a.cell_s, self.logpath)
+        if rc is None:
+            self.too_slow[key] = ("skipped: %d region entries took over --cell-s %g s" %
+                                  (probe, self.a.cell_s))
+            raise SlowEntry(self.too_slow[key])
         d = P.parse_kv(out, "victim") if rc == 0 else None
         if not d:
             return n  # the real run will say what is wrong
@@ -356,6 +373,7 @@ class Bench:
         except P.Interrupted as e:
             stopped = "INTERRUPTED (%s): the table holds what ran before" % e
             self.failed += 1
+        P.cgroups_remove()
         clocks_after = P.gpu_clocks()
         md = P.write_tables(self.rows, COLS, os.path.join(self.out, "fidelity.csv"),
                             os.path.join(self.out, "fidelity.md"),
