@@ -90,6 +90,7 @@ struct krexd {
 	uint64_t regions_total;
 	uint64_t proc_check_ns; /* next /proc check of participants without a pidfd */
 	int stopping;
+	int resched; /* something ended or arrived: run region_schedule this turn */
 };
 
 /* ---- part.c ---- */

@@ -112,7 +112,7 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 	r->next = regions;
 	regions = r;
 	log_debug("region %llu: participant %u queued", (unsigned long long)r->rq.id, p->id);
-	region_schedule(k);
+	k->resched = 1; /* decided at the end of the loop turn */
 	return 0;
 }
 
@@ -188,11 +188,18 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 	r->drain_deadline = now + k->cfg.drain_timeout_ns;
 }
 
+/*
+ * Start every region that may start.  Called once per loop turn, after the
+ * turn's events and whatever was readable already (krexd.c), so that
+ * requests sent while a region was ending are all queued before the next
+ * grant is decided.
+ */
 void region_schedule(struct krexd *k)
 {
 	struct rq_req *q;
 	uint64_t now;
 
+	k->resched = 0;
 	if (k->stopping)
 		return;
 	now = time_now_ns();
@@ -417,6 +424,7 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	union proto_body m;
 	size_t i;
 
+	now = time_now_ns(); /* the caller's now predates the freeze work */
 	r->cert.freeze_us = us(now - r->t_freeze);
 	for (i = 0; i < r->nsibs; i++) {
 		if (r->sibs[i].frozen)
@@ -557,7 +565,7 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	free(r->pending);
 	free(r->undo);
 	free(r);
-	region_schedule(k);
+	k->resched = 1;
 }
 
 int region_end(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_end *e)

@@ -53,14 +53,20 @@ static int xconnect(void)
 }
 
 /* Send one request and wait for its answer (up to timeout_ms). */
+/* The last request was sent between these two times (a process may be
+ * preempted on either side of send(); the fairness test needs both bounds). */
+static uint64_t last_send_start_ns, last_sent_ns;
+
 static int call(int fd, uint16_t type, const union proto_body *req, uint16_t *rtype,
                 union proto_body *rep, unsigned timeout_ms)
 {
 	uint32_t seq = seq_next++, rseq;
 	int herr;
 
+	last_send_start_ns = time_now_ns();
 	if (proto_send(fd, type, seq, req, time_deadline_ms(IO_MS)) < 0)
 		return -1;
+	last_sent_ns = time_now_ns();
 	return proto_recv(fd, rtype, &rseq, rep, time_deadline_ms(timeout_ms), &herr);
 }
 
@@ -280,8 +286,9 @@ static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64
 		return print_error(t, &rep);
 	t1 = time_now_ns();
 	if (grants) {
-		fprintf(grants, "%d %llu %llu %llu\n", (int)getpid(), (unsigned long long)t1,
-		        (unsigned long long)rep.grant.region_id, (unsigned long long)t0);
+		fprintf(grants, "%d %llu %llu %llu %llu\n", (int)getpid(), (unsigned long long)t1,
+		        (unsigned long long)rep.grant.region_id,
+		        (unsigned long long)last_send_start_ns, (unsigned long long)last_sent_ns);
 		fflush(grants);
 	}
 	if (!o->quiet) {
