@@ -6,7 +6,7 @@
  *	                [--ack-drains | --gate-noack] [--label L]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--count C]
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
- *	krex-testclient [-s SOCKET] status | release ID | as-pid PID
+ *	krex-testclient [-s SOCKET] status | release ID | as-pid PID [CGROUP]
  *	krex-testclient [-s SOCKET] raw badmagic|badversion|badtype|short|long|toolong|stall|reply
  *	krex-testclient [-s SOCKET] bench --gpus g --siblings N --regions R
  *
@@ -426,11 +426,24 @@ static int cmd_release(const char *id)
 	return 0;
 }
 
-static int cmd_as_pid(const char *pid)
+/* Register pid (and, as root, a cgroup it has of its own). */
+static int cmd_as_pid(const char *pid, const char *cgroup)
 {
+	union proto_body req, rep;
 	int fd = xconnect();
+	uint16_t t;
 
-	return do_register(fd, "g0", 0, (pid_t)atoi(pid), "as-pid", NULL);
+	memset(&req, 0, sizeof(req));
+	req.reg.pid = (uint32_t)atoi(pid);
+	snprintf(req.reg.label, sizeof(req.reg.label), "as-pid");
+	snprintf(req.reg.cgroup, sizeof(req.reg.cgroup), "%s", cgroup ? cgroup : "");
+	gpus_set(&req.reg.gpus, "g0");
+	if (call(fd, PROTO_REGISTER, &req, &t, &rep, IO_MS) < 0)
+		return 2;
+	if (t != PROTO_REGISTERED)
+		return print_error(t, &rep);
+	printf("registered %u\n", rep.registered.participant);
+	return 0;
 }
 
 /* ---- raw: malformed input ---- */
@@ -603,7 +616,7 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "release"))
 		return cmd_release(argv[2]);
 	if (argc > 2 && !strcmp(argv[1], "as-pid"))
-		return cmd_as_pid(argv[2]);
+		return cmd_as_pid(argv[2], argc > 3 ? argv[3] : NULL);
 	if (argc > 2 && !strcmp(argv[1], "raw"))
 		return cmd_raw(argv[2]);
 	fprintf(stderr, "unknown command %s\n", argv[1]);
