@@ -394,6 +394,7 @@ static void loop(struct krexd *k)
 			log_error("epoll_wait: %s", strerror(errno));
 			break;
 		}
+		k->turn++;
 		loop_dispatch(k, ev, n > 0 ? n : 0);
 		now = time_now_ns();
 		region_tick(k, now);

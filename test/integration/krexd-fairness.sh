@@ -4,9 +4,9 @@
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
-# Grants in region id order (the order krexd granted them), as A/B.
+# Grants in the order they were received (column 2), as A/B.
 order() {
-	sort -k3,3n "$KT_DIR/grants" | awk -v a="$x" '{ printf "%s", ($1 == a ? "A" : "B") }'
+	sort -k2,2n "$KT_DIR/grants" | awk -v a="$x" '{ printf "%s", ($1 == a ? "A" : "B") }'
 }
 # The longest run of grants to one participant before the other's last one.
 # Strict alternation of waiting requests is the queue's rule (unit test
