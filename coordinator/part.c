@@ -369,7 +369,7 @@ void part_end(struct krexd *k, struct part *p, const char *why)
 		}
 	k->nparts--;
 	free(p);
-	region_schedule(k);
+	k->resched = 1;
 }
 
 /* The /proc fallback: end participants whose root pid is gone (or a zombie). */
