@@ -127,12 +127,12 @@ _kc_conf() {
 			echo "TaskPlugin=task/affinity"
 		fi
 		if [ "$nodes" = 1 ]; then
-			echo "NodeName=$host NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:1,shard:4"
+			echo "NodeName=$host NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:1,shard:8"
 			echo "PartitionName=debug Nodes=$host Default=YES MaxTime=10 State=UP"
 			KC_NODES=$host
 		else
-			echo "NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=8 RealMemory=2000 Gres=gpu:1,shard:4"
-			echo "NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 2)) CPUs=8 RealMemory=2000 Gres=gpu:1,shard:4"
+			echo "NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=8 RealMemory=2000 Gres=gpu:1,shard:8"
+			echo "NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 2)) CPUs=8 RealMemory=2000 Gres=gpu:1,shard:8"
 			echo "PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=10 State=UP"
 			KC_NODES="n1 n2"
 		fi
@@ -141,12 +141,12 @@ _kc_conf() {
 		echo "AutoDetect=off"
 		if [ "$nodes" = 1 ]; then
 			echo "Name=gpu File=$KC_GPU0"
-			echo "Name=shard Count=4 File=$KC_GPU0"
+			echo "Name=shard Count=8 File=$KC_GPU0"
 		else
 			echo "NodeName=n1 Name=gpu File=$KC_GPU0"
-			echo "NodeName=n1 Name=shard Count=4 File=$KC_GPU0"
+			echo "NodeName=n1 Name=shard Count=8 File=$KC_GPU0"
 			echo "NodeName=n2 Name=gpu File=$KC_GPU1"
-			echo "NodeName=n2 Name=shard Count=4 File=$KC_GPU1"
+			echo "NodeName=n2 Name=shard Count=8 File=$KC_GPU1"
 		fi
 	} >"$KC_DIR/gres.conf"
 	printf 'CgroupPlugin=cgroup/v1\nConstrainCores=yes\nConstrainDevices=yes\n' \
