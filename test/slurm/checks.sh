@@ -273,7 +273,8 @@ checks_run() {
 # subtree) is left FROZEN.  Other cgroups are not ours to judge.
 check_none_frozen() {
 	local f
-	for f in $(find /sys/fs/cgroup/freezer/slurm_* /sys/fs/cgroup/freezer/krex-slurm/$$-* \
+	for f in $(find $(for n in $KC_NODES; do echo /sys/fs/cgroup/freezer/slurm_$n; done) \
+		/sys/fs/cgroup/freezer/krex-slurm/$$-* \
 		-name freezer.state 2>/dev/null); do
 		grep -q FROZEN "$f" && { diag "frozen: $f"; return 1; }
 	done
