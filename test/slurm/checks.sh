@@ -200,17 +200,28 @@ EOS
 
 # scancel of the region owner mid-region thaws the siblings.
 check_scancel_owner() {
-	local o
+	local o rc=0
 	cat >"$(W hold.sh)" <<EOS
 #!/bin/sh
 exec $KREX_CLI region -- sh -c 'touch $(W holding); sleep 60'
 EOS
 	o=$(ksbatch --krex-shared --gres=shard:1 -o "$(W hold.log)" "$(W hold.sh)") || return 1
-	wait_for 20 test -e "$(W holding)" || return 1
-	counter_stands "$(W c1)" 0.5 || return 1
+	if ! wait_for 30 test -e "$(W holding)"; then
+		diag "no region within 30 s: $(krex_status | tr '\n' ' ')"
+		rc=1
+	elif ! counter_stands "$(W c1)" 0.5; then
+		diag "sibling not frozen: $(krex_status | tr '\n' ' ')"
+		rc=1
+	fi
 	krun scancel "$o" || return 1
 	wait_for 10 kjob_done "$o" || return 1
-	counter_moves "$(W c1)" && counter_moves "$(W c2)"
+	counter_moves "$(W c1)" && counter_moves "$(W c2)" && return $rc
+	diag "siblings still frozen after scancel: $(cat "$(W hold.log)") $(krex_status | tr '\n' ' ')"
+	return 1
+}
+
+krex_status() {
+	KREX_SOCKET=$KC_DIR/run/${KC_NODES%% *}/krexd.sock "$KREX_CLI" status "$@" 2>&1
 }
 
 # A job of another user cannot release the region a job of root holds, and
@@ -221,7 +232,7 @@ check_two_users() {
 	rm -f "$(W holding)"
 	o=$(ksbatch --krex-shared --gres=shard:1 -o "$(W hold2.log)" "$(W hold.sh)") || return 1
 	wait_for 20 test -e "$(W holding)" || return 1
-	rid=$(KREX_SOCKET=$KC_DIR/run/$KC_NODES/krexd.sock "$KREX_CLI" status --json |
+	rid=$(krex_status --json |
 		grep -o '"regions":\[[^]]*' | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
 	[ -n "$rid" ] || { diag "no region id in krex status"; return 1; }
 	u=$(ksbatch --uid="$KC_USER" --gid="$KC_USER" --krex-shared --gres=shard:1 -o "$(W user.log)" \
