@@ -122,9 +122,9 @@ int cmd_region(int argc, char **argv)
 	}
 	if (optind >= argc)
 		die_usage("region: no command given");
+	krexd_locate(sock, sizeof(sock));
 	rc = krex_region_begin(&o);
 	if (rc != KREX_OK) {
-		client_socket_path(sock, sizeof(sock));
 		die("region not granted: %s (krexd socket %s)", krex_strerror(rc), sock);
 	}
 	status = wait_child(spawn_command(argv + optind));

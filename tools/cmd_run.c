@@ -66,6 +66,31 @@ static void embedded_start(const char *rundir)
 		die("private krexd did not start in %s", rundir);
 }
 
+void krexd_locate(char *path, size_t len)
+{
+	char rundir[PATH_MAX], emb[PATH_MAX + 16];
+	int fd, kerr;
+
+	if (client_socket_path(path, len) < 0)
+		die("socket path too long");
+	if (getenv(KREX_ENV_SOCKET))
+		return;
+	fd = client_connect(path, &kerr);
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	if (embedded_rundir(rundir, sizeof(rundir)) < 0 ||
+	    xsnprintf(emb, sizeof(emb), "%s/%s", rundir, KREX_SOCKET_NAME) < 0)
+		return;
+	fd = client_connect(emb, &kerr);
+	if (fd < 0)
+		return;
+	close(fd);
+	xstrcpy(path, len, emb);
+	setenv(KREX_ENV_SOCKET, emb, 1);
+}
+
 int krexd_find_or_start(char *path, size_t len)
 {
 	char rundir[PATH_MAX];

@@ -24,18 +24,10 @@
  * this user's private one. */
 static int status_connect(char *path, size_t len)
 {
-	char rundir[PATH_MAX];
 	int fd, kerr;
 
-	if (client_socket_path(path, len) < 0)
-		die("socket path too long");
+	krexd_locate(path, len);
 	fd = client_connect(path, &kerr);
-	if (fd >= 0 || getenv(KREX_ENV_SOCKET))
-		goto out;
-	if (embedded_rundir(rundir, sizeof(rundir)) == 0 &&
-	    xsnprintf(path, len, "%s/%s", rundir, KREX_SOCKET_NAME) >= 0)
-		fd = client_connect(path, &kerr);
-out:
 	if (fd < 0)
 		die("no krexd answers (%s): %s", path, krex_strerror(kerr));
 	return fd;

@@ -30,6 +30,13 @@ int wait_child(pid_t child);
  */
 int krexd_find_or_start(char *path, size_t len);
 
+/*
+ * Find the krexd clients talk to: $KREX_SOCKET, else the system krexd if it
+ * answers, else this user's private krexd if it answers (then KREX_SOCKET is
+ * set to it for libkrexregion).  Writes the path to try into path.
+ */
+void krexd_locate(char *path, size_t len);
+
 /* The private krexd's run directory for this user. */
 int embedded_rundir(char *buf, size_t len);
 

@@ -1,0 +1,346 @@
+"""krex - Python binding of libkrexregion (<krex/region.h>), stdlib only.
+
+Ask KREX for a quiet GPU around the code you time:
+
+    import krex
+    with krex.region() as cert:
+        run_and_time_kernels()
+    print(cert["outcome_name"], cert["drain_us"])
+
+    ms = krex.do_bench(lambda: model(x))      # triton.testing.do_bench in a region
+
+The process must be a KREX participant (started by `krex run` or a
+`--krex-shared` Slurm step).  Without krexd, krex_region_begin() fails with
+KREX_ENOKREXD (KrexError) unless unprotected regions are allowed: pass
+unprotected_ok=True or set KREX_UNPROTECTED=1; the certificate then says
+"unprotected".
+
+The library is found through $KREX_LIBREGION (a path), then the dynamic
+linker's search path (libkrexregion.so.1, libkrexregion.so).  The ctypes
+structures below mirror libregion/include/krex/region.h (KREX_API_VERSION 1)
+field for field.
+"""
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+
+__all__ = ["KrexError", "begin", "end", "region", "do_bench", "strerror", "api_version",
+           "last_certificate_json", "UNPROTECTED_OK", "API_VERSION"]
+
+API_VERSION = 1
+UNPROTECTED_OK = 0x1  # KREX_REGION_UNPROTECTED_OK
+
+# enum krex_error
+ERRORS = {0: "KREX_OK", 1: "KREX_ENOKREXD", 2: "KREX_EPROTO", 3: "KREX_EPERM", 4: "KREX_EBUSY",
+          5: "KREX_ETIMEDOUT", 6: "KREX_EINVAL", 7: "KREX_ENOTREG", 8: "KREX_ENOREGION",
+          9: "KREX_ENOMEM", 10: "KREX_ESYS", 11: "KREX_ENOGPU", 12: "KREX_ESHUTDOWN",
+          13: "KREX_EVERSION", 14: "KREX_ELIMIT"}
+globals().update({name[5:]: code for code, name in ERRORS.items()})  # krex.ENOKREXD == 1
+
+# Bits of krex_certificate.known, and the fields each one vouches for.
+CERT_FOREIGN, CERT_ISOLATION, CERT_CLOCKS = 0x1, 0x2, 0x4
+_KNOWN = {CERT_FOREIGN: ("foreign",), CERT_ISOLATION: ("owner_cores", "moved"),
+          CERT_CLOCKS: ("sm_clock_start_mhz", "sm_clock_end_mhz", "throttle_start",
+                        "throttle_end")}
+
+
+class RegionOpts(ctypes.Structure):
+    """struct krex_region_opts"""
+    _fields_ = [("size", ctypes.c_uint32), ("gpus", ctypes.POINTER(ctypes.c_char_p)),
+                ("ngpus", ctypes.c_uint), ("expected_us", ctypes.c_uint64),
+                ("max_us", ctypes.c_uint64), ("timeout_ms", ctypes.c_uint),
+                ("flags", ctypes.c_uint)]
+
+
+class Certificate(ctypes.Structure):
+    """struct krex_certificate"""
+    _fields_ = [("size", ctypes.c_uint32), ("region_id", ctypes.c_uint64),
+                ("outcome", ctypes.c_uint32), ("wait_us", ctypes.c_uint64),
+                ("drain_us", ctypes.c_uint64), ("freeze_us", ctypes.c_uint64),
+                ("isolate_us", ctypes.c_uint64), ("held_us", ctypes.c_uint64),
+                ("lease_us", ctypes.c_uint64), ("siblings", ctypes.c_uint32),
+                ("drained", ctypes.c_uint32), ("late", ctypes.c_uint32),
+                ("frozen", ctypes.c_uint32), ("known", ctypes.c_uint32),
+                ("foreign", ctypes.c_int32), ("moved", ctypes.c_int32),
+                ("owner_cores", ctypes.c_char * 128), ("sm_clock_start_mhz", ctypes.c_int32),
+                ("sm_clock_end_mhz", ctypes.c_int32), ("throttle_start", ctypes.c_uint64),
+                ("throttle_end", ctypes.c_uint64), ("gpus", ctypes.c_char * 256),
+                ("note", ctypes.c_char * 256)]
+
+
+_lib = None
+_last = None  # the Certificate of the last end()
+
+
+def _load():
+    """libkrexregion, loaded once, with its prototypes declared."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    names = [os.environ.get("KREX_LIBREGION"), "libkrexregion.so.1",
+             ctypes.util.find_library("krexregion"), "libkrexregion.so"]
+    errors = []
+    for name in names:
+        if not name:
+            continue
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError as e:
+            errors.append(str(e))
+    else:
+        raise OSError("libkrexregion not found (set KREX_LIBREGION): " + "; ".join(errors))
+    lib.krex_strerror.restype = ctypes.c_char_p
+    lib.krex_strerror.argtypes = [ctypes.c_int]
+    lib.krex_api_version.restype = ctypes.c_int
+    lib.krex_api_version.argtypes = []
+    lib.krex_region_begin.restype = ctypes.c_int
+    lib.krex_region_begin.argtypes = [ctypes.POINTER(RegionOpts)]
+    lib.krex_region_end.restype = ctypes.c_int
+    lib.krex_region_end.argtypes = [ctypes.POINTER(Certificate)]
+    lib.krex_outcome_name.restype = ctypes.c_char_p
+    lib.krex_outcome_name.argtypes = [ctypes.c_uint32]
+    lib.krex_certificate_json.restype = ctypes.c_int
+    lib.krex_certificate_json.argtypes = [ctypes.POINTER(Certificate), ctypes.c_char_p,
+                                          ctypes.c_ulong]
+    if lib.krex_api_version() != API_VERSION:
+        # A different struct layout would be read wrongly: refuse.
+        raise OSError("libkrexregion speaks API version %d, this binding %d" %
+                      (lib.krex_api_version(), API_VERSION))
+    _lib = lib
+    return lib
+
+
+def strerror(code):
+    """krex_strerror(code) as str."""
+    return _load().krex_strerror(code).decode(errors="replace")
+
+
+def api_version():
+    return _load().krex_api_version()
+
+
+class KrexError(Exception):
+    """A libkrexregion call returned an error: .code (enum krex_error), .name
+    ("KREX_ENOKREXD"), .text (krex_strerror), .call."""
+
+    def __init__(self, code, call):
+        self.code = code
+        self.name = ERRORS.get(code, "KREX_E%d" % code)
+        self.text = strerror(code)
+        self.call = call
+        super().__init__("%s: %s (%s)" % (call, self.text, self.name))
+
+
+def begin(gpus=None, expected_us=0, max_us=0, timeout_ms=0, unprotected_ok=False, flags=0):
+    """krex_region_begin(): block until krexd grants a region over gpus (node-wide
+    names; None = all of the caller's).  Raises KrexError."""
+    o = RegionOpts(size=ctypes.sizeof(RegionOpts), expected_us=int(expected_us),
+                   max_us=int(max_us), timeout_ms=int(timeout_ms),
+                   flags=int(flags) | (UNPROTECTED_OK if unprotected_ok else 0))
+    if gpus is not None:
+        gpus = [g.encode() if isinstance(g, str) else g for g in gpus]
+        arr = (ctypes.c_char_p * len(gpus))(*gpus)  # kept alive until the call returns
+        o.gpus = ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p))
+        o.ngpus = len(gpus)
+    rc = _load().krex_region_begin(ctypes.byref(o))
+    if rc != OK:
+        raise KrexError(rc, "krex_region_begin")
+
+
+def end():
+    """krex_region_end(): leave the region; return its certificate as a dict.
+    Raises KrexError (ENOREGION when none was begun)."""
+    global _last
+    c = Certificate()
+    rc = _load().krex_region_end(ctypes.byref(c))
+    if rc != OK:
+        raise KrexError(rc, "krex_region_end")
+    _last = c
+    return certificate_dict(c)
+
+
+def certificate_dict(c):
+    """A Certificate as a dict; fields whose 'known' bit is clear are None."""
+    d = {}
+    for name, _ in Certificate._fields_:
+        v = getattr(c, name)
+        d[name] = v.decode(errors="replace") if isinstance(v, bytes) else v
+    for bit, names in _KNOWN.items():
+        if not c.known & bit:
+            for n in names:
+                d[n] = None
+    d["outcome_name"] = _load().krex_outcome_name(c.outcome).decode(errors="replace")
+    return d
+
+
+def last_certificate_json():
+    """The library's own JSON text of the last certificate (None before one)."""
+    if _last is None:
+        return None
+    lib = _load()
+    need = lib.krex_certificate_json(ctypes.byref(_last), None, 0)
+    buf = ctypes.create_string_buffer(need + 1)
+    lib.krex_certificate_json(ctypes.byref(_last), buf, need + 1)
+    return buf.value.decode(errors="replace")
+
+
+@contextlib.contextmanager
+def region(**opts):
+    """with region(**begin_opts) as cert: ... -- cert (a dict) is filled with the
+    certificate when the block ends, also when it raises."""
+    begin(**opts)
+    cert = {}
+    try:
+        yield cert
+    finally:
+        cert.update(end())
+
+
+# ---- do_bench ------------------------------------------------------------------
+
+def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean",
+             use_region=True, cert=None, **region_opts):
+    """Time fn like triton.testing.do_bench (ms; same arguments and return
+    value), with the whole measurement inside one KREX region.  Uses Triton when
+    it imports, else a CUDA-event loop (PyTorch events, else the CUDA driver
+    through ctypes).  cert: a dict to fill with the region's certificate."""
+    ctx = region(**region_opts) if use_region else contextlib.nullcontext({})
+    with ctx as c:
+        res = _bench(fn, warmup, rep, grad_to_none, quantiles, return_mode)
+    if cert is not None:
+        cert.update(c)
+    return res
+
+
+def _bench(fn, warmup, rep, grad_to_none, quantiles, return_mode):
+    try:
+        import triton.testing as tt
+    except ImportError:
+        tt = None
+    if tt is not None:
+        import inspect
+        kw = dict(warmup=warmup, rep=rep, grad_to_none=grad_to_none, quantiles=quantiles,
+                  return_mode=return_mode)
+        params = inspect.signature(tt.do_bench).parameters
+        return tt.do_bench(fn, **{k: v for k, v in kw.items() if k in params})
+    ev = _TorchEvents() if _has_torch() else _DriverEvents()
+    return _event_loop(fn, ev, warmup, rep, grad_to_none, quantiles, return_mode)
+
+
+def _event_loop(fn, ev, warmup, rep, grad_to_none, quantiles, return_mode):
+    """Triton's recipe without Triton: estimate, warm up for `warmup` ms, then
+    time each call with a pair of events for `rep` ms."""
+    fn()
+    ev.sync()
+    t0 = ev.record()
+    for _ in range(5):
+        fn()
+    t1 = ev.record()
+    est = max(ev.elapsed(t0, t1) / 5, 1e-6)
+    n_warm, n_rep = max(1, int(warmup / est)), max(1, int(rep / est))
+    for _ in range(n_warm):
+        fn()
+    times = []
+    for _ in range(n_rep):
+        if grad_to_none is not None:
+            for x in grad_to_none:
+                x.grad = None
+        s = ev.record()
+        fn()
+        e = ev.record()
+        times.append((s, e))
+    ev.sync()
+    ms = sorted(ev.elapsed(s, e) for s, e in times)
+    for s, e in times + [(t0, t1)]:
+        ev.free(s)
+        ev.free(e)
+    if quantiles is not None:
+        out = [_quantile(ms, q) for q in quantiles]
+        return out[0] if len(out) == 1 else out
+    if return_mode == "all":
+        return ms
+    pick = {"min": ms[0], "max": ms[-1], "median": _quantile(ms, 0.5),
+            "mean": sum(ms) / len(ms)}
+    return pick[return_mode]
+
+
+def _quantile(v, q):
+    k = (len(v) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def _has_torch():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+class _TorchEvents:
+    def __init__(self):
+        import torch
+        self.torch = torch
+
+    def record(self):
+        e = self.torch.cuda.Event(enable_timing=True)
+        e.record()
+        return e
+
+    def elapsed(self, a, b):
+        b.synchronize()
+        return a.elapsed_time(b)
+
+    def sync(self):
+        self.torch.cuda.synchronize()
+
+    def free(self, e):
+        pass
+
+
+class _DriverEvents:
+    """CUDA events on the legacy default stream of the current context (the
+    primary context of device 0 when none is current), through libcuda."""
+
+    def __init__(self):
+        cu = ctypes.CDLL("libcuda.so.1")
+        self.cu = cu
+        self._check(cu.cuInit(0), "cuInit")
+        ctx = ctypes.c_void_p()
+        self._check(cu.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
+        if not ctx.value:
+            dev = ctypes.c_int()
+            self._check(cu.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+            self._check(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev),
+                        "cuDevicePrimaryCtxRetain")
+            self._check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        # CUDA 12.8 added cuEventElapsedTime_v2 and cuda.h 13 maps the name to it.
+        self.elapsed_fn = getattr(cu, "cuEventElapsedTime_v2", None) or cu.cuEventElapsedTime
+
+    @staticmethod
+    def _check(rc, call):
+        if rc != 0:
+            raise RuntimeError("%s failed: CUresult %d" % (call, rc))
+
+    def record(self):
+        e = ctypes.c_void_p()
+        self._check(self.cu.cuEventCreate(ctypes.byref(e), 0), "cuEventCreate")
+        self._check(self.cu.cuEventRecord(e, None), "cuEventRecord")
+        return e
+
+    def elapsed(self, a, b):
+        ms = ctypes.c_float()
+        self._check(self.cu.cuEventSynchronize(b), "cuEventSynchronize")
+        self._check(self.elapsed_fn(ctypes.byref(ms), a, b), "cuEventElapsedTime")
+        return ms.value
+
+    def sync(self):
+        self._check(self.cu.cuCtxSynchronize(), "cuCtxSynchronize")
+
+    def free(self, e):
+        self.cu.cuEventDestroy_v2(e)

@@ -1,0 +1,123 @@
+/*
+ * freezer.h - stopping and resuming a participant's processes.
+ *
+ * Backends, chosen at start (freezer = auto picks the first the node has):
+ *	cgroup2  write 1 to cgroup.freeze, wait for "frozen 1" in cgroup.events
+ *	cgroup1  write FROZEN to freezer.state, poll until it reads FROZEN
+ *	signal   SIGSTOP every pid of the participant, wait for state T in
+ *	         /proc/PID/stat; SIGCONT to resume (last resort: a process that
+ *	         handles SIGCONT sees it, and a parent's wait() sees the stop)
+ *
+ * A participant without a cgroup of its own gets one under the subtree krexd
+ * owns (cgroup_subtree, default KREX_CGROUP_SUBTREE: krex/p<ID> under the
+ * freezer hierarchy root); with
+ * cgroup1 a matching cpuset cgroup is made too, for the isolation work.
+ */
+#ifndef KREXD_FREEZER_H
+#define KREXD_FREEZER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "krexd_config.h"
+
+/* Called before each change with the state line that undoes it. */
+typedef int (*freezer_rec_fn)(void *ctx, const char *line);
+/* Called after each change is undone, with the same line. */
+typedef void (*freezer_drop_fn)(void *ctx, const char *line);
+
+struct freezer {
+	int kind;              /* FREEZER_CGROUP2, FREEZER_CGROUP1 or FREEZER_SIGNAL */
+	char root[256];        /* freezer hierarchy root ("" with signals) */
+	char cpuset_root[256]; /* cgroup1 cpuset hierarchy root, or "" */
+	char sub[128];         /* krexd's subtree under both roots (cgroup_subtree) */
+};
+
+struct freezer_target {
+	char cg[512];        /* absolute path of its freezer cgroup, "" with signals */
+	char cpuset_cg[512]; /* cpuset cgroup krexd made for it (cgroup1), or "" */
+	int owned;           /* krexd made cg and removes it at the end */
+	pid_t root;          /* root pid (signals: it and its descendants) */
+	pid_t *extra;        /* more pids of it that are not descendants (attached members) */
+	size_t nextra;
+	pid_t *stopped; /* signals: pids stopped now */
+	size_t nstopped;
+	int frozen; /* a freeze was started and not undone */
+};
+
+/*
+ * Pick the backend and make subtree (relative, may hold '/') under its root: want is a FREEZER_* (AUTO: cgroup2 when /sys/fs/cgroup is
+ * cgroup2, else the v1 freezer, else a cgroup2 mount elsewhere with
+ * cgroup.freeze, else signals).  Returns 0, or -1 with why in err.
+ */
+int freezer_init(struct freezer *f, int want, const char *subtree, char *err, size_t errlen);
+
+/* Clean stop: remove the subtree (levels other krexds still use stay). */
+void freezer_fini(struct freezer *f);
+
+const char *freezer_name(const struct freezer *f);
+
+/*
+ * Make t the freezer target of participant id whose root is pid.  cgroup is
+ * the cgroup it has of its own ("" for none: krexd makes one and moves pid
+ * in).  Refuses (EPERM) a cgroup that holds krexd, slurmd or slurmstepd.
+ */
+int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
+                  const char *cgroup);
+
+/* Add an attached pid that is not a descendant of the root (signals). */
+int freezer_add_pid(struct freezer_target *t, pid_t pid);
+
+/* 1 if pid belongs to t (is in its cgroup; signals: is root, extra or a descendant). */
+int freezer_contains(const struct freezer *f, const struct freezer_target *t, pid_t pid);
+
+/*
+ * Freezing is two steps, so that a batch of siblings costs one state file
+ * write: freezer_prepare() calls rec with every line the freeze will need to
+ * undo (and marks t frozen, so a thaw undoes a half-done freeze);
+ * freezer_start() then makes the change.  Both return 0 or -1/errno
+ * (EPERM: the cgroup holds krexd, slurmd or slurmstepd).
+ */
+int freezer_prepare(struct freezer *f, struct freezer_target *t, freezer_rec_fn rec, void *ctx);
+int freezer_start(struct freezer *f, struct freezer_target *t);
+
+/* Signals: read /proc once for the next batch of freezer_prepare calls. */
+void freezer_snapshot(const struct freezer *f);
+
+/* 1 when the kernel reports t frozen, 0 not yet, -1/errno. */
+int freezer_poll(struct freezer *f, struct freezer_target *t);
+
+/* Thaw t; drop is called after each change is undone. */
+void freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx);
+
+/* The participant ends: thaw, move leftover pids to the root cgroup, remove what krexd made. */
+void freezer_release(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx);
+
+/* Undo one state line (cgroup1 PATH, cgroup2 PATH, pid PID).  0 or -1/errno. */
+int freezer_undo_line(const char *line);
+
+/* Thaw and remove every p* cgroup a previous krexd left under its subtree. */
+int freezer_cleanup(struct freezer *f);
+
+/* ---- parsers (unit-tested) ---- */
+
+/* "frozen 0|1" from cgroup.events text; 0 or -1 if absent. */
+int freezer_parse_events(const char *text, int *frozen);
+
+/* State letter and parent pid from /proc/PID/stat text (comm may hold spaces and ')'). */
+int freezer_parse_stat(const char *text, char *state, pid_t *ppid);
+
+/*
+ * The cgroup path of the v1 controller ctrl (e.g. "freezer"), or of the v2
+ * hierarchy when ctrl is NULL, from /proc/PID/cgroup text.  0 or -1.
+ */
+int freezer_parse_proc_cgroup(const char *text, const char *ctrl, char *out, size_t outlen);
+
+/*
+ * From one /proc/self/mountinfo line: the mount point of a cgroup2 mount
+ * (ctrl NULL) or of a v1 cgroup mount carrying controller ctrl.  1 if the line
+ * matches, 0 if not.
+ */
+int freezer_parse_mountinfo(const char *line, const char *ctrl, char *mnt, size_t mntlen);
+
+#endif /* KREXD_FREEZER_H */

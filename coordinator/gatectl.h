@@ -1,0 +1,43 @@
+/*
+ * gatectl.h - krexd's side of the gate page (common/gatepage.h): create it,
+ * close and open slots, wake the waiters.
+ */
+#ifndef KREXD_GATECTL_H
+#define KREXD_GATECTL_H
+
+#include <stdint.h>
+
+#include "gatepage.h"
+
+struct gatectl {
+	int fd;
+	struct gate_page *page;
+	char path[512];
+};
+
+/*
+ * Create or reuse the gate file at path (0644, GATE_PAGE_SIZE) and map it.
+ * An existing page is reused so that participants of a previous krexd that
+ * still map it see the reopened slots; every slot starts open.  0 or -1/errno.
+ */
+int gatectl_open(struct gatectl *g, const char *path);
+
+/* Name slot i (the GPU table grows only). */
+void gatectl_name(struct gatectl *g, unsigned slot, const char *name, unsigned nslots);
+
+/* Close slot for owner's region; open it again.  Neither bumps the generation. */
+void gatectl_close_slot(struct gatectl *g, unsigned slot, uint32_t owner, uint64_t region);
+void gatectl_open_slot(struct gatectl *g, unsigned slot);
+
+/* Bump the generation and wake every waiter on it; returns the new value. */
+uint32_t gatectl_bump(struct gatectl *g);
+
+uint32_t gatectl_generation(const struct gatectl *g);
+
+/* Clean stop: alive = 0, every slot open, everyone woken; unmap. */
+void gatectl_shutdown(struct gatectl *g);
+
+/* Unmap without touching the page (a forked child, or after shutdown). */
+void gatectl_close(struct gatectl *g);
+
+#endif /* KREXD_GATECTL_H */

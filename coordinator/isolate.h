@@ -1,0 +1,75 @@
+/*
+ * isolate.h - the CPU isolation hook of the region entry sequence.
+ *
+ * krexd calls isolate_enter() after the siblings are frozen and before GRANT,
+ * and isolate_exit() first thing when the region ends (before the thaw).
+ * The isolation work (hwloc/: topo_choose() picks the owner's cores; cpuset
+ * and affinity backends apply the change) plugs in here.  Its contract:
+ *
+ *   - before each change, call rec(ctx, undo_line) with one line that undoes
+ *     it ("cpuset PATH CPUS", "affinity PID CPUS", ...; no newline).  krexd
+ *     writes it to the state file before rec returns 0; a non-zero return
+ *     means "do not make the change".
+ *   - isolate_undo_line(line) restores one such line: at region end (every
+ *     line of the region, newest first) and at the next krexd start for
+ *     lines a killed krexd left (registered as the state file's undo handler
+ *     for the kinds in isolate_undo_kinds[]).
+ *
+ * isolate.c runs hwloc/'s isolate_region_enter(); isolate_undo_line() is
+ * hwloc's (hwloc/isolate_backend.h has the line forms).  With isolate =
+ * none, or when it fails, the certificate says isolation is unknown
+ * (KREX_CERT_ISOLATION clear, moved = -1).
+ */
+#ifndef KREXD_ISOLATE_H
+#define KREXD_ISOLATE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "krex/region.h"
+
+typedef int (*isolate_rec_fn)(void *ctx, const char *undo_line);
+
+/* What the hook knows about a region. */
+struct isolate_req {
+	uint64_t region_id;
+	pid_t owner_pid;
+	const char *owner_cgroup; /* its freezer cgroup, or "" */
+	const char *owner_cpuset; /* its v1 cpuset cgroup krexd made, or "" */
+	const char *owner_cpus;   /* its allowed cpus from registration, or "" */
+	const char *const *gpus;  /* node-wide GPU names of the region */
+	unsigned ngpus;
+	const pid_t *other_pids; /* root pids of the other participants */
+	size_t nother;
+	int mode;                 /* enum isolate_mode */
+	const char *region_cores; /* krexd.conf region_cores */
+	const char *topology;     /* krexd.conf topology */
+	const char (
+	        *gpu_pci)[16]; /* krexd.conf gpuN_pci, KREX_MAX_GPUS entries ("" unset), or NULL */
+};
+
+/*
+ * Load the node's topology (krexd.conf topology, gpuN_pci) now rather than
+ * at the first region, whose isolate_us it would inflate; again on reload
+ * when they changed.  0, or -1 (logged; regions then retry and fail).
+ */
+int isolate_load(const char *topology, const char (*gpu_pci)[16]);
+
+/* Line kinds isolate_undo_line() understands, NULL-terminated. */
+extern const char *const isolate_undo_kinds[];
+
+/* Name of the isolation backend in use (cgroup2-cpuset, cgroup1-cpuset, affinity). */
+const char *isolate_backend_name(void);
+
+/*
+ * Isolate for req.  Calls rec before each change.  Fills cert->owner_cores,
+ * cert->moved and the KREX_CERT_ISOLATION bit of cert->known when it knows
+ * them.  Returns 0, or -1/errno (the region goes on, degraded).
+ */
+int isolate_enter(const struct isolate_req *req, isolate_rec_fn rec, void *ctx,
+                  struct krex_certificate *cert);
+
+/* Undo one recorded line.  0 or -1/errno. */
+int isolate_undo_line(const char *line);
+
+#endif /* KREXD_ISOLATE_H */

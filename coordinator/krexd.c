@@ -1,0 +1,444 @@
+/*
+ * krexd.c - the per-node KREX coordinator: main() as a checklist, the
+ * daemon start-up (double fork, a pipe that carries start-up errors back),
+ * signals through signalfd, and the single epoll loop.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "fdio.h"
+#include "isolate.h"
+#include "krexd.h"
+#include "log.h"
+#include "timeutil.h"
+
+static struct krexd K;
+static int startup_pipe = -1; /* write end, in the daemon until it is up */
+static int lock_fd = -1;
+
+/* Start-up failed: tell the launcher (or stderr) and exit 1. */
+static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (startup_pipe >= 0) {
+		(void)!write(startup_pipe, msg, strlen(msg));
+		close(startup_pipe);
+	} else
+		fprintf(stderr, "%s%s\n", strncmp(msg, "krexd ", 6) ? "krexd: " : "", msg);
+	exit(1);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: krexd [-F] [-v] [-c FILE] [-r RUNDIR] [-o key=value]...\n"
+	        "  -F             stay in the foreground, log to stderr\n"
+	        "  -c FILE        config file (default %s)\n"
+	        "  -r RUNDIR      run directory (default %s)\n"
+	        "  -o key=value   override a config key (repeatable)\n"
+	        "  -v             debug logging\n"
+	        "  -h, -V         help, version\n"
+	        "See krexd(8) and krexd.conf(5).\n",
+	        KREX_DEFAULT_CONF, KREX_DEFAULT_RUNDIR);
+}
+
+/* Defaults, then the file, then the overrides in order. */
+static int config_build(struct krexd *k, struct krexd_config *c, char *err, size_t errlen)
+{
+	char why[512];
+	int i;
+
+	config_defaults(c);
+	if (config_load(c, k->conf_path, k->conf_missing_ok, err, errlen) < 0)
+		return -1;
+	for (i = 0; i < k->noverrides; i++) {
+		if (conf_parse_arg(k->overrides[i], config_kv, c, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "-o %s: %s", k->overrides[i], why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void parse_args(struct krexd *k, int argc, char **argv)
+{
+	char err[1024], *o;
+	int ch;
+
+	k->conf_path = KREX_DEFAULT_CONF;
+	k->conf_missing_ok = 1;
+	k->overrides = calloc((size_t)argc + 1, sizeof(char *));
+	while ((ch = getopt(argc, argv, "Fvc:r:o:hV")) != -1) {
+		switch (ch) {
+		case 'F':
+			k->foreground = 1;
+			break;
+		case 'v':
+			k->overrides[k->noverrides++] = "log_level=debug";
+			break;
+		case 'c':
+			k->conf_path = optarg;
+			k->conf_missing_ok = 0;
+			break;
+		case 'r':
+			if (asprintf(&o, "run_dir=%s", optarg) < 0)
+				die("out of memory");
+			k->overrides[k->noverrides++] = o;
+			break;
+		case 'o':
+			k->overrides[k->noverrides++] = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("krexd %s (protocol %d)\n", PACKAGE_VERSION, PROTO_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		exit(2);
+	}
+	if (config_build(k, &k->cfg, err, sizeof(err)) < 0)
+		die("%s", err);
+}
+
+/*
+ * Double fork: the launcher waits on a pipe until the daemon says it is up
+ * (one NUL byte) or why it is not (the message), and exits 0 or 1.
+ */
+static void daemonize(void)
+{
+	char buf[1024];
+	int fds[2], n, got = 0;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid > 0) {
+		close(fds[1]);
+		while (got < (int)sizeof(buf) - 1 &&
+		       (n = (int)read(fds[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+			got += n;
+		buf[got] = '\0';
+		if (got == 1 && buf[0] == '\0')
+			exit(0);
+		fprintf(stderr, "%s%s\n", strncmp(buf, "krexd ", 6) ? "krexd: " : "",
+		        got ? buf : "exited during start-up");
+		exit(1);
+	}
+	close(fds[0]);
+	startup_pipe = fds[1];
+	if (setsid() < 0)
+		die("setsid: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid > 0)
+		_exit(0);
+	if (chdir("/") < 0)
+		die("chdir /: %s", strerror(errno));
+	umask(022);
+}
+
+static void startup_done(void)
+{
+	int fd;
+
+	if (startup_pipe < 0)
+		return;
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	(void)!write(startup_pipe, "", 1);
+	close(startup_pipe);
+	startup_pipe = -1;
+}
+
+/* Take the lock file; a second krexd on the same run dir fails here. */
+static void lock_take(const struct krexd *k)
+{
+	char path[512], buf[32];
+	ssize_t n;
+
+	if (xsnprintf(path, sizeof(path), "%s/%s", k->cfg.run_dir, KREX_LOCK_NAME) < 0)
+		die("run_dir too long");
+	lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (lock_fd < 0)
+		die("%s: %s", path, strerror(errno));
+	if (flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		n = pread(lock_fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		die("krexd already running (pid %s) on %s", buf[0] ? buf : "?", k->cfg.run_dir);
+	}
+}
+
+/* The lock file and the pid file both hold our pid (after daemonizing). */
+static void pidfile_write(const struct krexd *k)
+{
+	char path[512], buf[32];
+	int fd, len = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+	if (ftruncate(lock_fd, 0) < 0 || pwrite(lock_fd, buf, (size_t)len, 0) != len)
+		die("lock file: %s", strerror(errno));
+	if (xsnprintf(path, sizeof(path), "%s/%s", k->cfg.run_dir, KREX_PIDFILE_NAME) < 0)
+		die("run_dir too long");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 || write(fd, buf, (size_t)len) != len)
+		die("%s: %s", path, strerror(errno));
+	close(fd);
+}
+
+/* Built-in undo of a line a previous krexd left (gates are open already). */
+static int undo_builtin(const char *line)
+{
+	if (!strncmp(line, "gate ", 5))
+		return 0; /* gatectl_open opened every slot and woke the waiters */
+	return freezer_undo_line(line);
+}
+
+static void epoll_add(struct krexd *k, int fd, struct ep_item *it, int kind)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	it->kind = kind;
+	it->ptr = k;
+	ev.data.ptr = it;
+	if (epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		die("epoll_ctl: %s", strerror(errno));
+}
+
+static void setup(struct krexd *k)
+{
+	char path[512], err[512];
+	char names[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
+	sigset_t set;
+	int i, n;
+
+	if (mkdir_p(k->cfg.run_dir, 0755) < 0)
+		die("run dir %s: %s", k->cfg.run_dir, strerror(errno));
+	lock_take(k);
+	if (xsnprintf(path, sizeof(path), "%s/%s", k->cfg.run_dir, KREX_GATE_NAME) < 0 ||
+	    gatectl_open(&k->gate, path) < 0)
+		die("gate page %s: %s", path, strerror(errno));
+	if (freezer_init(&k->fz, k->cfg.freezer, k->cfg.cgroup_subtree, err, sizeof(err)) < 0)
+		die("%s", err);
+	if (state_init(&k->st, k->cfg.run_dir) < 0)
+		die("run_dir too long");
+	for (i = 0; isolate_undo_kinds[i]; i++)
+		state_register_undo(isolate_undo_kinds[i], isolate_undo_line);
+	n = state_recover(&k->st, undo_builtin);
+	if (n < 0)
+		die("state file %s: %s", k->st.path, strerror(errno));
+	if (n > 0)
+		log_warn("undid %d change(s) a previous krexd left in %s", n, k->st.path);
+	freezer_cleanup(&k->fz);
+	n = k->cfg.gpus[0]
+	            ? conf_split_list(k->cfg.gpus, &names[0][0], sizeof(names[0]), KREX_MAX_GPUS)
+	            : 0;
+	for (i = 0; i < n; i++)
+		gpu_slot(k, names[i], 1);
+	rq_init(&k->rq, k->cfg.max_region_ns, k->cfg.max_share, k->cfg.share_window_ns);
+
+	k->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (k->epfd < 0)
+		die("epoll: %s", strerror(errno));
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	k->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	k->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (k->sigfd < 0 || k->tfd < 0)
+		die("signalfd/timerfd: %s", strerror(errno));
+	if (xsnprintf(path, sizeof(path), "%s/%s", k->cfg.run_dir, KREX_SOCKET_NAME) < 0)
+		die("run_dir too long");
+	/* 0666: any user may connect; who they are comes from SO_PEERCRED. */
+	k->lfd = unix_listen(path, 128, 0666);
+	if (k->lfd < 0)
+		die("socket %s: %s", path, strerror(errno));
+	epoll_add(k, k->lfd, &k->ep_listen, EP_LISTEN);
+	epoll_add(k, k->sigfd, &k->ep_signal, EP_SIGNAL);
+	epoll_add(k, k->tfd, &k->ep_timer, EP_TIMER);
+	k->start_ns = time_now_ns();
+}
+
+static void report_fixed(const char *key)
+{
+	log_warn("reload: '%s' cannot change while krexd runs; restart to apply it", key);
+}
+
+static void reload(struct krexd *k)
+{
+	struct krexd_config next;
+	char err[1024];
+
+	if (config_build(k, &next, err, sizeof(err)) < 0) {
+		log_error("reload: %s; keeping the running configuration", err);
+		return;
+	}
+	config_apply_live(&k->cfg, &next, report_fixed);
+	log_set_level(k->cfg.log_level);
+	k->rq.max_lease_ns = k->cfg.max_region_ns;
+	k->rq.max_share = k->cfg.max_share;
+	k->rq.share_window_ns = k->cfg.share_window_ns;
+	isolate_load(k->cfg.topology, (const char(*)[16])k->cfg.gpu_pci);
+	log_info("configuration reloaded");
+}
+
+static void on_signal(struct krexd *k)
+{
+	struct signalfd_siginfo si;
+
+	while (read(k->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			reload(k);
+		else {
+			log_info("signal %u: stopping", si.ssi_signo);
+			k->stopping = 1;
+		}
+	}
+}
+
+/* Arm the timer for the earliest deadline of anything. */
+static void timer_arm(struct krexd *k)
+{
+	uint64_t d[4] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns, 0};
+	struct itimerspec its = {{0, 0}, {0, 0}};
+	uint64_t best = 0;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (d[i] && (!best || d[i] < best))
+			best = d[i];
+	if (best) {
+		its.it_value.tv_sec = (time_t)(best / NS_PER_S);
+		its.it_value.tv_nsec = (long)(best % NS_PER_S);
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1;
+	}
+	timerfd_settime(k->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void loop(struct krexd *k)
+{
+	struct epoll_event ev[64];
+	uint64_t now, ticks;
+	int n, i;
+
+	while (!k->stopping) {
+		timer_arm(k);
+		n = epoll_wait(k->epfd, ev, 64, -1);
+		if (n < 0 && errno != EINTR) {
+			log_error("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			struct ep_item *it = ev[i].data.ptr;
+			switch (it->kind) {
+			case EP_LISTEN:
+				conn_accept(k);
+				break;
+			case EP_SIGNAL:
+				on_signal(k);
+				break;
+			case EP_TIMER:
+				(void)!read(k->tfd, &ticks, sizeof(ticks));
+				break;
+			case EP_CONN:
+				conn_event(k, it->ptr, ev[i].events);
+				break;
+			case EP_PIDFD:
+				part_end(k, it->ptr, "root pid exited");
+				break;
+			}
+		}
+		now = time_now_ns();
+		region_tick(k, now);
+		conn_tick(k, now);
+		part_check_proc(k, now);
+		conn_reap(k);
+	}
+}
+
+/* Undo everything in reverse order of setup: regions, participants, gates, files. */
+static void teardown(struct krexd *k)
+{
+	char path[512];
+	struct conn *c;
+
+	region_stop_all(k);
+	while (k->parts)
+		part_end(k, k->parts, "krexd stopping");
+	for (c = k->conns; c; c = c->next)
+		conn_close(k, c);
+	conn_reap(k);
+	gatectl_shutdown(&k->gate);
+	freezer_fini(&k->fz);
+	state_free(&k->st);
+	k->st.dirty = 1;
+	if (state_sync(&k->st) < 0)
+		log_error("state file: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/%s", k->cfg.run_dir, KREX_SOCKET_NAME);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", k->cfg.run_dir, KREX_PIDFILE_NAME);
+	unlink(path);
+	log_info("stopped");
+}
+
+int main(int argc, char **argv)
+{
+	struct krexd *k = &K;
+
+	log_init("krexd", LOG_LVL_INFO, LOG_TO_STDERR);
+	parse_args(k, argc, argv);
+	log_set_level(k->cfg.log_level);
+	if (!k->foreground) {
+		daemonize();
+		log_init("krexd", k->cfg.log_level, LOG_TO_SYSLOG);
+	}
+	setup(k);
+	isolate_load(k->cfg.topology, (const char(*)[16])k->cfg.gpu_pci);
+	pidfile_write(k);
+	log_info("started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s)", k->cfg.node_name,
+	         k->cfg.run_dir, freezer_name(&k->fz), isolate_backend_name(), k->ngpus);
+	startup_done();
+	loop(k);
+	teardown(k);
+	return 0;
+}

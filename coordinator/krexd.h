@@ -1,0 +1,139 @@
+/*
+ * krexd.h - the daemon's state, shared by its modules (participants,
+ * connections, regions, the main loop).  Single-threaded: everything runs in
+ * the epoll loop of krexd.c.
+ */
+#ifndef KREXD_KREXD_H
+#define KREXD_KREXD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "krexd_config.h"
+#include "freezer.h"
+#include "gatectl.h"
+#include "proto.h"
+#include "region_queue.h"
+#include "state.h"
+
+enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD };
+
+struct ep_item {
+	int kind;
+	void *ptr;
+};
+
+struct part {
+	struct ep_item ep; /* pidfd */
+	uint32_t id;
+	uid_t uid;
+	pid_t pid; /* root pid */
+	uint32_t job, step;
+	char label[128];
+	char cpus[256];
+	uint64_t mask; /* GPU slots */
+	struct freezer_target ft;
+	int pidfd;        /* -1: watched through /proc */
+	int freeze_refs;  /* regions that froze it */
+	int gated;        /* regions it is a sibling of */
+	unsigned members; /* connections with a drain thread */
+	unsigned conns;
+	struct part *next;
+};
+
+struct region;
+
+struct conn {
+	struct ep_item ep;
+	int fd;
+	uint64_t serial;
+	pid_t pid; /* SO_PEERCRED */
+	uid_t uid;
+	uint8_t hdr[PROTO_HDR_LEN];
+	struct proto_hdr h;
+	uint8_t *payload;
+	size_t got;                /* bytes of the current message so far */
+	uint64_t read_deadline_ns; /* a message is half read; 0 when idle */
+	struct part *part;
+	pid_t member_pid;
+	int gate;                        /* registered with PROTO_REG_GATE */
+	struct region *region;           /* queued or held by this connection */
+	struct krex_certificate expired; /* a revoked region's, kept for END */
+	int have_expired;
+	int dead;
+	struct conn *next;
+};
+
+struct krexd {
+	struct krexd_config cfg;
+	const char *conf_path;
+	int conf_missing_ok;
+	char **overrides; /* -o key=value in order, applied again on reload */
+	int noverrides;
+	int foreground;
+	int epfd, lfd, sigfd, tfd;
+	struct ep_item ep_listen, ep_signal, ep_timer;
+	struct gatectl gate;
+	struct state st;
+	struct freezer fz;
+	struct region_queue rq;
+	char gpu[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
+	unsigned ngpus;
+	struct part *parts;
+	unsigned nparts;
+	uint32_t next_part_id;
+	struct conn *conns;
+	unsigned nconns;
+	uint64_t next_serial;
+	uint64_t start_ns;
+	uint64_t regions_total;
+	uint64_t proc_check_ns; /* next /proc check of participants without a pidfd */
+	int stopping;
+};
+
+/* ---- part.c ---- */
+int gpu_slot(struct krexd *k, const char *name, int add);
+int gpu_mask(struct krexd *k, const struct proto_gpus *g, int add, uint64_t *mask);
+void gpu_list(const struct krexd *k, uint64_t mask, char *buf, size_t len);
+struct part *part_find_id(struct krexd *k, uint32_t id);
+struct part *part_find_pid(struct krexd *k, pid_t pid);
+int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg);
+int part_unregister(struct krexd *k, struct conn *c, uint32_t seq,
+                    const struct proto_unregister *u);
+void part_end(struct krexd *k, struct part *p, const char *why);
+/* Take a freeze reference: 1 when the caller must part_freeze_start() it after writing
+ * the state file, 0 when another region froze it already, -1/errno. */
+int part_freeze_prepare(struct krexd *k, struct part *p);
+int part_freeze_start(struct krexd *k, struct part *p);
+void part_thaw(struct krexd *k, struct part *p);
+void part_check_proc(struct krexd *k, uint64_t now);
+int state_rec(void *ctx, const char *line);
+void state_unrec(void *ctx, const char *line);
+
+/* ---- region.c ---- */
+int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_begin *b);
+int region_end(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_end *e);
+int region_release(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_release *r);
+void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a);
+void region_conn_gone(struct krexd *k, struct conn *c);
+void region_part_gone(struct krexd *k, struct part *p);
+void region_tick(struct krexd *k, uint64_t now);
+uint64_t region_next_deadline(struct krexd *k);
+void region_schedule(struct krexd *k);
+void region_stop_all(struct krexd *k);
+int region_status(struct krexd *k, struct proto_status_reply *s);
+
+/* ---- conn.c ---- */
+void conn_accept(struct krexd *k);
+void conn_event(struct krexd *k, struct conn *c, uint32_t events);
+int conn_send(struct krexd *k, struct conn *c, uint16_t type, uint32_t seq,
+              const union proto_body *m);
+int conn_error(struct krexd *k, struct conn *c, uint32_t seq, int code, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+void conn_close(struct krexd *k, struct conn *c);
+void conn_reap(struct krexd *k);
+void conn_tick(struct krexd *k, uint64_t now);
+uint64_t conn_next_deadline(struct krexd *k);
+
+#endif /* KREXD_KREXD_H */

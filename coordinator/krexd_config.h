@@ -1,0 +1,64 @@
+/*
+ * config.h - krexd's configuration: one struct, the file, -o overrides and
+ * SIGHUP reload.
+ */
+#ifndef KREXD_CONFIG_H
+#define KREXD_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "defs.h"
+
+enum freezer_kind { FREEZER_AUTO = 0, FREEZER_CGROUP2, FREEZER_CGROUP1, FREEZER_SIGNAL };
+enum isolate_mode { ISOLATE_PARTICIPANTS = 0, ISOLATE_NODE, ISOLATE_NONE };
+
+struct krexd_config {
+	char run_dir[256];
+	uint64_t max_region_ns;    /* lease cap */
+	uint64_t drain_timeout_ns; /* longest wait for DRAIN_ACKs */
+	uint64_t freeze_timeout_ns;
+	uint64_t
+	        queue_timeout_ns; /* longest a begin waits in the queue (when it asks for no less) */
+	uint64_t gate_timeout_ns;     /* handed to gates: longest a gated thread waits */
+	unsigned queue_cap;           /* launches between gate events, 0 = off (handed to gates) */
+	int freezer;                  /* enum freezer_kind */
+	int isolate;                  /* enum isolate_mode, stored for the isolation work */
+	char region_cores[256];       /* stored for the isolation work */
+	char topology[512];           /* xml path or synthetic:..., stored for the isolation work */
+	char gpus[KREX_MAX_GPUS * 8]; /* comma list seeding the GPU table */
+	double max_share;             /* 1.0 = off */
+	uint64_t share_window_ns;
+	int log_level; /* enum log_level */
+	char node_name[64];
+	char cgroup_subtree
+	        [128]; /* krexd's cgroups: <root>/<this>/p<ID>; one per krexd on a node */
+	char gpu_pci[KREX_MAX_GPUS][16]; /* gpuN_pci: PCI bus id of the node's GPU N, "" unset */
+};
+
+/* Every default written out. */
+void config_defaults(struct krexd_config *c);
+
+/* Set one key; returns 0, or -1 with the reason in err ("unknown key 'x'"). */
+int config_set(struct krexd_config *c, const char *key, const char *value, char *err,
+               size_t errlen);
+
+/* config_set as a conf_kv_fn (ctx is the struct krexd_config). */
+int config_kv(const char *key, const char *value, void *ctx, char *err, size_t errlen);
+
+/* Read path into c (missing_ok: a missing file is no error).  -1 + err names file:line. */
+int config_load(struct krexd_config *c, const char *path, int missing_ok, char *err, size_t errlen);
+
+/*
+ * Copy the keys of next that can change while krexd runs into cur; for each
+ * one that cannot (run_dir, freezer, gpus, node_name,
+ * cgroup_subtree) and differs, call
+ * report(key).  Returns how many were refused.
+ */
+int config_apply_live(struct krexd_config *cur, const struct krexd_config *next,
+                      void (*report)(const char *key));
+
+const char *config_freezer_name(int kind);
+const char *config_isolate_name(int mode);
+
+#endif /* KREXD_CONFIG_H */

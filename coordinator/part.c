@@ -1,0 +1,401 @@
+/*
+ * part.c - participants (doc/architecture.md "Participants, members and
+ * connections") and krexd's GPU table.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "krexd.h"
+#include "log.h"
+#include "timeutil.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* same number on every architecture */
+#endif
+
+/* ---- GPU table: slot i is gate page slot i ---- */
+
+int gpu_slot(struct krexd *k, const char *name, int add)
+{
+	unsigned i;
+
+	for (i = 0; i < k->ngpus; i++)
+		if (!strcmp(k->gpu[i], name))
+			return (int)i;
+	if (!add)
+		return -1;
+	if (k->ngpus == KREX_MAX_GPUS || strlen(name) > KREX_MAX_GPU_NAME) {
+		errno = ENOSPC;
+		return -1;
+	}
+	snprintf(k->gpu[k->ngpus], sizeof(k->gpu[0]), "%s", name);
+	gatectl_name(&k->gate, k->ngpus, name, k->ngpus + 1);
+	log_info("GPU %s is slot %u", name, k->ngpus);
+	return (int)k->ngpus++;
+}
+
+int gpu_mask(struct krexd *k, const struct proto_gpus *g, int add, uint64_t *mask)
+{
+	unsigned i;
+	int s;
+
+	*mask = 0;
+	for (i = 0; i < g->n; i++) {
+		s = gpu_slot(k, g->name[i], add);
+		if (s < 0)
+			return -1;
+		*mask |= 1ULL << s;
+	}
+	return 0;
+}
+
+void gpu_list(const struct krexd *k, uint64_t mask, char *buf, size_t len)
+{
+	size_t off = 0;
+	unsigned i;
+	int n;
+
+	buf[0] = '\0';
+	for (i = 0; i < k->ngpus && off < len; i++) {
+		if (!(mask >> i & 1))
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", k->gpu[i]);
+		if (n < 0 || (size_t)n >= len - off) {
+			buf[off] = '\0';
+			return;
+		}
+		off += (size_t)n;
+	}
+}
+
+/* ---- state file callbacks (ctx is struct krexd) ---- */
+
+int state_rec(void *ctx, const char *line)
+{
+	struct krexd *k = ctx;
+
+	if (state_add(&k->st, "%s", line) < 0 || state_sync(&k->st) < 0) {
+		log_error("state file %s: %s", k->st.path, strerror(errno));
+		state_drop(&k->st, line);
+		return -1;
+	}
+	return 0;
+}
+
+void state_unrec(void *ctx, const char *line)
+{
+	struct krexd *k = ctx;
+
+	state_drop(&k->st, line);
+}
+
+/* ---- lookup ---- */
+
+struct part *part_find_id(struct krexd *k, uint32_t id)
+{
+	struct part *p;
+
+	for (p = k->parts; p; p = p->next)
+		if (p->id == id)
+			return p;
+	return NULL;
+}
+
+struct part *part_find_pid(struct krexd *k, pid_t pid)
+{
+	struct part *p;
+
+	for (p = k->parts; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	for (p = k->parts; p; p = p->next)
+		if (freezer_contains(&k->fz, &p->ft, pid))
+			return p;
+	return NULL;
+}
+
+/* ---- freeze references: a participant may be a sibling of two regions ---- */
+
+/* State line added without a write: the caller writes once for a batch. */
+static int state_rec_batch(void *ctx, const char *line)
+{
+	struct krexd *k = ctx;
+
+	return state_add(&k->st, "%s", line);
+}
+
+int part_freeze_prepare(struct krexd *k, struct part *p)
+{
+	if (p->freeze_refs++ > 0)
+		return 0;
+	if (freezer_prepare(&k->fz, &p->ft, state_rec_batch, k) < 0) {
+		int err = errno;
+		freezer_thaw(&k->fz, &p->ft, state_unrec, k);
+		p->freeze_refs--;
+		errno = err;
+		return -1;
+	}
+	return 1;
+}
+
+int part_freeze_start(struct krexd *k, struct part *p)
+{
+	return freezer_start(&k->fz, &p->ft);
+}
+
+void part_thaw(struct krexd *k, struct part *p)
+{
+	if (p->freeze_refs <= 0 || --p->freeze_refs > 0)
+		return;
+	freezer_thaw(&k->fz, &p->ft, state_unrec, k);
+	if (state_sync(&k->st) < 0)
+		log_error("state file %s: %s", k->st.path, strerror(errno));
+}
+
+/* ---- registration ---- */
+
+/* Owner uid of pid (from /proc), or -1. */
+static int pid_uid(pid_t pid, uid_t *uid)
+{
+	char p[64];
+	struct stat sb;
+
+	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
+	if (stat(p, &sb) < 0)
+		return -1;
+	*uid = sb.st_uid;
+	return 0;
+}
+
+/* Watch p's root pid: a pidfd in the loop, else a periodic /proc check. */
+static void part_watch(struct krexd *k, struct part *p)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	if (p->pidfd < 0) {
+		/* ENOSYS before Linux 5.3: fall back to checking /proc. */
+		log_debug("pidfd_open(%d): %s; watching /proc instead", (int)p->pid,
+		          strerror(errno));
+		if (!k->proc_check_ns)
+			k->proc_check_ns = time_now_ns() + NS_PER_S;
+		return;
+	}
+	p->ep.kind = EP_PIDFD;
+	p->ep.ptr = p;
+	ev.data.ptr = &p->ep;
+	if (epoll_ctl(k->epfd, EPOLL_CTL_ADD, p->pidfd, &ev) < 0) {
+		close(p->pidfd);
+		p->pidfd = -1;
+		k->proc_check_ns = time_now_ns() + NS_PER_S;
+	}
+}
+
+static struct part *part_create(struct krexd *k, const struct proto_register *reg, pid_t pid,
+                                uid_t uid, uint64_t mask)
+{
+	struct part *p;
+
+	if (k->nparts >= KREX_MAX_PARTICIPANTS) {
+		errno = EMFILE;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	do
+		p->id = ++k->next_part_id;
+	while (p->id == 0 || part_find_id(k, p->id));
+	p->uid = uid;
+	p->pid = pid;
+	p->job = reg->job;
+	p->step = reg->step;
+	p->mask = mask;
+	snprintf(p->label, sizeof(p->label), "%s", reg->label);
+	snprintf(p->cpus, sizeof(p->cpus), "%s", reg->cpus);
+	if (freezer_adopt(&k->fz, &p->ft, p->id, pid, reg->cgroup) < 0) {
+		free(p);
+		return NULL;
+	}
+	part_watch(k, p);
+	p->next = k->parts;
+	k->parts = p;
+	k->nparts++;
+	log_info("participant %u: pid %d uid %u job %u.%u '%s' cgroup %s", p->id, (int)pid,
+	         (unsigned)uid, p->job, p->step, p->label, p->ft.cg[0] ? p->ft.cg : "(signals)");
+	return p;
+}
+
+static int reply_registered(struct krexd *k, struct conn *c, uint32_t seq,
+                            const struct proto_register *reg)
+{
+	union proto_body m;
+	struct proto_registered *r = &m.registered;
+	unsigned i;
+
+	memset(&m, 0, sizeof(m));
+	r->participant = c->part->id;
+	r->queue_cap = k->cfg.queue_cap;
+	r->gate_timeout_ms = (uint32_t)(k->cfg.gate_timeout_ns / NS_PER_MS);
+	snprintf(r->gate_path, sizeof(r->gate_path), "%s", k->gate.path);
+	if (reg->gpus.n) {
+		for (i = 0; i < reg->gpus.n; i++)
+			r->slot[r->nslots++] = (uint16_t)gpu_slot(k, reg->gpus.name[i], 0);
+	} else {
+		for (i = 0; i < k->ngpus; i++)
+			if (c->part->mask >> i & 1)
+				r->slot[r->nslots++] = (uint16_t)i;
+	}
+	return conn_send(k, c, PROTO_REGISTERED, seq, &m);
+}
+
+int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg)
+{
+	pid_t pid = reg->pid ? (pid_t)reg->pid : c->pid;
+	struct part *p = NULL;
+	uint64_t mask;
+	uid_t uid = c->uid;
+
+	if (c->part)
+		return conn_error(k, c, seq, KREX_EBUSY, "this connection is already registered");
+	if (pid != c->pid && c->uid != 0)
+		return conn_error(k, c, seq, KREX_EPERM, "pid %d may only register itself, not %d",
+		                  (int)c->pid, (int)pid);
+	if (reg->cgroup[0] && c->uid != 0)
+		return conn_error(k, c, seq, KREX_EPERM, "only root may name a cgroup");
+	if (pid <= 0 || kill(pid, 0) < 0 || pid_uid(pid, &uid) < 0)
+		return conn_error(k, c, seq, KREX_EINVAL, "no process %d", (int)pid);
+	if (c->uid != 0)
+		uid = c->uid;
+	if (gpu_mask(k, &reg->gpus, 1, &mask) < 0)
+		return conn_error(k, c, seq, KREX_ELIMIT, "GPU table full (%d GPUs)",
+		                  KREX_MAX_GPUS);
+	if (!(reg->flags & PROTO_REG_NEWCG))
+		p = part_find_pid(k, pid);
+	if (p) {
+		if (p->uid != c->uid && c->uid != 0)
+			return conn_error(k, c, seq, KREX_EPERM, "participant %u belongs to uid %u",
+			                  p->id, (unsigned)p->uid);
+		if (pid != p->pid && k->fz.kind == FREEZER_SIGNAL &&
+		    !freezer_contains(&k->fz, &p->ft, pid))
+			freezer_add_pid(&p->ft, pid);
+		p->mask |= mask;
+		log_debug("pid %d joins participant %u", (int)pid, p->id);
+	} else {
+		p = part_create(k, reg, pid, uid, mask);
+		if (!p)
+			return conn_error(k, c, seq, errno == EPERM ? KREX_EPERM : KREX_ESYS,
+			                  "cannot make pid %d a participant: %s", (int)pid,
+			                  strerror(errno));
+	}
+	c->part = p;
+	c->member_pid = pid;
+	c->gate = !!(reg->flags & PROTO_REG_GATE);
+	p->conns++;
+	if (c->gate)
+		p->members++;
+	return reply_registered(k, c, seq, reg);
+}
+
+/* Detach c from its participant (it stays registered). */
+static void part_detach(struct krexd *k, struct conn *c)
+{
+	struct part *p = c->part;
+
+	if (!p)
+		return;
+	region_conn_gone(k, c);
+	p->conns--;
+	if (c->gate)
+		p->members--;
+	c->part = NULL;
+	c->gate = 0;
+}
+
+int part_unregister(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_unregister *u)
+{
+	pid_t pid = u->pid ? (pid_t)u->pid : c->pid;
+	union proto_body m = {.ok = {0}};
+	struct part *p;
+
+	if (pid != c->pid && c->uid != 0)
+		return conn_error(k, c, seq, KREX_EPERM, "pid %d may only unregister itself",
+		                  (int)c->pid);
+	for (p = k->parts; p; p = p->next)
+		if (p->pid == pid)
+			break;
+	if (p && (p->uid == c->uid || c->uid == 0)) {
+		part_end(k, p, "unregistered");
+	} else if (c->part && c->member_pid == pid) {
+		part_detach(k, c);
+	} else {
+		return conn_error(k, c, seq, KREX_ENOTREG, "pid %d is not registered", (int)pid);
+	}
+	return conn_send(k, c, PROTO_OK, seq, &m);
+}
+
+void part_end(struct krexd *k, struct part *p, const char *why)
+{
+	struct part **pp;
+	struct conn *c;
+
+	log_info("participant %u (pid %d) ends: %s", p->id, (int)p->pid, why);
+	region_part_gone(k, p);
+	for (c = k->conns; c; c = c->next)
+		if (c->part == p)
+			part_detach(k, c);
+	p->freeze_refs = 0;
+	freezer_release(&k->fz, &p->ft, state_unrec, k);
+	if (state_sync(&k->st) < 0)
+		log_error("state file %s: %s", k->st.path, strerror(errno));
+	if (p->pidfd >= 0) {
+		epoll_ctl(k->epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+		close(p->pidfd);
+	}
+	for (pp = &k->parts; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	k->nparts--;
+	free(p);
+	region_schedule(k);
+}
+
+/* The /proc fallback: end participants whose root pid is gone (or a zombie). */
+void part_check_proc(struct krexd *k, uint64_t now)
+{
+	struct part *p, *next;
+	char path[64], buf[512], st;
+	pid_t pp;
+	FILE *f;
+	int alive, any = 0;
+
+	if (!k->proc_check_ns || now < k->proc_check_ns)
+		return;
+	for (p = k->parts; p; p = next) {
+		next = p->next;
+		if (p->pidfd >= 0)
+			continue;
+		any = 1;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+		f = fopen(path, "re");
+		alive = f && fgets(buf, sizeof(buf), f) && freezer_parse_stat(buf, &st, &pp) == 0 &&
+		        st != 'Z' && st != 'X';
+		if (f)
+			fclose(f);
+		if (!alive)
+			part_end(k, p, "root pid exited");
+	}
+	k->proc_check_ns = any ? now + NS_PER_S : 0;
+}

@@ -1,0 +1,713 @@
+/*
+ * region.c - the region entry sequence (DESIGN.md "The region entry
+ * sequence", doc/architecture.md "Region entry"): close gates, wait for drain
+ * acks, freeze, isolate, grant; and the way out: isolation undo, thaw, open
+ * gates, certificate.  Driven by the epoll loop: nothing here blocks.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isolate.h"
+#include "krexd.h"
+#include "log.h"
+#include "timeutil.h"
+
+enum phase { PH_QUEUED = 0, PH_DRAIN, PH_FREEZE, PH_HELD };
+
+enum end_why { END_BY_OWNER, END_EXPIRED, END_RELEASED, END_GONE, END_TIMEOUT, END_STOP };
+
+struct sib {
+	uint32_t part; /* participant id (0 once it ended) */
+	int gate;      /* it had members with a drain thread */
+	int pending;   /* acks still due */
+	int drain_err; /* an ack said the drain failed */
+	int ref;       /* we hold a freeze reference */
+	int start;     /* this region starts the freeze (nobody froze it before) */
+	int frozen;    /* the kernel said frozen */
+	int freeze_err;
+};
+
+struct region {
+	struct rq_req rq;
+	struct conn *conn; /* requester (NULL once it is gone) */
+	uint32_t seq;      /* of the REGION_BEGIN, for the GRANT */
+	uint32_t owner;
+	int phase;
+	uint32_t close_gen;
+	uint64_t t_close, t_freeze, t_iso;
+	uint64_t drain_deadline, freeze_deadline, poll_at, poll_step;
+	struct sib *sibs;
+	size_t nsibs;
+	uint64_t *pending; /* conn serials that owe an ack */
+	size_t npending;
+	char **undo; /* isolation undo lines, oldest first */
+	size_t nundo;
+	struct krex_certificate cert;
+	struct region *next; /* every region, for ticks and status */
+};
+
+static struct region *regions;
+
+static void region_freeze(struct krexd *k, struct region *r, uint64_t now);
+static void region_grant(struct krexd *k, struct region *r, uint64_t now);
+static void region_finish(struct krexd *k, struct region *r, int why, const char *who);
+
+static uint64_t us(uint64_t ns)
+{
+	return ns / NS_PER_US;
+}
+
+/* ---- begin ---- */
+
+int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_begin *b)
+{
+	struct part *p = c->part;
+	uint64_t mask, qt = k->cfg.queue_timeout_ns;
+	struct region *r;
+	unsigned i;
+	int s;
+
+	if (!p)
+		return conn_error(k, c, seq, KREX_ENOTREG, "register before beginning a region");
+	if (c->region || rq_find_owner(&k->rq, p->id))
+		return conn_error(k, c, seq, KREX_EBUSY,
+		                  "participant %u already holds or waits "
+		                  "for a region",
+		                  p->id);
+	mask = b->gpus.n ? 0 : p->mask;
+	for (i = 0; i < b->gpus.n; i++) {
+		s = gpu_slot(k, b->gpus.name[i], 0);
+		if (s < 0 || !(p->mask >> s & 1))
+			return conn_error(k, c, seq, KREX_ENOGPU,
+			                  "GPU %s is not one of participant "
+			                  "%u's",
+			                  b->gpus.name[i], p->id);
+		mask |= 1ULL << s;
+	}
+	if (!mask)
+		return conn_error(k, c, seq, KREX_ENOGPU, "participant %u has no GPUs", p->id);
+	if (b->timeout_ms && (uint64_t)b->timeout_ms * NS_PER_MS < qt)
+		qt = (uint64_t)b->timeout_ms * NS_PER_MS;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return conn_error(k, c, seq, KREX_ENOMEM, "out of memory");
+	r->rq.owner = p->id;
+	r->rq.mask = mask;
+	r->rq.owner_mask = p->mask;
+	r->rq.data = r;
+	r->conn = c;
+	r->seq = seq;
+	r->owner = p->id;
+	if (rq_submit(&k->rq, &r->rq, b->max_us * NS_PER_US, qt, time_now_ns()) < 0) {
+		free(r);
+		return conn_error(k, c, seq, KREX_EBUSY, "participant %u already has a region",
+		                  p->id);
+	}
+	c->region = r;
+	r->next = regions;
+	regions = r;
+	log_debug("region %llu: participant %u queued", (unsigned long long)r->rq.id, p->id);
+	region_schedule(k);
+	return 0;
+}
+
+/* ---- close gates ---- */
+
+static int sib_add(struct region *r, uint32_t part)
+{
+	struct sib *n = realloc(r->sibs, (r->nsibs + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	r->sibs = n;
+	memset(&n[r->nsibs], 0, sizeof(*n));
+	n[r->nsibs++].part = part;
+	return 0;
+}
+
+static int pending_add(struct region *r, uint64_t serial)
+{
+	uint64_t *n = realloc(r->pending, (r->npending + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	r->pending = n;
+	r->pending[r->npending++] = serial;
+	return 0;
+}
+
+static void gate_line(char *buf, size_t len, unsigned slot, uint32_t owner)
+{
+	snprintf(buf, len, "gate %u %u", slot, owner);
+}
+
+/* Close the region's gates and ask every sibling member to drain. */
+static void region_close(struct krexd *k, struct region *r, uint64_t now)
+{
+	struct part *p;
+	struct conn *c;
+	char line[64];
+	unsigned i;
+
+	r->t_close = now;
+	r->cert.wait_us = us(now - r->rq.enq_ns);
+	for (p = k->parts; p; p = p->next)
+		if (p->id != r->owner && (p->mask & r->rq.mask) && sib_add(r, p->id) == 0)
+			p->gated++;
+	for (i = 0; i < k->ngpus; i++) {
+		if (!(r->rq.mask >> i & 1))
+			continue;
+		gate_line(line, sizeof(line), i, r->owner);
+		state_add(&k->st, "%s", line);
+	}
+	if (state_sync(&k->st) < 0) /* written before the gates close, or not at all */
+		log_error("state file %s: %s (closing anyway)", k->st.path, strerror(errno));
+	for (i = 0; i < k->ngpus; i++)
+		if (r->rq.mask >> i & 1)
+			gatectl_close_slot(&k->gate, i, r->owner, r->rq.id);
+	r->close_gen = gatectl_bump(&k->gate);
+	for (i = 0; i < r->nsibs; i++)
+		for (c = k->conns; c; c = c->next)
+			if (!c->dead && c->gate && c->part && c->part->id == r->sibs[i].part &&
+			    pending_add(r, c->serial) == 0) {
+				r->sibs[i].gate = 1;
+				r->sibs[i].pending++;
+			}
+	log_debug("region %llu: gates closed (generation %u), %zu siblings, %zu acks due",
+	          (unsigned long long)r->rq.id, r->close_gen, r->nsibs, r->npending);
+	if (!r->npending) {
+		region_freeze(k, r, now);
+		return;
+	}
+	r->phase = PH_DRAIN;
+	r->drain_deadline = now + k->cfg.drain_timeout_ns;
+}
+
+void region_schedule(struct krexd *k)
+{
+	struct rq_req *q;
+	uint64_t now;
+
+	if (k->stopping)
+		return;
+	now = time_now_ns();
+	while ((q = rq_next(&k->rq, now))) {
+		rq_start(&k->rq, q, now);
+		region_close(k, q->data, now);
+	}
+}
+
+/* ---- drain ---- */
+
+static struct sib *sib_find(struct region *r, uint32_t part)
+{
+	size_t i;
+
+	for (i = 0; i < r->nsibs; i++)
+		if (r->sibs[i].part == part)
+			return &r->sibs[i];
+	return NULL;
+}
+
+/* Drop serial from r's pending list; returns 1 if it was there. */
+static int pending_take(struct region *r, uint64_t serial)
+{
+	size_t i;
+
+	for (i = 0; i < r->npending; i++)
+		if (r->pending[i] == serial) {
+			r->pending[i] = r->pending[--r->npending];
+			return 1;
+		}
+	return 0;
+}
+
+void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a)
+{
+	struct region *r, *next;
+	struct sib *s;
+
+	for (r = regions; r; r = next) {
+		next = r->next;
+		if (r->phase != PH_DRAIN || !c->part || (int32_t)(a->generation - r->close_gen) < 0)
+			continue;
+		if (!pending_take(r, c->serial))
+			continue;
+		s = sib_find(r, c->part->id);
+		if (s) {
+			s->pending--;
+			if (a->status)
+				s->drain_err = 1;
+		}
+		if (!r->npending)
+			region_freeze(k, r, time_now_ns());
+	}
+}
+
+/* ---- freeze ---- */
+
+static void region_note(struct region *r, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+static void region_note(struct region *r, const char *fmt, ...)
+{
+	size_t off = strlen(r->cert.note);
+	va_list ap;
+
+	if (off + 3 >= sizeof(r->cert.note))
+		return;
+	if (off) {
+		strcat(r->cert.note, "; ");
+		off += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(r->cert.note + off, sizeof(r->cert.note) - off, fmt, ap);
+	va_end(ap);
+}
+
+static void region_poll(struct krexd *k, struct region *r, uint64_t now)
+{
+	struct part *p;
+	int all = 1, rc;
+	size_t i;
+
+	for (i = 0; i < r->nsibs; i++) {
+		struct sib *s = &r->sibs[i];
+		if (!s->ref || s->frozen)
+			continue;
+		p = part_find_id(k, s->part);
+		rc = p ? freezer_poll(&k->fz, &p->ft) : 1;
+		if (rc == 1)
+			s->frozen = 1;
+		else if (rc < 0) {
+			s->freeze_err = 1;
+			s->ref = 0;
+			if (p)
+				part_thaw(k, p);
+		} else
+			all = 0;
+	}
+	if (all || now >= r->freeze_deadline) {
+		region_grant(k, r, now);
+		return;
+	}
+	/* Poll fast first (a cgroup usually freezes within a millisecond), then back off. */
+	r->poll_step = r->poll_step ? r->poll_step * 2 : 100 * NS_PER_US;
+	if (r->poll_step > 10 * NS_PER_MS)
+		r->poll_step = 10 * NS_PER_MS;
+	r->poll_at = now + r->poll_step;
+}
+
+static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
+{
+	struct part *p;
+	size_t i;
+	int rc;
+
+	r->cert.drain_us = us(now - r->t_close);
+	for (i = 0; i < r->nsibs; i++) {
+		struct sib *s = &r->sibs[i];
+		if (s->pending)
+			r->cert.late++;
+		else if (s->gate && !s->drain_err)
+			r->cert.drained++;
+		if (s->drain_err)
+			region_note(r, "participant %u: drain failed", s->part);
+	}
+	if (r->cert.late)
+		region_note(r, "%u sibling(s) did not acknowledge the drain in time", r->cert.late);
+	r->npending = 0;
+	r->phase = PH_FREEZE;
+	r->t_freeze = now;
+	if (r->nsibs)
+		freezer_snapshot(&k->fz);
+	for (i = 0; i < r->nsibs; i++) {
+		struct sib *s = &r->sibs[i];
+		p = part_find_id(k, s->part);
+		if (!p)
+			continue;
+		rc = part_freeze_prepare(k, p);
+		if (rc < 0) {
+			s->freeze_err = 1;
+			log_warn("region %llu: cannot freeze participant %u: %s",
+			         (unsigned long long)r->rq.id, p->id, strerror(errno));
+			continue;
+		}
+		s->ref = 1;
+		s->start = rc;
+	}
+	/* One write for every sibling, before any of them is touched. */
+	if (state_sync(&k->st) < 0)
+		log_error("state file %s: %s (freezing anyway)", k->st.path, strerror(errno));
+	for (i = 0; i < r->nsibs; i++) {
+		struct sib *s = &r->sibs[i];
+		if (s->start && (p = part_find_id(k, s->part)) && part_freeze_start(k, p) < 0) {
+			s->freeze_err = 1;
+			log_warn("region %llu: freezing participant %u: %s",
+			         (unsigned long long)r->rq.id, p->id, strerror(errno));
+		}
+	}
+	r->freeze_deadline = now + k->cfg.freeze_timeout_ns;
+	r->poll_step = 0;
+	region_poll(k, r, now);
+}
+
+/* ---- isolate and grant ---- */
+
+static int undo_rec(void *ctx, const char *line)
+{
+	struct region *r = ((void **)ctx)[1];
+	char **n, *dup;
+
+	if (state_rec(((void **)ctx)[0], line) < 0)
+		return -1;
+	n = realloc(r->undo, (r->nundo + 1) * sizeof(*n));
+	dup = strdup(line);
+	if (!n || !dup) {
+		free(dup);
+		if (n)
+			r->undo = n;
+		state_unrec(((void **)ctx)[0], line);
+		return -1;
+	}
+	r->undo = n;
+	r->undo[r->nundo++] = dup;
+	return 0;
+}
+
+static void region_isolate(struct krexd *k, struct region *r)
+{
+	struct part *owner = part_find_id(k, r->owner), *p;
+	const char *names[KREX_MAX_GPUS];
+	pid_t others[256];
+	struct isolate_req req;
+	void *ctx[2] = {k, r};
+	unsigned i, n = 0;
+
+	memset(&req, 0, sizeof(req));
+	for (i = 0; i < k->ngpus; i++)
+		if (r->rq.mask >> i & 1)
+			names[n++] = k->gpu[i];
+	req.gpus = names;
+	req.ngpus = n;
+	for (p = k->parts, n = 0; p && n < 256; p = p->next)
+		if (p->id != r->owner)
+			others[n++] = p->pid;
+	req.other_pids = others;
+	req.nother = n;
+	req.region_id = r->rq.id;
+	req.owner_pid = owner ? owner->pid : 0;
+	req.owner_cgroup = owner ? owner->ft.cg : "";
+	req.owner_cpuset = owner ? owner->ft.cpuset_cg : "";
+	req.owner_cpus = owner ? owner->cpus : "";
+	req.mode = k->cfg.isolate;
+	req.region_cores = k->cfg.region_cores;
+	req.topology = k->cfg.topology;
+	req.gpu_pci = (const char(*)[16])k->cfg.gpu_pci;
+	if (isolate_enter(&req, undo_rec, ctx, &r->cert) < 0)
+		region_note(r, "isolation failed: %s", strerror(errno));
+}
+
+static void region_grant(struct krexd *k, struct region *r, uint64_t now)
+{
+	union proto_body m;
+	size_t i;
+
+	r->cert.freeze_us = us(now - r->t_freeze);
+	for (i = 0; i < r->nsibs; i++) {
+		if (r->sibs[i].frozen)
+			r->cert.frozen++;
+		else if (r->sibs[i].part)
+			region_note(r, "participant %u %s", r->sibs[i].part,
+			            r->sibs[i].freeze_err ? "could not be frozen"
+			                                  : "not frozen within freeze_timeout");
+	}
+	r->t_iso = now;
+	region_isolate(k, r);
+	now = time_now_ns();
+	r->cert.isolate_us = us(now - r->t_iso);
+	rq_grant(&k->rq, &r->rq, now);
+	r->phase = PH_HELD;
+	k->regions_total++;
+	memset(&m, 0, sizeof(m));
+	m.grant.region_id = r->rq.id;
+	m.grant.lease_us = us(r->rq.lease_ns);
+	m.grant.wait_us = r->cert.wait_us;
+	m.grant.drain_us = r->cert.drain_us;
+	m.grant.freeze_us = r->cert.freeze_us;
+	m.grant.isolate_us = r->cert.isolate_us;
+	log_debug("region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us)",
+	          (unsigned long long)r->rq.id, r->owner, (unsigned long long)m.grant.wait_us,
+	          (unsigned long long)m.grant.drain_us, (unsigned long long)m.grant.freeze_us);
+	if (r->conn)
+		conn_send(k, r->conn, PROTO_GRANT, r->seq, &m);
+}
+
+/* ---- the way out ---- */
+
+static void region_unwind(struct krexd *k, struct region *r)
+{
+	char line[64];
+	struct part *p;
+	size_t i;
+
+	while (r->nundo > 0) { /* newest first */
+		char *l = r->undo[--r->nundo];
+		if (isolate_undo_line(l) < 0)
+			log_error("region %llu: undo '%s': %s", (unsigned long long)r->rq.id, l,
+			          strerror(errno));
+		state_drop(&k->st, l);
+		free(l);
+	}
+	for (i = 0; i < r->nsibs; i++) {
+		p = part_find_id(k, r->sibs[i].part);
+		if (!p)
+			continue;
+		if (r->sibs[i].ref)
+			part_thaw(k, p);
+		p->gated--;
+	}
+	for (i = 0; i < k->ngpus; i++) {
+		if (!(r->rq.mask >> i & 1))
+			continue;
+		gatectl_open_slot(&k->gate, i);
+		gate_line(line, sizeof(line), (unsigned)i, r->owner);
+		state_drop(&k->st, line);
+	}
+	gatectl_bump(&k->gate);
+	if (state_sync(&k->st) < 0)
+		log_error("state file %s: %s", k->st.path, strerror(errno));
+}
+
+static void region_certify(struct krexd *k, struct region *r, int why, const char *who,
+                           uint64_t now)
+{
+	struct krex_certificate *c = &r->cert;
+
+	c->size = sizeof(*c);
+	c->region_id = r->rq.id;
+	c->held_us = r->phase == PH_HELD ? us(now - r->rq.grant_ns) : 0;
+	c->lease_us = us(r->rq.lease_ns);
+	c->siblings = (uint32_t)r->nsibs;
+	c->foreign = -1; /* unknown until the telemetry work */
+	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
+	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS);
+	gpu_list(k, r->rq.mask, c->gpus, sizeof(c->gpus));
+	if (why == END_EXPIRED || why == END_RELEASED || why == END_STOP) {
+		c->outcome = KREX_OUTCOME_EXPIRED;
+		region_note(r, "%s", why == END_EXPIRED ? "lease expired" : who);
+	} else if (c->late || c->frozen < c->siblings || c->note[0])
+		c->outcome = KREX_OUTCOME_DEGRADED;
+	else
+		c->outcome = KREX_OUTCOME_CLEAN;
+}
+
+static void region_unlink(struct region *r)
+{
+	struct region **pp;
+
+	for (pp = &regions; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+}
+
+/*
+ * End r for why: undo everything it did, then answer the owner (CERT for its
+ * END, ERROR for a queued request that timed out) or keep the certificate for
+ * its END (revoked).  who says who released it.
+ */
+static void region_finish(struct krexd *k, struct region *r, int why, const char *who)
+{
+	uint64_t now = time_now_ns();
+	struct conn *c = r->conn;
+	union proto_body m;
+
+	if (r->phase != PH_QUEUED)
+		region_unwind(k, r);
+	region_certify(k, r, why, who, now);
+	log_debug("region %llu ends (%d): outcome %u, held %llu us", (unsigned long long)r->rq.id,
+	          why, r->cert.outcome, (unsigned long long)r->cert.held_us);
+	if (c) {
+		c->region = NULL;
+		if (r->phase == PH_QUEUED && why == END_TIMEOUT)
+			conn_error(k, c, r->seq, KREX_ETIMEDOUT,
+			           "no grant within the queue timeout");
+		else if (r->phase != PH_HELD && why != END_GONE && why != END_BY_OWNER)
+			conn_error(k, c, r->seq, why == END_STOP ? KREX_ESHUTDOWN : KREX_ENOREGION,
+			           "region %llu %s before the grant", (unsigned long long)r->rq.id,
+			           why == END_STOP ? "stopped" : "released");
+		else if (why == END_BY_OWNER) {
+			memset(&m, 0, sizeof(m));
+			m.cert = r->cert;
+			conn_send(k, c, PROTO_CERT, r->seq, &m);
+		} else if (why != END_GONE) {
+			c->expired = r->cert;
+			c->have_expired = 1;
+		}
+	}
+	rq_remove(&k->rq, &r->rq, now);
+	region_unlink(r);
+	free(r->sibs);
+	free(r->pending);
+	free(r->undo);
+	free(r);
+	region_schedule(k);
+}
+
+int region_end(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_end *e)
+{
+	struct region *r = c->region;
+	union proto_body m;
+
+	if (r && (!e->region_id || e->region_id == r->rq.id)) {
+		r->seq = seq;
+		if (r->phase != PH_HELD)
+			region_note(r, "ended before the grant");
+		region_finish(k, r, END_BY_OWNER, NULL);
+		return 0;
+	}
+	if (c->have_expired && (!e->region_id || e->region_id == c->expired.region_id)) {
+		memset(&m, 0, sizeof(m));
+		m.cert = c->expired;
+		c->have_expired = 0;
+		return conn_send(k, c, PROTO_CERT, seq, &m);
+	}
+	return conn_error(k, c, seq, KREX_ENOREGION, "no region to end");
+}
+
+int region_release(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_release *rel)
+{
+	struct rq_req *q = rq_find_id(&k->rq, rel->region_id);
+	union proto_body m = {.ok = {0}};
+	struct part *owner;
+	char who[64];
+
+	if (!q)
+		return conn_error(k, c, seq, KREX_ENOREGION, "no region %llu",
+		                  (unsigned long long)rel->region_id);
+	owner = part_find_id(k, q->owner);
+	if (c->uid != 0 && (!owner || owner->uid != c->uid))
+		return conn_error(k, c, seq, KREX_EPERM, "region %llu is not uid %u's",
+		                  (unsigned long long)rel->region_id, (unsigned)c->uid);
+	snprintf(who, sizeof(who), "released by uid %u", (unsigned)c->uid);
+	log_info("region %llu %s", (unsigned long long)rel->region_id, who);
+	m.ok.value = 0;
+	region_finish(k, q->data, END_RELEASED, who);
+	return conn_send(k, c, PROTO_OK, seq, &m);
+}
+
+void region_conn_gone(struct krexd *k, struct conn *c)
+{
+	struct region *r, *next;
+	struct sib *s;
+
+	if (c->region) {
+		c->region->conn = NULL;
+		region_finish(k, c->region, END_GONE, NULL);
+		c->region = NULL;
+	}
+	for (r = regions; r; r = next) {
+		next = r->next;
+		if (r->phase != PH_DRAIN || !pending_take(r, c->serial))
+			continue;
+		if (c->part && (s = sib_find(r, c->part->id)))
+			s->pending--;
+		if (!r->npending)
+			region_freeze(k, r, time_now_ns());
+	}
+}
+
+void region_part_gone(struct krexd *k, struct part *p)
+{
+	struct region *r, *next;
+	struct rq_req *q = rq_find_owner(&k->rq, p->id);
+	struct sib *s;
+
+	if (q) {
+		struct region *own = q->data;
+		region_finish(k, own, own->conn ? END_RELEASED : END_GONE, "participant ended");
+	}
+	for (r = regions; r; r = next) {
+		next = r->next;
+		s = sib_find(r, p->id);
+		if (!s)
+			continue;
+		s->part = 0; /* freezer_release thaws it; our reference goes with it */
+		s->ref = 0;
+		s->frozen = 1; /* gone: nothing left to disturb the owner */
+	}
+}
+
+void region_tick(struct krexd *k, uint64_t now)
+{
+	struct region *r, *next;
+	struct rq_req *q;
+
+	for (r = regions; r; r = next) {
+		next = r->next;
+		if (r->phase == PH_DRAIN && now >= r->drain_deadline)
+			region_freeze(k, r, now);
+		else if (r->phase == PH_FREEZE && now >= r->poll_at)
+			region_poll(k, r, now);
+	}
+	while ((q = rq_expired(&k->rq, now))) {
+		r = q->data;
+		if (r->phase == PH_HELD)
+			log_info("region %llu: lease expired, revoked", (unsigned long long)q->id);
+		region_finish(k, r, r->phase == PH_HELD ? END_EXPIRED : END_TIMEOUT, NULL);
+	}
+}
+
+uint64_t region_next_deadline(struct krexd *k)
+{
+	uint64_t best = rq_next_deadline(&k->rq), d;
+	struct region *r;
+
+	for (r = regions; r; r = r->next) {
+		d = r->phase == PH_DRAIN    ? r->drain_deadline
+		    : r->phase == PH_FREEZE ? r->poll_at
+		                            : 0;
+		if (d && (!best || d < best))
+			best = d;
+	}
+	return best;
+}
+
+void region_stop_all(struct krexd *k)
+{
+	k->stopping = 1;
+	while (regions)
+		region_finish(k, regions, END_STOP, "krexd stopping");
+}
+
+int region_status(struct krexd *k, struct proto_status_reply *s)
+{
+	uint64_t now = time_now_ns();
+	struct region *r;
+	size_t n = 0;
+
+	for (r = regions; r; r = r->next)
+		n++;
+	s->regions = calloc(n ? n : 1, sizeof(*s->regions));
+	if (!s->regions)
+		return -1;
+	for (r = regions; r && s->nregions < 65535; r = r->next) {
+		struct proto_status_region *o = &s->regions[s->nregions++];
+		struct part *p = part_find_id(k, r->owner);
+		o->id = r->rq.id;
+		o->owner = r->owner;
+		o->pid = p ? (uint32_t)p->pid : 0;
+		o->state = r->phase == PH_QUEUED ? 0 : 1;
+		o->age_us = us(now - r->rq.enq_ns);
+		o->lease_us = us(r->rq.lease_ns);
+		gpu_list(k, r->rq.mask, o->gpus, sizeof(o->gpus));
+	}
+	return 0;
+}

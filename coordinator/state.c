@@ -1,0 +1,206 @@
+/*
+ * state.c - the state file (see state.h for the line format).
+ *
+ * Written whole to a temp file and renamed over the old one, so a reader
+ * sees either the old or the new list, never half of one.  No fsync: the
+ * file guards against krexd dying (its writes are in the page cache and
+ * survive that); after a power loss no process is frozen anyway.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "defs.h"
+#include "log.h"
+#include "state.h"
+
+#define STATE_MAX_HANDLERS 8
+
+static struct {
+	char kind[32];
+	state_undo_fn fn;
+} handlers[STATE_MAX_HANDLERS];
+static int nhandlers;
+
+int state_register_undo(const char *kind, state_undo_fn fn)
+{
+	int i;
+
+	for (i = 0; i < nhandlers; i++)
+		if (!strcmp(handlers[i].kind, kind)) {
+			handlers[i].fn = fn;
+			return 0;
+		}
+	if (nhandlers == STATE_MAX_HANDLERS ||
+	    xstrcpy(handlers[nhandlers].kind, sizeof(handlers[0].kind), kind) < 0) {
+		errno = ENOSPC;
+		return -1;
+	}
+	handlers[nhandlers++].fn = fn;
+	return 0;
+}
+
+int state_init(struct state *st, const char *run_dir)
+{
+	memset(st, 0, sizeof(*st));
+	st->on_disk = 1; /* unknown: the first sync rewrites it */
+	if (xsnprintf(st->path, sizeof(st->path), "%s/%s", run_dir, KREX_STATE_NAME) < 0 ||
+	    xsnprintf(st->tmp, sizeof(st->tmp), "%s.tmp", st->path) < 0)
+		return -1;
+	return 0;
+}
+
+void state_free(struct state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		free(st->lines[i]);
+	free(st->lines);
+	st->lines = NULL;
+	st->n = st->cap = 0;
+}
+
+static state_undo_fn state_handler(const char *line, state_undo_fn builtin)
+{
+	size_t k = strcspn(line, " ");
+	int i;
+
+	if ((k == 4 && !strncmp(line, "gate", 4)) || (k == 3 && !strncmp(line, "pid", 3)) ||
+	    (k == 7 && (!strncmp(line, "cgroup1", 7) || !strncmp(line, "cgroup2", 7))))
+		return builtin;
+	for (i = 0; i < nhandlers; i++)
+		if (strlen(handlers[i].kind) == k && !strncmp(line, handlers[i].kind, k))
+			return handlers[i].fn;
+	return NULL;
+}
+
+int state_recover(struct state *st, state_undo_fn builtin)
+{
+	char line[STATE_LINE_MAX];
+	FILE *f = fopen(st->path, "re");
+	state_undo_fn fn;
+	int n = 0;
+
+	if (!f && errno != ENOENT)
+		return -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0])
+			continue;
+		fn = state_handler(line, builtin);
+		if (!fn)
+			log_warn("state: no handler for '%s' left by a previous krexd", line);
+		else if (fn(line) < 0)
+			log_warn("state: could not undo '%s': %s", line, strerror(errno));
+		else
+			n++;
+	}
+	if (f)
+		fclose(f);
+	state_free(st);
+	st->dirty = 1;
+	if (state_sync(st) < 0)
+		return -1;
+	return n;
+}
+
+int state_add(struct state *st, const char *fmt, ...)
+{
+	char buf[STATE_LINE_MAX];
+	va_list ap;
+	char **nl;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof(buf) || strchr(buf, '\n')) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 16;
+		nl = realloc(st->lines, cap * sizeof(*nl));
+		if (!nl)
+			return -1;
+		st->lines = nl;
+		st->cap = cap;
+	}
+	st->lines[st->n] = strdup(buf);
+	if (!st->lines[st->n])
+		return -1;
+	st->n++;
+	st->dirty = 1;
+	return 0;
+}
+
+void state_drop(struct state *st, const char *line)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		if (!strcmp(st->lines[i], line)) {
+			free(st->lines[i]);
+			memmove(&st->lines[i], &st->lines[i + 1], (st->n - i - 1) * sizeof(char *));
+			st->n--;
+			st->dirty = 1;
+			return;
+		}
+}
+
+/* A line that must be on disk before its change ("gate" lines need not be). */
+static int state_eager(const struct state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		if (strncmp(st->lines[i], "gate ", 5))
+			return 1;
+	return 0;
+}
+
+int state_sync(struct state *st)
+{
+	FILE *f;
+	size_t i;
+	int fd, err;
+
+	if (!st->dirty || (!st->on_disk && !state_eager(st)))
+		return 0;
+	fd = open(st->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	for (i = 0; i < st->n; i++)
+		fprintf(f, "%s\n", st->lines[i]);
+	if (fflush(f) != 0 || ferror(f)) {
+		err = errno;
+		fclose(f);
+		unlink(st->tmp);
+		errno = err;
+		return -1;
+	}
+	fclose(f);
+	if (rename(st->tmp, st->path) < 0)
+		return -1;
+	st->dirty = 0;
+	st->on_disk = st->n;
+	return 0;
+}
+
+size_t state_count(const struct state *st)
+{
+	return st->n;
+}

@@ -1,0 +1,65 @@
+/*
+ * state.h - the state file: every change krexd makes to other processes
+ * (closed gate, frozen cgroup or pid, changed cpuset or affinity), written
+ * before the change is made, so that a krexd killed in the middle can be
+ * undone by the next one.
+ *
+ * One line per change, "KIND ARGS...":
+ *	gate SLOT OWNER             a closed gate slot
+ *	cgroup1 PATH                a frozen v1 freezer cgroup (absolute path)
+ *	cgroup2 PATH                a frozen v2 cgroup (absolute path)
+ *	pid PID                     a stopped process (SIGSTOP)
+ *	OTHER ...                   handed to the undo handler registered for OTHER
+ *	                            (the isolation work: cpuset, affinity)
+ */
+#ifndef KREXD_STATE_H
+#define KREXD_STATE_H
+
+#include <stddef.h>
+
+#define STATE_LINE_MAX 1024
+
+/* Undo one line; returns 0, or -1 (logged by the caller, the line is dropped). */
+typedef int (*state_undo_fn)(const char *line);
+
+struct state {
+	char path[512];
+	char tmp[520];
+	char **lines;
+	size_t n, cap;
+	int dirty;
+	size_t on_disk; /* lines in the file now */
+};
+
+int state_init(struct state *st, const char *run_dir);
+void state_free(struct state *st);
+
+/* Register the handler for lines whose first word is kind (a few at most). */
+int state_register_undo(const char *kind, state_undo_fn fn);
+
+/*
+ * Read the file a previous krexd left and undo every line: built-in kinds
+ * with builtin (gate, cgroup1, cgroup2, pid), others with registered handlers.
+ * Then empty the file.  Returns the number of lines undone, -1 on an I/O error.
+ */
+int state_recover(struct state *st, state_undo_fn builtin);
+
+/* Add a line (not written until state_sync).  -1/ENOMEM. */
+int state_add(struct state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Drop the first line equal to line (not written until state_sync). */
+void state_drop(struct state *st, const char *line);
+
+/*
+ * Write the whole file (temp + rename) if anything changed.  "gate" lines
+ * alone are not written: a starting krexd reopens every slot of the gate
+ * page whatever the file says, so they ride along with the next line that
+ * needs the file (a freeze), which keeps a region without siblings free of
+ * file I/O.  0 or -1/errno.
+ */
+int state_sync(struct state *st);
+
+/* Lines held now (tests, status). */
+size_t state_count(const struct state *st);
+
+#endif /* KREXD_STATE_H */

@@ -1,0 +1,580 @@
+/*
+ * isolate_backend.c - cpuset cgroups and thread affinity, with undo lines.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpulist.h"
+#include "isolate_backend.h"
+
+#define LIST_LEN 4096
+#define MAX_PASSES 4 /* re-scans of a process's threads (threads created meanwhile) */
+
+const char *isolate_kind_name(enum isolate_kind kind)
+{
+	switch (kind) {
+	case ISOLATE_CGROUP2:
+		return "cgroup2-cpuset";
+	case ISOLATE_CGROUP1:
+		return "cgroup1-cpuset";
+	default:
+		return "affinity";
+	}
+}
+
+/* Read a small file into buf, trailing newline removed; -1 (errno). */
+static int read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int write_small(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	/* cgroup files take one value per write(); an empty v2 cpuset.cpus is "\n". */
+	n = write(fd, len ? s : "\n", len ? len : 1);
+	if (close(fd) < 0 && n >= 0)
+		return -1;
+	return n < 0 ? -1 : 0;
+}
+
+static int path_join(char *out, size_t len, const char *a, const char *b)
+{
+	int n = snprintf(out, len, "%s/%s", a, b);
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* cgroup v2: does DIR's cgroup.controllers list cpuset? */
+static int v2_has_cpuset(const char *mnt)
+{
+	char path[512], buf[512];
+
+	if (path_join(path, sizeof(path), mnt, "cgroup.controllers") < 0 ||
+	    read_small(path, buf, sizeof(buf)) < 0)
+		return 0;
+	return strstr(buf, "cpuset") != NULL;
+}
+
+void isolate_probe(struct isolate_sys *sys)
+{
+	char line[1024], mnt[256], fstype[64], opts[512];
+	char v2[256] = "";
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	memset(sys, 0, sizeof(*sys));
+	sys->kind = ISOLATE_AFFINITY;
+	while (f && fgets(line, sizeof(line), f)) {
+		/* "ID PARENT MAJ:MIN ROOT MOUNT OPTS [TAGS] - FSTYPE SOURCE SUPEROPTS" */
+		char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %255s", mnt) != 1 ||
+		    sscanf(sep + 3, "%63s %*s %511s", fstype, opts) != 2)
+			continue;
+		if (strcmp(fstype, "cgroup") == 0 && strstr(opts, "cpuset")) {
+			sys->kind = ISOLATE_CGROUP1;
+			snprintf(sys->mount, sizeof(sys->mount), "%s", mnt);
+			break;
+		}
+		if (strcmp(fstype, "cgroup2") == 0 && !v2[0] && v2_has_cpuset(mnt))
+			snprintf(v2, sizeof(v2), "%s", mnt);
+	}
+	if (f)
+		fclose(f);
+	if (sys->kind == ISOLATE_AFFINITY && v2[0]) {
+		sys->kind = ISOLATE_CGROUP2;
+		snprintf(sys->mount, sizeof(sys->mount), "%s", v2);
+	}
+}
+
+int isolate_pid_cgroup(const struct isolate_sys *sys, pid_t pid, char *dir, size_t len)
+{
+	char path[64], rel[1024];
+	int n;
+
+	dir[0] = '\0';
+	if (sys->kind == ISOLATE_AFFINITY)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cpuset", (int)pid);
+	if (read_small(path, rel, sizeof(rel)) < 0)
+		return -1;
+	if (strcmp(rel, "/") == 0)
+		return 0;
+	n = snprintf(dir, len, "%s%s", sys->mount, rel);
+	if (n < 0 || (size_t)n >= len) {
+		dir[0] = '\0';
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int isolate_cgroup_version(const char *dir)
+{
+	char path[1024];
+
+	if (path_join(path, sizeof(path), dir, "cpuset.effective_cpus") == 0 &&
+	    access(path, F_OK) == 0)
+		return 1;
+	if (path_join(path, sizeof(path), dir, "cpuset.cpus.effective") == 0 &&
+	    access(path, F_OK) == 0)
+		return 2;
+	errno = ENOENT;
+	return -1;
+}
+
+/* Keep a copy of line in undo, then hand it to rec. */
+static int undo_record(const char *line, isolate_rec_fn rec, void *ctx, struct isolate_undo *undo)
+{
+	char **grown, *copy;
+
+	if (undo->n == undo->cap) {
+		grown = realloc(undo->line, (undo->cap ? undo->cap * 2 : 16) * sizeof(*grown));
+		if (!grown)
+			return -1;
+		undo->line = grown;
+		undo->cap = undo->cap ? undo->cap * 2 : 16;
+	}
+	copy = strdup(line);
+	if (!copy)
+		return -1;
+	if (rec && rec(ctx, line) < 0) {
+		free(copy);
+		errno = ECANCELED; /* not recorded: the change must not be made */
+		return -1;
+	}
+	undo->line[undo->n++] = copy;
+	return 0;
+}
+
+int isolate_cgroup_set(const char *dir, hwloc_const_bitmap_t want, hwloc_const_bitmap_t kids,
+                       hwloc_bitmap_t now, isolate_rec_fn rec, void *ctx, struct isolate_undo *undo)
+{
+	char path[1024], raw[LIST_LEN], eff[LIST_LEN], val[LIST_LEN], *line = NULL;
+	hwloc_bitmap_t old = hwloc_bitmap_alloc();
+	int v = isolate_cgroup_version(dir), rc = -1;
+
+	if (!old || v < 0)
+		goto out;
+	if (path_join(path, sizeof(path), dir,
+	              v == 1 ? "cpuset.effective_cpus" : "cpuset.cpus.effective") < 0 ||
+	    read_small(path, eff, sizeof(eff)) < 0 || cpulist_parse(eff, old) < 0 ||
+	    path_join(path, sizeof(path), dir, "cpuset.cpus") < 0 ||
+	    read_small(path, raw, sizeof(raw)) < 0)
+		goto out;
+	hwloc_bitmap_and(now, old, want);
+	if (hwloc_bitmap_iszero(now))
+		hwloc_bitmap_copy(now, old); /* it has only CPUs we do not want: leave it */
+	if (kids)
+		hwloc_bitmap_or(now, now, kids);
+	if (hwloc_bitmap_isequal(now, old)) {
+		rc = 0;
+		goto out;
+	}
+	if (cpulist_format(now, val, sizeof(val)) < 0 ||
+	    asprintf(&line, "cpuset v%d %s %s", v, dir, raw[0] ? raw : "-") < 0) {
+		line = NULL;
+		goto out;
+	}
+	if (undo_record(line, rec, ctx, undo) < 0)
+		goto out;
+	rc = write_small(path, val) < 0 ? -1 : 1;
+out:
+	free(line);
+	hwloc_bitmap_free(old);
+	return rc;
+}
+
+/* Field 22 of /proc/PID/stat (start time in clock ticks): tells a reused pid apart. */
+static int proc_starttime(pid_t pid, unsigned long long *start)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) < 0)
+		return -1;
+	/* The command name may hold spaces and ')': fields start after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2,
+	                 "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+	                 "%*s %*s %*s %*s %llu",
+	                 start) != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The thread ids of pid, into a malloc'd array; returns the count or -1. */
+static int proc_tids(pid_t pid, pid_t **tids)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *t = NULL, *grown;
+	int n = 0, cap = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			grown = realloc(t, (size_t)cap * sizeof(*t));
+			if (!grown) {
+				free(t);
+				closedir(d);
+				return -1;
+			}
+			t = grown;
+		}
+		t[n++] = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	*tids = t;
+	return n;
+}
+
+static int tid_get(pid_t tid, hwloc_bitmap_t set)
+{
+	cpu_set_t cs;
+
+	if (sched_getaffinity(tid, sizeof(cs), &cs) < 0)
+		return -1;
+	cpulist_from_cpuset(&cs, set);
+	return 0;
+}
+
+/* Set one thread's mask; a thread that has exited is not an error. */
+static int tid_set(pid_t tid, hwloc_const_bitmap_t set)
+{
+	cpu_set_t cs;
+
+	if (cpulist_to_cpuset(set, &cs) < 0)
+		return -1;
+	if (sched_setaffinity(tid, sizeof(cs), &cs) < 0 && errno != ESRCH)
+		return -1;
+	return 0;
+}
+
+/* Append " TID=CPUS" to a growing line. */
+static int line_add(char **line, size_t *len, pid_t tid, hwloc_const_bitmap_t set)
+{
+	char val[LIST_LEN], *grown;
+	int n;
+
+	if (cpulist_format(set, val, sizeof(val)) < 0)
+		return -1;
+	grown = realloc(*line, *len + strlen(val) + 24);
+	if (!grown)
+		return -1;
+	*line = grown;
+	n = sprintf(*line + *len, " %d=%s", (int)tid, val);
+	*len += (size_t)n;
+	return 0;
+}
+
+/*
+ * Build the undo line of pid: "affinity PID START MAIN" and one TID=CPUS per
+ * thread whose mask differs from the main thread's.  Returns 0, or -1 with
+ * errno ESRCH when the process is gone.
+ */
+static int affinity_line(pid_t pid, const pid_t *tids, int n, char **line)
+{
+	hwloc_bitmap_t main_set = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
+	unsigned long long start;
+	char val[LIST_LEN];
+	size_t len;
+	int i, rc = -1;
+
+	*line = NULL;
+	if (!main_set || !set || proc_starttime(pid, &start) < 0 || tid_get(pid, main_set) < 0 ||
+	    cpulist_format(main_set, val, sizeof(val)) < 0 ||
+	    asprintf(line, "affinity %d %llu %s", (int)pid, start, val) < 0) {
+		*line = NULL;
+		goto out;
+	}
+	len = strlen(*line);
+	for (i = 0; i < n; i++) {
+		if (tids[i] == pid || tid_get(tids[i], set) < 0 ||
+		    hwloc_bitmap_isequal(set, main_set))
+			continue;
+		if (line_add(line, &len, tids[i], set) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0) {
+		free(*line);
+		*line = NULL;
+	}
+	hwloc_bitmap_free(main_set);
+	hwloc_bitmap_free(set);
+	return rc;
+}
+
+/* Restrict the threads tids[0..n) to want; returns how many changed. */
+static int affinity_restrict(const pid_t *tids, int n, hwloc_const_bitmap_t want)
+{
+	hwloc_bitmap_t old = hwloc_bitmap_alloc(), now = hwloc_bitmap_alloc();
+	int i, changed = 0;
+
+	for (i = 0; old && now && i < n; i++) {
+		if (tid_get(tids[i], old) < 0)
+			continue; /* exited */
+		hwloc_bitmap_and(now, old, want);
+		if (hwloc_bitmap_iszero(now))
+			hwloc_bitmap_copy(now, want);
+		if (hwloc_bitmap_isequal(now, old))
+			continue;
+		if (tid_set(tids[i], now) == 0)
+			changed++;
+	}
+	hwloc_bitmap_free(old);
+	hwloc_bitmap_free(now);
+	return changed;
+}
+
+/* Does every thread of tids already run inside want? */
+static int affinity_inside(const pid_t *tids, int n, hwloc_const_bitmap_t want)
+{
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	int i, inside = 1;
+
+	for (i = 0; set && i < n && inside; i++)
+		if (tid_get(tids[i], set) == 0 && !hwloc_bitmap_isincluded(set, want))
+			inside = 0;
+	hwloc_bitmap_free(set);
+	return inside;
+}
+
+int isolate_affinity_set(pid_t pid, hwloc_const_bitmap_t want, isolate_rec_fn rec, void *ctx,
+                         struct isolate_undo *undo)
+{
+	pid_t *tids = NULL;
+	char *line = NULL;
+	int n, pass, c, changed = 0, rc = -1;
+
+	n = proc_tids(pid, &tids);
+	if (n < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (affinity_inside(tids, n, want)) {
+		free(tids);
+		return 0;
+	}
+	if (affinity_line(pid, tids, n, &line) < 0) {
+		rc = errno == ESRCH || errno == ENOENT ? 0 : -1;
+		goto out;
+	}
+	if (undo_record(line, rec, ctx, undo) < 0)
+		goto out;
+	/* A thread cloned before its creator was restricted has the old mask:
+	 * re-scan until a pass finds nothing left to change. */
+	for (pass = 0; pass < MAX_PASSES; pass++) {
+		c = affinity_restrict(tids, n, want);
+		changed += c;
+		free(tids);
+		tids = NULL;
+		if (c == 0 || (n = proc_tids(pid, &tids)) < 0)
+			break;
+	}
+	rc = changed > 0;
+out:
+	free(tids);
+	free(line);
+	return rc;
+}
+
+/* Parse the CPU list that starts s and ends at a space or the end. */
+static int parse_word(const char *s, hwloc_bitmap_t set)
+{
+	char word[LIST_LEN];
+	size_t n = strcspn(s, " ");
+
+	if (n >= sizeof(word)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(word, s, n);
+	word[n] = '\0';
+	return cpulist_parse(word, set);
+}
+
+/* Undo "affinity PID START MAIN [TID=CPUS]...". */
+static int undo_affinity(const char *args)
+{
+	hwloc_bitmap_t main_set = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
+	unsigned long long start, now;
+	char main_list[LIST_LEN], key[32];
+	const char *p;
+	pid_t *tids = NULL;
+	int pid, off, n, i, rc = -1;
+
+	if (!main_set || !set ||
+	    sscanf(args, "%d %llu %4095s%n", &pid, &start, main_list, &off) != 3 || pid <= 0 ||
+	    cpulist_parse(main_list, main_set) < 0) {
+		errno = EINVAL;
+		goto out;
+	}
+	rc = 0;
+	if (proc_starttime(pid, &now) < 0 || now != start)
+		goto out; /* gone, or the pid now names another process */
+	n = proc_tids(pid, &tids);
+	for (i = 0; i < n; i++) {
+		hwloc_bitmap_copy(set, main_set);
+		snprintf(key, sizeof(key), " %d=", (int)tids[i]);
+		p = strstr(args + off, key);
+		if (p && parse_word(p + strlen(key), set) < 0) {
+			rc = -1;
+			errno = EINVAL;
+			continue;
+		}
+		if (tid_set(tids[i], set) < 0)
+			rc = -1;
+	}
+out:
+	free(tids);
+	hwloc_bitmap_free(main_set);
+	hwloc_bitmap_free(set);
+	return rc;
+}
+
+/*
+ * Make every v1 ancestor of dir (below the hierarchy's root) hold cpus,
+ * top-down.  Why: a v1 child must stay a subset of its parent, and a
+ * restarted krexd may undo lines oldest first, child before parent; the
+ * parent's own line, undone later, sets its exact old value, which held
+ * the child's old value anyway.
+ */
+static int widen_ancestors(const char *dir, hwloc_const_bitmap_t cpus)
+{
+	char up[1024], path[1100], val[LIST_LEN], *slash;
+	hwloc_bitmap_t cur = hwloc_bitmap_alloc();
+	int rc = -1;
+
+	if (!cur || snprintf(up, sizeof(up), "%s", dir) >= (int)sizeof(up))
+		goto out;
+	slash = strrchr(up, '/');
+	if (!slash || slash == up)
+		goto out;
+	*slash = '\0';
+	if (isolate_cgroup_version(up) != 1) { /* dir is the hierarchy's root */
+		rc = 0;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/..", up);
+	if (isolate_cgroup_version(path) == 1 && widen_ancestors(up, cpus) < 0)
+		goto out;
+	if (isolate_cgroup_version(path) != 1) { /* up is the root: not writable, holds all */
+		rc = 0;
+		goto out;
+	}
+	if (path_join(path, sizeof(path), up, "cpuset.cpus") < 0 ||
+	    read_small(path, val, sizeof(val)) < 0 || cpulist_parse(val, cur) < 0)
+		goto out;
+	rc = 0;
+	if (hwloc_bitmap_isincluded(cpus, cur))
+		goto out;
+	hwloc_bitmap_or(cur, cur, cpus);
+	rc = cpulist_format(cur, val, sizeof(val)) < 0 ? -1 : write_small(path, val);
+out:
+	hwloc_bitmap_free(cur);
+	return rc;
+}
+
+/* Undo "cpuset vN DIR CPUS|-": DIR may hold spaces, CPUS is the last word. */
+static int undo_cpuset(const char *args)
+{
+	char dir[1024], path[1100];
+	const char *sp = strrchr(args, ' '), *val;
+	hwloc_bitmap_t set;
+	size_t dlen;
+	int rc;
+
+	if (!sp || (args[0] != '1' && args[0] != '2') || args[1] != ' ') {
+		errno = EINVAL;
+		return -1;
+	}
+	dlen = (size_t)(sp - (args + 2));
+	if (dlen == 0 || dlen >= sizeof(dir)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(dir, args + 2, dlen);
+	dir[dlen] = '\0';
+	val = strcmp(sp + 1, "-") == 0 ? "" : sp + 1;
+	if (path_join(path, sizeof(path), dir, "cpuset.cpus") < 0)
+		return -1;
+	if (write_small(path, val) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return 0; /* the cgroup is gone: nothing to restore */
+	if (args[0] != '1' || !(set = hwloc_bitmap_alloc()))
+		return -1;
+	rc = cpulist_parse(val, set) < 0 || widen_ancestors(dir, set) < 0 ? -1
+	                                                                  : write_small(path, val);
+	hwloc_bitmap_free(set);
+	return rc;
+}
+
+int isolate_undo_line(const char *line)
+{
+	if (strncmp(line, "cpuset v", 8) == 0)
+		return undo_cpuset(line + 8);
+	if (strncmp(line, "affinity ", 9) == 0)
+		return undo_affinity(line + 9);
+	errno = EINVAL;
+	return -1;
+}
+
+int isolate_undo_all(struct isolate_undo *undo)
+{
+	int rc = 0;
+
+	while (undo->n > 0) {
+		undo->n--;
+		if (isolate_undo_line(undo->line[undo->n]) < 0)
+			rc = -1;
+		free(undo->line[undo->n]);
+	}
+	return rc;
+}
+
+void isolate_undo_free(struct isolate_undo *undo)
+{
+	while (undo->n > 0)
+		free(undo->line[--undo->n]);
+	free(undo->line);
+	memset(undo, 0, sizeof(*undo));
+}

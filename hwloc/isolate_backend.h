@@ -1,0 +1,99 @@
+/*
+ * isolate_backend.h - move processes between CPU sets, and put them back.
+ *
+ * Three backends, chosen from what the node has: the cpuset of a cgroup
+ * (v2 cpuset.cpus, v1 cpuset.cpus), and sched_setaffinity() on every thread
+ * of a process as the last resort.  krexd calls isolate_apply() when a
+ * region is granted and isolate_restore() when it ends (doc/topology.md).
+ *
+ * Durability: before each change the plan's rec callback gets one undo line
+ * (text, no newline) that krexd writes into its state file; the change is
+ * made only if rec returns 0.  isolate_undo_line() undoes one line.  Undo
+ * lines newest first (a cgroup v1 parent is widened before its children),
+ * as isolate_undo_all() does; oldest first works too, because a v1 line
+ * widens the ancestors its old value does not fit in yet.  Line forms:
+ *
+ *	cpuset v1 DIR CPUS          write CPUS into DIR/cpuset.cpus
+ *	cpuset v2 DIR CPUS|-        the same on v2 ("-": empty, inherit the parent)
+ *	affinity PID START MAIN [TID=CPUS]...
+ *	                            every thread of PID (if its start time is still
+ *	                            START) back to its listed mask, or to MAIN
+ *	                            (the main thread's) for threads not listed,
+ *	                            which covers threads created during the region
+ */
+#ifndef KREX_ISOLATE_BACKEND_H
+#define KREX_ISOLATE_BACKEND_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <hwloc.h>
+
+enum isolate_kind {
+	ISOLATE_AFFINITY = 0, /* sched_setaffinity per thread */
+	ISOLATE_CGROUP1 = 1,  /* cgroup v1 cpuset */
+	ISOLATE_CGROUP2 = 2,  /* cgroup v2 cpuset */
+};
+
+/* Where the node's cpuset controller is mounted, if anywhere. */
+struct isolate_sys {
+	enum isolate_kind kind;
+	char mount[256]; /* cpuset hierarchy mount point ("" for affinity) */
+};
+
+typedef int (*isolate_rec_fn)(void *ctx, const char *undo_line);
+
+/* Undo lines kept in memory, in recording order. */
+struct isolate_undo {
+	char **line;
+	unsigned n, cap;
+};
+
+/*
+ * Find the node's cpuset controller in /proc/self/mountinfo: a v1 mount
+ * with the cpuset option, else a v2 mount whose cgroup.controllers lists
+ * cpuset, else the affinity backend.  Always succeeds.
+ */
+void isolate_probe(struct isolate_sys *sys);
+const char *isolate_kind_name(enum isolate_kind kind);
+
+/*
+ * The cpuset cgroup directory of a process (/proc/PID/cpuset joined to the
+ * mount) into dir; "" when it is the hierarchy's root (where nothing can be
+ * restricted) or there is no cpuset controller.  Returns 0 or -1 (errno).
+ */
+int isolate_pid_cgroup(const struct isolate_sys *sys, pid_t pid, char *dir, size_t len);
+
+/* Which cgroup version a cpuset directory belongs to: 1, 2, or -1 (ENOENT). */
+int isolate_cgroup_version(const char *dir);
+
+/*
+ * Restrict one cgroup directory's cpuset.cpus to the CPUs of want that it
+ * already has (or keep it when it has none of them), widened to cover kids
+ * (what its children keep, v1 needs parent >= child).  The value it ends
+ * with goes into now.  Records, then writes, only on a change.  Returns 1
+ * when it changed, 0 when not, -1 (errno) on a failure.
+ */
+int isolate_cgroup_set(const char *dir, hwloc_const_bitmap_t want, hwloc_const_bitmap_t kids,
+                       hwloc_bitmap_t now, isolate_rec_fn rec, void *ctx,
+                       struct isolate_undo *undo);
+
+/*
+ * Restrict every thread of pid to its mask's CPUs in want (to want when it
+ * has none).  Re-scans until no new thread appears, so a thread created
+ * while it works is caught.  Returns 1 when it changed something, 0 when
+ * not (nothing to change, or the process is gone), -1 (errno) on a failure.
+ */
+int isolate_affinity_set(pid_t pid, hwloc_const_bitmap_t want, isolate_rec_fn rec, void *ctx,
+                         struct isolate_undo *undo);
+
+/* (Both return -1 with errno ECANCELED when rec refused the undo line.) */
+
+/* Undo one line.  Returns 0 (also when its target is gone), -1 (errno). */
+int isolate_undo_line(const char *line);
+
+/* Undo all lines of undo in reverse order and empty it; -1 if one failed. */
+int isolate_undo_all(struct isolate_undo *undo);
+void isolate_undo_free(struct isolate_undo *undo);
+
+#endif /* KREX_ISOLATE_BACKEND_H */

@@ -1,0 +1,110 @@
+/*
+ * isolate_region.c - topo_choose() + isolate_apply() for one region.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpulist.h"
+#include "isolate_region.h"
+
+#define CG_LEN 1024
+
+/* The owner's allowed CPUs: given, or its current affinity (cgroup and Slurm binding). */
+static int owner_allowed(const struct isolate_region_req *req, char *buf, size_t len)
+{
+	hwloc_bitmap_t set;
+	cpu_set_t cs;
+	int rc;
+
+	if (req->owner_allowed && req->owner_allowed[0])
+		return snprintf(buf, len, "%s", req->owner_allowed) < (int)len ? 0 : -1;
+	if (sched_getaffinity(req->owner_pid, sizeof(cs), &cs) < 0)
+		return -1;
+	set = hwloc_bitmap_alloc();
+	if (!set)
+		return -1;
+	cpulist_from_cpuset(&cs, set);
+	rc = cpulist_format(set, buf, len) < 0 ? -1 : 0;
+	hwloc_bitmap_free(set);
+	return rc;
+}
+
+/* Targets for the others: their own cgroup, else their pid; cgroups once each. */
+static size_t region_targets(const struct isolate_sys *sys, const struct isolate_region_req *req,
+                             const char *owner_cg, struct isolate_target *t, char (*cg)[CG_LEN])
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < req->nothers; i++) {
+		if (isolate_pid_cgroup(sys, req->others[i], cg[n], CG_LEN) < 0 ||
+		    strcmp(cg[n], owner_cg) == 0)
+			cg[n][0] = '\0'; /* no cgroup of its own: by pid */
+		for (j = 0; cg[n][0] && j < n; j++)
+			if (strcmp(cg[j], cg[n]) == 0)
+				break;
+		if (cg[n][0] && j < n)
+			continue; /* that cgroup is a target already */
+		t[n].cgroup = cg[n][0] ? cg[n] : NULL;
+		t[n].pid = req->others[i];
+		n++;
+	}
+	return n;
+}
+
+int isolate_region_enter(struct krex_topo *topo, const struct isolate_sys *sys,
+                         const struct isolate_region_req *req, isolate_rec_fn rec, void *ctx,
+                         struct isolate_region_out *out)
+{
+	struct isolate_target *t = calloc(req->nothers + 1, sizeof(*t));
+	char(*cg)[CG_LEN] = calloc(req->nothers + 1, CG_LEN);
+	char allowed[1024], owner_cg[CG_LEN] = "", why[512];
+	struct isolate_plan plan;
+	struct isolate_undo undo = {0};
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (!t || !cg)
+		goto out;
+	if (owner_allowed(req, allowed, sizeof(allowed)) < 0) {
+		snprintf(out->why, sizeof(out->why), "owner %d: allowed CPUs: %s",
+		         (int)req->owner_pid, strerror(errno));
+		goto out;
+	}
+	rc = topo_choose(topo, allowed, req->gpus, req->ngpus, req->want_cores, out->owner_cpus,
+	                 sizeof(out->owner_cpus), out->rest_cpus, sizeof(out->rest_cpus), out->why,
+	                 sizeof(out->why));
+	if (rc != TOPO_CHOSEN) {
+		out->skipped = rc == TOPO_SKIPPED;
+		rc = rc == TOPO_SKIPPED ? 0 : -1;
+		goto out;
+	}
+	if (req->owner_cpuset && req->owner_cpuset[0])
+		snprintf(owner_cg, sizeof(owner_cg), "%s", req->owner_cpuset);
+	else if (isolate_pid_cgroup(sys, req->owner_pid, owner_cg, sizeof(owner_cg)) < 0)
+		owner_cg[0] = '\0';
+	memset(&plan, 0, sizeof(plan));
+	plan.sys = sys;
+	plan.owner.cgroup = owner_cg[0] ? owner_cg : NULL;
+	plan.owner.pid = req->owner_pid;
+	plan.others = t;
+	plan.nothers = (unsigned)region_targets(sys, req, owner_cg, t, cg);
+	plan.owner_cpus = out->owner_cpus;
+	plan.rest_cpus = out->rest_cpus;
+	plan.node = req->node;
+	plan.rec = rec;
+	plan.rec_ctx = ctx;
+	rc = isolate_apply(&plan, &undo, &out->moved, why, sizeof(why));
+	if (why[0]) /* the choice, then what the moves ran into */
+		snprintf(out->why + strlen(out->why), sizeof(out->why) - strlen(out->why), "; %s",
+		         why);
+	isolate_undo_free(&undo); /* the caller keeps the lines (rec) */
+out:
+	free(t);
+	free(cg);
+	return rc;
+}

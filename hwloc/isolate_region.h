@@ -1,0 +1,46 @@
+/*
+ * isolate_region.h - one call for krexd's isolation hook: choose the
+ * owner's cores (topo_choose) and move everyone (isolate_apply), from what
+ * krexd knows about a region: pids, the owner's cgroup and allowed CPUs.
+ */
+#ifndef KREX_ISOLATE_REGION_H
+#define KREX_ISOLATE_REGION_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "isolate_plan.h"
+#include "topo.h"
+
+struct isolate_region_req {
+	pid_t owner_pid;
+	const char *owner_cpuset;  /* its cpuset cgroup dir; NULL/"": found from its pid */
+	const char *owner_allowed; /* its allowed CPUs; NULL/"": its current affinity */
+	const char *const *gpus;   /* the region's GPUs (node-wide names) */
+	unsigned ngpus;
+	const pid_t *others; /* root pids of every other participant */
+	size_t nothers;
+	int node;            /* isolate = node */
+	unsigned want_cores; /* region_cores; 0 = default */
+};
+
+struct isolate_region_out {
+	char owner_cpus[256]; /* what the owner runs on (the certificate's owner_cores) */
+	char rest_cpus[256];
+	int moved;   /* processes moved off the owner's cores */
+	int skipped; /* the node is too small: nothing was moved */
+	char why[768];
+};
+
+/*
+ * Isolate a region's owner.  Each other participant is moved through its
+ * cpuset cgroup when it has one of its own (not the owner's), else through
+ * its pid's affinity.  Undo lines go to rec (see isolate_backend.h); the
+ * caller keeps them and undoes them newest first with isolate_undo_line().
+ * Returns 0 (out filled, also when skipped), or -1 (errno; out->why).
+ */
+int isolate_region_enter(struct krex_topo *topo, const struct isolate_sys *sys,
+                         const struct isolate_region_req *req, isolate_rec_fn rec, void *ctx,
+                         struct isolate_region_out *out);
+
+#endif /* KREX_ISOLATE_REGION_H */

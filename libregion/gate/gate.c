@@ -1,0 +1,224 @@
+/*
+ * gate.c - libkrexgate.so: constructor, joining krexd, fork, the gate check
+ * in front of every submission, and the drain callback.
+ *
+ * The gate check is krex_gate_wait() from libkrexregion (one atomic load
+ * while the gates are open).  Around it the gate keeps a count of threads
+ * that passed it and are inside the driver: a thread can pass an open gate
+ * an instant before krexd closes it, so the drain first waits for those
+ * calls to return, and threads arriving meanwhile step back and wait.
+ * Nothing here holds a lock across a driver call.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "defs.h"
+#include "gate.h"
+#include "krex/region.h"
+#include "log.h"
+#include "timeutil.h"
+
+/*
+ * libkrexregion is referenced weakly: a gate loaded without it (an old
+ * install, a broken LD_LIBRARY_PATH) passes everything through instead of
+ * failing to load into the user's process.
+ */
+#pragma weak krex_join
+#pragma weak krex_leave
+#pragma weak krex_gate_wait
+#pragma weak krex_queue_cap
+#pragma weak krex_strerror
+
+enum gate_state { GS_PASS = 0, GS_JOINED = 1, GS_REJOIN = 2 };
+
+static _Atomic int gate_state = GS_PASS;
+static _Atomic int gate_inflight; /* threads between the gate check and the driver's return */
+static _Atomic int gate_draining; /* 1 while the drain callback runs (futex word) */
+static _Atomic int gate_rejoining;
+static unsigned gate_cap;
+static char *gate_counts_path;
+int gate_counting;
+
+static long gate_futex(_Atomic int *word, int op, int val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (int *)word, op, val, ts, NULL, 0);
+}
+
+unsigned gate_queue_cap(void)
+{
+	return gate_cap;
+}
+
+static int gate_drain(void *arg);
+
+/* Join krexd; on any failure stay in pass-through (fail open, logged once). */
+static void gate_join(void)
+{
+	struct krex_join_opts o = KREX_JOIN_OPTS_INIT;
+	int rc;
+
+	if (!krex_join || !krex_gate_wait) {
+		log_info("libkrexregion not loaded: passing through");
+		return;
+	}
+	o.drain = gate_drain;
+	rc = krex_join(&o);
+	if (rc != KREX_OK) {
+		log_info("not joined (%s): passing through",
+		         krex_strerror ? krex_strerror(rc) : "?");
+		return;
+	}
+	gate_cap = krex_queue_cap ? krex_queue_cap() : 0;
+	log_debug("joined; queue cap %u", gate_cap);
+	atomic_store(&gate_state, GS_JOINED);
+}
+
+/*
+ * After fork the child has no drain thread and its socket is the parent's:
+ * it re-joins as its own member at its first submission (not in the atfork
+ * handler, where only async-signal-safe work belongs).
+ */
+static void gate_atfork_child(void)
+{
+	atomic_store(&gate_inflight, 0);
+	atomic_store(&gate_draining, 0);
+	atomic_store(&gate_rejoining, 0);
+	gate_cuda_forget();
+	gate_hip_forget();
+	if (atomic_load(&gate_state) != GS_PASS)
+		atomic_store(&gate_state, GS_REJOIN);
+}
+
+static void gate_rejoin(void)
+{
+	if (atomic_exchange(&gate_rejoining, 1))
+		return; /* another thread of the child does it; it passes meanwhile */
+	atomic_store(&gate_state, GS_PASS);
+	if (krex_leave)
+		krex_leave();
+	gate_join();
+}
+
+static void gate_write_counts(void)
+{
+	FILE *f;
+
+	if (!gate_counting)
+		return;
+	if (!gate_counts_path) {
+		/* KREX_LOG=debug: the counts go to stderr, one line each */
+		gate_cuda_counts(stderr);
+		gate_hip_counts(stderr);
+		return;
+	}
+	f = fopen(gate_counts_path, "a");
+	if (!f)
+		return;
+	gate_cuda_counts(f);
+	gate_hip_counts(f);
+	fclose(f);
+}
+
+__attribute__((constructor)) static void gate_init(void)
+{
+	const char *s = getenv(KREX_ENV_LOG);
+	int lvl = s ? log_parse_level(s) : -1;
+
+	log_init("krex-gate", lvl >= 0 ? (enum log_level)lvl : LOG_LVL_WARN, LOG_TO_STDERR);
+	s = getenv(KREX_ENV_GATE);
+	if (s && strcmp(s, "off") == 0) {
+		log_info("KREX_GATE=off: disabled");
+		return;
+	}
+	s = getenv(KREX_ENV_GATE_COUNTS);
+	if (s && *s) {
+		gate_counts_path = strdup(s);
+		gate_counting = gate_counts_path != NULL;
+	}
+	if (lvl >= LOG_LVL_DEBUG)
+		gate_counting = 1;
+	pthread_atfork(NULL, NULL, gate_atfork_child);
+	gate_join();
+}
+
+__attribute__((destructor)) static void gate_fini(void)
+{
+	gate_write_counts();
+}
+
+int gate_enter(void)
+{
+	int s = atomic_load_explicit(&gate_state, memory_order_relaxed);
+
+	if (s == GS_PASS)
+		return 0;
+	if (s == GS_REJOIN) {
+		gate_rejoin();
+		if (atomic_load(&gate_state) != GS_JOINED)
+			return 0;
+	}
+	for (;;) {
+		struct timespec slice = {0, 100 * 1000 * 1000};
+
+		krex_gate_wait();
+		atomic_fetch_add(&gate_inflight, 1);
+		if (!atomic_load(&gate_draining))
+			return 1;
+		/* A drain started between the check and the count: step back. */
+		gate_leave(1);
+		while (atomic_load(&gate_draining))
+			gate_futex(&gate_draining, FUTEX_WAIT_PRIVATE, 1, &slice);
+	}
+}
+
+void gate_leave(int joined)
+{
+	if (!joined)
+		return;
+	if (atomic_fetch_sub(&gate_inflight, 1) == 1 && atomic_load(&gate_draining))
+		gate_futex(&gate_inflight, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+/*
+ * The drain callback, run by libkrexregion's drain thread once krexd has
+ * closed a gate of ours: wait (bounded) for calls already past the gate,
+ * then synchronize every context this process used.  The drain thread
+ * itself never passes through gate_enter().  Returns 0, or -1 when a
+ * synchronization failed or the in-flight calls did not return in time.
+ */
+static int gate_drain(void *arg)
+{
+	uint64_t deadline = time_deadline_ms(KREX_DEFAULT_DRAIN_TIMEOUT_MS);
+	int n, rc = 0;
+
+	(void)arg;
+	atomic_store(&gate_draining, 1);
+	while ((n = atomic_load(&gate_inflight)) > 0) {
+		struct timespec slice = {0, 10 * 1000 * 1000};
+
+		if (time_now_ns() >= deadline) {
+			log_warn("drain: %d calls still inside the driver", n);
+			rc = -1;
+			break;
+		}
+		gate_futex(&gate_inflight, FUTEX_WAIT_PRIVATE, n, &slice);
+	}
+	if (gate_cuda_drain() < 0)
+		rc = -1;
+	if (gate_hip_drain() < 0)
+		rc = -1;
+	atomic_store(&gate_draining, 0);
+	gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	return rc;
+}

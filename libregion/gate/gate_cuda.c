@@ -1,0 +1,513 @@
+/*
+ * gate_cuda.c - the CUDA driver API side of the gate: one wrapper per
+ * (hooked symbol, per-thread variant) generated from cuda_hooks.def, the
+ * cuGetProcAddress(_v2) dispatch, the contexts to drain and the queue cap.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate.h"
+#include "gate_types.h"
+#include "log.h"
+
+/* ---- the hook table ------------------------------------------------------- */
+
+enum cu_hook_id {
+#define CU_HOOK(PT, name, proc, since, kind, params, args, stream) CUH_##name,
+#include "cuda_hooks.def"
+#undef CU_HOOK
+	CUH_COUNT
+};
+
+/* Prototypes of every wrapper (they are exported under the driver's names). */
+#define CU_DECL_NONE(name, params)
+#define CU_DECL_PTDS(name, params) GATE_EXPORT CUresult name##_ptds params;
+#define CU_DECL_PTSZ(name, params) GATE_EXPORT CUresult name##_ptsz params;
+#define CU_HOOK(PT, name, proc, since, kind, params, args, stream)                                 \
+	GATE_EXPORT CUresult name params;                                                          \
+	CU_DECL_##PT(name, params)
+#include "cuda_hooks.def"
+#undef CU_HOOK
+
+struct cu_hook {
+	const char *name[2]; /* exported symbol; its per-thread variant or NULL */
+	const char *proc;    /* name given to cuGetProcAddress */
+	int since;           /* lowest cudaVersion that maps proc to this symbol */
+	int kind;
+	void *wrapper[2];
+};
+
+#define CU_VNAME_NONE(name) NULL
+#define CU_VNAME_PTDS(name) #name "_ptds"
+#define CU_VNAME_PTSZ(name) #name "_ptsz"
+#define CU_VWRAP_NONE(name) NULL
+#define CU_VWRAP_PTDS(name) (void *)name##_ptds
+#define CU_VWRAP_PTSZ(name) (void *)name##_ptsz
+static const struct cu_hook cu_hooks[CUH_COUNT] = {
+#define CU_HOOK(PT, name, proc, since, kind, params, args, stream)                                 \
+	{{#name, CU_VNAME_##PT(name)}, #proc, since, kind, {(void *)name, CU_VWRAP_##PT(name)}},
+#include "cuda_hooks.def"
+#undef CU_HOOK
+};
+
+/* The real function per (hook, variant): from the driver's handle, from the
+ * application's dlsym, or from cuGetProcAddress, whichever came first. */
+static _Atomic(void *) cu_real[CUH_COUNT][2];
+static _Atomic unsigned long cu_count[CUH_COUNT][2];
+
+/* ---- the driver's handle and the few unhooked functions the gate calls -- */
+
+static _Atomic(void *) cu_handle;
+
+static void *gate_cuda_handle(void)
+{
+	static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
+	void *h = atomic_load(&cu_handle);
+
+	if (!h) {
+		h = gate_open_first(names);
+		if (h)
+			atomic_store(&cu_handle, h);
+	}
+	return h;
+}
+
+/* Resolve an unhooked driver function (cuCtxSynchronize...) once. */
+static void *gate_cuda_sym(_Atomic(void *) *slot, const char *name)
+{
+	void *p = atomic_load_explicit(slot, memory_order_acquire);
+	void *h;
+
+	if (p)
+		return p;
+	h = gate_cuda_handle();
+	p = h ? gate_real_dlsym(h, name) : NULL;
+	if (p)
+		atomic_store_explicit(slot, p, memory_order_release);
+	return p;
+}
+
+#define CU_SYM(type, name)                                                                         \
+	static _Atomic(void *) sym_##name;                                                         \
+	static type gate_##name(void)                                                              \
+	{                                                                                          \
+		return (type)gate_cuda_sym(&sym_##name, #name);                                    \
+	}
+typedef CUresult (*ctx_get_fn)(CUcontext *);
+typedef CUresult (*ctx_push_fn)(CUcontext);
+typedef CUresult (*ctx_sync_fn)(void);
+typedef CUresult (*ev_create_fn)(CUevent *, unsigned int);
+typedef CUresult (*ev_record_fn)(CUevent, CUstream);
+typedef CUresult (*ev_sync_fn)(CUevent);
+CU_SYM(ctx_get_fn, cuCtxGetCurrent)
+CU_SYM(ctx_push_fn, cuCtxPushCurrent_v2)
+CU_SYM(ctx_get_fn, cuCtxPopCurrent_v2)
+CU_SYM(ctx_sync_fn, cuCtxSynchronize)
+CU_SYM(ev_create_fn, cuEventCreate)
+CU_SYM(ev_record_fn, cuEventRecord)
+CU_SYM(ev_sync_fn, cuEventSynchronize)
+
+/* The real function for (id, pt), resolving it from the handle the first
+ * time; never one of our own wrappers (that would recurse). */
+static void *gate_cuda_real(int id, int pt)
+{
+	void *p = atomic_load_explicit(&cu_real[id][pt], memory_order_acquire);
+	void *h, *expect = NULL;
+
+	if (p)
+		return p;
+	h = gate_cuda_handle();
+	if (!h || !cu_hooks[id].name[pt])
+		return NULL;
+	p = gate_real_dlsym(h, cu_hooks[id].name[pt]);
+	if (!p || p == cu_hooks[id].wrapper[pt])
+		return NULL;
+	if (!atomic_compare_exchange_strong(&cu_real[id][pt], &expect, p))
+		p = expect;
+	return p;
+}
+
+/* Remember p as the real (id, pt) unless one is known; returns the wrapper. */
+static void *gate_cuda_adopt(int id, int pt, void *p)
+{
+	void *expect = NULL;
+
+	if (p == cu_hooks[id].wrapper[pt])
+		return p;
+	if (!atomic_compare_exchange_strong(&cu_real[id][pt], &expect, p) && expect != p)
+		log_debug("%s: keeping the first real pointer", cu_hooks[id].name[pt]);
+	return cu_hooks[id].wrapper[pt];
+}
+
+/* ---- contexts to drain ------------------------------------------------------ */
+
+/*
+ * Why contexts and not streams: cuCtxSynchronize covers every stream of a
+ * context, the legacy and per-thread default streams of every thread
+ * included, and a context can be made current in the drain thread with
+ * cuCtxPushCurrent.  Stream handles would miss per-thread default streams
+ * (meaningful only in their own thread) and go stale silently.  A context
+ * destroyed since it was seen only makes its push fail, which is ignored.
+ */
+#define CU_MAX_CTX 64
+static _Atomic(CUcontext) cu_ctx[CU_MAX_CTX];
+
+static void gate_cuda_track(void)
+{
+	ctx_get_fn get = gate_cuCtxGetCurrent();
+	CUcontext c = NULL, expect;
+	int i;
+
+	if (!get || get(&c) != CUDA_SUCCESS || !c)
+		return;
+	for (i = 0; i < CU_MAX_CTX; i++) {
+		expect = atomic_load_explicit(&cu_ctx[i], memory_order_relaxed);
+		if (expect == c)
+			return;
+		if (!expect && atomic_compare_exchange_strong(&cu_ctx[i], &expect, c))
+			return;
+		if (expect == c)
+			return;
+	}
+}
+
+int gate_cuda_drain(void)
+{
+	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
+	ctx_get_fn pop = gate_cuCtxPopCurrent_v2();
+	ctx_sync_fn sync = gate_cuCtxSynchronize();
+	CUcontext c, old;
+	int i, rc = 0;
+
+	for (i = 0; i < CU_MAX_CTX; i++) {
+		c = atomic_load(&cu_ctx[i]);
+		if (!c)
+			break;
+		if (!push || !pop || !sync || push(c) != CUDA_SUCCESS)
+			continue;
+		if (sync() != CUDA_SUCCESS)
+			rc = -1;
+		pop(&old);
+	}
+	return rc;
+}
+
+void gate_cuda_forget(void)
+{
+	int i;
+
+	for (i = 0; i < CU_MAX_CTX; i++)
+		atomic_store(&cu_ctx[i], NULL);
+}
+
+/* ---- queue cap -------------------------------------------------------------- */
+
+/*
+ * Bounded queue: every cap launches on a stream the gate records an event,
+ * and before such a launch it waits for the event recorded CU_CAP_DEPTH
+ * events ago, so at most about cap * CU_CAP_DEPTH launches of this thread
+ * are queued on a stream.  State is per thread (no lock); streams beyond
+ * CU_CAP_STREAMS per thread are not capped.
+ */
+#define CU_CAP_DEPTH 2
+#define CU_CAP_STREAMS 8
+struct cu_capq {
+	CUstream stream;
+	unsigned long launches;
+	CUevent ev[CU_CAP_DEPTH];
+	unsigned char recorded[CU_CAP_DEPTH];
+	unsigned idx;
+	int used, broken;
+};
+static __thread struct cu_capq cu_capq[CU_CAP_STREAMS];
+
+static struct cu_capq *gate_cuda_capq(CUstream s)
+{
+	int i;
+
+	for (i = 0; i < CU_CAP_STREAMS; i++)
+		if (cu_capq[i].used && cu_capq[i].stream == s)
+			return &cu_capq[i];
+	for (i = 0; i < CU_CAP_STREAMS; i++)
+		if (!cu_capq[i].used) {
+			memset(&cu_capq[i], 0, sizeof(cu_capq[i]));
+			cu_capq[i].used = 1;
+			cu_capq[i].stream = s;
+			return &cu_capq[i];
+		}
+	return NULL;
+}
+
+/* Before a launch: returns the queue to record into after it, or NULL. */
+static struct cu_capq *gate_cuda_cap_before(CUstream s, int pt)
+{
+	unsigned cap = gate_queue_cap();
+	struct cu_capq *q;
+	ev_sync_fn sync;
+
+	if (!cap)
+		return NULL;
+	if (pt && !s)
+		s = CU_STREAM_PER_THREAD; /* the _ptsz variant's stream 0 */
+	q = gate_cuda_capq(s);
+	if (!q || q->broken || ++q->launches % cap)
+		return NULL;
+	sync = gate_cuEventSynchronize();
+	if (q->recorded[q->idx] && sync)
+		sync(q->ev[q->idx]);
+	return q;
+}
+
+static void gate_cuda_cap_after(struct cu_capq *q)
+{
+	ev_create_fn create = gate_cuEventCreate();
+	ev_record_fn record = gate_cuEventRecord();
+
+	if (!create || !record) {
+		q->broken = 1;
+		return;
+	}
+	if (!q->ev[q->idx] && create(&q->ev[q->idx], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+		q->broken = 1;
+		return;
+	}
+	q->recorded[q->idx] = record(q->ev[q->idx], q->stream) == CUDA_SUCCESS;
+	q->idx = (q->idx + 1) % CU_CAP_DEPTH;
+}
+
+/* ---- the wrappers ------------------------------------------------------------ */
+
+struct cu_ticket {
+	int joined;
+	struct cu_capq *capq;
+};
+
+static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
+{
+	if (gate_counting)
+		atomic_fetch_add_explicit(&cu_count[id][pt], 1, memory_order_relaxed);
+	t->capq = NULL;
+	t->joined = gate_enter();
+	if (!t->joined)
+		return;
+	gate_cuda_track();
+	if (cu_hooks[id].kind == GK_LAUNCH)
+		t->capq = gate_cuda_cap_before(s, pt);
+}
+
+static void gate_cuda_after(struct cu_ticket *t, CUresult r)
+{
+	if (t->capq && r == CUDA_SUCCESS)
+		gate_cuda_cap_after(t->capq);
+	gate_leave(t->joined);
+}
+
+#define CU_WRAP(sym, id, pt, params, args, stream)                                                 \
+	CUresult sym params                                                                        \
+	{                                                                                          \
+		CUresult(*gate_fn) params = (CUresult(*) params)gate_cuda_real(id, pt);            \
+		struct cu_ticket t;                                                                \
+		CUresult r;                                                                        \
+		if (!gate_fn)                                                                      \
+			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		gate_cuda_before(&t, id, pt, (CUstream)(stream));                                  \
+		r = gate_fn args;                                                                  \
+		gate_cuda_after(&t, r);                                                            \
+		return r;                                                                          \
+	}
+#define CU_WRAP_NONE(name, params, args, stream)
+#define CU_WRAP_PTDS(name, params, args, stream)                                                   \
+	CU_WRAP(name##_ptds, CUH_##name, 1, params, args, stream)
+#define CU_WRAP_PTSZ(name, params, args, stream)                                                   \
+	CU_WRAP(name##_ptsz, CUH_##name, 1, params, args, stream)
+#define CU_HOOK(PT, name, proc, since, kind, params, args, stream)                                 \
+	CU_WRAP(name, CUH_##name, 0, params, args, stream)                                         \
+	CU_WRAP_##PT(name, params, args, stream)
+#include "cuda_hooks.def"
+#undef CU_HOOK
+
+/* ---- name lookups (dlsym) --------------------------------------------------- */
+
+static int gate_cuda_find(const char *name, int *pt)
+{
+	int i;
+
+	if (name[0] != 'c' || name[1] != 'u')
+		return -1;
+	for (i = 0; i < CUH_COUNT; i++) {
+		if (strcmp(name, cu_hooks[i].name[0]) == 0) {
+			*pt = 0;
+			return i;
+		}
+		if (cu_hooks[i].name[1] && strcmp(name, cu_hooks[i].name[1]) == 0) {
+			*pt = 1;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* ---- cuGetProcAddress -------------------------------------------------------- */
+
+GATE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                      cuuint64_t flags);
+GATE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                         cuuint64_t flags, CUdriverProcAddressQueryResult *status);
+GATE_EXPORT CUresult cuGetProcAddress_v2_ptsz(const char *symbol, void **pfn, int cudaVersion,
+                                              cuuint64_t flags,
+                                              CUdriverProcAddressQueryResult *status);
+
+enum { GPA_V1, GPA_V2, GPA_V2_PTSZ, GPA_COUNT };
+static const char *const gpa_names[GPA_COUNT] = {"cuGetProcAddress", "cuGetProcAddress_v2",
+                                                 "cuGetProcAddress_v2_ptsz"};
+static void *const gpa_wrappers[GPA_COUNT] = {(void *)cuGetProcAddress, (void *)cuGetProcAddress_v2,
+                                              (void *)cuGetProcAddress_v2_ptsz};
+static _Atomic(void *) gpa_real[GPA_COUNT];
+
+static void *gate_gpa_real(int i)
+{
+	void *p = atomic_load(&gpa_real[i]), *h;
+
+	if (p)
+		return p;
+	h = gate_cuda_handle();
+	p = h ? gate_real_dlsym(h, gpa_names[i]) : NULL;
+	if (p == gpa_wrappers[i])
+		p = NULL;
+	if (p)
+		atomic_store(&gpa_real[i], p);
+	return p;
+}
+
+/*
+ * cuGetProcAddress handed back p for (symbol, cudaVersion, flags): swap in
+ * the wrapper of that exact function.  The version picks the ABI (the entry
+ * with the highest "since" not above cudaVersion: cuMemcpyHtoD at 3020 and
+ * later is cuMemcpyHtoD_v2); the variant is the one whose exported symbol is
+ * p, else the one flags asks for.  Older ABIs than any hooked one pass.
+ */
+static void *gate_cuda_swap_proc(const char *symbol, int ver, cuuint64_t flags, void *p)
+{
+	int i, best = -1, pt;
+
+	if (strncmp(symbol, "cuGetProcAddress", 16) == 0) {
+		for (i = 0; i < GPA_COUNT; i++)
+			if (p == gate_gpa_real(i))
+				return gpa_wrappers[i];
+		i = ver >= 12000 ? GPA_V2 : GPA_V1;
+		if (!atomic_load(&gpa_real[i]))
+			atomic_store(&gpa_real[i], p);
+		return atomic_load(&gpa_real[i]) == p ? gpa_wrappers[i] : p;
+	}
+	for (i = 0; i < CUH_COUNT; i++)
+		if (cu_hooks[i].since <= ver && strcmp(symbol, cu_hooks[i].proc) == 0 &&
+		    (best < 0 || cu_hooks[i].since > cu_hooks[best].since))
+			best = i;
+	if (best < 0)
+		return p;
+	if (!cu_hooks[best].name[1])
+		pt = 0;
+	else if (p == gate_cuda_real(best, 1))
+		pt = 1;
+	else if (p == gate_cuda_real(best, 0))
+		pt = 0;
+	else
+		pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+	log_debug("cuGetProcAddress(%s, %d, %#llx) -> %s", symbol, ver, (unsigned long long)flags,
+	          cu_hooks[best].name[pt]);
+	return gate_cuda_adopt(best, pt, p);
+}
+
+typedef CUresult (*gpa1_fn)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*gpa2_fn)(const char *, void **, int, cuuint64_t,
+                            CUdriverProcAddressQueryResult *);
+
+/* Never assumes cuInit was called: the real one answers first. */
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+	gpa1_fn real = (gpa1_fn)gate_gpa_real(GPA_V1);
+	CUresult r;
+
+	if (!real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(symbol, pfn, cudaVersion, flags);
+	if (r == CUDA_SUCCESS && symbol && pfn && *pfn)
+		*pfn = gate_cuda_swap_proc(symbol, cudaVersion, flags, *pfn);
+	return r;
+}
+
+static CUresult gate_gpa2(int which, const char *symbol, void **pfn, int cudaVersion,
+                          cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+{
+	gpa2_fn real = (gpa2_fn)gate_gpa_real(which);
+	CUresult r;
+
+	if (!real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = real(symbol, pfn, cudaVersion, flags, status);
+	if (r == CUDA_SUCCESS && symbol && pfn && *pfn)
+		*pfn = gate_cuda_swap_proc(symbol, cudaVersion, flags, *pfn);
+	return r;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status)
+{
+	return gate_gpa2(GPA_V2, symbol, pfn, cudaVersion, flags, status);
+}
+
+CUresult cuGetProcAddress_v2_ptsz(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                  CUdriverProcAddressQueryResult *status)
+{
+	return gate_gpa2(GPA_V2_PTSZ, symbol, pfn, cudaVersion, flags, status);
+}
+
+/* ---- dlsym dispatch ------------------------------------------------------------ */
+
+void *gate_cuda_swap(const char *name, void *p)
+{
+	int i, pt;
+
+	for (i = 0; i < GPA_COUNT; i++)
+		if (strcmp(name, gpa_names[i]) == 0) {
+			if (p != gpa_wrappers[i] && !atomic_load(&gpa_real[i]))
+				atomic_store(&gpa_real[i], p);
+			return gpa_wrappers[i];
+		}
+	i = gate_cuda_find(name, &pt);
+	return i < 0 ? p : gate_cuda_adopt(i, pt, p);
+}
+
+void *gate_cuda_lookup(const char *name, void **wrapper)
+{
+	int i, pt;
+
+	for (i = 0; i < GPA_COUNT; i++)
+		if (strcmp(name, gpa_names[i]) == 0) {
+			*wrapper = gpa_wrappers[i];
+			return gate_gpa_real(i);
+		}
+	i = gate_cuda_find(name, &pt);
+	if (i < 0)
+		return NULL;
+	*wrapper = cu_hooks[i].wrapper[pt];
+	return gate_cuda_real(i, pt);
+}
+
+void gate_cuda_counts(FILE *f)
+{
+	unsigned long n;
+	int i, pt;
+
+	for (i = 0; i < CUH_COUNT; i++)
+		for (pt = 0; pt < 2; pt++) {
+			n = atomic_load(&cu_count[i][pt]);
+			if (n)
+				fprintf(f, "%ld %s %lu\n", (long)getpid(), cu_hooks[i].name[pt], n);
+		}
+}

@@ -1,0 +1,164 @@
+/*
+ * gate_dlsym.c - the dlsym override.
+ *
+ * Why: on the H200 the CUDA runtime, PyTorch, CuPy and Triton reached every
+ * launch through dlsym(libcuda handle, "cuGetProcAddress_v2") (or
+ * "cuLaunchKernelEx") and the pointers it returned, never through direct
+ * symbol binding (DESIGN.md "The gate").  So the gate exports dlsym: a
+ * hooked name found by the real dlsym is answered with its wrapper.
+ * The real dlsym comes from dlvsym(RTLD_NEXT, "dlsym", version): no
+ * recursion, no glibc-private symbols.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gate.h"
+
+typedef void *(*dlsym_fn)(void *, const char *);
+static _Atomic(dlsym_fn) real_dlsym;
+
+void *gate_real_dlsym(void *handle, const char *name)
+{
+	/* glibc >= 2.34 moved dlsym into libc as GLIBC_2.34; older ones have
+	 * the base version (2.2.5 on x86_64, 2.17 on aarch64). */
+	static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", NULL};
+	dlsym_fn fn = atomic_load_explicit(&real_dlsym, memory_order_acquire);
+	int i;
+
+	for (i = 0; !fn && versions[i]; i++)
+		fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+	if (!fn)
+		return NULL;
+	atomic_store_explicit(&real_dlsym, fn, memory_order_release);
+	return fn(handle, name);
+}
+
+void *gate_open_first(const char *const *names)
+{
+	void *h = NULL;
+	int i;
+
+	for (i = 0; !h && names[i]; i++)
+		h = dlopen(names[i], RTLD_NOLOAD | RTLD_LAZY | RTLD_GLOBAL);
+	for (i = 0; !h && names[i]; i++)
+		h = dlopen(names[i], RTLD_LAZY | RTLD_GLOBAL);
+	return h;
+}
+
+/* ---- RTLD_NEXT ----------------------------------------------------------------- */
+
+/*
+ * RTLD_NEXT means "after the object that called dlsym"; called from here the
+ * real dlsym would search after libkrexgate instead, and an interposer
+ * loaded after the gate that looks itself up would recurse forever.  So the
+ * search is redone: the loaded objects in load order (dl_iterate_phdr),
+ * skipping up to the caller's, then the first that defines name itself.
+ */
+#define NEXT_MAX_OBJS 512
+struct next_obj {
+	const char *name;
+	uintptr_t lo, hi;
+};
+struct next_walk {
+	struct next_obj obj[NEXT_MAX_OBJS];
+	int n;
+};
+
+static int next_collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct next_walk *w = arg;
+	struct next_obj *o;
+	int i;
+
+	(void)size;
+	if (w->n >= NEXT_MAX_OBJS)
+		return 1;
+	o = &w->obj[w->n++];
+	o->name = info->dlpi_name;
+	o->lo = UINTPTR_MAX;
+	o->hi = 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (a < o->lo)
+			o->lo = a;
+		if (a + ph->p_memsz > o->hi)
+			o->hi = a + ph->p_memsz;
+	}
+	return 0;
+}
+
+static int next_owner(const struct next_walk *w, const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	int i;
+
+	for (i = 0; i < w->n; i++)
+		if (a >= w->obj[i].lo && a < w->obj[i].hi)
+			return i;
+	return -1;
+}
+
+static void *next_lookup(const void *caller, const char *name)
+{
+	static __thread struct next_walk w; /* 12 KiB: keep it off small stacks */
+	int i, me;
+	void *h, *p;
+
+	w.n = 0;
+	dl_iterate_phdr(next_collect, &w); /* no dlopen inside: the loader lock is held */
+	me = next_owner(&w, caller);
+	if (me < 0)
+		return gate_real_dlsym(RTLD_NEXT, name);
+	for (i = me + 1; i < w.n; i++) {
+		if (!w.obj[i].name || !w.obj[i].name[0])
+			continue;
+		h = dlopen(w.obj[i].name, RTLD_NOLOAD | RTLD_LAZY);
+		if (!h)
+			continue;
+		p = gate_real_dlsym(h, name);
+		dlclose(h);
+		if (p && next_owner(&w, p) == i)
+			return p;
+	}
+	return NULL;
+}
+
+/* ---- the override ---------------------------------------------------------------- */
+
+static int gate_name_hooked(const char *name)
+{
+	return (name[0] == 'c' && name[1] == 'u') || strncmp(name, "hip", 3) == 0;
+}
+
+GATE_EXPORT void *dlsym(void *handle, const char *name);
+
+void *dlsym(void *handle, const char *name)
+{
+	void *p, *wrapper = NULL;
+
+	if (handle == RTLD_NEXT) {
+		if (gate_name_hooked(name)) {
+			p = gate_cuda_lookup(name, &wrapper);
+			if (!wrapper)
+				p = gate_hip_lookup(name, &wrapper);
+			if (wrapper)
+				return p ? wrapper : NULL;
+		}
+		return next_lookup(__builtin_return_address(0), name);
+	}
+	p = gate_real_dlsym(handle, name);
+	if (p && gate_name_hooked(name)) {
+		p = gate_cuda_swap(name, p);
+		p = gate_hip_swap(name, p);
+	}
+	return p;
+}

@@ -1,0 +1,192 @@
+/*
+ * gate_hip.c - the HIP side of the gate: one wrapper per symbol of
+ * hip_hooks.def, the devices to drain.  HIP 5.x has no hipGetProcAddress;
+ * programs reach these by direct binding or dlsym, both covered.
+ * No AMD GPU was available to this project: tested against the mock only.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate.h"
+#include "gate_types.h"
+#include "log.h"
+
+enum hip_hook_id {
+#define HIP_HOOK(name, kind, params, args, stream) HIPH_##name,
+#include "hip_hooks.def"
+#undef HIP_HOOK
+	HIPH_COUNT
+};
+
+#define HIP_HOOK(name, kind, params, args, stream) GATE_EXPORT hipError_t name params;
+#include "hip_hooks.def"
+#undef HIP_HOOK
+
+struct hip_hook {
+	const char *name;
+	void *wrapper;
+};
+
+static const struct hip_hook hip_hooks[HIPH_COUNT] = {
+#define HIP_HOOK(name, kind, params, args, stream) {#name, (void *)name},
+#include "hip_hooks.def"
+#undef HIP_HOOK
+};
+
+static _Atomic(void *) hip_real[HIPH_COUNT];
+static _Atomic unsigned long hip_count[HIPH_COUNT];
+static _Atomic(void *) hip_handle;
+static _Atomic uint64_t hip_devices; /* bit d: device d was submitted to */
+
+static void *gate_hip_handle(void)
+{
+	static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.6",
+	                                    "libamdhip64.so.5", NULL};
+	void *h = atomic_load(&hip_handle);
+
+	if (!h) {
+		h = gate_open_first(names);
+		if (h)
+			atomic_store(&hip_handle, h);
+	}
+	return h;
+}
+
+static void *gate_hip_sym(const char *name)
+{
+	void *h = gate_hip_handle();
+
+	return h ? gate_real_dlsym(h, name) : NULL;
+}
+
+static void *gate_hip_real(int id)
+{
+	void *p = atomic_load_explicit(&hip_real[id], memory_order_acquire);
+	void *expect = NULL;
+
+	if (p)
+		return p;
+	p = gate_hip_sym(hip_hooks[id].name);
+	if (!p || p == hip_hooks[id].wrapper)
+		return NULL;
+	if (!atomic_compare_exchange_strong(&hip_real[id], &expect, p))
+		p = expect;
+	return p;
+}
+
+typedef hipError_t (*hip_getdev_fn)(int *);
+typedef hipError_t (*hip_setdev_fn)(int);
+typedef hipError_t (*hip_sync_fn)(void);
+static _Atomic(void *) hip_getdev;
+
+/* Remember the calling thread's current device for the drain. */
+static void gate_hip_track(void)
+{
+	hip_getdev_fn get = (hip_getdev_fn)atomic_load(&hip_getdev);
+	int d = -1;
+
+	if (!get) {
+		get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
+		atomic_store(&hip_getdev, (void *)get);
+	}
+	if (get && get(&d) == hipSuccess && d >= 0 && d < 64 &&
+	    !(atomic_load_explicit(&hip_devices, memory_order_relaxed) & (1ull << d)))
+		atomic_fetch_or(&hip_devices, 1ull << d);
+}
+
+/* hipSetDevice affects the drain thread only; hipDeviceSynchronize then
+ * waits for every stream of that device in this process. */
+int gate_hip_drain(void)
+{
+	uint64_t devs = atomic_load(&hip_devices);
+	hip_setdev_fn set;
+	hip_sync_fn sync;
+	int d, rc = 0;
+
+	if (!devs)
+		return 0;
+	set = (hip_setdev_fn)gate_hip_sym("hipSetDevice");
+	sync = (hip_sync_fn)gate_hip_sym("hipDeviceSynchronize");
+	if (!set || !sync)
+		return -1;
+	for (d = 0; d < 64; d++)
+		if ((devs & (1ull << d)) && (set(d) != hipSuccess || sync() != hipSuccess))
+			rc = -1;
+	return rc;
+}
+
+void gate_hip_forget(void)
+{
+	atomic_store(&hip_devices, 0);
+}
+
+#define HIP_HOOK(name, kind, params, args, stream)                                                 \
+	hipError_t name params                                                                     \
+	{                                                                                          \
+		hipError_t(*gate_fn) params = (hipError_t(*) params)gate_hip_real(HIPH_##name);    \
+		hipError_t r;                                                                      \
+		int joined;                                                                        \
+		if (!gate_fn)                                                                      \
+			return hipErrorNotInitialized;                                             \
+		if (gate_counting)                                                                 \
+			atomic_fetch_add_explicit(&hip_count[HIPH_##name], 1,                      \
+			                          memory_order_relaxed);                           \
+		joined = gate_enter();                                                             \
+		if (joined)                                                                        \
+			gate_hip_track();                                                          \
+		r = gate_fn args;                                                                  \
+		gate_leave(joined);                                                                \
+		return r;                                                                          \
+	}
+#include "hip_hooks.def"
+#undef HIP_HOOK
+
+static int gate_hip_find(const char *name)
+{
+	int i;
+
+	if (strncmp(name, "hip", 3) != 0)
+		return -1;
+	for (i = 0; i < HIPH_COUNT; i++)
+		if (strcmp(name, hip_hooks[i].name) == 0)
+			return i;
+	return -1;
+}
+
+void *gate_hip_swap(const char *name, void *p)
+{
+	int i = gate_hip_find(name);
+	void *expect = NULL;
+
+	if (i < 0 || p == hip_hooks[i].wrapper)
+		return p;
+	atomic_compare_exchange_strong(&hip_real[i], &expect, p);
+	return hip_hooks[i].wrapper;
+}
+
+void *gate_hip_lookup(const char *name, void **wrapper)
+{
+	int i = gate_hip_find(name);
+
+	if (i < 0)
+		return NULL;
+	*wrapper = hip_hooks[i].wrapper;
+	return gate_hip_real(i);
+}
+
+void gate_hip_counts(FILE *f)
+{
+	unsigned long n;
+	int i;
+
+	for (i = 0; i < HIPH_COUNT; i++) {
+		n = atomic_load(&hip_count[i]);
+		if (n)
+			fprintf(f, "%ld %s %lu\n", (long)getpid(), hip_hooks[i].name, n);
+	}
+}

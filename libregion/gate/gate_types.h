@@ -1,0 +1,77 @@
+/*
+ * gate_types.h - opaque stand-ins for the CUDA driver and HIP types that
+ * cuda_hooks.def and hip_hooks.def name.
+ *
+ * The gate forwards arguments untouched, so it needs only their size and
+ * calling convention, never cuda.h or hip_runtime_api.h: it builds and loads
+ * on machines without a GPU toolkit.  test/gate/proto_cuda.c and
+ * proto_hip.c check every hooked prototype against the real headers where
+ * they exist.  Handles are pointers to incomplete structs (as in cuda.h);
+ * enums (CUresult, hipError_t, hipMemcpyKind) are int-sized.
+ */
+#ifndef KREX_GATE_TYPES_H
+#define KREX_GATE_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- CUDA driver API ------------------------------------------------------ */
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef uint32_t cuuint32_t;
+typedef uint64_t cuuint64_t;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUarray_st *CUarray;
+typedef void (*CUhostFn)(void *userData);
+typedef struct CUDA_MEMCPY2D_st CUDA_MEMCPY2D;
+typedef struct CUDA_MEMCPY3D_st CUDA_MEMCPY3D;
+typedef struct CUDA_MEMCPY3D_PEER_st CUDA_MEMCPY3D_PEER;
+typedef struct CUDA_LAUNCH_PARAMS_st CUDA_LAUNCH_PARAMS;
+typedef union CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams;
+typedef struct CUlaunchAttribute_st CUlaunchAttribute;
+typedef int CUdriverProcAddressQueryResult;
+
+/* The gate reads hStream out of it (queue cap); layout checked against
+ * cuda.h by test/gate/proto_cuda.c. */
+typedef struct CUlaunchConfig_st {
+	unsigned int gridDimX, gridDimY, gridDimZ;
+	unsigned int blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned int numAttrs;
+} CUlaunchConfig;
+
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_NOT_INITIALIZED 3
+#define CU_EVENT_DISABLE_TIMING 0x2
+/* cuGetProcAddress flags: bit 1 asks for the per-thread-default-stream
+ * variant (CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM). */
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 0x2
+/* The per-thread default stream handle (cuda.h CU_STREAM_PER_THREAD). */
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+
+/* ---- HIP ------------------------------------------------------------------ */
+typedef int hipError_t;
+typedef int hipMemcpyKind;
+typedef void *hipDeviceptr_t;
+typedef struct ihipStream_t *hipStream_t;
+typedef struct ihipEvent_t *hipEvent_t;
+typedef struct ihipModuleSymbol_t *hipFunction_t;
+typedef struct hipGraphExec *hipGraphExec_t;
+typedef void (*hipHostFn_t)(void *userData);
+struct hipMemcpy3DParms;
+typedef struct dim3 {
+	uint32_t x, y, z;
+} dim3;
+
+#define hipSuccess 0
+#define hipErrorNotInitialized 3
+
+#endif /* KREX_GATE_TYPES_H */

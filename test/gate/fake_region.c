@@ -1,0 +1,141 @@
+/*
+ * fake_region.c - TEST DOUBLE of libkrexregion's joining API (see
+ * fake_region.h).  Loaded with LD_PRELOAD before libkrexgate.so, whose weak
+ * references to krex_* resolve to these.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_region.h"
+#include "krex/region.h"
+
+#define A(field) ((_Atomic uint32_t *)&page->field)
+
+static struct fake_page *page;
+static krex_drain_fn drain_fn;
+static void *drain_arg;
+static pid_t joined_pid;
+static pthread_t drain_thread;
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t val, long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *w)
+{
+	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void *fake_drain_thread(void *arg)
+{
+	uint32_t seen = atomic_load(A(generation)), g;
+
+	(void)arg;
+	for (;;) {
+		g = atomic_load(A(generation));
+		if (g == seen) {
+			futex_wait(A(generation), g, 100);
+			continue;
+		}
+		seen = g;
+		if (atomic_load(A(closed))) {
+			uint64_t t0 = now_us();
+			int rc = drain_fn ? drain_fn(drain_arg) : 0;
+
+			page->drain_us = now_us() - t0;
+			atomic_store(A(ack_status), (uint32_t)rc);
+			atomic_fetch_add(A(acks), 1);
+			atomic_store(A(ack_gen), g);
+			futex_wake(A(ack_gen));
+		}
+	}
+	return NULL;
+}
+
+int krex_join(const struct krex_join_opts *o)
+{
+	const char *path = getenv("KREX_FAKE_GATE");
+	sigset_t all, old;
+	int fd;
+
+	if (page && joined_pid == getpid())
+		return KREX_OK;
+	if (!path)
+		return KREX_ENOKREXD;
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return KREX_ENOKREXD;
+	page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (page == MAP_FAILED) {
+		page = NULL;
+		return KREX_ESYS;
+	}
+	drain_fn = o ? o->drain : NULL;
+	drain_arg = o ? o->drain_arg : NULL;
+	joined_pid = getpid();
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_create(&drain_thread, NULL, fake_drain_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	atomic_fetch_add(A(joins), 1);
+	return KREX_OK;
+}
+
+int krex_leave(void)
+{
+	/* In a fork child the drain thread is the parent's: nothing to stop. */
+	if (page && joined_pid == getpid())
+		pthread_cancel(drain_thread);
+	page = NULL;
+	joined_pid = 0;
+	return KREX_OK;
+}
+
+int krex_gate_wait(void)
+{
+	uint64_t deadline;
+	int waited = 0;
+
+	if (!page || !atomic_load_explicit(A(closed), memory_order_acquire))
+		return 0;
+	deadline = now_us() + 20 * 1000000u;
+	atomic_fetch_add(A(waits), 1);
+	while (atomic_load(A(closed)) && atomic_load(A(alive)) && now_us() < deadline) {
+		futex_wait(A(closed), 1, 100);
+		waited = 1;
+	}
+	return waited;
+}
+
+unsigned krex_queue_cap(void)
+{
+	return page ? page->cap : 0;
+}
+
+const char *krex_strerror(int err)
+{
+	return err == KREX_OK ? "success" : "fake libregion error";
+}

@@ -1,0 +1,119 @@
+/*
+ * fakegate - TEST DOUBLE standing in for krexd against fake_region.c.
+ *
+ *	fakegate FILE init [CAP]       create the page (gate open, alive)
+ *	fakegate FILE close            close the gate (generation++)
+ *	fakegate FILE open             open it (generation++)
+ *	fakegate FILE wait-acks N MS   wait until N acks in total; exit 1 on timeout
+ *	fakegate FILE get FIELD        print joins|acks|waits|drain_us|ack_status
+ *	fakegate FILE dead             mark "krexd" gone (gates fail open)
+ *	fakegate kernels               print the mock GPU's kernel count
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_region.h"
+
+#define A(field) ((_Atomic uint32_t *)&p->field)
+
+static void wake(_Atomic uint32_t *w)
+{
+	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static int kernels(void)
+{
+	/* The mock's shared page: struct mock_shm in test/mock/mock_gpu.c. */
+	struct {
+		uint32_t lock, seq, last, waiters;
+		uint64_t kernels;
+	} * m;
+	const char *name = getenv("KREX_MOCK_GPU");
+	int fd;
+
+	if (!name)
+		return 1;
+	fd = shm_open(name, O_RDONLY, 0);
+	if (fd < 0) {
+		printf("0\n");
+		return 0;
+	}
+	m = mmap(NULL, sizeof(*m), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return 1;
+	printf("%llu\n", (unsigned long long)m->kernels);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct fake_page *p, init;
+	const char *cmd;
+	int fd;
+
+	if (argc == 2 && strcmp(argv[1], "kernels") == 0)
+		return kernels();
+	if (argc < 3)
+		return 2;
+	cmd = argv[2];
+	if (strcmp(cmd, "init") == 0) {
+		memset(&init, 0, sizeof(init));
+		init.alive = 1;
+		init.cap = argc > 3 ? (uint32_t)atoi(argv[3]) : 0;
+		fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || write(fd, &init, sizeof(init)) != sizeof(init))
+			return 1;
+		close(fd);
+		return 0;
+	}
+	fd = open(argv[1], O_RDWR);
+	if (fd < 0)
+		return 1;
+	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return 1;
+	if (strcmp(cmd, "close") == 0 || strcmp(cmd, "open") == 0) {
+		atomic_store(A(closed), cmd[0] == 'c');
+		atomic_fetch_add(A(generation), 1);
+		wake(A(closed));
+		wake(A(generation));
+	} else if (strcmp(cmd, "dead") == 0) {
+		atomic_store(A(alive), 0);
+		wake(A(closed));
+	} else if (strcmp(cmd, "wait-acks") == 0 && argc == 5) {
+		uint32_t want = (uint32_t)atoi(argv[3]);
+		long ms = atol(argv[4]);
+		struct timespec ts = {0, 10 * 1000 * 1000};
+
+		while (atomic_load(A(acks)) < want && ms > 0) {
+			nanosleep(&ts, NULL);
+			ms -= 10;
+		}
+		return atomic_load(A(acks)) >= want ? 0 : 1;
+	} else if (strcmp(cmd, "get") == 0 && argc == 4) {
+		const char *f = argv[3];
+
+		printf("%llu\n", (unsigned long long)(strcmp(f, "joins") == 0        ? p->joins
+		                                      : strcmp(f, "acks") == 0       ? p->acks
+		                                      : strcmp(f, "waits") == 0      ? p->waits
+		                                      : strcmp(f, "drain_us") == 0   ? p->drain_us
+		                                      : strcmp(f, "ack_status") == 0 ? p->ack_status
+		                                                                     : 0));
+	} else {
+		return 2;
+	}
+	return 0;
+}

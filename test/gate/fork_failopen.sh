@@ -1,0 +1,32 @@
+#!/bin/sh
+# Fail open without krexd (no libregion page) and when "krexd" is gone;
+# KREX_GATE=off; fork: the child re-joins and is gated.
+. "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/gate/gate_env.sh"
+plan 8
+
+ok "procaddr passes with the gate and no krexd" \
+	env -u KREX_FAKE_GATE LD_PRELOAD="$FAKE $G" "$WL/krex-procaddr"
+ok "procaddr passes with the gate and without libkrexregion" \
+	env LD_PRELOAD="$G" "$WL/krex-procaddr"
+ok "KREX_GATE=off passes" env KREX_GATE=off LD_PRELOAD="$G" "$WL/krex-procaddr"
+
+page init
+page close
+bg_gated "$WL/krex-procaddr"
+P=$!
+sleep 0.5
+ok "a launch waits at a closed gate" kill -0 "$P"
+page dead
+ok "the gate fails open when krexd is gone" wait_for 10 sh -c "! kill -0 $P 2>/dev/null"
+wait "$P"
+ok "and the program finishes correctly" [ $? = 0 ]
+
+page init
+bg_gated ./forker "$T/child"
+P=$!
+ok "forked child launched and re-joined" wait_for 10 test -e "$T/child.ok"
+diag "joins: $(page get joins)"
+ok "parent and child both joined" [ "$(page get joins)" -ge 2 ]
+kill "$P" 2>/dev/null
+done_testing

@@ -1,0 +1,23 @@
+/*
+ * proto_hip.c - compile-time check of hip_hooks.def against the HIP
+ * headers (Debian libamdhip64-dev, HAVE_ROCM_H): each hook's parameter
+ * list is the type of the header's declaration.
+ */
+#include <stdio.h>
+
+#include <hip/hip_runtime_api.h>
+
+#define HIP_HOOK(name, kind, params, args, stream)                                                 \
+	_Static_assert(__builtin_types_compatible_p(__typeof__(&name), hipError_t(*) params),      \
+	               #name ": parameter list differs from hip_runtime_api.h");
+#include "hip_hooks.def"
+#undef HIP_HOOK
+
+_Static_assert(sizeof(dim3) == 12, "dim3 is not three uint32_t");
+
+int main(void)
+{
+	printf("1..1\nok 1 - every hooked HIP prototype matches hip_runtime_api.h (HIP %d.%d)\n",
+	       HIP_VERSION_MAJOR, HIP_VERSION_MINOR);
+	return 0;
+}

@@ -1,0 +1,85 @@
+#!/bin/sh
+# With the real krexd and krex CLI (skips until they are built): mock-driver
+# siblings started with `krex run` are gated, drained and frozen by a region;
+# a late drainer is frozen and counted; the gate fails open after krexd dies;
+# a victim's p95 inside regions with a hog sibling matches its p95 alone
+# (simulated event time of the mock, which is deterministic; generous bound).
+. "$top_srcdir/test/lib.sh"
+KREXD=$top_builddir/coordinator/krexd
+KREX=$top_builddir/tools/krex
+[ -x "$KREXD" ] || skip_all "krexd not built yet ($KREXD)"
+[ -x "$KREX" ] || skip_all "krex CLI not built yet ($KREX)"
+G=$top_builddir/libregion/gate/.libs/libkrexgate.so
+MOCKLIB=$top_builddir/test/mock/.libs
+WL=$top_builddir/test/workloads
+T=$(mktemp -d) || exit 1
+PIDS=
+KD=
+export KREX_MOCK_GPU=/krex-region-$$
+export LD_LIBRARY_PATH=$MOCKLIB:$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export KREX_SOCKET=$T/run/krexd.sock
+export KREX_GPUS=mock0
+cleanup() {
+	for p in $PIDS; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+	[ -n "$KD" ] && kill "$KD" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$T" "/dev/shm$KREX_MOCK_GPU"
+}
+trap cleanup EXIT
+
+start_krexd() {
+	mkdir -p "$T/run"
+	"$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=500ms "$@" 2>"$T/krexd.log" &
+	KD=$!
+	wait_for 10 test -S "$KREX_SOCKET"
+}
+stop_krexd() { kill "$KD" 2>/dev/null; wait "$KD" 2>/dev/null; KD=; }
+kernels() { "$top_builddir/test/gate/fakegate" kernels; }
+counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
+field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
+
+plan 10
+ok "krexd starts" start_krexd
+
+# gated, drained, frozen
+"$KREX" run --gpus mock0 -- env KREX_GATE_COUNTS="$T/counts" "$WL/krex-hog" 2000 \
+	--counter "$T/hog" &
+PIDS="$PIDS $!"
+ok "hog runs under krex run" wait_for 10 counter_ge "$T/hog" 1
+"$KREX" region --gpus mock0 --json -- sh -c \
+	"a=\$($top_builddir/test/gate/fakegate kernels); sleep 0.3; \
+	 b=\$($top_builddir/test/gate/fakegate kernels); test \$a = \$b" >"$T/cert1"
+ok "no sibling kernel runs inside the region" [ $? = 0 ]
+ok "the sibling was drained" [ "$(field drained "$T/cert1")" -ge 1 ]
+ok "and frozen" [ "$(field frozen "$T/cert1")" -ge 1 ]
+
+# victim p95 alone vs inside regions with the hog sibling
+IT=$("$WL/krex-victim" calib 2)
+"$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
+"$KREX" run --gpus mock0 -- "$WL/krex-victim" run "$IT" 40 --region sample \
+	--label region >"$T/region"
+cat "$T/alone" "$T/region" | sed 's/^/# /'
+a=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/alone")
+r=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/region")
+ok "victim ev p95 in regions ($r) within 25% of alone ($a)" \
+	awk -v a="$a" -v r="$r" 'BEGIN { exit !(a > 0 && r < a * 1.25) }'
+kill $PIDS 2>/dev/null
+
+# a late drainer: a 5 s synchronous kernel cannot drain within 500 ms
+"$KREX" run --gpus mock0 -- "$WL/krex-hog" 5000000 --sync &
+PIDS="$PIDS $!"
+sleep 1
+"$KREX" region --gpus mock0 --json -- true >"$T/cert2"
+ok "a late drainer is counted late" [ "$(field late "$T/cert2")" -ge 1 ]
+ok "and frozen anyway" [ "$(field frozen "$T/cert2")" -ge 1 ]
+kill $PIDS 2>/dev/null
+
+# fail open after krexd dies
+"$KREX" run --gpus mock0 -- "$WL/krex-hog" 2000 --sync --counter "$T/hog3" &
+PIDS="$PIDS $!"
+wait_for 10 counter_ge "$T/hog3" 1
+stop_krexd
+c=$(cat "$T/hog3")
+ok "the gate fails open after krexd dies" wait_for 10 counter_ge "$T/hog3" $((c + 10))
+ok "krexd left nothing frozen" sh -c "! grep -q '^State:.*T' /proc/$(echo $PIDS | awk '{print $NF}')/status"
+done_testing

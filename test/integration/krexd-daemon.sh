@@ -1,0 +1,45 @@
+#!/bin/sh
+# Daemon life: start without -F (double fork, start-up errors come back
+# through the pipe), lock file (a second krexd is refused), pid file, socket
+# mode, config errors with file:line, -o overrides, SIGHUP reload, SIGTERM.
+. "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/integration/krexd-lib.sh"
+
+kt_setup
+plan 13
+
+daemon() { "$KREXD" -c "$KT_DIR/krexd.conf" -r "$KT_DIR" -o "cgroup_subtree=$KT_SUB" "$@" 2>"$KT_DIR/err"; }
+fails_with() {
+	local want=$1
+	shift
+	! "$@" >/dev/null 2>"$KT_DIR/err" && grep -q "$want" "$KT_DIR/err"
+}
+pid_alive() { test -s "$KT_DIR/krexd.pid" && kill -0 "$(cat "$KT_DIR/krexd.pid")"; }
+log_has() { wait_for 3 grep -qs "$1" "$KT_DIR/krexd.log"; }
+
+kt_conf "gpus = g0"
+ok "daemon start exits 0 once krexd is up" daemon
+KREXD_PID=$(cat "$KT_DIR/krexd.pid" 2>/dev/null)
+ok "pid file names a live krexd" pid_alive
+ok "socket is mode 0666" test "$(stat -c %a "$KREX_SOCKET")" = 666
+ok "a second krexd is refused with the running pid" fails_with \
+	"krexd already running (pid $KREXD_PID) on $KT_DIR" daemon
+ok "... also in the foreground" fails_with "krexd already running" "$KREXD" -F -c /dev/null -r "$KT_DIR"
+krexd_stop
+ok "SIGTERM: daemon gone, pid file removed" test ! -e "$KT_DIR/krexd.pid"
+
+printf 'gpus = g0\nno_such_key = 1\n' >"$KT_DIR/bad.conf"
+ok "unknown key rejected with file:line" fails_with "bad.conf:2: unknown key 'no_such_key'" \
+	"$KREXD" -F -c "$KT_DIR/bad.conf" -r "$KT_DIR"
+ok "bad -o value rejected" fails_with "bad value 'sometimes' for key 'freezer'" \
+	"$KREXD" -F -c /dev/null -r "$KT_DIR" -o freezer=sometimes
+ok "a missing -c file is an error" fails_with "no-such.conf" "$KREXD" -F -c "$KT_DIR/no-such.conf" -r "$KT_DIR"
+ok "a daemon start-up error comes back through the pipe" fails_with "run dir" \
+	"$KREXD" -c /dev/null -r /proc/krexd-cannot-be-here
+
+ok "krexd -F starts with the test config" krexd_start -v
+printf 'gpus = g0\nfreezer = signal\nmax_region = 5s\n' >"$KT_DIR/krexd.conf"
+kill -HUP "$KREXD_PID"
+ok "SIGHUP: a key that cannot change live is reported" log_has "'freezer' cannot change"
+ok "SIGHUP: the others are applied" log_has "configuration reloaded"
+done_testing

@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""agents.py - throughput of agent sessions sharing one GPU: KREX against locks.
+
+N simulated agent sessions (default 4, 8, 16) run at once.  Each is a loop of
+iterations, and an iteration is
+
+  think      sleep (waiting for the model's answer)
+  compile    CPU work (fixed work, calibrated on this machine)
+  correct    a correctness run: host work, then GPU kernels outside any region
+  bench      a timed benchmark: host work, warm-up kernels, then timed kernels
+             (inside one region in the KREX mode)
+
+Modes:
+  job   job-granular exclusivity: a session holds a GPU lock (flock) for its
+        whole life, from its first think to its last benchmark
+  cmd   command-granular exclusivity: the lock is held for each GPU-using
+        command (correct, bench), host part included, as a wrapper would
+  krex  no lock; every session is a KREX participant (`krex run`) and only
+        the timed kernels run inside a region
+
+Each (mode, N) runs for a fixed window; completed iterations (one timed
+benchmark each) are counted and scaled to an hour.  Sessions per hour are
+iterations per hour / iterations per session (a window holds few whole
+sessions).  The timed kernels' p50/p95 (wall and events) per mode show that
+throughput is not bought with fidelity.  Durations are real-world seconds
+(doc/performance-gpu.md says why) multiplied by --scale.
+
+  agents.py --quick --mock auto          (CI, mock driver, ~1 minute)
+  agents.py --full --builddir BUILD      (the H200, ~3 minutes)
+"""
+
+import argparse
+import fcntl
+import json
+import os
+import random
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perflib as P  # noqa: E402
+
+MODES = ["job", "cmd", "krex"]
+# Real-world seconds of one iteration of a kernel-optimising agent (see the doc).
+DURATIONS = dict(think=30.0, compile=20.0, correct_host=5.0, correct_gpu=1.0, bench_host=4.0,
+                 bench_warmup=1.0, bench_timed=1.0)
+PRESETS = {
+    "quick": dict(n="2,4", scale=0.03, window=6.0, budget_s=75.0),
+    "full": dict(n="4,8,16", scale=0.05, window=14.0, budget_s=170.0),
+}
+COLS = ["n", "mode", "window_s", "benches", "sessions", "bench_per_h", "sessions_per_h",
+        "krex_over_mode", "wall_p50", "wall_p95", "ev_p50", "ev_p95", "infl_wall_p95_pct",
+        "entry_p95", "clean", "note"]
+DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall_p95_pct": 2,
+          "window_s": 1, "entry_p95": 3}
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_const", dest="preset", const="quick")
+    g.add_argument("--full", action="store_const", dest="preset", const="full")
+    P.add_common_args(ap)
+    ap.add_argument("--n", help="session counts, comma separated")
+    ap.add_argument("--modes", default=",".join(MODES), help="modes: job,cmd,krex")
+    ap.add_argument("--window", type=float, help="seconds each (mode, N) runs")
+    ap.add_argument("--scale", type=float, help="multiplier applied to every duration")
+    for k, v in DURATIONS.items():
+        ap.add_argument("--" + k.replace("_", "-"), type=float, default=v,
+                        help="real-world seconds (default %g)" % v)
+    ap.add_argument("--iters-per-session", type=int, default=10,
+                    help="iterations in one session (default 10)")
+    ap.add_argument("--kernel-ms", type=float, default=1.0,
+                    help="kernel size of GPU work (default 1 ms)")
+    ap.add_argument("--seed", type=int, default=1, help="think-time jitter seed")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.set_defaults(preset="quick")
+    a = ap.parse_args()
+    if a.worker:
+        return a
+    for k, v in PRESETS[a.preset].items():
+        if getattr(a, k, None) is None:
+            setattr(a, k, v)
+    a.n = [int(x) for x in a.n.split(",") if x]
+    a.modes = [m for m in a.modes.split(",") if m]
+    for m in a.modes:
+        if m not in MODES:
+            ap.error("unknown mode %s" % m)
+    return a
+
+
+# ---- one session slot (runs in its own process) ----------------------------------
+
+def victim_cmd(p, samples, warmup, region, label):
+    cmd = [p["victim"], "run", str(p["iters"]), str(samples), "--warmup", str(warmup),
+           "--label", label, "--region", region]
+    if region == "batch":
+        cmd += ["--batch", str(samples)]  # one region around every timed sample
+    return cmd
+
+
+def read_raw(path):
+    """krex-victim --raw lines 'i ev wall entry' -> {'ev': [...], 'wall': [...],
+    'entry': [...]} (entry only where a region began); None if unreadable."""
+    r = {"ev": [], "wall": [], "entry": []}
+    try:
+        with open(path) as f:
+            for ln in f:
+                x = ln.split()
+                if len(x) < 3:
+                    return None
+                r["ev"].append(float(x[1]))
+                r["wall"].append(float(x[2]))
+                if len(x) > 3 and float(x[3]) >= 0:
+                    r["entry"].append(float(x[3]))
+        os.unlink(path)
+    except (OSError, ValueError):
+        return None
+    return r
+
+
+def worker(p):
+    """Run sessions back to back until the deadline, appending one JSON line per
+    finished benchmark and per finished session to p['results']."""
+    rnd = random.Random(p["seed"])
+    excl = p["mode"] in ("job", "cmd")
+    lockf = open(p["lock"], "a+") if excl else None
+    out = open(p["results"], "a")
+    env = dict(os.environ)
+
+    def lock(on):
+        fcntl.flock(lockf, fcntl.LOCK_EX if on else fcntl.LOCK_UN)
+
+    def gpu_command(host_s, cmd):
+        if p["mode"] == "cmd":
+            lock(True)
+        try:
+            P.burn(host_s * p["rate"])
+            rc, so, se = P.run_capture(cmd, env, 600)
+        finally:
+            if p["mode"] == "cmd":
+                lock(False)
+        return rc, P.parse_kv(so, "victim")
+
+    d = p["d"]
+    time.sleep(rnd.uniform(0, d["think"]))  # sessions do not start in step
+    region = "batch" if p["mode"] == "krex" else "none"
+    while time.time() < p["deadline"]:
+        if p["mode"] == "job":
+            lock(True)
+        done = 0
+        for _ in range(p["k"]):
+            if time.time() >= p["deadline"]:
+                break
+            time.sleep(d["think"] * rnd.uniform(0.5, 1.5))
+            P.burn(d["compile"] * p["rate"])
+            gpu_command(d["correct_host"], victim_cmd(p, p["n_correct"], 0, "none", "correct"))
+            raw = p["results"] + ".raw"
+            rc, v = gpu_command(d["bench_host"], victim_cmd(p, p["n_timed"], p["n_warmup"],
+                                                            region, "bench") + ["--raw", raw])
+            out.write(json.dumps(dict(t=time.time(), kind="bench", rc=rc, v=v,
+                                      raw=read_raw(raw))) + "\n")
+            out.flush()
+            done += 1
+        if p["mode"] == "job":
+            lock(False)
+        if done == p["k"]:
+            out.write(json.dumps(dict(t=time.time(), kind="session")) + "\n")
+            out.flush()
+
+
+# ---- the driver -------------------------------------------------------------------
+
+class Sim:
+    def __init__(self, a):
+        self.a = a
+        self.tools = P.find_tools(a)
+        self.env = P.base_env(a)
+        self.out = P.out_dir(a, "agents")
+        self.logpath = os.path.join(self.out, "agents.log")
+        self.rows = []
+        self.failed = 0
+        d = {k: getattr(a, k) * a.scale for k in DURATIONS}
+        self.d = d
+        samples = lambda s: max(5, int(round(s * 1000.0 / a.kernel_ms)))  # noqa: E731
+        self.n_correct = samples(d["correct_gpu"])
+        self.n_warmup = samples(d["bench_warmup"])
+        self.n_timed = samples(d["bench_timed"])
+
+    def params(self, mode, slot, deadline, rate, iters):
+        return dict(mode=mode, seed=self.a.seed * 1000 + slot, deadline=deadline, rate=rate,
+                    iters=iters, victim=self.tools["victim"], k=self.a.iters_per_session,
+                    d=self.d, n_correct=self.n_correct, n_warmup=self.n_warmup,
+                    n_timed=self.n_timed, lock=os.path.join(self.out, "gpu.lock"),
+                    results=os.path.join(self.out, "w.%s.%d.jsonl" % (mode, slot)))
+
+    def reference(self, iters):
+        """The timed benchmark alone on a quiet GPU."""
+        p = self.params("alone", 0, 0, 0, iters)
+        rc, so, se = P.run_capture(victim_cmd(p, self.n_timed, self.n_warmup, "none", "alone"),
+                                   self.env, 300, self.logpath)
+        return P.parse_kv(so, "victim") or {}
+
+    def window(self, n, mode, rate, iters, ref):
+        """Run n sessions in mode for the window; return a row."""
+        a, t = self.a, self.tools
+        row = dict(n=n, mode=mode, window_s=a.window)
+        if a.budget_s and P.elapsed() > a.budget_s:
+            row["note"] = "skipped: time budget spent"
+            return row
+        env, wrap, krexd = dict(self.env), [], None
+        if mode == "krex":
+            if not (t["krexd"] and t["krex"]):
+                row["note"] = "skipped: krexd/krex not built"
+                return row
+            opts = P.krexd_opts(a, a.queue_cap, "participants")
+            krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%d" % n)
+            if not krexd.wait_ready():
+                krexd.stop()
+                row["note"] = "skipped: krexd did not start"
+                return row
+            env["KREX_SOCKET"] = krexd.sock
+            wrap = [t["krex"], "run", "--"]
+        groups = []
+        mock = P.MockGpu(env, "%s.%d" % (mode, n))
+        try:
+            start = time.time()
+            deadline = start + a.window
+            for slot in range(n):
+                p = self.params(mode, slot, deadline, rate, iters)
+                if os.path.exists(p["results"]):
+                    os.unlink(p["results"])
+                cmd = wrap + [sys.executable, os.path.abspath(__file__), "--worker",
+                              json.dumps(p)]
+                groups.append(P.Group(cmd, env, os.path.join(self.out, "w.%s.log" % mode),
+                                      "session %d" % slot))
+            time.sleep(max(0.0, deadline - time.time()))
+        finally:
+            stop_all(groups)
+            if krexd:
+                krexd.stop()
+            mock.close()
+        self.collect(row, n, mode, deadline, ref)
+        return row
+
+    def collect(self, row, n, mode, deadline, ref):
+        benches, sessions, bad = [], 0, 0
+        for slot in range(n):
+            path = self.params(mode, slot, 0, 0, 0)["results"]
+            try:
+                lines = open(path).read().splitlines()
+            except OSError:
+                continue
+            for ln in lines:
+                try:
+                    r = json.loads(ln)
+                except ValueError:
+                    continue
+                if r["t"] > deadline:
+                    continue
+                if r["kind"] == "session":
+                    sessions += 1
+                elif r.get("rc") == 0 and r.get("v"):
+                    benches.append(r)
+                else:
+                    bad += 1
+        k = self.a.iters_per_session
+        row["benches"] = len(benches)
+        row["sessions"] = sessions
+        row["bench_per_h"] = len(benches) * 3600.0 / self.a.window
+        row["sessions_per_h"] = row["bench_per_h"] / k
+        # Every timed sample of every benchmark, pooled (the victim's raw file);
+        # without it, the benchmarks' own p50 and p95.
+        pooled = all(r.get("raw") for r in benches)
+        for key, q in (("wall_p50", 50), ("wall_p95", 95), ("ev_p50", 50), ("ev_p95", 95)):
+            kind = key.split("_")[0]
+            if pooled:
+                row[key] = P.percentile([x for r in benches for x in r["raw"][kind]], q)
+            else:
+                row[key] = P.percentile([P.num(r["v"].get(key)) for r in benches], q)
+        if pooled:
+            row["entry_p95"] = P.percentile([x for r in benches for x in r["raw"]["entry"]], 95)
+        else:
+            row["entry_p95"] = P.percentile([P.num(r["v"].get("entry_p95")) for r in benches],
+                                            95)
+        row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], P.num(ref.get("wall_p95")))
+        cl = [r["v"]["outcome_clean"] for r in benches if r["v"].get("outcome_clean", "-") != "-"]
+        row["clean"] = "%d/%d" % (sum(int(c) for c in cl), len(cl)) if cl else "-"
+        if benches and not pooled:
+            row["note"] = "per-benchmark percentiles (no raw samples)"
+        if bad:
+            self.failed += 1
+            row["note"] = "%d benchmark runs failed (see w.*.log)" % bad
+
+    def run(self):
+        a = self.a
+        P.log("out: %s; per iteration (s): %s; samples correct/warmup/timed %d/%d/%d" % (
+            self.out, ", ".join("%s=%.3g" % kv for kv in self.d.items()), self.n_correct,
+            self.n_warmup, self.n_timed))
+        rc, so, se = P.run_capture([self.tools["victim"], "calib", "%g" % a.kernel_ms], self.env,
+                                   120, self.logpath)
+        if rc != 0 or not so.split() or not so.split()[-1].isdigit():
+            print("agents: krex-victim calib failed (rc %s)" % rc)
+            return 1
+        iters = int(so.split()[-1])
+        rate = P.burn_rate()
+        ref = self.reference(iters)
+        P.log("calib %g ms -> %d iters; burn %.3g loops/s; alone wall_p95 %s" % (
+            a.kernel_ms, iters, rate, ref.get("wall_p95")))
+        stopped = ""
+        try:
+            for n in a.n:
+                rows = {}
+                for mode in a.modes:
+                    rows[mode] = self.window(n, mode, rate, iters, ref)
+                    P.log("N=%d %s: %s benches %s" % (n, mode, rows[mode].get("benches"),
+                                                       rows[mode].get("note", "")))
+                k = rows.get("krex", {}).get("bench_per_h")
+                for mode, r in rows.items():
+                    if k is not None and r.get("bench_per_h"):
+                        r["krex_over_mode"] = k / r["bench_per_h"]
+                    self.rows.append(r)
+        except P.Interrupted as e:
+            stopped = "INTERRUPTED (%s): the table holds what ran before" % e
+            self.failed += 1
+        title = "Agent sessions per hour (alone: timed wall_p50 %s, wall_p95 %s ms)" % (
+            ref.get("wall_p50", "-"), ref.get("wall_p95", "-"))
+        md = P.write_tables(self.rows, COLS, os.path.join(self.out, "agents.csv"),
+                            os.path.join(self.out, "agents.md"), title, DIGITS)
+        print(md)
+        if stopped:
+            print(stopped)
+        print("per iteration (scaled s): %s; iterations per session %d" % (
+            ", ".join("%s=%.3g" % kv for kv in self.d.items()), a.iters_per_session))
+        print("results: %s (%.0f s)" % (self.out, P.elapsed()))
+        return 1 if self.failed else 0
+
+
+def stop_all(groups):
+    """SIGTERM every session at once, then reap each (SIGKILL after a grace)."""
+    for g in groups:
+        P.killpg(g.p.pid, signal.SIGTERM)
+    for g in groups:
+        g.stop(grace=3.0)
+
+
+def main():
+    a = parse_args()
+    if a.worker:
+        worker(json.loads(a.worker))
+        return 0
+    P.on_term()
+    s = Sim(a)
+    if not s.tools["victim"]:
+        print("krex-victim not built under %s (give --builddir or --victim)" % a.builddir)
+        return 77
+    return s.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""fidelity.py - how much sharing a GPU inflates a timing, with and without KREX.
+
+A victim kernel of fixed work (calibrated once alone to ~0.1, 1 and 10 ms) is
+timed with CUDA events and the wall clock while siblings share the GPU, in
+several modes side by side in one run:
+
+  alone       no siblings, no krexd (the reference)
+  shared      siblings, no krexd
+  krex        siblings and victim under krexd (gate, drain, freeze, isolation,
+              queue cap on); the victim times inside regions
+  krex-noiso  as krex, isolate=none
+  krex-nocap  as krex, queue_cap=0
+  alone-end   alone again at the end (drift of the reference over the run)
+
+Sibling mixes: async (5 ms kernels, never synchronizing), sync (1 ms kernels,
+synchronizing each), torch (test/workloads/torch_loop.py), cpu (busy loops on
+every core) and all (all four at once).  In the KREX modes the victim times
+"sample" (one region per sample) and "batch" (many samples per region).
+
+Output: p50/p95/p99 of event and wall time, p95 inflation versus alone, region
+entry p50/p95 and clean outcomes, as CSV + markdown in --out; the markdown is
+printed last.  GPU clocks are read (never set) before and after.
+
+  fidelity.py --quick --mock auto        (CI, mock driver, ~1 minute)
+  fidelity.py --full --builddir BUILD    (the H200, ~4 minutes)
+
+Exit status: 0 when every measurement that ran produced figures, 1 when one
+failed (crash, unparsable output), 77 when the victim is not built.  Timings
+never decide it.
+"""
+
+import argparse
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perflib as P  # noqa: E402
+
+MIXES = {
+    "async": ["async"],
+    "sync": ["sync"],
+    "torch": ["torch"],
+    "cpu": ["cpu"],
+    "all": ["async", "sync", "torch", "cpu"],
+}
+MODES = ["alone", "shared", "krex", "krex-noiso", "krex-nocap"]
+ABLATIONS = ["krex-noiso", "krex-nocap"]
+
+PRESETS = {
+    # CI against the mock driver: two sizes, the all-siblings mix, three modes.
+    "quick": dict(sizes="1,10", samples="1:200,10:40", mixes="all",
+                  modes="alone,shared,krex", regions="sample,batch", warmup=10,
+                  budget_s=75.0, batch_ms=50.0),
+    # The H200: every size, mix and mode.  Samples budgeted so that this run
+    # takes about 4 minutes (shared 10 ms kernels run ~2x slower; one region
+    # per sample adds an entry of a few ms to each of them).
+    "full": dict(sizes="0.1,1,10", samples="0.1:1000,1:1000,10:300",
+                 mixes="all,async,sync,cpu,torch", modes=",".join(MODES),
+                 regions="sample,batch", warmup=20, budget_s=240.0, batch_ms=100.0),
+}
+
+COLS = ["size_ms", "mode", "mix", "region", "n", "ev_p50", "ev_p95", "ev_p99", "wall_p50",
+        "wall_p95", "wall_p99", "infl_ev_p95_pct", "infl_wall_p95_pct", "infl_wall_p99_pct",
+        "entry_p50", "entry_p95", "clean", "note"]
+DIGITS = {"infl_ev_p95_pct": 2, "infl_wall_p95_pct": 2, "infl_wall_p99_pct": 2,
+          "entry_p50": 3, "entry_p95": 3}
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_const", dest="preset", const="quick")
+    g.add_argument("--full", action="store_const", dest="preset", const="full")
+    P.add_common_args(ap)
+    ap.add_argument("--sizes", help="kernel sizes in ms, comma separated")
+    ap.add_argument("--samples", help="samples per size, e.g. 0.1:1000,1:1000,10:300")
+    ap.add_argument("--mixes", help="sibling mixes: " + ",".join(MIXES))
+    ap.add_argument("--modes", help="modes: " + ",".join(MODES))
+    ap.add_argument("--regions", help="region styles in the krex mode: sample,batch")
+    ap.add_argument("--ablation-mixes", default="all",
+                    help="mixes the krex-noiso/krex-nocap modes run with (default all)")
+    ap.add_argument("--ablation-regions", default="sample",
+                    help="region styles of the ablation modes (default sample)")
+    ap.add_argument("--sample-mixes", default="all",
+                    help="mixes the krex mode times with one region per sample (default "
+                    "all; the others use batch only)")
+    ap.add_argument("--batch-ms", type=float, help="GPU time of one region in batch style")
+    ap.add_argument("--warmup", type=int, help="untimed samples before timing")
+    ap.add_argument("--settle-s", type=float, default=0.5,
+                    help="wait after the siblings started before timing")
+    ap.add_argument("--torch-args", default="",
+                    help="extra arguments for torch_loop.py (space separated)")
+    ap.set_defaults(preset="quick")
+    a = ap.parse_args()
+    for k, v in PRESETS[a.preset].items():
+        if getattr(a, k, None) is None:
+            setattr(a, k, v)
+    a.sizes = [float(s) for s in a.sizes.split(",")]
+    a.samples = {float(k): int(v) for k, v in (kv.split(":") for kv in a.samples.split(","))}
+    a.mixes = [m for m in a.mixes.split(",") if m]
+    a.modes = [m for m in a.modes.split(",") if m]
+    a.regions = [r for r in a.regions.split(",") if r]
+    a.ablation_mixes = [m for m in a.ablation_mixes.split(",") if m]
+    a.ablation_regions = [r for r in a.ablation_regions.split(",") if r]
+    a.sample_mixes = [m for m in a.sample_mixes.split(",") if m]
+    for m in a.mixes + a.ablation_mixes:
+        if m not in MIXES:
+            ap.error("unknown mix %s" % m)
+    for m in a.modes:
+        if m not in MODES:
+            ap.error("unknown mode %s" % m)
+    return a
+
+
+def samples_for(a, size):
+    """Samples for a size: the table's, else 1000 for short kernels and
+    ~3 s of work for long ones."""
+    if size in a.samples:
+        return a.samples[size]
+    return 1000 if size <= 1 else max(100, int(3000 / size))
+
+
+def krexd_opts(a, mode):
+    cap = 0 if mode == "krex-nocap" else a.queue_cap
+    iso = "none" if mode == "krex-noiso" else "participants"
+    return P.krexd_opts(a, cap, iso)
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.tools = P.find_tools(a)
+        self.env = P.base_env(a)
+        self.out = P.out_dir(a, "fidelity")
+        os.makedirs(os.path.join(self.out, "raw"), exist_ok=True)
+        self.logpath = os.path.join(self.out, "fidelity.log")
+        self.iters = {}
+        self.rows = []
+        self.failed = 0
+        self.alone = {}
+        # Siblings bound their own life, so nothing outlives a killed driver
+        # for long.
+        self.sibling_s = a.budget_s + 120
+
+    def victim_cmd(self, size, samples, region, label, wrap):
+        a = self.a
+        cmd = wrap + [self.tools["victim"], "run", str(self.iters[size]), str(samples),
+                      "--region", region, "--warmup", str(a.warmup), "--label", label,
+                      "--raw", os.path.join(self.out, "raw", label.replace("/", "_") + ".txt")]
+        if region == "batch":
+            cmd += ["--batch", str(self.batch(size, samples))]
+        return cmd
+
+    def batch(self, size, samples):
+        """Samples per region in batch style: about batch_ms of GPU time."""
+        return max(1, min(samples, int(math.ceil(self.a.batch_ms / size))))
+
+    def calibrate(self, ms):
+        """ITERS for ms of work alone (once per size)."""
+        if ms in self.iters:
+            return self.iters[ms]
+        rc, out, err = P.run_capture([self.tools["victim"], "calib", "%g" % ms], self.env, 120,
+                                     self.logpath)
+        toks = out.split()
+        if rc != 0 or not toks or not toks[-1].isdigit() or int(toks[-1]) <= 0:
+            raise RuntimeError("krex-victim calib %g failed (rc %s): %s" % (ms, rc, err[-300:]))
+        self.iters[ms] = int(toks[-1])
+        P.log("calib %g ms -> %d iters" % (ms, self.iters[ms]))
+        return self.iters[ms]
+
+    def measure(self, size, mode, mix, region, wrap, note=""):
+        """One victim run; appends a row."""
+        a = self.a
+        n = samples_for(a, size)
+        row = dict(size_ms="%g" % size, mode=mode, mix=mix, region=region, n=n, note=note)
+        self.rows.append(row)
+        if a.budget_s and P.elapsed() > a.budget_s and mode != "alone-end":
+            row["note"] = "skipped: time budget spent"
+            return
+        label = "%s/%s/%g/%s" % (mode, mix, size, region)
+        limit = 60 + n * (size * 30 + 20) / 1000.0
+        rc, out, err = P.run_capture(self.victim_cmd(size, n, region, label, wrap), self.env,
+                                     limit, self.logpath)
+        d = P.parse_kv(out, "victim")
+        if rc != 0 or d is None:
+            self.failed += 1
+            why = "timed out" if rc is None else "rc %s" % rc
+            row["note"] = ("FAILED: %s %s" % (why, (err.strip().splitlines() or [""])[-1]))[:160]
+            P.log("%s: %s" % (label, row["note"]))
+            return
+        for k in ("ev_p50", "ev_p95", "ev_p99", "wall_p50", "wall_p95", "wall_p99", "entry_p50",
+                  "entry_p95"):
+            row[k] = P.num(d.get(k))
+        row["n"] = int(P.num(d.get("n")) or n)
+        if region != "none":
+            b = 1 if region == "sample" else self.batch(size, n)
+            row["clean"] = "%s/%d" % (d.get("outcome_clean", "-"), -(-row["n"] // b))
+        if mode == "alone":
+            self.alone[size] = row
+        ref = self.alone.get(size, {})
+        row["infl_ev_p95_pct"] = P.inflation(row["ev_p95"], ref.get("ev_p95"))
+        row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], ref.get("wall_p95"))
+        row["infl_wall_p99_pct"] = P.inflation(row["wall_p99"], ref.get("wall_p99"))
+        P.log("%s: ev_p95 %s wall_p95 %s entry_p95 %s" % (
+            label, P.fmt(row["ev_p95"]), P.fmt(row["wall_p95"]), P.fmt(row["entry_p95"])))
+
+    def start_siblings(self, mix, wrap, tag):
+        """Start the mix's siblings; returns (groups, note)."""
+        a, t = self.a, self.tools
+        groups, notes = [], []
+        for s in MIXES[mix]:
+            counter = os.path.join(self.out, "%s.%s.count" % (tag, s))
+            if os.path.exists(counter):
+                os.unlink(counter)
+            env = dict(self.env)
+            wait = 20.0
+            if s in ("async", "sync"):
+                ms = 5.0 if s == "async" else 1.0
+                cmd = [t["hog"], str(self.calibrate(ms))] + (["--sync"] if s == "sync" else [])
+                cmd += ["--seconds", "%d" % self.sibling_s, "--counter", counter]
+            elif s == "torch":
+                if not t["torch_loop"]:
+                    notes.append("no torch_loop.py")
+                    continue
+                cmd = [a.python, os.path.join(P.HERE, "perflib.py"), "torch", counter,
+                       t["torch_loop"], "--seconds", "%d" % self.sibling_s] + a.torch_args.split()
+                wait = 120.0  # importing torch and building the model
+            else:
+                env["KREX_PERF_COUNTER"] = counter
+                cmd = [sys.executable, os.path.join(P.HERE, "perflib.py"), "cpubusy",
+                       str(P.ncpus()), "%d" % self.sibling_s]
+            g = P.Group(wrap + cmd, env, os.path.join(self.out, "%s.%s.log" % (tag, s)), s)
+            if not P.wait_file(counter, wait, [g]):
+                g.stop()
+                notes.append("%s did not start (see %s.%s.log)" % (s, tag, s))
+                continue
+            groups.append(g)
+        return groups, "; ".join(notes)
+
+    def skip_rows(self, mode, mix, regions, why):
+        for size in self.a.sizes:
+            for r in regions:
+                self.rows.append(dict(size_ms="%g" % size, mode=mode, mix=mix, region=r,
+                                      note=why))
+
+    def run_group(self, mode, mix):
+        """Every size and region style of one mode with one sibling mix."""
+        a, t = self.a, self.tools
+        tag = "%s.%s" % (mode, mix)
+        if mode in ABLATIONS:
+            regions = a.ablation_regions
+        elif mode == "krex":
+            # One region per sample costs an entry per sample: only where asked.
+            regions = [r for r in a.regions if r != "sample" or mix in a.sample_mixes]
+        else:
+            regions = ["none"]
+        if a.budget_s and P.elapsed() > a.budget_s:
+            return self.skip_rows(mode, mix, regions, "skipped: time budget spent")
+        skip = None
+        if mix != "none" and not t["hog"] and any(s in ("async", "sync") for s in MIXES[mix]):
+            skip = "skipped: krex-hog not built"
+        if mode.startswith("krex") and not (t["krexd"] and t["krex"]):
+            skip = "skipped: krexd/krex not built"
+        if skip:
+            return self.skip_rows(mode, mix, regions, skip)
+        krexd, wrap, env_sock = None, [], None
+        if mode.startswith("krex"):
+            krexd = P.Krexd(t["krexd"], krexd_opts(a, mode), self.out, self.env, tag)
+            if not krexd.wait_ready():
+                why = "skipped: krexd did not start: " + " ".join(
+                    ln.strip() for ln in krexd.log_tail(2))
+                krexd.stop()
+                return self.skip_rows(mode, mix, regions, why[:160])
+            env_sock = krexd.sock
+            wrap = [t["krex"], "run", "--"]
+        saved = dict(self.env)
+        if env_sock:
+            self.env["KREX_SOCKET"] = env_sock
+        mock = P.MockGpu(self.env, tag)
+        groups, note = [], ""
+        try:
+            if mix != "none":
+                groups, note = self.start_siblings(mix, wrap, tag)
+                if not groups:
+                    return self.skip_rows(mode, mix, regions,
+                                          "skipped: no sibling started: " + note)
+                time.sleep(a.settle_s)
+            for size in a.sizes:
+                for r in regions:
+                    self.measure(size, mode, mix, r, wrap, note)
+            for g in groups:
+                if not g.alive():
+                    P.log("warning: sibling %s of %s ended early" % (g.name, tag))
+        finally:
+            for g in groups:
+                g.stop()
+            if krexd:
+                krexd.stop()
+            mock.close()
+            self.env = saved
+
+    def run(self):
+        a = self.a
+        P.log("out: %s; tools: %s" % (self.out, ", ".join(
+            "%s=%s" % (k, v or "MISSING") for k, v in sorted(self.tools.items()))))
+        clocks_before = P.gpu_clocks()
+        stopped = ""
+        try:
+            # Every calibration on a quiet GPU, before any sibling runs (the
+            # siblings' 5 ms and 1 ms kernels included).
+            for size in a.sizes + [5.0, 1.0]:
+                self.calibrate(size)
+            if "alone" in a.modes:
+                self.run_group("alone", "none")
+            for mix in a.mixes:
+                for mode in a.modes:
+                    if mode == "alone" or (mode in ABLATIONS and mix not in a.ablation_mixes):
+                        continue
+                    self.run_group(mode, mix)
+            if "alone" in a.modes:
+                # The reference again: how far alone drifts over the run is
+                # the noise floor the small inflations must be read against.
+                for size in a.sizes:
+                    self.measure(size, "alone-end", "none", "none", [])
+        except P.Interrupted as e:
+            stopped = "INTERRUPTED (%s): the table holds what ran before" % e
+            self.failed += 1
+        clocks_after = P.gpu_clocks()
+        md = P.write_tables(self.rows, COLS, os.path.join(self.out, "fidelity.csv"),
+                            os.path.join(self.out, "fidelity.md"),
+                            "Timing fidelity (ms; inflation in % of alone)", DIGITS)
+        with open(os.path.join(self.out, "clocks.csv"), "w") as f:
+            f.write("when,nvidia-smi\nbefore,\"%s\"\nafter,\"%s\"\n" % (clocks_before,
+                                                                        clocks_after))
+        print(md)
+        if stopped:
+            print(stopped)
+        print("GPU clocks before: %s" % (clocks_before or "no nvidia-smi"))
+        print("GPU clocks after:  %s" % (clocks_after or "no nvidia-smi"))
+        print("calibrated iters: %s" % ", ".join(
+            "%g ms=%d" % kv for kv in sorted(self.iters.items())))
+        print("results: %s (%.0f s)" % (self.out, P.elapsed()))
+        return 1 if self.failed else 0
+
+
+def main():
+    a = parse_args()
+    P.on_term()
+    b = Bench(a)
+    if not b.tools["victim"]:
+        print("krex-victim not built under %s (give --builddir or --victim)" % a.builddir)
+        return 77
+    try:
+        return b.run()
+    except RuntimeError as e:
+        print("fidelity: %s" % e)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,470 @@
+"""perflib - what the KREX benchmarks (fidelity.py, agents.py) share.
+
+Stdlib only: it runs on Debian's python3 (3.11) and on the GPU machine's 3.12.
+Benchmarks print figures; nothing here ever judges a timing.
+
+Contents: finding the built binaries, starting and stopping process groups and
+krexd, percentiles, victim output parsing, the GPU clocks (nvidia-smi, read
+only), CSV and markdown tables, and a tiny CPU burner used as a sibling.
+"""
+
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRCDIR = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+# Where each tool lives in a build tree (first match wins); flags and
+# KREX_PERF_<NAME> environment variables override these.
+TOOL_PATHS = {
+    "victim": ["test/workloads/krex-victim"],
+    "hog": ["test/workloads/krex-hog"],
+    "krexd": ["coordinator/krexd", "krexd"],
+    "krex": ["tools/krex", "coordinator/krex", "krex"],
+}
+TORCH_LOOP = "test/workloads/torch_loop.py"
+GATE_LIB = "libregion/gate/.libs/libkrexgate.so"
+# Mock libcuda.so.1 directories in a build tree (libtool puts the real file in .libs).
+MOCK_DIRS = ["test/mock/.libs", "test/mock"]
+
+_t0 = time.monotonic()
+
+
+class Interrupted(Exception):
+    """SIGTERM or SIGINT arrived: stop measuring, clean up, write what we have."""
+
+
+def on_term():
+    """Turn SIGTERM/SIGINT into Interrupted, so that `timeout` still gets the
+    tables of what ran (and every sibling and krexd is stopped by finally)."""
+    def handler(sig, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise Interrupted("signal %d" % sig)
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def log(msg):
+    """One progress line on stderr, stamped with seconds since start."""
+    sys.stderr.write("[%7.1fs] %s\n" % (time.monotonic() - _t0, msg))
+    sys.stderr.flush()
+
+
+def elapsed():
+    return time.monotonic() - _t0
+
+
+def add_common_args(ap):
+    """Flags both drivers take: where the binaries are, where results go."""
+    ap.add_argument("--builddir", default=os.environ.get("KREX_BUILDDIR", SRCDIR),
+                    help="top build directory (env KREX_BUILDDIR; default: the source tree)")
+    ap.add_argument("--srcdir", default=SRCDIR, help="top source directory")
+    for name in TOOL_PATHS:
+        ap.add_argument("--" + name, default=os.environ.get("KREX_PERF_" + name.upper()),
+                        help="path of %s (env KREX_PERF_%s)" % (name, name.upper()))
+    ap.add_argument("--torch-loop", default=os.environ.get("KREX_PERF_TORCH_LOOP"),
+                    help="path of torch_loop.py")
+    ap.add_argument("--python", default=sys.executable, help="python for torch_loop.py")
+    ap.add_argument("--mock", default=os.environ.get("KREX_PERF_MOCK"),
+                    help="directory holding the mock libcuda.so.1 (prepended to "
+                    "LD_LIBRARY_PATH); 'auto' looks in the build tree")
+    ap.add_argument("--env", action="append", default=[], metavar="K=V",
+                    help="extra environment for every process started")
+    ap.add_argument("--out", default=None, help="directory for CSV, markdown and logs")
+    ap.add_argument("--queue-cap", type=int, default=2,
+                    help="krexd queue_cap in the KREX modes that keep it (default 2)")
+    ap.add_argument("--gpus", default=os.environ.get("KREX_PERF_GPUS"),
+                    help="node-wide GPU names for krexd (-o gpus=) and every participant "
+                    "(KREX_GPUS); default: g0 with the mock, else krexd's own discovery "
+                    "(env KREX_PERF_GPUS)")
+    ap.add_argument("--max-region-ms", type=int, default=10000,
+                    help="krexd max_region (lease cap) in the KREX modes (default 10000)")
+    ap.add_argument("--krexd-opt", action="append", default=[], metavar="K=V",
+                    help="extra krexd -o option for every KREX mode")
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="stop starting new measurements after this many seconds")
+
+
+def krexd_opts(args, queue_cap, isolate):
+    """krexd -o options of a KREX mode."""
+    # A lease far above any region here (a batch is ~100 ms) but short, so a
+    # region that hangs is revoked in seconds, not after krexd's default minute.
+    opts = ["queue_cap=%d" % queue_cap, "isolate=%s" % isolate,
+            "max_region=%d" % args.max_region_ms]
+    if args.gpus:
+        opts.append("gpus=%s" % args.gpus)
+    return opts + args.krexd_opt
+
+
+def find_tools(args):
+    """Map tool name -> path (or None when not built)."""
+    tools = {}
+    for name, rels in TOOL_PATHS.items():
+        given = getattr(args, name)
+        if given:
+            tools[name] = given if os.access(given, os.X_OK) else None
+            continue
+        tools[name] = None
+        for rel in rels:
+            p = os.path.join(args.builddir, rel)
+            if os.path.isfile(p) and os.access(p, os.X_OK):
+                tools[name] = p
+                break
+    tl = args.torch_loop or os.path.join(args.srcdir, TORCH_LOOP)
+    tools["torch_loop"] = tl if os.path.isfile(tl) else None
+    return tools
+
+
+def base_env(args):
+    """Environment every benchmark process starts from."""
+    env = dict(os.environ)
+    mock = args.mock
+    if mock == "auto":
+        mock = None
+        for rel in MOCK_DIRS:
+            d = os.path.join(args.builddir, rel)
+            if os.path.exists(os.path.join(d, "libcuda.so.1")):
+                mock = d
+                break
+        if mock is None:
+            log("warning: --mock auto found no libcuda.so.1 under %s" % args.builddir)
+    if mock and not args.gpus:
+        args.gpus = "g0"  # the mock's one simulated GPU has no name krexd could find
+    if args.gpus:
+        env["KREX_GPUS"] = args.gpus
+    if mock:
+        env["KREX_PERF_MOCK_ON"] = "1"
+        old = env.get("LD_LIBRARY_PATH")
+        env["LD_LIBRARY_PATH"] = mock + (":" + old if old else "")
+    # `krex run` preloads the gate from KREX_GATE_LIB, else from the installed
+    # libdir: point it at the build tree's gate when there is one.
+    gate = os.path.join(args.builddir, GATE_LIB)
+    if "KREX_GATE_LIB" not in env and os.path.exists(gate):
+        env["KREX_GATE_LIB"] = gate
+    for kv in args.env:
+        k, _, v = kv.partition("=")
+        env[k] = v
+    env.pop("KREX_SOCKET", None)  # each mode says which krexd it wants
+    return env
+
+
+class MockGpu:
+    """A fresh simulated GPU (test/mock's KREX_MOCK_GPU shared-memory object)
+    for one group of processes, removed afterwards.  Why: a process killed
+    while it waits for the mock's device lock stays counted as a waiter, and
+    the mock's politeness then delays every later kernel by up to 2 ms; a
+    fresh object per group keeps one group's kills out of the next group's
+    figures.  Harmless with a real driver (nothing reads the variable)."""
+
+    def __init__(self, env, tag):
+        self.name = None
+        if env.get("KREX_PERF_MOCK_ON"):
+            self.name = "/krex-perf-%d-%s" % (os.getpid(), tag.replace("/", "_"))
+            env["KREX_MOCK_GPU"] = self.name
+
+    def close(self):
+        if self.name:
+            try:
+                os.unlink("/dev/shm" + self.name)
+            except OSError:
+                pass
+
+
+# ---- processes ---------------------------------------------------------------
+
+class Group:
+    """A command in its own session (process group), so that it and every
+    child it starts can be stopped together by its pgid."""
+
+    def __init__(self, cmd, env, logpath, name):
+        self.name = name
+        self.logpath = logpath
+        self.logf = open(logpath, "ab")
+        self.logf.write(("$ %s\n" % " ".join(cmd)).encode())
+        self.logf.flush()
+        self.p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
+                                  stdout=self.logf, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def stop(self, grace=3.0):
+        """SIGTERM the group, SIGKILL what is left after grace seconds."""
+        if self.p.poll() is None:
+            killpg(self.p.pid, signal.SIGTERM)
+            try:
+                self.p.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+        # Children may outlive the leader; the group id stays theirs.
+        killpg(self.p.pid, signal.SIGKILL)
+        try:
+            self.p.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            log("warning: %s (pid %d) did not exit" % (self.name, self.p.pid))
+        self.logf.close()
+        return self.p.returncode
+
+
+def killpg(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_capture(cmd, env, timeout, logpath=None):
+    """Run cmd in its own group; return (rc, stdout text). rc is None on timeout
+    (the whole group is killed)."""
+    p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        rc = None
+    except BaseException:
+        killpg(p.pid, signal.SIGKILL)  # interrupted: leave nothing behind
+        p.wait()
+        raise
+    if logpath:
+        with open(logpath, "ab") as f:
+            f.write(("$ %s\n" % " ".join(cmd)).encode())
+            f.write(out)
+            f.write(err)
+            f.write(("# rc=%s\n" % rc).encode())
+    return rc, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def wait_file(path, timeout, procs=()):
+    """Wait until path exists and is not empty; False on timeout or when one of
+    procs (Group) died first."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if os.path.getsize(path) > 0:
+                return True
+        except OSError:
+            pass
+        if any(not g.alive() for g in procs):
+            return False
+        time.sleep(0.05)
+    return False
+
+
+class Krexd:
+    """One krexd in the foreground in a private run directory."""
+
+    def __init__(self, krexd, opts, workdir, env, name):
+        self.rundir = tempfile.mkdtemp(prefix="krexd-", dir=workdir)
+        self.sock = os.path.join(self.rundir, "krexd.sock")
+        cmd = [krexd, "-F", "-r", self.rundir]
+        for kv in opts:
+            cmd += ["-o", kv]
+        self.g = Group(cmd, env, os.path.join(workdir, name + ".krexd.log"), "krexd")
+
+    def wait_ready(self, timeout=15.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if os.path.exists(self.sock):
+                return True
+            if not self.g.alive():
+                return False
+            time.sleep(0.05)
+        return False
+
+    def log_tail(self, n=8):
+        try:
+            with open(self.g.logpath, errors="replace") as f:
+                return f.readlines()[-n:]
+        except OSError:
+            return []
+
+    def stop(self):
+        # SIGTERM makes krexd thaw, restore and reopen everything first.
+        self.g.stop(grace=10.0)
+        shutil.rmtree(self.rundir, ignore_errors=True)
+
+
+# ---- figures -------------------------------------------------------------------
+
+def percentile(values, q):
+    """q-th percentile (0..100) with linear interpolation; None for no data."""
+    v = sorted(x for x in values if x is not None)
+    if not v:
+        return None
+    if len(v) == 1:
+        return v[0]
+    k = (len(v) - 1) * q / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def parse_kv(line, prefix):
+    """'victim a=1 b=x' -> {'a': '1', 'b': 'x'} for the last line that starts
+    with prefix; None when there is none."""
+    found = None
+    for ln in line.splitlines():
+        if ln.startswith(prefix + " "):
+            found = ln
+    if found is None:
+        return None
+    d = {}
+    for tok in found.split()[1:]:
+        k, sep, v = tok.partition("=")
+        if sep:
+            d[k] = v
+    return d
+
+
+def num(v):
+    """Float of a victim field; None for '-', missing or garbage."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def inflation(x, ref):
+    """Percent by which x exceeds ref."""
+    if x is None or not ref:
+        return None
+    return (x / ref - 1.0) * 100.0
+
+
+def fmt(v, digits=4):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return "%.*f" % (digits, v)
+    return str(v)
+
+
+def write_tables(rows, cols, csv_path, md_path, title, digits=None):
+    """Write rows (dicts) as CSV (raw values) and as a markdown table; return
+    the markdown text."""
+    digits = digits or {}
+    with open(csv_path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else r.get(c) for c in cols])
+    lines = ["## " + title, "", "| " + " | ".join(cols) + " |",
+             "|" + "---|" * len(cols)]
+    for r in rows:
+        lines.append("| " + " | ".join(fmt(r.get(c), digits.get(c, 4)) for c in cols) + " |")
+    text = "\n".join(lines) + "\n"
+    with open(md_path, "w") as f:
+        f.write(text)
+    return text
+
+
+def gpu_clocks():
+    """The GPU clocks and clock-event reasons, read only; None without nvidia-smi.
+    Never changes a clock, a power limit or a mode."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        r = subprocess.run([smi, "--query-gpu=clocks.sm,clocks.mem,clocks_event_reasons.active",
+                            "--format=csv"], capture_output=True, text=True, timeout=20)
+        return (r.stdout.strip() or r.stderr.strip()).replace("\n", " / ")
+    except (OSError, subprocess.SubprocessError) as e:
+        return "nvidia-smi failed: %s" % e
+
+
+def out_dir(args, name):
+    d = args.out or os.environ.get("OUT") or tempfile.mkdtemp(prefix="krex-%s-" % name)
+    os.makedirs(d, exist_ok=True)
+    return os.path.abspath(d)
+
+
+def burn_rate():
+    """Loop iterations per second of burn() on this core (calibrated once)."""
+    n = 200000
+    while True:
+        t = time.perf_counter()
+        burn(n)
+        dt = time.perf_counter() - t
+        if dt > 0.1:
+            return n / dt
+        n *= 4
+
+
+def burn(n):
+    """Fixed CPU work: n loop iterations (a stand-in for compiling)."""
+    x = 0
+    for i in range(int(n)):
+        x += i
+    return x
+
+
+def cpu_busy(ncores, seconds):
+    """Busy loops on ncores processes for at most seconds (a sibling that is
+    pure CPU noise); the children end on their own at the deadline."""
+    end = time.monotonic() + seconds
+    pids = []
+    for _ in range(ncores):
+        pid = os.fork()
+        if pid == 0:
+            while time.monotonic() < end:
+                burn(20000)
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+
+
+def ncpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def torch_wrap(counter, script, argv):
+    """Run torch_loop.py (which has no --counter) in this process and write
+    counter once PyTorch has initialized CUDA and had a second to build its
+    model and graph, i.e. once its training loop runs."""
+    import runpy
+    import threading
+
+    def watch():
+        while True:
+            t = sys.modules.get("torch")
+            if t is not None and t.cuda.is_initialized():
+                time.sleep(1.0)
+                with open(counter, "w") as f:
+                    f.write("1\n")
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=watch, daemon=True).start()
+    sys.argv = [script] + argv
+    runpy.run_path(script, run_name="__main__")
+
+
+USAGE = """usage: perflib.py cpubusy NCORES SECONDS    busy loops (the cpu sibling)
+       perflib.py torch COUNTER SCRIPT ARGS...  torch_loop.py, COUNTER once it runs"""
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "cpubusy":
+        with open(os.environ.get("KREX_PERF_COUNTER", os.devnull), "w") as f:
+            f.write("1\n")
+        cpu_busy(int(sys.argv[2]), float(sys.argv[3]))
+        sys.exit(0)
+    if len(sys.argv) >= 4 and sys.argv[1] == "torch":
+        torch_wrap(sys.argv[2], sys.argv[3], sys.argv[4:])
+        sys.exit(0)
+    sys.exit(USAGE)

@@ -1,0 +1,115 @@
+/*
+ * krexd_config_test.c - krexd.conf keys: defaults, every key, errors with
+ * file:line, and which keys a reload may change.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "krexd_config.h"
+#include "log.h"
+#include "tap.h"
+#include "timeutil.h"
+
+static int refused;
+static char refused_key[64];
+
+static void report(const char *key)
+{
+	refused++;
+	snprintf(refused_key, sizeof(refused_key), "%s", key);
+}
+
+static int load_text(struct krexd_config *c, const char *text, char *err, size_t len)
+{
+	char path[] = "/tmp/krexd-conf-XXXXXX";
+	int fd = mkstemp(path), rc;
+
+	write(fd, text, strlen(text));
+	close(fd);
+	rc = config_load(c, path, 0, err, len);
+	unlink(path);
+	return rc;
+}
+
+int main(void)
+{
+	struct krexd_config c, n;
+	char err[512];
+
+	plan(22);
+	config_defaults(&c);
+	ok(!strcmp(c.run_dir, KREX_DEFAULT_RUNDIR), "default run_dir");
+	ok(c.max_region_ns == KREX_DEFAULT_MAX_REGION_MS * NS_PER_MS, "default max_region");
+	ok(c.drain_timeout_ns == KREX_DEFAULT_DRAIN_TIMEOUT_MS * NS_PER_MS &&
+	           c.freeze_timeout_ns == KREX_DEFAULT_FREEZE_TIMEOUT_MS * NS_PER_MS &&
+	           c.queue_timeout_ns == KREX_DEFAULT_QUEUE_TIMEOUT_MS * NS_PER_MS &&
+	           c.gate_timeout_ns == KREX_DEFAULT_GATE_TIMEOUT_MS * NS_PER_MS,
+	   "default timeouts from defs.h");
+	ok(c.freezer == FREEZER_AUTO && c.isolate == ISOLATE_PARTICIPANTS && c.max_share == 1.0,
+	   "default freezer auto, isolate participants, max_share off");
+	ok(!strcmp(c.cgroup_subtree, "krex") && c.node_name[0], "default subtree and node name");
+
+	ok(load_text(&c,
+	             "# a comment\n"
+	             "run_dir = /tmp/kx\nmax_region = 2s\ndrain_timeout = 250\n"
+	             "freeze_timeout = 1500ms\nqueue_timeout = 1m\ngate_timeout = 30s\n"
+	             "queue_cap = 8\nfreezer = cgroup1\nisolate = node\nregion_cores = 0-3\n"
+	             "topology = synthetic:pack:1 core:4\ngpus = g0,g1\nmax_share = 0.5\n"
+	             "share_window = 10s\nlog_level = debug\nnode_name = n1\n"
+	             "cgroup_subtree = krex/t1\n",
+	             err, sizeof(err)) == 0,
+	   "every key parses (%s)", err);
+	ok(!strcmp(c.run_dir, "/tmp/kx") && c.max_region_ns == 2 * NS_PER_S, "run_dir, max_region");
+	ok(c.drain_timeout_ns == 250 * NS_PER_MS, "a bare number is milliseconds");
+	ok(c.freeze_timeout_ns == 1500 * NS_PER_MS && c.queue_timeout_ns == 60 * NS_PER_S &&
+	           c.gate_timeout_ns == 30 * NS_PER_S,
+	   "durations with units");
+	ok(c.queue_cap == 8 && c.freezer == FREEZER_CGROUP1 && c.isolate == ISOLATE_NODE,
+	   "queue_cap, freezer, isolate");
+	ok(!strcmp(c.region_cores, "0-3") && !strcmp(c.topology, "synthetic:pack:1 core:4"),
+	   "region_cores and topology stored");
+	ok(!strcmp(c.gpus, "g0,g1") && c.max_share == 0.5 && c.share_window_ns == 10 * NS_PER_S,
+	   "gpus, max_share, share_window");
+	ok(c.log_level == LOG_LVL_DEBUG && !strcmp(c.node_name, "n1") &&
+	           !strcmp(c.cgroup_subtree, "krex/t1"),
+	   "log_level, node_name, cgroup_subtree");
+
+	config_defaults(&c);
+	ok(load_text(&c, "max_region = 1s\n\nbogus = 1\n", err, sizeof(err)) < 0 &&
+	           strstr(err, ":3: unknown key 'bogus'"),
+	   "unknown key rejected with file:line (%s)", err);
+	ok(config_set(&c, "freezer", "magic", err, sizeof(err)) < 0 && strstr(err, "freezer"),
+	   "bad enum value rejected");
+	ok(config_set(&c, "max_region", "soon", err, sizeof(err)) < 0, "bad duration rejected");
+	ok(config_set(&c, "max_share", "1.5", err, sizeof(err)) < 0 &&
+	           config_set(&c, "max_share", "0", err, sizeof(err)) < 0,
+	   "max_share outside (0,1] rejected");
+	ok(config_set(&c, "run_dir", "relative", err, sizeof(err)) < 0 &&
+	           config_set(&c, "cgroup_subtree", "../up", err, sizeof(err)) < 0,
+	   "relative run_dir and a subtree with .. rejected");
+	ok(config_set(&c, "gpus", "a,b", err, sizeof(err)) == 0 &&
+	           config_set(
+	                   &c, "gpus",
+	                   "a,this-name-is-longer-than-sixty-three-bytes-which-is-the-gpu-name-limit",
+	                   err, sizeof(err)) < 0,
+	   "gpus list checked (a name over the limit rejected)");
+
+	config_defaults(&c);
+	n = c;
+	n.max_region_ns = 5 * NS_PER_S;
+	n.freezer = FREEZER_SIGNAL;
+	ok(config_apply_live(&c, &n, report) == 1 && !strcmp(refused_key, "freezer"),
+	   "reload: freezer cannot change live, reported");
+	ok(c.max_region_ns == 5 * NS_PER_S && c.freezer == FREEZER_AUTO,
+	   "reload: max_region applied, freezer kept");
+	n = c;
+	snprintf(n.run_dir, sizeof(n.run_dir), "/elsewhere");
+	refused = 0;
+	ok(config_apply_live(&c, &n, report) == 1 && strcmp(c.run_dir, "/elsewhere"),
+	   "reload: run_dir kept");
+	return tap_done();
+}

@@ -1,0 +1,174 @@
+/*
+ * krex-victim - times kernels of fixed work, alone or inside KREX regions.
+ *
+ *	krex-victim calib MS
+ *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
+ *	            [--warmup W] [--label L] [--raw FILE]
+ *
+ * calib prints the ITERS that take MS milliseconds alone (mock: microseconds).
+ * run prints one line (milliseconds; entry = krex_region_begin latency):
+ *	victim label=L n=N ev_p50= ev_p95= ev_p99= wall_p50= wall_p95= wall_p99=
+ *	entry_p50= entry_p95= outcome_clean=K
+ * This line is a contract with test/perf; keep it.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "krex/region.h"
+#include "wl_cuda.h"
+
+/* Linked weakly: the victim runs without libkrexregion when no region is asked. */
+#pragma weak krex_region_begin
+#pragma weak krex_region_end
+#pragma weak krex_strerror
+
+enum { REG_NONE, REG_SAMPLE, REG_BATCH };
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int n, int p)
+{
+	int i = (int)((long)n * p / 100);
+
+	return v[i < n ? i : n - 1];
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: krex-victim calib MS\n"
+	                "       krex-victim run ITERS SAMPLES [--region none|sample|batch] "
+	                "[--batch B] [--warmup W] [--label L] [--raw FILE]\n");
+	exit(2);
+}
+
+static int region_begin(double *entry)
+{
+	struct krex_region_opts o = KREX_REGION_OPTS_INIT;
+	double t0 = wl_now_ms();
+	int rc;
+
+	if (!krex_region_begin) {
+		fprintf(stderr, "krex-victim: built without libkrexregion\n");
+		exit(1);
+	}
+	rc = krex_region_begin(&o);
+	*entry = wl_now_ms() - t0;
+	if (rc != KREX_OK) {
+		fprintf(stderr, "krex-victim: krex_region_begin: %s\n",
+		        krex_strerror ? krex_strerror(rc) : "error");
+		exit(1);
+	}
+	return rc;
+}
+
+static int region_end(void)
+{
+	struct krex_certificate c;
+
+	memset(&c, 0, sizeof(c));
+	if (krex_region_end(&c) != KREX_OK)
+		return 0;
+	return c.outcome == KREX_OUTCOME_CLEAN;
+}
+
+int main(int argc, char **argv)
+{
+	struct wl_kernel k;
+	const char *label = "victim", *raw = NULL;
+	int mode = REG_NONE, batch = 10, warmup = 5, n, i, clean = 0, regions = 0, nentry = 0;
+	long long iters;
+	double *ev, *wall, *entry;
+	CUevent e0, e1;
+	FILE *f;
+
+	if (argc < 3)
+		usage();
+	if (strcmp(argv[1], "calib") == 0) {
+		wl_open(&k);
+		printf("%lld\n", wl_calibrate(&k, atof(argv[2])));
+		return 0;
+	}
+	if (strcmp(argv[1], "run") != 0 || argc < 4)
+		usage();
+	iters = atoll(argv[2]);
+	n = atoi(argv[3]);
+	for (i = 4; i < argc; i++) {
+		if (i + 1 >= argc)
+			usage();
+		if (strcmp(argv[i], "--region") == 0) {
+			i++;
+			mode = strcmp(argv[i], "sample") == 0  ? REG_SAMPLE
+			       : strcmp(argv[i], "batch") == 0 ? REG_BATCH
+			       : strcmp(argv[i], "none") == 0  ? REG_NONE
+			                                       : (usage(), 0);
+		} else if (strcmp(argv[i], "--batch") == 0)
+			batch = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--warmup") == 0)
+			warmup = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--label") == 0)
+			label = argv[++i];
+		else if (strcmp(argv[i], "--raw") == 0)
+			raw = argv[++i];
+		else
+			usage();
+	}
+	if (n <= 0 || iters < 0 || batch <= 0)
+		usage();
+	ev = calloc((size_t)n, sizeof(double));
+	wall = calloc((size_t)n, sizeof(double));
+	entry = calloc((size_t)n, sizeof(double));
+	wl_open(&k);
+	wl_check(k.cu.cuEventCreate(&e0, 0), "cuEventCreate");
+	wl_check(k.cu.cuEventCreate(&e1, 0), "cuEventCreate");
+	for (i = 0; i < warmup; i++)
+		wl_launch(&k, iters);
+	wl_check(k.cu.cuCtxSynchronize(), "cuCtxSynchronize");
+	for (i = 0; i < n; i++) {
+		float t = 0;
+		double h0;
+
+		if (mode == REG_SAMPLE || (mode == REG_BATCH && i % batch == 0)) {
+			region_begin(&entry[nentry++]);
+			regions++;
+		}
+		h0 = wl_now_ms();
+		k.cu.cuEventRecord(e0, NULL);
+		wl_launch(&k, iters);
+		k.cu.cuEventRecord(e1, NULL);
+		wl_check(k.cu.cuEventSynchronize(e1), "cuEventSynchronize");
+		wall[i] = wl_now_ms() - h0;
+		wl_check(k.cu.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
+		ev[i] = t;
+		if (mode == REG_SAMPLE ||
+		    (mode == REG_BATCH && (i % batch == batch - 1 || i == n - 1)))
+			clean += region_end();
+	}
+	if (raw && (f = fopen(raw, "w"))) {
+		for (i = 0; i < n; i++)
+			fprintf(f, "%d %.4f %.4f %.4f\n", i, ev[i], wall[i],
+			        i < nentry ? entry[i] : -1.0);
+		fclose(f);
+	}
+	qsort(ev, (size_t)n, sizeof(double), cmp_double);
+	qsort(wall, (size_t)n, sizeof(double), cmp_double);
+	printf("victim label=%s n=%d ev_p50=%.4f ev_p95=%.4f ev_p99=%.4f wall_p50=%.4f "
+	       "wall_p95=%.4f wall_p99=%.4f",
+	       label, n, pct(ev, n, 50), pct(ev, n, 95), pct(ev, n, 99), pct(wall, n, 50),
+	       pct(wall, n, 95), pct(wall, n, 99));
+	if (regions) {
+		qsort(entry, (size_t)nentry, sizeof(double), cmp_double);
+		printf(" entry_p50=%.4f entry_p95=%.4f outcome_clean=%d\n", pct(entry, nentry, 50),
+		       pct(entry, nentry, 95), clean);
+	} else {
+		printf(" entry_p50=- entry_p95=- outcome_clean=-\n");
+	}
+	return 0;
+}

@@ -1,0 +1,145 @@
+/*
+ * wl_cuda.c - driver API access shared by the test workloads.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "wl_cuda.h"
+
+void wl_check(CUresult r, const char *what)
+{
+	if (r != CUDA_SUCCESS) {
+		fprintf(stderr, "workload: %s failed: CUresult %d\n", what, r);
+		exit(1);
+	}
+}
+
+double wl_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+#define WL_SYM(name)                                                                               \
+	do {                                                                                       \
+		*(void **)&k->cu.name = dlsym(h, #name);                                           \
+		if (!k->cu.name) {                                                                 \
+			fprintf(stderr, "workload: libcuda lacks %s\n", #name);                    \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+/* The module image: KREX_WL_MODULE (a fatbin/cubin made by nvcc from
+ * fma.cu), else a placeholder the mock accepts. */
+static void *wl_module_image(void)
+{
+	const char *path = getenv("KREX_WL_MODULE");
+	FILE *f;
+	long n;
+	char *buf;
+
+	if (!path || !*path)
+		return (void *)"krex-mock-module";
+	f = fopen(path, "rb");
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
+		fprintf(stderr, "workload: cannot read %s\n", path);
+		exit(1);
+	}
+	buf = malloc((size_t)n + 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		fprintf(stderr, "workload: cannot read %s\n", path);
+		exit(1);
+	}
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+void wl_open(struct wl_kernel *k)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	int sms = 0;
+
+	if (!h) {
+		fprintf(stderr, "workload: %s\n", dlerror());
+		exit(1);
+	}
+	WL_SYM(cuInit);
+	WL_SYM(cuDeviceGet);
+	WL_SYM(cuDeviceGetAttribute);
+	WL_SYM(cuDevicePrimaryCtxRetain);
+	WL_SYM(cuCtxSetCurrent);
+	WL_SYM(cuCtxSynchronize);
+	WL_SYM(cuModuleLoadData);
+	WL_SYM(cuModuleGetFunction);
+	WL_SYM(cuMemAlloc_v2);
+	WL_SYM(cuLaunchKernel);
+	WL_SYM(cuEventCreate);
+	WL_SYM(cuEventRecord);
+	WL_SYM(cuEventSynchronize);
+	WL_SYM(cuEventElapsedTime);
+	WL_SYM(cuStreamSynchronize);
+	WL_SYM(cuMemcpyHtoD_v2);
+	WL_SYM(cuMemcpyDtoH_v2);
+	WL_SYM(cuMemsetD32_v2);
+	wl_check(k->cu.cuInit(0), "cuInit");
+	wl_check(k->cu.cuDeviceGet(&dev, 0), "cuDeviceGet");
+	wl_check(k->cu.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	wl_check(k->cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+	/* 16 = CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; 4 blocks per SM as
+	 * in the spike (528 on an H200). */
+	wl_check(k->cu.cuDeviceGetAttribute(&sms, 16, dev), "cuDeviceGetAttribute");
+	k->blocks = (unsigned)(sms > 0 ? sms * 4 : 4);
+	wl_check(k->cu.cuModuleLoadData(&mod, wl_module_image()), "cuModuleLoadData");
+	wl_check(k->cu.cuModuleGetFunction(&k->fma, mod, "fma_loop"), "cuModuleGetFunction");
+	wl_check(k->cu.cuModuleGetFunction(&k->empty, mod, "empty"), "cuModuleGetFunction");
+	wl_check(k->cu.cuMemAlloc_v2(&k->out, (size_t)k->blocks * 256 * sizeof(float)),
+	         "cuMemAlloc");
+}
+
+void wl_launch(struct wl_kernel *k, long long iters)
+{
+	void *params[] = {&k->out, &iters};
+
+	wl_check(k->cu.cuLaunchKernel(k->fma, k->blocks, 1, 1, 256, 1, 1, 0, NULL, params, NULL),
+	         "cuLaunchKernel");
+}
+
+void wl_launch_empty(struct wl_kernel *k)
+{
+	wl_check(k->cu.cuLaunchKernel(k->empty, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL),
+	         "cuLaunchKernel");
+}
+
+long long wl_calibrate(struct wl_kernel *k, double ms)
+{
+	long long iters = 1000;
+	CUevent e0, e1;
+	float t = 0;
+	int i;
+
+	wl_check(k->cu.cuEventCreate(&e0, 0), "cuEventCreate");
+	wl_check(k->cu.cuEventCreate(&e1, 0), "cuEventCreate");
+	for (i = 0; i < 40; i++) {
+		k->cu.cuEventRecord(e0, NULL);
+		wl_launch(k, iters);
+		k->cu.cuEventRecord(e1, NULL);
+		wl_check(k->cu.cuEventSynchronize(e1), "cuEventSynchronize");
+		wl_check(k->cu.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
+		if (i > 3 && t > ms * 0.99 && t < ms * 1.01)
+			break;
+		iters = (long long)((double)iters * ms / (t > 0.001 ? t : 0.001));
+		if (iters < 1)
+			iters = 1;
+	}
+	return iters;
+}
