@@ -209,22 +209,20 @@ class Sim:
         if a.budget_s and P.elapsed() > a.budget_s:
             row["note"] = "skipped: time budget spent"
             return row
-        env, wrap, krexd = dict(self.env), [], None
-        if mode == "krex":
-            if not (t["krexd"] and t["krex"]):
-                row["note"] = "skipped: krexd/krex not built"
-                return row
-            opts = P.krexd_opts(a, a.queue_cap, "participants")
-            krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%d" % n)
-            if not krexd.wait_ready():
-                krexd.stop()
-                row["note"] = "skipped: krexd did not start"
-                return row
-            env["KREX_SOCKET"] = krexd.sock
-            wrap = [t["krex"], "run", "--"]
-        groups = []
+        if mode == "krex" and not (t["krexd"] and t["krex"]):
+            row["note"] = "skipped: krexd/krex not built"
+            return row
+        env, wrap, krexd, groups = dict(self.env), [], None, []
         mock = P.MockGpu(env, "%s.%d" % (mode, n))
         try:
+            if mode == "krex":
+                opts = P.krexd_opts(a, a.queue_cap, "participants")
+                krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%d" % n)
+                if not krexd.wait_ready():
+                    row["note"] = "skipped: krexd did not start"
+                    return row
+                env["KREX_SOCKET"] = krexd.sock
+                wrap = [t["krex"], "run", "--"]
             start = time.time()
             deadline = start + a.window
             for slot in range(n):

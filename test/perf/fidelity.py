@@ -207,10 +207,11 @@ class Bench:
         P.log("%s: ev_p95 %s wall_p95 %s entry_p95 %s" % (
             label, P.fmt(row["ev_p95"]), P.fmt(row["wall_p95"]), P.fmt(row["entry_p95"])))
 
-    def start_siblings(self, mix, wrap, tag):
-        """Start the mix's siblings; returns (groups, note)."""
+    def start_siblings(self, mix, wrap, tag, groups):
+        """Start the mix's siblings, appending each to groups as soon as it
+        exists (so that an interrupt still stops it); returns a note."""
         a, t = self.a, self.tools
-        groups, notes = [], []
+        notes = []
         for s in MIXES[mix]:
             counter = os.path.join(self.out, "%s.%s.count" % (tag, s))
             if os.path.exists(counter):
@@ -233,12 +234,12 @@ class Bench:
                 cmd = [sys.executable, os.path.join(P.HERE, "perflib.py"), "cpubusy",
                        str(P.ncpus()), "%d" % self.sibling_s]
             g = P.Group(wrap + cmd, env, os.path.join(self.out, "%s.%s.log" % (tag, s)), s)
+            groups.append(g)
             if not P.wait_file(counter, wait, [g]):
+                groups.remove(g)
                 g.stop()
                 notes.append("%s did not start (see %s.%s.log)" % (s, tag, s))
-                continue
-            groups.append(g)
-        return groups, "; ".join(notes)
+        return "; ".join(notes)
 
     def skip_rows(self, mode, mix, regions, why):
         for size in self.a.sizes:
@@ -266,24 +267,20 @@ class Bench:
             skip = "skipped: krexd/krex not built"
         if skip:
             return self.skip_rows(mode, mix, regions, skip)
-        krexd, wrap, env_sock = None, [], None
-        if mode.startswith("krex"):
-            krexd = P.Krexd(t["krexd"], krexd_opts(a, mode), self.out, self.env, tag)
-            if not krexd.wait_ready():
-                why = "skipped: krexd did not start: " + " ".join(
-                    ln.strip() for ln in krexd.log_tail(2))
-                krexd.stop()
-                return self.skip_rows(mode, mix, regions, why[:160])
-            env_sock = krexd.sock
-            wrap = [t["krex"], "run", "--"]
         saved = dict(self.env)
-        if env_sock:
-            self.env["KREX_SOCKET"] = env_sock
         mock = P.MockGpu(self.env, tag)
-        groups, note = [], ""
+        krexd, wrap, groups, note = None, [], [], ""
         try:
+            if mode.startswith("krex"):
+                krexd = P.Krexd(t["krexd"], krexd_opts(a, mode), self.out, self.env, tag)
+                if not krexd.wait_ready():
+                    why = "skipped: krexd did not start: " + " ".join(
+                        ln.strip() for ln in krexd.log_tail(2))
+                    return self.skip_rows(mode, mix, regions, why[:160])
+                self.env["KREX_SOCKET"] = krexd.sock
+                wrap = [t["krex"], "run", "--"]
             if mix != "none":
-                groups, note = self.start_siblings(mix, wrap, tag)
+                note = self.start_siblings(mix, wrap, tag, groups)
                 if not groups:
                     return self.skip_rows(mode, mix, regions,
                                           "skipped: no sibling started: " + note)
