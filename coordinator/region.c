@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "isolate.h"
+#include "nvml.h"
 #include "krexd.h"
 #include "log.h"
 #include "timeutil.h"
@@ -440,6 +441,78 @@ static void region_isolate(struct krexd *k, struct region *r)
 		region_note(r, "isolation failed: %s", strerror(errno));
 }
 
+/* The region's first GPU, for NVML. */
+static const char *region_first_gpu(struct krexd *k, struct region *r)
+{
+	unsigned i;
+
+	for (i = 0; i < k->ngpus; i++)
+		if (r->rq.mask >> i & 1)
+			return k->gpu[i];
+	return NULL;
+}
+
+/*
+ * GPU telemetry at grant: SM clock and throttle reasons of the region's first
+ * GPU, and compute processes on its GPUs that are not participants (KREX
+ * cannot quiet those, so the certificate reports them).  Unknown without NVML.
+ */
+static void region_telemetry_start(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+	const char *g = region_first_gpu(k, r);
+	struct nvml_sample smp;
+	pid_t pids[256];
+	unsigned i;
+	int n, j, foreign = 0, known = 1;
+
+	c->foreign = -1;
+	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
+	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS);
+	if (!g || nvml_open() < 0)
+		return;
+	if (nvml_sample(g, &smp) == 0) {
+		c->sm_clock_start_mhz = smp.sm_clock_mhz;
+		c->throttle_start = smp.event_reasons;
+		c->known |= KREX_CERT_CLOCKS;
+	}
+	for (i = 0; i < k->ngpus; i++) {
+		if (!(r->rq.mask >> i & 1))
+			continue;
+		n = nvml_gpu_pids(k->gpu[i], pids, 256);
+		if (n < 0) {
+			known = 0;
+			continue;
+		}
+		for (j = 0; j < n; j++)
+			if (!part_find_pid(k, pids[j]))
+				foreign++;
+	}
+	if (known) {
+		c->foreign = foreign;
+		c->known |= KREX_CERT_FOREIGN;
+		if (foreign)
+			region_note(r, "%d process(es) on the GPU are not participants", foreign);
+	}
+}
+
+/* The clock at the end; clocks stay known only if both ends were read. */
+static void region_telemetry_end(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+	const char *g = region_first_gpu(k, r);
+	struct nvml_sample smp;
+
+	if (!(c->known & KREX_CERT_CLOCKS))
+		return;
+	if (!g || nvml_sample(g, &smp) < 0) {
+		c->known &= ~KREX_CERT_CLOCKS;
+		return;
+	}
+	c->sm_clock_end_mhz = smp.sm_clock_mhz;
+	c->throttle_end = smp.event_reasons;
+}
+
 static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 {
 	union proto_body m;
@@ -459,6 +532,7 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	region_isolate(k, r);
 	now = time_now_ns();
 	r->cert.isolate_us = us(now - r->t_iso);
+	region_telemetry_start(k, r);
 	rq_grant(&k->rq, &r->rq, now);
 	r->phase = PH_HELD;
 	k->regions_total++;
@@ -522,9 +596,13 @@ static void region_certify(struct krexd *k, struct region *r, int why, const cha
 	c->held_us = r->phase == PH_HELD ? us(now - r->rq.grant_ns) : 0;
 	c->lease_us = us(r->rq.lease_ns);
 	c->siblings = (uint32_t)r->nsibs;
-	c->foreign = -1; /* unknown until the telemetry work */
-	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
-	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS);
+	if (r->phase == PH_HELD) {
+		region_telemetry_end(k, r);
+	} else {
+		c->foreign = -1;
+		c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
+		c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS);
+	}
 	gpu_list(k, r->rq.mask, c->gpus, sizeof(c->gpus));
 	if (why == END_EXPIRED || why == END_RELEASED || why == END_STOP) {
 		c->outcome = KREX_OUTCOME_EXPIRED;
