@@ -203,6 +203,8 @@ row "launches/s, no gate" "$(timeout 60 "$WL/krex-launchrate" 200000)"
 row "launches/s, gate, no krexd" "$(LD_PRELOAD=$G timeout 60 "$WL/krex-launchrate" 200000)"
 krexd_up
 row "launches/s, gate joined (krex run)" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
+krexd_up -o queue_cap=8
+row "launches/s, gate joined, queue_cap=8" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks_event_reasons.active \
 	--format=csv >"$OUT/clocks-after.txt" 2>&1
