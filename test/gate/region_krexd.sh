@@ -58,7 +58,7 @@ IT=$("$WL/krex-victim" calib 2)
 ok "krexd starts" start_krexd
 
 # gated, drained, frozen
-"$KREX" run --gpus mock0 -- env KREX_GATE_COUNTS="$T/counts" "$WL/krex-hog" 2000 \
+"$KREX" run --gpus mock0 -- env KREX_GATE_COUNTS="$T/counts" "$WL/krex-hog" 2000 --seconds 90 \
 	--counter "$T/hog" &
 PIDS="$PIDS $!"
 ok "hog runs under krex run" wait_for 10 counter_ge "$T/hog" 1
@@ -82,7 +82,7 @@ ok "victim ev p95 in regions ($r) within 25% of alone ($a)" \
 stop_all
 
 # a late drainer: a 5 s synchronous kernel cannot drain within 2 s
-"$KREX" run --gpus mock0 -- "$WL/krex-hog" 5000000 --sync &
+"$KREX" run --gpus mock0 -- "$WL/krex-hog" 5000000 --sync --seconds 30 &
 PIDS="$PIDS $!"
 sleep 1
 "$KREX" region --gpus mock0 --cert "$T/cert2" -- true
@@ -92,7 +92,7 @@ ok "and frozen anyway" [ "$(field frozen "$T/cert2")" -ge 1 ]
 stop_all
 
 # fail open after krexd dies
-"$KREX" run --gpus mock0 -- "$WL/krex-hog" 2000 --sync --counter "$T/hog3" &
+"$KREX" run --gpus mock0 -- "$WL/krex-hog" 2000 --seconds 90 --sync --counter "$T/hog3" &
 PIDS="$PIDS $!"
 wait_for 10 counter_ge "$T/hog3" 1
 stop_krexd
