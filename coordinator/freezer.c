@@ -350,7 +350,8 @@ static int pid_cgroup(const struct freezer *f, pid_t pid, char *out, size_t len)
 	if (freezer_parse_proc_cgroup(buf, f->kind == FREEZER_CGROUP1 ? "freezer" : NULL, rel,
 	                              sizeof(rel)) < 0)
 		return -1;
-	return xsnprintf(out, len, "%s%s", f->root, strcmp(rel, "/") ? rel : "");
+	/* 0 or -1: xsnprintf returns the length, and callers test == 0 */
+	return xsnprintf(out, len, "%s%s", f->root, strcmp(rel, "/") ? rel : "") < 0 ? -1 : 0;
 }
 
 static int is_descendant(pid_t pid, pid_t root)
