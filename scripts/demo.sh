@@ -50,10 +50,19 @@ else
 	export LD_LIBRARY_PATH=$MOCKLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 export LD_LIBRARY_PATH=$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# The gate refers to libkrexregion weakly and passes everything through
+# without it; where the gate built here does not pull it in, preload it too
+# (the plugin puts the gate in front).
+if ! readelf -d "$KC_GATE" 2>/dev/null | grep -q 'libkrexregion'; then
+	export LD_PRELOAD=$top_builddir/libregion/.libs/libkrexregion.so${LD_PRELOAD:+:$LD_PRELOAD}
+fi
 
 mode=linuxproc
 [ -w /sys/fs/cgroup/freezer/cgroup.procs ] && mode=cgroup
-say "starting Slurm (proctrack/$mode) with spank_krex.so on localhost"
+# queue_cap: each sibling keeps at most a few kernels queued, so that a
+# region's drain is quick (DESIGN.md "Bounded drain").
+KC_PLUGARGS="queue_cap=2 max_region=20s"
+say "starting Slurm (proctrack/$mode) with spank_krex.so on localhost ($KC_PLUGARGS)"
 t0=$(date +%s%N)
 cluster_start "$mode" 1 || die "$CLUSTER_WHY"
 trap 'cluster_stop; [ -z "$KREX_MOCK_GPU" ] || rm -f "/dev/shm$KREX_MOCK_GPU"' EXIT
@@ -78,7 +87,7 @@ cat >"$W/measure.sh" <<EOS
 #!/bin/sh
 cd $W
 $WL/krex-victim run $IT 40 --label shared >> victim.out
-$WL/krex-victim run $IT 40 --region sample --label in-regions >> victim.out
+$WL/krex-victim run $IT 10 --region sample --label in-regions >> victim.out
 for i in 1 2 3; do
 	$top_builddir/tools/krex region --json --cert cert\$i.json -- \\
 		$WL/krex-victim run $IT 10 --label krex-region-\$i >> victim.out
