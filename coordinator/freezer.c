@@ -339,7 +339,6 @@ static int cg_protected(const char *cg)
 	return 0;
 }
 
-/* The absolute freezer cgroup of pid. */
 /* The absolute cgroup of pid in the hierarchy at root (v1 controller ctrl, or v2). */
 static int pid_cgroup_in(const char *root, const char *ctrl, pid_t pid, char *out, size_t len)
 {
@@ -350,7 +349,8 @@ static int pid_cgroup_in(const char *root, const char *ctrl, pid_t pid, char *ou
 		return -1;
 	if (freezer_parse_proc_cgroup(buf, ctrl, rel, sizeof(rel)) < 0)
 		return -1;
-	return xsnprintf(out, len, "%s%s", root, strcmp(rel, "/") ? rel : "");
+	/* 0 or -1: xsnprintf returns the length, and callers test == 0 */
+	return xsnprintf(out, len, "%s%s", root, strcmp(rel, "/") ? rel : "") < 0 ? -1 : 0;
 }
 
 static int pid_cgroup(const struct freezer *f, pid_t pid, char *out, size_t len)

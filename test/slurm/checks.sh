@@ -138,15 +138,19 @@ check_registration() {
 check_krexd_down() {
 	local j out
 	cluster_plugstack "coordinator=external socket=$KC_DIR/nothing/krexd.sock"
-	out=$(krun srun --krex-shared --gres=shard:1 true 2>&1) && return 1
+	out=$(krun srun --krex-shared --gres=shard:1 true 2>&1) && { diag "srun ran"; return 1; }
 	echo "$out" | grep -q "krex: cannot reach krexd at $KC_DIR/nothing/krexd.sock" ||
 		{ diag "$out"; return 1; }
 	j=$(ksbatch --krex-shared --gres=shard:1 -o "$(W down.out)" --wrap=true) || return 1
-	wait_for 20 kjob_done "$j" || return 1
-	[ "$(kjob_state "$j")" = FAILED ] || return 1
-	krun srun --gres=shard:1 true || return 1
-	[ "$(krun sinfo -h -N -o %T | sort -u)" = idle ]
+	wait_for 20 kjob_done "$j" || { diag "job $j: $(kjob_state "$j")"; return 1; }
+	[ "$(kjob_state "$j")" = FAILED ] || { diag "job $j: $(kjob_state "$j")"; return 1; }
+	grep -q "krex: cannot reach krexd" "$(W down.out)" || { diag "$(cat "$(W down.out)")"; return 1; }
+	krun srun --gres=shard:1 true || { diag "a plain srun failed"; return 1; }
+	wait_for 10 nodes_idle || { diag "nodes: $(krun sinfo -h -N -o '%N %T %E')"; return 1; }
 }
+
+# nodes_idle: every node idle (not drained, not down).
+nodes_idle() { [ "$(krun sinfo -h -N -o %T | sort -u)" = idle ]; }
 
 # krexd stops with slurmd (slurm_spank_slurmd_exit).
 check_krexd_stops() {
