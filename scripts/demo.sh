@@ -1,8 +1,9 @@
 #!/bin/bash
 # The README's main-job command: a one-node Slurm on localhost with KREX
 # (test/slurm/cluster.sh), three --krex-shared jobs sharing one GPU, one of
-# them timing work inside critical regions; prints each region's certificate
-# and a summary, then stops the cluster.  Run as root on Debian 12.
+# them timing kernels inside critical regions; prints each region's
+# certificate and a summary, then stops the cluster.  Run as root on a fresh
+# Debian 12 machine: it installs what it needs and builds if not built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top_srcdir=$PWD
@@ -13,12 +14,15 @@ say() { printf 'demo: %s\n' "$*"; }
 die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
 
 scripts/install-deps.sh
-if [ ! -x spank/.libs/spank_krex.so ] && [ ! -f spank/.libs/spank_krex.so ] ||
-	[ ! -x coordinator/krexd ] || [ ! -x tools/krex ]; then
+if [ ! -f spank/.libs/spank_krex.so ] || [ ! -x coordinator/krexd ] || [ ! -x tools/krex ] ||
+	[ ! -x test/workloads/krex-victim ] || [ ! -f test/mock/.libs/libcuda.so.1 ]; then
 	say "building KREX"
 	[ -x configure ] || ./autogen.sh >/dev/null
 	[ -f Makefile ] || ./configure -q
 	make -j"$(nproc)" >/dev/null
+	# the test doubles and workloads are check programs
+	make -C test/mock -j"$(nproc)" check >/dev/null 2>&1 || true
+	make -C test/workloads -j"$(nproc)" check >/dev/null 2>&1 || true
 fi
 
 . test/lib.sh
@@ -26,79 +30,93 @@ fi
 cluster_check || die "$CLUSTER_WHY"
 krexd_real || die "coordinator/krexd is not built: nothing can hold a region"
 
-# The GPU: the real one where there is one, else the fake device of the tests.
-gpu_note="no GPU here: jobs use KREX's mock CUDA driver (a test double)"
+# The GPU: the real one where there is one, else the fake device of the tests
+# with KREX's mock CUDA driver (test/mock) behind the workloads.
+WL=$top_builddir/test/workloads
+MOCKLIB=$top_builddir/test/mock/.libs
+[ -x "$WL/krex-victim" ] && [ -x "$WL/krex-hog" ] || die "test/workloads not built"
+KREX_MOCK_GPU=
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU 0' &&
 	[ -e /dev/nvidia0 ]; then
 	KC_GPU0=/dev/nvidia0
 	gpu_note="GPU: $(nvidia-smi -L | head -1)"
+else
+	[ -f "$MOCKLIB/libcuda.so.1" ] || die "test/mock not built"
+	gpu_note="no GPU here: jobs use KREX's mock CUDA driver (a test double)"
+	# Every job sees the one mock GPU (shared memory named by KREX_MOCK_GPU);
+	# sbatch passes the environment on to the jobs.
+	KREX_MOCK_GPU=/krex-demo-$$
+	export KREX_MOCK_GPU
+	export LD_LIBRARY_PATH=$MOCKLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-victim=$top_builddir/test/workloads/krex-victim
-mock=$top_builddir/test/mock/.libs/libcuda.so.1
-if [ ! -x "$victim" ] || { [ "$KC_GPU0" != /dev/nvidia0 ] && [ ! -f "$mock" ]; }; then
-	victim=""
-	gpu_note="no GPU workload built (test/workloads/krex-victim): jobs run a CPU stand-in"
-	[ "$KC_GPU0" = /dev/nvidia0 ] && gpu_note="$gpu_note; $(nvidia-smi -L | head -1) is shared"
+export LD_LIBRARY_PATH=$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# The gate refers to libkrexregion weakly and passes everything through
+# without it; where the gate built here does not pull it in, preload it too
+# (the plugin puts the gate in front).
+if ! readelf -d "$KC_GATE" 2>/dev/null | grep -q 'libkrexregion'; then
+	export LD_PRELOAD=$top_builddir/libregion/.libs/libkrexregion.so${LD_PRELOAD:+:$LD_PRELOAD}
 fi
 
 mode=linuxproc
 [ -w /sys/fs/cgroup/freezer/cgroup.procs ] && mode=cgroup
-say "starting Slurm (proctrack/$mode) with spank_krex.so on localhost"
+# queue_cap: each sibling keeps at most a few kernels queued, so that a
+# region's drain is quick (DESIGN.md "Bounded drain").
+KC_PLUGARGS="queue_cap=2 max_region=20s"
+say "starting Slurm (proctrack/$mode) with spank_krex.so on localhost ($KC_PLUGARGS)"
 t0=$(date +%s%N)
 cluster_start "$mode" 1 || die "$CLUSTER_WHY"
+trap 'cluster_stop; [ -z "$KREX_MOCK_GPU" ] || rm -f "/dev/shm$KREX_MOCK_GPU"' EXIT
 say "cluster up in $((($(date +%s%N) - t0) / 1000000)) ms; krexd started by slurmd: pid $(cat "$KC_DIR/run/$KC_NODES/krexd.pid")"
 say "$gpu_note"
-
 W=$KC_DIR/work
-gcc -O1 -I"$top_srcdir/libregion/include" contrib/examples/region_example.c \
-	-L"$top_builddir/libregion/.libs" -Wl,-rpath,"$top_builddir/libregion/.libs" \
-	-lkrexregion -o "$W/region_example"
 
-# Two sibling jobs keep the GPU (here: the CPUs) busy; the third measures.
-if [ -n "$victim" ]; then
-	sib="LD_LIBRARY_PATH=$(dirname "$mock") exec $victim"
-	meas="LD_LIBRARY_PATH=$(dirname "$mock") $victim --region"
-else
-	sib="while :; do :; done"
-	meas=""
-fi
+# The measured kernel: about 2 ms alone.
+IT=$("$WL/krex-victim" calib 2)
+"$WL/krex-victim" run "$IT" 40 --label alone >"$W/victim.out"
+
+# Two sibling jobs keep the GPU busy (queues of async kernels); the third
+# measures: outside regions (shared), inside one region per sample, and in
+# three regions entered with `krex region`, each with its certificate.
 for i in 1 2; do
-	ksbatch --krex-shared=label=sibling$i --gres=shard:1 -o "$W/sib$i.log" \
-		--wrap="$sib" >"$W/sib$i.id"
+	ksbatch --krex-shared=label=hog$i --gres=shard:1 -o "$W/hog$i.log" \
+		--wrap="exec $WL/krex-hog 2000 --counter $W/hog$i.count" >"$W/hog$i.id"
 done
-cat >"$W/measure.sh" <<EOF
+wait_for 60 test -s "$W/hog1.count" && wait_for 30 test -s "$W/hog2.count" ||
+	die "the sibling jobs did not start: $(krun squeue -h -o '%i %T %r' | tr '\n' ' ')"
+cat >"$W/measure.sh" <<EOS
 #!/bin/sh
-# Outside regions the siblings compete; inside, KREX freezes them.
 cd $W
-if [ -n "$meas" ]; then
-	$meas > measure.out 2>&1
-	exit
-fi
-for i in 1 2 3 4 5; do
-	./region_example --no-region | sed 's/^/outside /' >> measure.out
-	$top_builddir/tools/krex region --json --cert cert\$i.json -- ./region_example --no-region |
-		sed 's/^/inside /' >> measure.out
+$WL/krex-victim run $IT 40 --label shared >> victim.out
+$WL/krex-victim run $IT 10 --region sample --label in-regions >> victim.out
+for i in 1 2 3; do
+	$top_builddir/tools/krex region --json --cert cert\$i.json -- \\
+		$WL/krex-victim run $IT 10 --label krex-region-\$i >> victim.out
 done
-./region_example > api.out
-EOF
+EOS
 chmod 755 "$W/measure.sh"
 m=$(ksbatch --krex-shared=label=measure --gres=shard:1 -o "$W/measure.log" "$W/measure.sh")
-say "three --krex-shared jobs on one GPU: $(krun squeue -h -o '%i %j %T' | tr '\n' ';')"
-wait_for 120 kjob_done "$m" || die "the measuring job did not finish in 120 s"
+say "three --krex-shared jobs on one GPU:"
+krun squeue -o '%.10i %.10j %.8T %b' | sed 's/^/  /'
+wait_for 180 kjob_done "$m" || die "the measuring job did not finish in 180 s"
 say "measuring job $m: $(kjob_state "$m")"
-krun scancel "$(cat "$W/sib1.id")" "$(cat "$W/sib2.id")" || true
+krun scancel "$(cat "$W/hog1.id")" "$(cat "$W/hog2.id")" || true
 
 echo
-echo "== certificates (one per region)"
+echo "== certificates (one per krex region)"
 for f in "$W"/cert*.json; do
 	[ -f "$f" ] && { cat "$f"; echo; }
 done
-[ -f "$W/api.out" ] && { echo "== from the C API (contrib/examples/region_example.c)"; cat "$W/api.out"; }
-[ -f "$W/measure.out" ] || { cat "$W/measure.log"; die "no measurements"; }
+echo
+echo "== the measured kernel (ms; ev = GPU event time, wall = host time)"
+cat "$W/victim.out"
+if [ -s "$W/measure.log" ]; then
+	echo "== the measuring job's log"
+	cat "$W/measure.log"
+fi
 echo
 echo "== summary"
-awk '$2 == "work:" { n[$1]++; s[$1] += $3; if ($3 > m[$1]) m[$1] = $3 }
-	END { for (k in n) printf "%-8s %d runs  mean %.1f ms  max %.1f ms\n", k, n[k], s[k] / n[k], m[k] }' \
-	"$W/measure.out" | sort
-grep -ho '"outcome":"[a-z]*"' "$W"/cert*.json 2>/dev/null | sort | uniq -c | sed 's/^/regions: /' || true
+awk '/^victim/ { delete v; for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	printf "  %-16s ev p50 %8s  ev p95 %8s  wall p95 %8s\n", v["label"], v["ev_p50"], v["ev_p95"], v["wall_p95"] }' \
+	"$W/victim.out"
+grep -ho '"outcome":"[a-z]*"' "$W"/cert*.json 2>/dev/null | sort | uniq -c | sed 's/^ */  regions: /' || true
 say "stopping the cluster"

@@ -67,6 +67,16 @@ static int args_kv(const char *key, const char *value, void *ctx, char *err, siz
 		return set_str(a->cgroup_subtree, sizeof(a->cgroup_subtree), key, value, err,
 		               errlen);
 	}
+	if (!strcmp(key, "queue_cap")) {
+		uint64_t u;
+
+		if (conf_parse_uint(value, 0, 1000000, &u) < 0) {
+			xsnprintf(err, errlen, "queue_cap must be a number of launches, not '%s'",
+			          value);
+			return -1;
+		}
+		return set_str(a->queue_cap, sizeof(a->queue_cap), key, value, err, errlen);
+	}
 	if (!strcmp(key, "max_region"))
 		return set_duration(a->max_region, sizeof(a->max_region), key, value, err, errlen);
 	if (!strcmp(key, "drain_timeout"))

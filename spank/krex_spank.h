@@ -45,6 +45,7 @@ struct spank_args {
 	char isolate[16];
 	char freezer[16];
 	char cgroup_subtree[128]; /* %n = node name */
+	char queue_cap[16];
 };
 
 /* Parse plugstack.conf's arguments into *a (defaults first).  Returns 0, or

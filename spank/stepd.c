@@ -27,8 +27,10 @@
 
 #include "conf.h"
 #include "krex_spank.h"
+#include "timeutil.h"
 
 #define MAX_TASKS 256
+#define STEP_CGROUP_WAIT_MS 5000
 
 static struct shared_opts opts;
 static char opt_err[256]; /* a bad option, reported in task_init */
@@ -56,36 +58,58 @@ int stepd_init_post_opt(spank_t sp, const struct spank_args *a)
 	return 0;
 }
 
-/*
- * The step's own cgroup (freezer line of /proc/self/cgroup, else the v2
- * line), cut after its step_* component, or "" when it has none of its own
- * (proctrack/linuxproc: krexd then makes one).
- */
-static void stepd_cgroup(char *out, size_t len)
+/* The freezer cgroup of pid (else its v2 cgroup) into out; "" if unknown. */
+static void pid_cgroup(pid_t pid, char *out, size_t len)
 {
-	char line[1024], *path, *step, *end;
-	FILE *f = fopen("/proc/self/cgroup", "r");
-	char v2[1024] = "";
+	char line[1024], path[64], v2[1024] = "", *cg;
+	FILE *f;
 
 	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "r");
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		path = strchr(line, ':');
-		path = path ? strchr(path + 1, ':') : NULL;
-		if (!path)
+		cg = strchr(line, ':');
+		cg = cg ? strchr(cg + 1, ':') : NULL;
+		if (!cg)
 			continue;
 		if (strstr(line, ":freezer:")) {
-			xstrcpy(out, len, path + 1);
+			xstrcpy(out, len, cg + 1);
 			break;
 		}
 		if (!strncmp(line, "0::", 3))
-			xstrcpy(v2, sizeof(v2), path + 1);
+			xstrcpy(v2, sizeof(v2), cg + 1);
 	}
 	fclose(f);
 	if (!out[0])
 		xstrcpy(out, len, v2);
+}
+
+/*
+ * The step's own cgroup, cut after its step_* component, or "" when it has
+ * none (proctrack/linuxproc: krexd then makes one).
+ *
+ * Why wait: under proctrack/cgroup slurmstepd (which sits at the job level,
+ * .../job_N) puts each task into .../job_N/step_M after forking it, and the
+ * task may reach task_init_privileged first (seen on 22.05).  When the
+ * parent is in a job_ cgroup we poll, bounded, until we are in the step's.
+ */
+static void stepd_cgroup(char *out, size_t len)
+{
+	uint64_t deadline = time_deadline_ms(STEP_CGROUP_WAIT_MS);
+	char parent[1024], *step, *end;
+
+	pid_cgroup(getpid(), out, len);
+	if (!strstr(out, "/step_")) {
+		pid_cgroup(getppid(), parent, sizeof(parent));
+		while (strstr(parent, "/job_") && !strstr(out, "/step_") &&
+		       time_left_ms(deadline) > 0) {
+			usleep(2000);
+			pid_cgroup(getpid(), out, len);
+		}
+	}
 	step = strstr(out, "/step_");
 	if (!step) {
 		out[0] = '\0';

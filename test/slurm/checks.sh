@@ -15,12 +15,16 @@ counter_body() {
 # read a counter (0 if not there yet)
 counter() { cat "$1" 2>/dev/null || echo 0; }
 
-# counter_moves FILE: the counter changes within 2 s.
+# counter_moves FILE: the counter exists within 30 s (the job may wait for
+# the scheduler) and changes within 2 s.
 counter_moves() {
 	local a
+	wait_for 30 test -s "$1" || return 1
 	a=$(counter "$1")
-	wait_for 2 test "$(counter "$1")" != "$a"
+	wait_for 2 counter_differs "$1" "$a"
 }
+
+counter_differs() { [ "$(counter "$1")" != "$2" ]; }
 
 # counter_stands FILE SECONDS: the counter does not change for SECONDS.
 counter_stands() {
@@ -134,15 +138,19 @@ check_registration() {
 check_krexd_down() {
 	local j out
 	cluster_plugstack "coordinator=external socket=$KC_DIR/nothing/krexd.sock"
-	out=$(krun srun --krex-shared --gres=shard:1 true 2>&1) && return 1
+	out=$(krun srun --krex-shared --gres=shard:1 true 2>&1) && { diag "srun ran"; return 1; }
 	echo "$out" | grep -q "krex: cannot reach krexd at $KC_DIR/nothing/krexd.sock" ||
 		{ diag "$out"; return 1; }
 	j=$(ksbatch --krex-shared --gres=shard:1 -o "$(W down.out)" --wrap=true) || return 1
-	wait_for 20 kjob_done "$j" || return 1
-	[ "$(kjob_state "$j")" = FAILED ] || return 1
-	krun srun --gres=shard:1 true || return 1
-	[ "$(krun sinfo -h -N -o %T | sort -u)" = idle ]
+	wait_for 20 kjob_done "$j" || { diag "job $j: $(kjob_state "$j")"; return 1; }
+	[ "$(kjob_state "$j")" = FAILED ] || { diag "job $j: $(kjob_state "$j")"; return 1; }
+	grep -q "krex: cannot reach krexd" "$(W down.out)" || { diag "$(cat "$(W down.out)")"; return 1; }
+	krun srun --gres=shard:1 true || { diag "a plain srun failed"; return 1; }
+	wait_for 10 nodes_idle || { diag "nodes: $(krun sinfo -h -N -o '%N %T %E')"; return 1; }
 }
+
+# nodes_idle: every node idle (not drained, not down).
+nodes_idle() { [ "$(krun sinfo -h -N -o %T | sort -u)" = idle ]; }
 
 # krexd stops with slurmd (slurm_spank_slurmd_exit).
 check_krexd_stops() {
@@ -176,7 +184,8 @@ check_region_freezes() {
 	s1=$(counter_job "$(W c1)" --krex-shared) || return 1
 	s2=$(counter_job "$(W c2)" --krex-shared) || return 1
 	p=$(counter_job "$(W c3)") || return 1
-	counter_moves "$(W c1)" && counter_moves "$(W c2)" && counter_moves "$(W c3)" || return 1
+	counter_moves "$(W c1)" && counter_moves "$(W c2)" && counter_moves "$(W c3)" ||
+		{ diag "counters do not move: $(krun squeue -h -o '%i %T %r' | tr '\n' ' ')"; return 1; }
 	cat >"$(W owner.sh)" <<EOS
 #!/bin/sh
 $KREX_CLI region --json --cert $(W owner.cert) -- sh -c '
@@ -195,17 +204,28 @@ EOS
 
 # scancel of the region owner mid-region thaws the siblings.
 check_scancel_owner() {
-	local o
+	local o rc=0
 	cat >"$(W hold.sh)" <<EOS
 #!/bin/sh
 exec $KREX_CLI region -- sh -c 'touch $(W holding); sleep 60'
 EOS
 	o=$(ksbatch --krex-shared --gres=shard:1 -o "$(W hold.log)" "$(W hold.sh)") || return 1
-	wait_for 20 test -e "$(W holding)" || return 1
-	counter_stands "$(W c1)" 0.5 || return 1
+	if ! wait_for 30 test -e "$(W holding)"; then
+		diag "no region within 30 s: $(krex_status | tr '\n' ' ')"
+		rc=1
+	elif ! counter_stands "$(W c1)" 0.5; then
+		diag "sibling not frozen: $(krex_status | tr '\n' ' ')"
+		rc=1
+	fi
 	krun scancel "$o" || return 1
 	wait_for 10 kjob_done "$o" || return 1
-	counter_moves "$(W c1)" && counter_moves "$(W c2)"
+	counter_moves "$(W c1)" && counter_moves "$(W c2)" && return $rc
+	diag "siblings still frozen after scancel: $(cat "$(W hold.log)") $(krex_status | tr '\n' ' ')"
+	return 1
+}
+
+krex_status() {
+	KREX_SOCKET=$KC_DIR/run/${KC_NODES%% *}/krexd.sock "$KREX_CLI" status "$@" 2>&1
 }
 
 # A job of another user cannot release the region a job of root holds, and
@@ -216,16 +236,17 @@ check_two_users() {
 	rm -f "$(W holding)"
 	o=$(ksbatch --krex-shared --gres=shard:1 -o "$(W hold2.log)" "$(W hold.sh)") || return 1
 	wait_for 20 test -e "$(W holding)" || return 1
-	rid=$(KREX_SOCKET=$KC_DIR/run/$KC_NODES/krexd.sock "$KREX_CLI" status --json |
+	rid=$(krex_status --json |
 		grep -o '"regions":\[[^]]*' | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
 	[ -n "$rid" ] || { diag "no region id in krex status"; return 1; }
-	u=$(ksbatch --uid="$KC_USER" --krex-shared --gres=shard:1 -o "$(W user.log)" \
+	u=$(ksbatch --uid="$KC_USER" --gid="$KC_USER" --krex-shared --gres=shard:1 -o "$(W user.log)" \
 		--chdir="$KC_DIR/work" --wrap="$KREX_CLI release $rid; echo rc=\$? > $(W user.rc)") ||
 		return 1
-	wait_for 20 kjob_done "$u" || return 1
+	wait_for 20 kjob_done "$u" || { diag "user's job: $(kjob_state "$u")"; return 1; }
 	diag "user's release: $(cat "$(W user.rc)" 2>/dev/null) $(tail -1 "$(W user.log)" 2>/dev/null)"
-	grep -q 'rc=0' "$(W user.rc)" && return 1
-	[ "$(kjob_state "$o")" = RUNNING ] && counter_stands "$(W c1)" 0.5 || return 1
+	grep -q 'rc=1' "$(W user.rc)" || return 1
+	[ "$(kjob_state "$o")" = RUNNING ] || { diag "holder: $(kjob_state "$o")"; return 1; }
+	counter_stands "$(W c1)" 0.5 || { diag "sibling not frozen while held"; return 1; }
 	krun scancel "$o"
 	wait_for 10 kjob_done "$o" && counter_moves "$(W c1)"
 }
@@ -263,8 +284,14 @@ checks_run() {
 	done_testing
 }
 
-# No freezer cgroup is left FROZEN, no process in state T from our jobs.
+# No freezer cgroup of this test's jobs (Slurm's step cgroups, our krexd's
+# subtree) is left FROZEN.  Other cgroups are not ours to judge.
 check_none_frozen() {
-	! grep -rqs FROZEN /sys/fs/cgroup/freezer/*/freezer.state /sys/fs/cgroup/freezer/*/*/freezer.state \
-		/sys/fs/cgroup/freezer/*/*/*/freezer.state /sys/fs/cgroup/freezer/*/*/*/*/freezer.state
+	local f
+	for f in $(find $(for n in $KC_NODES; do echo /sys/fs/cgroup/freezer/slurm_$n; done) \
+		/sys/fs/cgroup/freezer/krex-slurm/$$-* \
+		-name freezer.state 2>/dev/null); do
+		grep -q FROZEN "$f" && { diag "frozen: $f"; return 1; }
+	done
+	return 0
 }

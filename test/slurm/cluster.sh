@@ -25,8 +25,8 @@ KC_MUNGE_SOCK=""
 KC_USER=krextest
 # The GPU device files of node 1 and 2: fake ones made by _kc_devices unless
 # the caller (scripts/demo.sh on a GPU node) names real ones.
-: "${KC_GPU0:=/dev/krex-gpu0}"
-: "${KC_GPU1:=/dev/krex-gpu1}"
+: "${KC_GPU0:=/dev/krex-gpu-$$-0}"
+: "${KC_GPU1:=/dev/krex-gpu-$$-1}"
 
 # cluster_check: 0 if a cluster can run here, else 1 with CLUSTER_WHY set.
 cluster_check() {
@@ -68,12 +68,13 @@ _kc_munge() {
 # A character device per fake GPU (major 242: local/experimental).  A
 # regular file or /dev/null's numbers do not work (SLURM-ON-ONE-HOST.md).
 _kc_devices() {
-	local i
+	local i d
 	for i in 0 1; do
-		[ -e /dev/krex-gpu$i ] && continue
-		case "$KC_GPU0 $KC_GPU1" in *krex-gpu$i*) ;; *) continue ;; esac
-		mknod -m 0666 /dev/krex-gpu$i c 242 $i || return 1
-		KC_DEVS="$KC_DEVS /dev/krex-gpu$i"
+		eval d=\$KC_GPU$i
+		[ -e "$d" ] && continue
+		case "$d" in /dev/krex-gpu-*) ;; *) continue ;; esac
+		mknod -m 0666 "$d" c 242 $i || return 1
+		KC_DEVS="$KC_DEVS $d"
 	done
 }
 
@@ -88,8 +89,12 @@ cluster_plugstack() {
 		>"$KC_DIR/plugstack.conf"
 }
 
+# Node names, ports, devices and job ids are unique to this cluster, so that
+# two clusters on one host (a test run beside the demo, or beside another
+# worktree's run) never meet: Slurm's step cgroups are named after the node
+# (slurm_NODE/uid_U/job_J).
 _kc_conf() {
-	local mode=$1 nodes=$2 host port=$((20000 + ($$ % 3000) * 4))
+	local mode=$1 nodes=$2 host port=$((20000 + ($$ % 3000) * 4)) tag=kr$(($$ % 100000))
 	host=$(hostname -s)
 	KC_NODES=""
 	{
@@ -126,27 +131,27 @@ _kc_conf() {
 			echo "ProctrackType=proctrack/linuxproc"
 			echo "TaskPlugin=task/affinity"
 		fi
+		echo "FirstJobId=$((($$ % 1000) * 1000 + 1))"
 		if [ "$nodes" = 1 ]; then
-			echo "NodeName=$host NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:1,shard:4"
-			echo "PartitionName=debug Nodes=$host Default=YES MaxTime=10 State=UP"
-			KC_NODES=$host
+			KC_NODES=$tag
 		else
-			echo "NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=8 RealMemory=2000 Gres=gpu:1,shard:4"
-			echo "NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 2)) CPUs=8 RealMemory=2000 Gres=gpu:1,shard:4"
-			echo "PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=10 State=UP"
-			KC_NODES="n1 n2"
+			KC_NODES="${tag}a ${tag}b"
 		fi
+		local n i=1
+		for n in $KC_NODES; do
+			echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + i)) CPUs=8 RealMemory=2000 Gres=gpu:1,shard:8"
+			i=$((i + 1))
+		done
+		echo "PartitionName=debug Nodes=$(echo $KC_NODES | tr ' ' ,) Default=YES MaxTime=10 State=UP"
 	} >"$KC_DIR/slurm.conf"
 	{
 		echo "AutoDetect=off"
-		if [ "$nodes" = 1 ]; then
-			echo "Name=gpu File=$KC_GPU0"
-			echo "Name=shard Count=4 File=$KC_GPU0"
-		else
-			echo "NodeName=n1 Name=gpu File=$KC_GPU0"
-			echo "NodeName=n1 Name=shard Count=4 File=$KC_GPU0"
-			echo "NodeName=n2 Name=gpu File=$KC_GPU1"
-			echo "NodeName=n2 Name=shard Count=4 File=$KC_GPU1"
+		set -- $KC_NODES
+		echo "NodeName=$1 Name=gpu File=$KC_GPU0"
+		echo "NodeName=$1 Name=shard Count=8 File=$KC_GPU0"
+		if [ -n "${2:-}" ]; then
+			echo "NodeName=$2 Name=gpu File=$KC_GPU1"
+			echo "NodeName=$2 Name=shard Count=8 File=$KC_GPU1"
 		fi
 	} >"$KC_DIR/gres.conf"
 	printf 'CgroupPlugin=cgroup/v1\nConstrainCores=yes\nConstrainDevices=yes\n' \
@@ -179,11 +184,7 @@ cluster_start() {
 	KC_PIDS="$KC_PIDS $!"
 	for n in $KC_NODES; do
 		mkdir -p "$KC_DIR/spool/$n"
-		if [ "$nodes" = 1 ]; then
-			setsid slurmd -D -f "$KC_DIR/slurm.conf" >"$KC_DIR/slurmd-$n.out" 2>&1 &
-		else
-			setsid slurmd -D -N "$n" -f "$KC_DIR/slurm.conf" >"$KC_DIR/slurmd-$n.out" 2>&1 &
-		fi
+		setsid slurmd -D -N "$n" -f "$KC_DIR/slurm.conf" >"$KC_DIR/slurmd-$n.out" 2>&1 &
 		KC_SLURMD_PIDS="${KC_SLURMD_PIDS:-} $!"
 	done
 	KC_PIDS="$KC_PIDS $KC_SLURMD_PIDS"

@@ -8,14 +8,16 @@
 cluster_check || skip_all "$CLUSTER_WHY"
 cluster_start linuxproc 2 || skip_all "$CLUSTER_WHY"
 plan 5
+set -- $KC_NODES
+N1=$1 N2=$2
 
 both_krexd() {
 	local n
-	for n in n1 n2; do
+	for n in $N1 $N2; do
 		wait_for 5 test -s "$KC_DIR/run/$n/krexd.pid" || return 1
 		kill -0 "$(cat "$KC_DIR/run/$n/krexd.pid")" 2>/dev/null || return 1
 	done
-	[ "$(cat "$KC_DIR/run/n1/krexd.pid")" != "$(cat "$KC_DIR/run/n2/krexd.pid")" ]
+	[ "$(cat "$KC_DIR/run/$N1/krexd.pid")" != "$(cat "$KC_DIR/run/$N2/krexd.pid")" ]
 }
 
 # srun -N2: each task is told its own node's socket.
@@ -23,15 +25,15 @@ per_node_socket() {
 	local out
 	out=$(krun srun -N2 --krex-shared --gres=shard:1 -l sh -c 'echo $SLURMD_NODENAME $KREX_SOCKET' 2>&1) ||
 		{ diag "$out"; return 1; }
-	echo "$out" | grep -q "n1 $KC_DIR/run/n1/krexd.sock" &&
-		echo "$out" | grep -q "n2 $KC_DIR/run/n2/krexd.sock" || { diag "$out"; return 1; }
+	echo "$out" | grep -q "$N1 $KC_DIR/run/$N1/krexd.sock" &&
+		echo "$out" | grep -q "$N2 $KC_DIR/run/$N2/krexd.sock" || { diag "$out"; return 1; }
 }
 
 # A region on n1 freezes n1's sibling and not n2's.
 region_one_node() {
 	local a b o
-	a=$(counter_job "$(W n1c)" --krex-shared -w n1) || return 1
-	b=$(counter_job "$(W n2c)" --krex-shared -w n2) || return 1
+	a=$(counter_job "$(W n1c)" --krex-shared -w $N1) || return 1
+	b=$(counter_job "$(W n2c)" --krex-shared -w $N2) || return 1
 	counter_moves "$(W n1c)" && counter_moves "$(W n2c)" || return 1
 	cat >"$(W n1owner.sh)" <<EOS
 #!/bin/sh
@@ -41,7 +43,7 @@ $KREX_CLI region -- sh -c '
 	[ "\$a" = "\$b" ] && echo n1=frozen || echo n1=moved
 	[ "\$p" != "\$q" ] && echo n2=moved || echo n2=frozen' > $(W n1owner.out)
 EOS
-	o=$(ksbatch --krex-shared --gres=shard:1 -w n1 -o "$(W n1owner.log)" "$(W n1owner.sh)") || return 1
+	o=$(ksbatch --krex-shared --gres=shard:1 -w $N1 -o "$(W n1owner.log)" "$(W n1owner.sh)") || return 1
 	wait_for 30 kjob_done "$o" || return 1
 	diag "$(tr '\n' ' ' <"$(W n1owner.out)" 2>/dev/null)"
 	krun scancel "$a" "$b"
@@ -50,7 +52,7 @@ EOS
 
 both_stop() {
 	local p1 p2
-	p1=$(cat "$KC_DIR/run/n1/krexd.pid") && p2=$(cat "$KC_DIR/run/n2/krexd.pid") || return 1
+	p1=$(cat "$KC_DIR/run/$N1/krexd.pid") && p2=$(cat "$KC_DIR/run/$N2/krexd.pid") || return 1
 	cluster_stop_slurmd
 	wait_for 10 sh -c "! kill -0 $p1 2>/dev/null && ! kill -0 $p2 2>/dev/null"
 }
