@@ -4,7 +4,7 @@
 # the queue cap bounds that work.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 12
+plan 15
 
 # 1. a synchronous hog (2 ms kernels) is stopped by a closed gate
 page init
@@ -48,7 +48,19 @@ page open
 ok "capped hog keeps launching" grows 300
 kill "$HOG"; wait "$HOG" 2>/dev/null
 
-# 4. a process that never touched the GPU acknowledges at once
+# 4. HIP (mock libamdhip64.so): blocked, drained, released
+page init
+bg_gated ./hiphog 2000 "$T/c4"
+HOG=$!
+wait_for 10 counter_ge "$T/c4" 100
+page close
+ok "HIP: drain acknowledged" page wait-acks 1 10000
+ok "HIP: nothing runs after the ack" stable 300
+page open
+ok "HIP: kernels run again once the gate opens" grows 300
+kill "$HOG"; wait "$HOG" 2>/dev/null
+
+# 5. a process that never touched the GPU acknowledges at once
 page init
 bg_gated sleep 20
 sleep 0.3

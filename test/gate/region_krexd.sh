@@ -53,8 +53,8 @@ field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
 plan 10
 # Calibrate before any sibling runs.
-IT=$("$WL/krex-victim" calib 2)
-"$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
+IT=$(timeout 60 "$WL/krex-victim" calib 2)
+timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
 ok "krexd starts" start_krexd
 
 # gated, drained, frozen
@@ -62,7 +62,7 @@ ok "krexd starts" start_krexd
 	--counter "$T/hog" &
 PIDS="$PIDS $!"
 ok "hog runs under krex run" wait_for 10 counter_ge "$T/hog" 1
-"$KREX" region --gpus mock0 --cert "$T/cert1" -- sh -c \
+timeout -k 5 60 "$KREX" region --gpus mock0 --cert "$T/cert1" -- sh -c \
 	"a=\$($top_builddir/test/gate/fakegate kernels); sleep 0.3; \
 	 b=\$($top_builddir/test/gate/fakegate kernels); echo \$a \$b; test \$a = \$b" >"$T/k1"
 rc=$?
@@ -72,7 +72,7 @@ ok "the sibling was drained" [ "$(field drained "$T/cert1")" -ge 1 ]
 ok "and frozen" [ "$(field frozen "$T/cert1")" -ge 1 ]
 
 # victim p95 alone vs inside regions with the hog sibling
-"$KREX" run --gpus mock0 -- "$WL/krex-victim" run "$IT" 40 --region sample \
+timeout -k 5 120 "$KREX" run --gpus mock0 -- "$WL/krex-victim" run "$IT" 40 --region sample \
 	--label region >"$T/region"
 cat "$T/alone" "$T/region" | sed 's/^/# /'
 a=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/alone")
@@ -85,7 +85,7 @@ stop_all
 "$KREX" run --gpus mock0 -- "$WL/krex-hog" 5000000 --sync --seconds 30 &
 PIDS="$PIDS $!"
 sleep 1
-"$KREX" region --gpus mock0 --cert "$T/cert2" -- true
+timeout -k 5 60 "$KREX" region --gpus mock0 --cert "$T/cert2" -- true
 diag "$(cat "$T/cert2")"
 ok "a late drainer is counted late" [ "$(field late "$T/cert2")" -ge 1 ]
 ok "and frozen anyway" [ "$(field frozen "$T/cert2")" -ge 1 ]
