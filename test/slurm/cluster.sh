@@ -45,6 +45,18 @@ cluster_check() {
 	[ -z "$CLUSTER_WHY" ]
 }
 
+# kwait SECONDS COMMAND...: poll every 0.1 s until the command succeeds, for
+# at most SECONDS of wall time (lib.sh's wait_for counts polls, and a Slurm
+# query takes longer than its 20 ms step).
+kwait() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.1
+	done
+}
+
 # krexd_real: 0 when the real krexd is built (else tests use the fake one).
 krexd_real() { [ -x "$KC_REAL_KREXD" ]; }
 
@@ -188,7 +200,7 @@ cluster_start() {
 		KC_SLURMD_PIDS="${KC_SLURMD_PIDS:-} $!"
 	done
 	KC_PIDS="$KC_PIDS $KC_SLURMD_PIDS"
-	wait_for 30 cluster_up || { CLUSTER_WHY="nodes not idle within 30 s (see $KC_DIR)"; return 1; }
+	kwait 30 cluster_up || { CLUSTER_WHY="nodes not idle within 30 s (see $KC_DIR)"; return 1; }
 }
 
 # Stop pid: TERM, wait up to 10 s, then KILL.
