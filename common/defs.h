@@ -42,7 +42,8 @@
 #define KREX_ENV_KREXD "KREX_KREXD"             /* path of krexd for embedded mode */
 #define KREX_ENV_SHARED "KREX_SHARED"           /* default of --krex-shared */
 #define KREX_ENV_JOB "KREX_JOB"                 /* label given by krex run --label */
-#define KREX_ENV_GATE_COUNTS "KREX_GATE_COUNTS" /* gate: append wrapper-entry counts to this file at exit */
+#define KREX_ENV_GATE_COUNTS                                                                       \
+	"KREX_GATE_COUNTS" /* gate: append wrapper-entry counts to this file at exit */
 
 /* ---- tunables (krexd.conf keys of the same name; doc/admin.md) ---------- */
 

@@ -339,19 +339,23 @@ static int cg_protected(const char *cg)
 	return 0;
 }
 
-/* The absolute freezer cgroup of pid. */
-static int pid_cgroup(const struct freezer *f, pid_t pid, char *out, size_t len)
+/* The absolute cgroup of pid in the hierarchy at root (v1 controller ctrl, or v2). */
+static int pid_cgroup_in(const char *root, const char *ctrl, pid_t pid, char *out, size_t len)
 {
 	char p[64], buf[4096], rel[512];
 
 	snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)pid);
 	if (file_read(p, buf, sizeof(buf)) <= 0)
 		return -1;
-	if (freezer_parse_proc_cgroup(buf, f->kind == FREEZER_CGROUP1 ? "freezer" : NULL, rel,
-	                              sizeof(rel)) < 0)
+	if (freezer_parse_proc_cgroup(buf, ctrl, rel, sizeof(rel)) < 0)
 		return -1;
 	/* 0 or -1: xsnprintf returns the length, and callers test == 0 */
-	return xsnprintf(out, len, "%s%s", f->root, strcmp(rel, "/") ? rel : "") < 0 ? -1 : 0;
+	return xsnprintf(out, len, "%s%s", root, strcmp(rel, "/") ? rel : "") < 0 ? -1 : 0;
+}
+
+static int pid_cgroup(const struct freezer *f, pid_t pid, char *out, size_t len)
+{
+	return pid_cgroup_in(f->root, f->kind == FREEZER_CGROUP1 ? "freezer" : NULL, pid, out, len);
 }
 
 static int is_descendant(pid_t pid, pid_t root)
@@ -408,8 +412,13 @@ static int cpuset_make(struct freezer *f, struct freezer_target *t, unsigned id,
 	snprintf(sub, sizeof(sub), "%s/%s", f->cpuset_root, f->sub);
 	if (xsnprintf(t->cpuset_cg, sizeof(t->cpuset_cg), "%s/p%u", sub, id) < 0)
 		return -1;
+	if (pid_cgroup_in(f->cpuset_root, "cpuset", pid, t->orig_cpuset, sizeof(t->orig_cpuset)) <
+	    0)
+		snprintf(t->orig_cpuset, sizeof(t->orig_cpuset), "%s", f->cpuset_root);
+	/* The process keeps the cpus and mems of the cpuset it comes from (a
+	 * Slurm step's, say): moving it must not widen what it may use. */
 	if ((mkdir(t->cpuset_cg, 0755) < 0 && errno != EEXIST) ||
-	    cpuset_copy(sub, t->cpuset_cg) < 0)
+	    (cpuset_copy(t->orig_cpuset, t->cpuset_cg) < 0 && cpuset_copy(sub, t->cpuset_cg) < 0))
 		goto fail;
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	if (cg_write(t->cpuset_cg, "cgroup.procs", pidbuf) < 0)
@@ -456,6 +465,8 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 	}
 	if (xsnprintf(t->cg, sizeof(t->cg), "%s/%s/p%u", f->root, f->sub, id) < 0)
 		return -1;
+	if (pid_cgroup(f, pid, t->orig_cg, sizeof(t->orig_cg)) < 0)
+		snprintf(t->orig_cg, sizeof(t->orig_cg), "%s", f->root);
 	if (mkdir(t->cg, 0755) < 0 && errno != EEXIST)
 		return -1;
 	t->owned = 1;
@@ -677,8 +688,8 @@ void freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn d
 	drop(ctx, line);
 }
 
-/* Move every pid left in cg to parent_root, then remove cg. */
-static void cg_remove(const char *cg, const char *root)
+/* Move every pid left in cg to back (its cgroup before krexd's, else the root), then remove cg. */
+static void cg_remove(const char *cg, const char *back, const char *root)
 {
 	char buf[65536], *p, *e;
 	int tries;
@@ -687,7 +698,8 @@ static void cg_remove(const char *cg, const char *root)
 		if (cg_read(cg, "cgroup.procs", buf, sizeof(buf)) < 0)
 			break;
 		for (p = strtok_r(buf, "\n", &e); p; p = strtok_r(NULL, "\n", &e))
-			cg_write(root, "cgroup.procs", p);
+			if (!back[0] || cg_write(back, "cgroup.procs", p) < 0)
+				cg_write(root, "cgroup.procs", p);
 	}
 	if (access(cg, F_OK) == 0)
 		log_warn("could not remove cgroup %s: %s", cg, strerror(errno));
@@ -697,9 +709,9 @@ void freezer_release(struct freezer *f, struct freezer_target *t, freezer_drop_f
 {
 	freezer_thaw(f, t, drop, ctx);
 	if (t->owned)
-		cg_remove(t->cg, f->root);
+		cg_remove(t->cg, t->orig_cg, f->root);
 	if (t->cpuset_cg[0])
-		cg_remove(t->cpuset_cg, f->cpuset_root);
+		cg_remove(t->cpuset_cg, t->orig_cpuset, f->cpuset_root);
 	free(t->extra);
 	free(t->stopped);
 	memset(t, 0, sizeof(*t));
@@ -737,7 +749,7 @@ static void subtree_clean(const char *root, const char *subtree, const char *tha
 		snprintf(cg, sizeof(cg), "%s/%s", sub, e->d_name);
 		if (thaw_file)
 			cg_write(cg, thaw_file, thaw_value);
-		cg_remove(cg, root);
+		cg_remove(cg, "", root);
 	}
 	closedir(d);
 }

@@ -34,11 +34,13 @@ struct freezer {
 };
 
 struct freezer_target {
-	char cg[512];        /* absolute path of its freezer cgroup, "" with signals */
-	char cpuset_cg[512]; /* cpuset cgroup krexd made for it (cgroup1), or "" */
-	int owned;           /* krexd made cg and removes it at the end */
-	pid_t root;          /* root pid (signals: it and its descendants) */
-	pid_t *extra;        /* more pids of it that are not descendants (attached members) */
+	char cg[512];          /* absolute path of its freezer cgroup, "" with signals */
+	char cpuset_cg[512];   /* cpuset cgroup krexd made for it (cgroup1), or "" */
+	int owned;             /* krexd made cg and removes it at the end */
+	char orig_cg[512];     /* owned: the pid's cgroup before, where leftovers go back */
+	char orig_cpuset[512]; /* likewise for the cpuset cgroup */
+	pid_t root;            /* root pid (signals: it and its descendants) */
+	pid_t *extra;          /* more pids of it that are not descendants (attached members) */
 	size_t nextra;
 	pid_t *stopped; /* signals: pids stopped now */
 	size_t nstopped;
@@ -90,7 +92,10 @@ int freezer_poll(struct freezer *f, struct freezer_target *t);
 /* Thaw t; drop is called after each change is undone. */
 void freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx);
 
-/* The participant ends: thaw, move leftover pids to the root cgroup, remove what krexd made. */
+/*
+ * The participant ends: thaw, move leftover pids back to the cgroups they
+ * came from (else the root), remove what krexd made.
+ */
 void freezer_release(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx);
 
 /* Undo one state line (cgroup1 PATH, cgroup2 PATH, pid PID).  0 or -1/errno. */

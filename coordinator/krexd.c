@@ -355,11 +355,38 @@ static void timer_arm(struct krexd *k)
 	timerfd_settime(k->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+static void loop_dispatch(struct krexd *k, struct epoll_event *ev, int n)
+{
+	uint64_t ticks;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct ep_item *it = ev[i].data.ptr;
+		switch (it->kind) {
+		case EP_LISTEN:
+			conn_accept(k);
+			break;
+		case EP_SIGNAL:
+			on_signal(k);
+			break;
+		case EP_TIMER:
+			(void)!read(k->tfd, &ticks, sizeof(ticks));
+			break;
+		case EP_CONN:
+			conn_event(k, it->ptr, ev[i].events);
+			break;
+		case EP_PIDFD:
+			part_end(k, it->ptr, "root pid exited");
+			break;
+		}
+	}
+}
+
 static void loop(struct krexd *k)
 {
 	struct epoll_event ev[64];
-	uint64_t now, ticks;
-	int n, i;
+	uint64_t now;
+	int n;
 
 	while (!k->stopping) {
 		timer_arm(k);
@@ -368,30 +395,18 @@ static void loop(struct krexd *k)
 			log_error("epoll_wait: %s", strerror(errno));
 			break;
 		}
-		for (i = 0; i < n; i++) {
-			struct ep_item *it = ev[i].data.ptr;
-			switch (it->kind) {
-			case EP_LISTEN:
-				conn_accept(k);
-				break;
-			case EP_SIGNAL:
-				on_signal(k);
-				break;
-			case EP_TIMER:
-				(void)!read(k->tfd, &ticks, sizeof(ticks));
-				break;
-			case EP_CONN:
-				conn_event(k, it->ptr, ev[i].events);
-				break;
-			case EP_PIDFD:
-				part_end(k, it->ptr, "root pid exited");
-				break;
-			}
-		}
+		k->turn++;
+		loop_dispatch(k, ev, n > 0 ? n : 0);
 		now = time_now_ns();
 		region_tick(k, now);
 		conn_tick(k, now);
 		part_check_proc(k, now);
+		if (k->resched) {
+			/* Take in what is readable already before deciding the next grant. */
+			n = epoll_wait(k->epfd, ev, 64, 0);
+			loop_dispatch(k, ev, n > 0 ? n : 0);
+			region_schedule(k);
+		}
 		conn_reap(k);
 	}
 }

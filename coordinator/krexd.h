@@ -17,6 +17,16 @@
 #include "region_queue.h"
 #include "state.h"
 
+/*
+ * Fairness grace: after a region that froze siblings which ask for regions
+ * themselves, the owner's next request waits up to this long, so that a
+ * thawed sibling that wanted to begin (and could not: frozen) gets its
+ * request in first.  Without it the owner, which runs while the siblings
+ * are still waking up, can win again and again.  An owner whose siblings
+ * never ask (or alone) is not slowed.
+ */
+#define KREXD_FAIR_GRACE_NS (2 * 1000 * 1000ULL)
+
 enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD };
 
 struct ep_item {
@@ -34,10 +44,14 @@ struct part {
 	char cpus[256];
 	uint64_t mask; /* GPU slots */
 	struct freezer_target ft;
-	int pidfd;        /* -1: watched through /proc */
-	int freeze_refs;  /* regions that froze it */
-	int gated;        /* regions it is a sibling of */
-	unsigned members; /* connections with a drain thread */
+	int pidfd;             /* -1: watched through /proc */
+	uint64_t ended_turn;   /* loop turn in which its last region ended */
+	uint64_t last_end_ns;  /* when it ended */
+	int end_thawed_askers; /* that region thawed siblings that ask for regions too */
+	unsigned asked;        /* regions it asked for */
+	int freeze_refs;       /* regions that froze it */
+	int gated;             /* regions it is a sibling of */
+	unsigned members;      /* connections with a drain thread */
 	unsigned conns;
 	struct part *next;
 };
@@ -90,6 +104,8 @@ struct krexd {
 	uint64_t regions_total;
 	uint64_t proc_check_ns; /* next /proc check of participants without a pidfd */
 	int stopping;
+	uint64_t turn; /* loop turns, for the fairness tie-break */
+	int resched;   /* something ended or arrived: run region_schedule this turn */
 };
 
 /* ---- part.c ---- */

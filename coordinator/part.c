@@ -280,6 +280,13 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 	if (gpu_mask(k, &reg->gpus, 1, &mask) < 0)
 		return conn_error(k, c, seq, KREX_ELIMIT, "GPU table full (%d GPUs)",
 		                  KREX_MAX_GPUS);
+	/* No GPUs named: every GPU krexd knows; on a node whose table is empty
+	 * (no gpus= key, nobody registered one yet) a single GPU named "0". */
+	if (!reg->gpus.n) {
+		if (!k->ngpus && gpu_slot(k, "0", 1) < 0)
+			return conn_error(k, c, seq, KREX_ELIMIT, "GPU table full");
+		mask = k->ngpus >= 64 ? ~0ULL : (1ULL << k->ngpus) - 1;
+	}
 	if (!(reg->flags & PROTO_REG_NEWCG))
 		p = part_find_pid(k, pid);
 	if (p) {
@@ -369,7 +376,7 @@ void part_end(struct krexd *k, struct part *p, const char *why)
 		}
 	k->nparts--;
 	free(p);
-	region_schedule(k);
+	k->resched = 1;
 }
 
 /* The /proc fallback: end participants whose root pid is gone (or a zombie). */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "isolate.h"
+#include "nvml.h"
 #include "krexd.h"
 #include "log.h"
 #include "timeutil.h"
@@ -48,6 +49,7 @@ struct region {
 	char **undo; /* isolation undo lines, oldest first */
 	size_t nundo;
 	struct krex_certificate cert;
+	uint64_t turn;       /* loop turn it was asked in */
 	struct region *next; /* every region, for ticks and status */
 };
 
@@ -112,7 +114,11 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 	r->next = regions;
 	regions = r;
 	log_debug("region %llu: participant %u queued", (unsigned long long)r->rq.id, p->id);
-	region_schedule(k);
+	r->turn = k->turn;
+	p->asked++;
+	if (p->end_thawed_askers && r->rq.enq_ns < p->last_end_ns + KREXD_FAIR_GRACE_NS)
+		r->rq.not_before_ns = p->last_end_ns + KREXD_FAIR_GRACE_NS;
+	k->resched = 1; /* decided at the end of the loop turn */
 	return 0;
 }
 
@@ -188,13 +194,35 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 	r->drain_deadline = now + k->cfg.drain_timeout_ns;
 }
 
+/*
+ * Start every region that may start.  Called once per loop turn, after the
+ * turn's events and whatever was readable already (krexd.c), so that
+ * requests sent while a region was ending are all queued before the next
+ * grant is decided.  Fairness tie-break: a participant whose region ended in
+ * this turn and that begins again in this turn goes behind every other
+ * request of the turn.  Why: epoll reports a level-triggered fd again at the
+ * tail of its ready list, so the owner's END and new BEGIN can come ahead of
+ * a waiting sibling's BEGIN that was sent earlier (seen in the fairness test).
+ */
 void region_schedule(struct krexd *k)
 {
+	struct region *r, *late[64];
 	struct rq_req *q;
+	struct part *p;
+	size_t n = 0, i;
 	uint64_t now;
 
+	k->resched = 0;
 	if (k->stopping)
 		return;
+	for (q = k->rq.head; q && n < 64; q = q->next) {
+		r = q->data;
+		if (q->state == RQ_QUEUED && r->turn == k->turn &&
+		    (p = part_find_id(k, r->owner)) && p->ended_turn == k->turn)
+			late[n++] = r;
+	}
+	for (i = 0; i < n; i++)
+		rq_requeue(&k->rq, &late[i]->rq);
 	now = time_now_ns();
 	while ((q = rq_next(&k->rq, now))) {
 		rq_start(&k->rq, q, now);
@@ -413,11 +441,84 @@ static void region_isolate(struct krexd *k, struct region *r)
 		region_note(r, "isolation failed: %s", strerror(errno));
 }
 
+/* The region's first GPU, for NVML. */
+static const char *region_first_gpu(struct krexd *k, struct region *r)
+{
+	unsigned i;
+
+	for (i = 0; i < k->ngpus; i++)
+		if (r->rq.mask >> i & 1)
+			return k->gpu[i];
+	return NULL;
+}
+
+/*
+ * GPU telemetry at grant: SM clock and throttle reasons of the region's first
+ * GPU, and compute processes on its GPUs that are not participants (KREX
+ * cannot quiet those, so the certificate reports them).  Unknown without NVML.
+ */
+static void region_telemetry_start(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+	const char *g = region_first_gpu(k, r);
+	struct nvml_sample smp;
+	pid_t pids[256];
+	unsigned i;
+	int n, j, foreign = 0, known = 1;
+
+	c->foreign = -1;
+	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
+	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS);
+	if (!g || nvml_open() < 0)
+		return;
+	if (nvml_sample(g, &smp) == 0) {
+		c->sm_clock_start_mhz = smp.sm_clock_mhz;
+		c->throttle_start = smp.event_reasons;
+		c->known |= KREX_CERT_CLOCKS;
+	}
+	for (i = 0; i < k->ngpus; i++) {
+		if (!(r->rq.mask >> i & 1))
+			continue;
+		n = nvml_gpu_pids(k->gpu[i], pids, 256);
+		if (n < 0) {
+			known = 0;
+			continue;
+		}
+		for (j = 0; j < n; j++)
+			if (!part_find_pid(k, pids[j]))
+				foreign++;
+	}
+	if (known) {
+		c->foreign = foreign;
+		c->known |= KREX_CERT_FOREIGN;
+		if (foreign)
+			region_note(r, "%d process(es) on the GPU are not participants", foreign);
+	}
+}
+
+/* The clock at the end; clocks stay known only if both ends were read. */
+static void region_telemetry_end(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+	const char *g = region_first_gpu(k, r);
+	struct nvml_sample smp;
+
+	if (!(c->known & KREX_CERT_CLOCKS))
+		return;
+	if (!g || nvml_sample(g, &smp) < 0) {
+		c->known &= ~KREX_CERT_CLOCKS;
+		return;
+	}
+	c->sm_clock_end_mhz = smp.sm_clock_mhz;
+	c->throttle_end = smp.event_reasons;
+}
+
 static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 {
 	union proto_body m;
 	size_t i;
 
+	now = time_now_ns(); /* the caller's now predates the freeze work */
 	r->cert.freeze_us = us(now - r->t_freeze);
 	for (i = 0; i < r->nsibs; i++) {
 		if (r->sibs[i].frozen)
@@ -431,6 +532,7 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	region_isolate(k, r);
 	now = time_now_ns();
 	r->cert.isolate_us = us(now - r->t_iso);
+	region_telemetry_start(k, r);
 	rq_grant(&k->rq, &r->rq, now);
 	r->phase = PH_HELD;
 	k->regions_total++;
@@ -494,9 +596,13 @@ static void region_certify(struct krexd *k, struct region *r, int why, const cha
 	c->held_us = r->phase == PH_HELD ? us(now - r->rq.grant_ns) : 0;
 	c->lease_us = us(r->rq.lease_ns);
 	c->siblings = (uint32_t)r->nsibs;
-	c->foreign = -1; /* unknown until the telemetry work */
-	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
-	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS);
+	if (r->phase == PH_HELD) {
+		region_telemetry_end(k, r);
+	} else {
+		c->foreign = -1;
+		c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
+		c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS);
+	}
 	gpu_list(k, r->rq.mask, c->gpus, sizeof(c->gpus));
 	if (why == END_EXPIRED || why == END_RELEASED || why == END_STOP) {
 		c->outcome = KREX_OUTCOME_EXPIRED;
@@ -527,6 +633,7 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 {
 	uint64_t now = time_now_ns();
 	struct conn *c = r->conn;
+	struct part *p;
 	union proto_body m;
 
 	if (r->phase != PH_QUEUED)
@@ -552,13 +659,23 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 			c->have_expired = 1;
 		}
 	}
+	if (r->phase != PH_QUEUED && (p = part_find_id(k, r->owner))) {
+		struct part *s;
+		size_t i;
+		p->ended_turn = k->turn;
+		p->last_end_ns = now;
+		p->end_thawed_askers = 0;
+		for (i = 0; i < r->nsibs; i++)
+			if ((s = part_find_id(k, r->sibs[i].part)) && s->asked)
+				p->end_thawed_askers = 1;
+	}
 	rq_remove(&k->rq, &r->rq, now);
 	region_unlink(r);
 	free(r->sibs);
 	free(r->pending);
 	free(r->undo);
 	free(r);
-	region_schedule(k);
+	k->resched = 1;
 }
 
 int region_end(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_end *e)
@@ -650,6 +767,11 @@ void region_tick(struct krexd *k, uint64_t now)
 	struct region *r, *next;
 	struct rq_req *q;
 
+	for (q = k->rq.head; q; q = q->next)
+		if (q->state == RQ_QUEUED && q->not_before_ns && q->not_before_ns <= now) {
+			q->not_before_ns = 0; /* its grace is over */
+			k->resched = 1;
+		}
 	for (r = regions; r; r = next) {
 		next = r->next;
 		if (r->phase == PH_DRAIN && now >= r->drain_deadline)

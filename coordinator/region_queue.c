@@ -30,6 +30,7 @@ int rq_submit(struct region_queue *q, struct rq_req *r, uint64_t want_lease_ns,
 	r->state = RQ_QUEUED;
 	r->enq_ns = now;
 	r->queue_deadline_ns = queue_timeout_ns ? now + queue_timeout_ns : 0;
+	r->not_before_ns = 0;
 	r->lease_ns =
 	        want_lease_ns && want_lease_ns < q->max_lease_ns ? want_lease_ns : q->max_lease_ns;
 	r->next = NULL;
@@ -89,7 +90,7 @@ struct rq_req *rq_next(struct region_queue *q, uint64_t now)
 	for (r = q->head; r; r = r->next) {
 		if (r->state != RQ_QUEUED)
 			continue;
-		if (rq_deferred(q, r, now))
+		if (rq_deferred(q, r, now) || now < r->not_before_ns)
 			continue;
 		if (!(r->mask & (blocked | q->busy))) {
 			for (a = q->head; a; a = a->next)
@@ -139,6 +140,21 @@ void rq_remove(struct region_queue *q, struct rq_req *r, uint64_t now)
 	r->next = r->prev = NULL;
 }
 
+void rq_requeue(struct region_queue *q, struct rq_req *r)
+{
+	if (r->state != RQ_QUEUED || q->tail == r)
+		return;
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		q->head = r->next;
+	r->next->prev = r->prev;
+	r->prev = q->tail;
+	r->next = NULL;
+	q->tail->next = r;
+	q->tail = r;
+}
+
 struct rq_req *rq_find_owner(const struct region_queue *q, uint32_t owner)
 {
 	struct rq_req *r;
@@ -176,6 +192,9 @@ uint64_t rq_next_deadline(const struct region_queue *q)
 
 	for (r = q->head; r; r = r->next) {
 		d = rq_deadline(r);
+		if (d && (!best || d < best))
+			best = d;
+		d = r->state == RQ_QUEUED ? r->not_before_ns : 0;
 		if (d && (!best || d < best))
 			best = d;
 	}

@@ -12,7 +12,9 @@
  * siblings.  Multi-GPU requests take all their GPUs at once or wait.
  *
  * Fairness: a participant that ends a region and begins again joins the back
- * of the queue, so two looping participants alternate.  With max_share < 1 a
+ * of the queue, so two looping participants alternate.  A request whose
+ * not_before_ns is still ahead is passed over without holding up the
+ * requests behind it (the caller's grace for thawed siblings).  With max_share < 1 a
  * participant that held GPUs more than max_share of the last share_window
  * while someone waits for one of them is passed over (it stays queued).
  */
@@ -31,6 +33,7 @@ struct rq_req {
 	uint64_t owner_mask; /* every GPU of the owner (its siblings' reach) */
 	uint64_t enq_ns;
 	uint64_t queue_deadline_ns; /* 0: none */
+	uint64_t not_before_ns;     /* may not start before this (a fairness grace), 0: none */
 	uint64_t lease_ns;          /* granted lease length */
 	uint64_t start_ns;          /* entering began */
 	uint64_t grant_ns;
@@ -78,6 +81,9 @@ void rq_start(struct region_queue *q, struct rq_req *r, uint64_t now);
 
 /* r is granted: its lease runs from now. */
 void rq_grant(struct region_queue *q, struct rq_req *r, uint64_t now);
+
+/* Move queued r behind every other request (the caller's fairness tie-break). */
+void rq_requeue(struct region_queue *q, struct rq_req *r);
 
 /* r leaves the queue (ended, revoked, cancelled); its GPUs are free again. */
 void rq_remove(struct region_queue *q, struct rq_req *r, uint64_t now);

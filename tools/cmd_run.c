@@ -57,7 +57,12 @@ static void embedded_start(const char *rundir)
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		execl(krexd, "krexd", "-r", rundir, (char *)NULL);
+		/* A user's private krexd cannot write the node's cgroups: it freezes
+		 * with signals (krexd.conf(5) "freezer"). */
+		if (getuid() != 0)
+			execl(krexd, "krexd", "-r", rundir, "-o", "freezer=signal", (char *)NULL);
+		else
+			execl(krexd, "krexd", "-r", rundir, (char *)NULL);
 		fprintf(stderr, "krex: cannot start krexd '%s': %s (set KREX_KREXD)\n", krexd,
 		        strerror(errno));
 		_exit(127);

@@ -37,7 +37,8 @@ ERRORS = {0: "KREX_OK", 1: "KREX_ENOKREXD", 2: "KREX_EPROTO", 3: "KREX_EPERM", 4
           5: "KREX_ETIMEDOUT", 6: "KREX_EINVAL", 7: "KREX_ENOTREG", 8: "KREX_ENOREGION",
           9: "KREX_ENOMEM", 10: "KREX_ESYS", 11: "KREX_ENOGPU", 12: "KREX_ESHUTDOWN",
           13: "KREX_EVERSION", 14: "KREX_ELIMIT"}
-globals().update({name[5:]: code for code, name in ERRORS.items()})  # krex.ENOKREXD == 1
+(OK, ENOKREXD, EPROTO, EPERM, EBUSY, ETIMEDOUT, EINVAL, ENOTREG, ENOREGION, ENOMEM, ESYS, ENOGPU,
+ ESHUTDOWN, EVERSION, ELIMIT) = range(15)
 
 # Bits of krex_certificate.known, and the fields each one vouches for.
 CERT_FOREIGN, CERT_ISOLATION, CERT_CLOCKS = 0x1, 0x2, 0x4

@@ -29,17 +29,6 @@
 #include "log.h"
 #include "timeutil.h"
 
-/*
- * libkrexregion is referenced weakly: a gate loaded without it (an old
- * install, a broken LD_LIBRARY_PATH) passes everything through instead of
- * failing to load into the user's process.
- */
-#pragma weak krex_join
-#pragma weak krex_leave
-#pragma weak krex_gate_wait
-#pragma weak krex_queue_cap
-#pragma weak krex_strerror
-
 enum gate_state { GS_PASS = 0, GS_JOINED = 1, GS_REJOIN = 2 };
 
 static _Atomic int gate_state = GS_PASS;
@@ -68,18 +57,13 @@ static void gate_join(void)
 	struct krex_join_opts o = KREX_JOIN_OPTS_INIT;
 	int rc;
 
-	if (!krex_join || !krex_gate_wait) {
-		log_info("libkrexregion not loaded: passing through");
-		return;
-	}
 	o.drain = gate_drain;
 	rc = krex_join(&o);
 	if (rc != KREX_OK) {
-		log_info("not joined (%s): passing through",
-		         krex_strerror ? krex_strerror(rc) : "?");
+		log_info("not joined (%s): passing through", krex_strerror(rc));
 		return;
 	}
-	gate_cap = krex_queue_cap ? krex_queue_cap() : 0;
+	gate_cap = krex_queue_cap();
 	log_debug("joined; queue cap %u", gate_cap);
 	atomic_store(&gate_state, GS_JOINED);
 }
@@ -105,8 +89,7 @@ static void gate_rejoin(void)
 	if (atomic_exchange(&gate_rejoining, 1))
 		return; /* another thread of the child does it; it passes meanwhile */
 	atomic_store(&gate_state, GS_PASS);
-	if (krex_leave)
-		krex_leave();
+	krex_leave();
 	gate_join();
 }
 

@@ -8,7 +8,7 @@ plan 12
 
 # 1. a synchronous hog (2 ms kernels) is stopped by a closed gate
 page init
-bg_gated "$WL/krex-hog" 2000 --sync --counter "$T/c1"
+bg_gated "$WL/krex-hog" 2000 --seconds 90 --sync --counter "$T/c1"
 HOG=$!
 ok "sync hog runs with the gate open" wait_for 10 counter_ge "$T/c1" 1
 page close
@@ -21,7 +21,7 @@ kill "$HOG"; wait "$HOG" 2>/dev/null
 
 # 2. an async hog with a deep queue: the drain waits for all of it
 page init
-bg_gated "$WL/krex-hog" 2000 --counter "$T/c2"
+bg_gated "$WL/krex-hog" 2000 --seconds 90 --counter "$T/c2"
 HOG=$!
 wait_for 10 counter_ge "$T/c2" 200
 sleep 0.3
@@ -35,7 +35,7 @@ kill "$HOG"; wait "$HOG" 2>/dev/null
 
 # 3. the same with a queue cap of 4 launches between events
 page init 4
-bg_gated "$WL/krex-hog" 2000 --counter "$T/c3"
+bg_gated "$WL/krex-hog" 2000 --seconds 90 --counter "$T/c3"
 HOG=$!
 wait_for 10 counter_ge "$T/c3" 50
 sleep 0.3
@@ -50,7 +50,7 @@ kill "$HOG"; wait "$HOG" 2>/dev/null
 
 # 4. a process that never touched the GPU acknowledges at once
 page init
-bg_gated sleep 30
+bg_gated sleep 20
 sleep 0.3
 page close
 ok "a CPU-only process acknowledges" page wait-acks 1 2000

@@ -7,8 +7,8 @@ plan 8
 
 ok "procaddr passes with the gate and no krexd" \
 	env -u KREX_FAKE_GATE LD_PRELOAD="$FAKE $G" "$WL/krex-procaddr"
-ok "procaddr passes with the gate and without libkrexregion" \
-	env LD_PRELOAD="$G" "$WL/krex-procaddr"
+ok "procaddr passes with the real libkrexregion and no krexd" \
+	env KREX_SOCKET="$T/none.sock" LD_PRELOAD="$G" "$WL/krex-procaddr"
 ok "KREX_GATE=off passes" env KREX_GATE=off LD_PRELOAD="$G" "$WL/krex-procaddr"
 
 page init

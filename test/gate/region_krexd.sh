@@ -19,8 +19,21 @@ export KREX_MOCK_GPU=/krex-region-$$
 export LD_LIBRARY_PATH=$MOCKLIB:$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KREX_SOCKET=$T/run/krexd.sock
 export KREX_GPUS=mock0
+export KREX_GATE_LIB=$G
+# kill_tree PID: PID and its descendants (krex run's child is the workload).
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
+	kill -CONT "$1" 2>/dev/null
+	kill -KILL "$1" 2>/dev/null
+}
+stop_all() {
+	for p in $PIDS; do kill_tree "$p"; done
+	wait $PIDS 2>/dev/null
+	PIDS=
+}
 cleanup() {
-	for p in $PIDS; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+	stop_all
 	[ -n "$KD" ] && kill "$KD" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$T" "/dev/shm$KREX_MOCK_GPU"
@@ -29,7 +42,7 @@ trap cleanup EXIT
 
 start_krexd() {
 	mkdir -p "$T/run"
-	"$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=500ms "$@" 2>"$T/krexd.log" &
+	"$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=2s -o queue_cap=8 "$@" 2>"$T/krexd.log" &
 	KD=$!
 	wait_for 10 test -S "$KREX_SOCKET"
 }
@@ -39,23 +52,26 @@ counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
 plan 10
+# Calibrate before any sibling runs.
+IT=$("$WL/krex-victim" calib 2)
+"$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
 ok "krexd starts" start_krexd
 
 # gated, drained, frozen
-"$KREX" run --gpus mock0 -- env KREX_GATE_COUNTS="$T/counts" "$WL/krex-hog" 2000 \
+"$KREX" run --gpus mock0 -- env KREX_GATE_COUNTS="$T/counts" "$WL/krex-hog" 2000 --seconds 90 \
 	--counter "$T/hog" &
 PIDS="$PIDS $!"
 ok "hog runs under krex run" wait_for 10 counter_ge "$T/hog" 1
-"$KREX" region --gpus mock0 --json -- sh -c \
+"$KREX" region --gpus mock0 --cert "$T/cert1" -- sh -c \
 	"a=\$($top_builddir/test/gate/fakegate kernels); sleep 0.3; \
-	 b=\$($top_builddir/test/gate/fakegate kernels); test \$a = \$b" >"$T/cert1"
-ok "no sibling kernel runs inside the region" [ $? = 0 ]
+	 b=\$($top_builddir/test/gate/fakegate kernels); echo \$a \$b; test \$a = \$b" >"$T/k1"
+rc=$?
+ok "no sibling kernel runs inside the region (kernels $(cat "$T/k1"))" [ "$rc" = 0 ]
+diag "$(cat "$T/cert1")"
 ok "the sibling was drained" [ "$(field drained "$T/cert1")" -ge 1 ]
 ok "and frozen" [ "$(field frozen "$T/cert1")" -ge 1 ]
 
 # victim p95 alone vs inside regions with the hog sibling
-IT=$("$WL/krex-victim" calib 2)
-"$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
 "$KREX" run --gpus mock0 -- "$WL/krex-victim" run "$IT" 40 --region sample \
 	--label region >"$T/region"
 cat "$T/alone" "$T/region" | sed 's/^/# /'
@@ -63,23 +79,24 @@ a=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/alone")
 r=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/region")
 ok "victim ev p95 in regions ($r) within 25% of alone ($a)" \
 	awk -v a="$a" -v r="$r" 'BEGIN { exit !(a > 0 && r < a * 1.25) }'
-kill $PIDS 2>/dev/null
+stop_all
 
-# a late drainer: a 5 s synchronous kernel cannot drain within 500 ms
-"$KREX" run --gpus mock0 -- "$WL/krex-hog" 5000000 --sync &
+# a late drainer: a 5 s synchronous kernel cannot drain within 2 s
+"$KREX" run --gpus mock0 -- "$WL/krex-hog" 5000000 --sync --seconds 30 &
 PIDS="$PIDS $!"
 sleep 1
-"$KREX" region --gpus mock0 --json -- true >"$T/cert2"
+"$KREX" region --gpus mock0 --cert "$T/cert2" -- true
+diag "$(cat "$T/cert2")"
 ok "a late drainer is counted late" [ "$(field late "$T/cert2")" -ge 1 ]
 ok "and frozen anyway" [ "$(field frozen "$T/cert2")" -ge 1 ]
-kill $PIDS 2>/dev/null
+stop_all
 
 # fail open after krexd dies
-"$KREX" run --gpus mock0 -- "$WL/krex-hog" 2000 --sync --counter "$T/hog3" &
+"$KREX" run --gpus mock0 -- "$WL/krex-hog" 2000 --seconds 90 --sync --counter "$T/hog3" &
 PIDS="$PIDS $!"
 wait_for 10 counter_ge "$T/hog3" 1
 stop_krexd
 c=$(cat "$T/hog3")
 ok "the gate fails open after krexd dies" wait_for 10 counter_ge "$T/hog3" $((c + 10))
-ok "krexd left nothing frozen" sh -c "! grep -q '^State:.*T' /proc/$(echo $PIDS | awk '{print $NF}')/status"
+ok "krexd left nothing frozen" sh -c "! grep -qs '^State:.*T' /proc/$(pgrep -P $(echo $PIDS | awk '{print $NF}') | head -1)/status"
 done_testing

@@ -6,7 +6,7 @@
  *	                [--ack-drains | --gate-noack] [--label L]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--count C]
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
- *	krex-testclient [-s SOCKET] status | release ID | as-pid PID
+ *	krex-testclient [-s SOCKET] status | release ID | as-pid PID [CGROUP]
  *	krex-testclient [-s SOCKET] raw badmagic|badversion|badtype|short|long|toolong|stall|reply
  *	krex-testclient [-s SOCKET] bench --gpus g --siblings N --regions R
  *
@@ -53,14 +53,20 @@ static int xconnect(void)
 }
 
 /* Send one request and wait for its answer (up to timeout_ms). */
+/* The last request was sent between these two times (a process may be
+ * preempted on either side of send(); the fairness test needs both bounds). */
+static uint64_t last_send_start_ns, last_sent_ns;
+
 static int call(int fd, uint16_t type, const union proto_body *req, uint16_t *rtype,
                 union proto_body *rep, unsigned timeout_ms)
 {
 	uint32_t seq = seq_next++, rseq;
 	int herr;
 
+	last_send_start_ns = time_now_ns();
 	if (proto_send(fd, type, seq, req, time_deadline_ms(IO_MS)) < 0)
 		return -1;
+	last_sent_ns = time_now_ns();
 	return proto_recv(fd, rtype, &rseq, rep, time_deadline_ms(timeout_ms), &herr);
 }
 
@@ -280,8 +286,9 @@ static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64
 		return print_error(t, &rep);
 	t1 = time_now_ns();
 	if (grants) {
-		fprintf(grants, "%d %llu %llu %llu\n", (int)getpid(), (unsigned long long)t1,
-		        (unsigned long long)rep.grant.region_id, (unsigned long long)t0);
+		fprintf(grants, "%d %llu %llu %llu %llu\n", (int)getpid(), (unsigned long long)t1,
+		        (unsigned long long)rep.grant.region_id,
+		        (unsigned long long)last_send_start_ns, (unsigned long long)last_sent_ns);
 		fflush(grants);
 	}
 	if (!o->quiet) {
@@ -419,11 +426,24 @@ static int cmd_release(const char *id)
 	return 0;
 }
 
-static int cmd_as_pid(const char *pid)
+/* Register pid (and, as root, a cgroup it has of its own). */
+static int cmd_as_pid(const char *pid, const char *cgroup)
 {
+	union proto_body req, rep;
 	int fd = xconnect();
+	uint16_t t;
 
-	return do_register(fd, "g0", 0, (pid_t)atoi(pid), "as-pid", NULL);
+	memset(&req, 0, sizeof(req));
+	req.reg.pid = (uint32_t)atoi(pid);
+	snprintf(req.reg.label, sizeof(req.reg.label), "as-pid");
+	snprintf(req.reg.cgroup, sizeof(req.reg.cgroup), "%s", cgroup ? cgroup : "");
+	gpus_set(&req.reg.gpus, "g0");
+	if (call(fd, PROTO_REGISTER, &req, &t, &rep, IO_MS) < 0)
+		return 2;
+	if (t != PROTO_REGISTERED)
+		return print_error(t, &rep);
+	printf("registered %u\n", rep.registered.participant);
+	return 0;
 }
 
 /* ---- raw: malformed input ---- */
@@ -596,7 +616,7 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "release"))
 		return cmd_release(argv[2]);
 	if (argc > 2 && !strcmp(argv[1], "as-pid"))
-		return cmd_as_pid(argv[2]);
+		return cmd_as_pid(argv[2], argc > 3 ? argv[3] : NULL);
 	if (argc > 2 && !strcmp(argv[1], "raw"))
 		return cmd_raw(argv[2]);
 	fprintf(stderr, "unknown command %s\n", argv[1]);

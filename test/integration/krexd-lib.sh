@@ -128,5 +128,5 @@ kt_cleanup() {
 		diag "krexd log:"
 		sed 's/^/#   /' "$KT_DIR/krexd.log" | tail -n 40
 	fi
-	rm -rf "$KT_DIR"
+	[ -n "$KT_KEEP" ] || rm -rf "$KT_DIR"
 }

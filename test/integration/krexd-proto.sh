@@ -15,7 +15,7 @@ refused() { "$@" >"$KT_DIR/perm.out" 2>&1; grep -q '^error 3 ' "$KT_DIR/perm.out
 
 kt_setup
 kt_conf "gpus = g0"
-plan 14
+plan 16
 ok "krexd starts" krexd_start
 ok "bad magic: error, closed" raw badmagic "bad magic"
 ok "bad version: EVERSION, closed" raw badversion "^error 13 "
@@ -32,7 +32,8 @@ if [ "$(id -u)" = 0 ] && runuser -u nobody -- true 2>/dev/null; then
 	other=$!
 	KT_PIDS="$KT_PIDS $other"
 	ok "a user registering another pid: EPERM" refused as_nobody "$CLIENT" as-pid $other
-	ok "root may register another pid" "$CLIENT" as-pid $other
+	as_root() { "$CLIENT" as-pid "$1" >/dev/null; }
+	ok "root may register another pid" as_root $other
 	kt_bg held "$CLIENT" region --gpus g0 --no-end
 	wait_for 5 grep -qs granted "$KT_DIR/held.out"
 	id=$(sed -n 's/^granted //p' "$KT_DIR/held.out")
@@ -40,5 +41,22 @@ if [ "$(id -u)" = 0 ] && runuser -u nobody -- true 2>/dev/null; then
 	ok "krexd is still up" alive
 else
 	for t in 1 2 3 4; do skip "acting for another pid" "needs root and a 'nobody' user"; done
+fi
+
+# A participant cgroup that holds krexd itself is refused (it would freeze krexd).
+cg=/sys/fs/cgroup/freezer/$KT_SUB-krexd
+if [ "$(id -u)" = 0 ] && grep -qs freezer /proc/self/cgroup && mkdir -p "$cg" 2>/dev/null; then
+	old=$(sed -n 's/^[0-9]*:freezer://p' /proc/$KREXD_PID/cgroup)
+	echo "$KREXD_PID" >"$cg/cgroup.procs"
+	sleep 1000 &
+	third=$!
+	KT_PIDS="$KT_PIDS $third"
+	ok "a cgroup holding krexd is refused" refused "$CLIENT" as-pid $third "/$KT_SUB-krexd"
+	echo "$KREXD_PID" >"/sys/fs/cgroup/freezer$old/cgroup.procs"
+	rmdir "$cg"
+	ok "krexd is still up" alive
+else
+	skip "a cgroup holding krexd is refused" "needs root and the v1 freezer"
+	skip "krexd is still up" "needs root and the v1 freezer"
 fi
 done_testing

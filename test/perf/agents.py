@@ -195,12 +195,23 @@ class Sim:
                     n_timed=self.n_timed, lock=os.path.join(self.out, "gpu.lock"),
                     results=os.path.join(self.out, "w.%s.%d.jsonl" % (mode, slot)))
 
-    def reference(self, iters):
-        """The timed benchmark alone on a quiet GPU."""
+    def reference(self, iters, runs=5):
+        """The timed benchmark alone on a quiet GPU, run a few times and pooled
+        as the modes are (one short run's p95 is too noisy a reference)."""
         p = self.params("alone", 0, 0, 0, iters)
-        rc, so, se = P.run_capture(victim_cmd(p, self.n_timed, self.n_warmup, "none", "alone"),
-                                   self.env, 300, self.logpath)
-        return P.parse_kv(so, "victim") or {}
+        raw = os.path.join(self.out, "alone.raw")
+        ev, wall = [], []
+        for _ in range(runs):
+            cmd = victim_cmd(p, self.n_timed, self.n_warmup, "none", "alone") + ["--raw", raw]
+            rc, so, se = P.run_capture(cmd, self.env, 300, self.logpath)
+            r = read_raw(raw) if rc == 0 else None
+            if r:
+                ev += r["ev"]
+                wall += r["wall"]
+        if not wall:
+            return {}
+        return {"wall_p50": P.percentile(wall, 50), "wall_p95": P.percentile(wall, 95),
+                "ev_p50": P.percentile(ev, 50), "ev_p95": P.percentile(ev, 95)}
 
     def window(self, n, mode, rate, iters, ref):
         """Run n sessions in mode for the window; return a row."""
@@ -209,22 +220,20 @@ class Sim:
         if a.budget_s and P.elapsed() > a.budget_s:
             row["note"] = "skipped: time budget spent"
             return row
-        env, wrap, krexd = dict(self.env), [], None
-        if mode == "krex":
-            if not (t["krexd"] and t["krex"]):
-                row["note"] = "skipped: krexd/krex not built"
-                return row
-            opts = P.krexd_opts(a, a.queue_cap, "participants")
-            krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%d" % n)
-            if not krexd.wait_ready():
-                krexd.stop()
-                row["note"] = "skipped: krexd did not start"
-                return row
-            env["KREX_SOCKET"] = krexd.sock
-            wrap = [t["krex"], "run", "--"]
-        groups = []
+        if mode == "krex" and not (t["krexd"] and t["krex"]):
+            row["note"] = "skipped: krexd/krex not built"
+            return row
+        env, wrap, krexd, groups = dict(self.env), [], None, []
         mock = P.MockGpu(env, "%s.%d" % (mode, n))
         try:
+            if mode == "krex":
+                opts = P.krexd_opts(a, a.queue_cap, "participants")
+                krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%d" % n)
+                if not krexd.wait_ready():
+                    row["note"] = "skipped: krexd did not start"
+                    return row
+                env["KREX_SOCKET"] = krexd.sock
+                wrap = [t["krex"], "run", "--"]
             start = time.time()
             deadline = start + a.window
             for slot in range(n):
@@ -284,7 +293,7 @@ class Sim:
         else:
             row["entry_p95"] = P.percentile([P.num(r["v"].get("entry_p95")) for r in benches],
                                             95)
-        row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], P.num(ref.get("wall_p95")))
+        row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], ref.get("wall_p95"))
         cl = [r["v"]["outcome_clean"] for r in benches if r["v"].get("outcome_clean", "-") != "-"]
         row["clean"] = "%d/%d" % (sum(int(c) for c in cl), len(cl)) if cl else "-"
         if benches and not pooled:
@@ -307,7 +316,7 @@ class Sim:
         rate = P.burn_rate()
         ref = self.reference(iters)
         P.log("calib %g ms -> %d iters; burn %.3g loops/s; alone wall_p95 %s" % (
-            a.kernel_ms, iters, rate, ref.get("wall_p95")))
+            a.kernel_ms, iters, rate, P.fmt(ref.get("wall_p95"))))
         stopped = ""
         try:
             for n in a.n:
@@ -316,7 +325,9 @@ class Sim:
                     rows[mode] = self.window(n, mode, rate, iters, ref)
                     P.log("N=%d %s: %s benches %s" % (n, mode, rows[mode].get("benches"),
                                                        rows[mode].get("note", "")))
-                k = rows.get("krex", {}).get("bench_per_h")
+                krex = rows.get("krex", {})
+                bad = any(w in krex.get("note", "") for w in ("failed", "skipped"))
+                k = None if bad else krex.get("bench_per_h")
                 for mode, r in rows.items():
                     if k is not None and r.get("bench_per_h"):
                         r["krex_over_mode"] = k / r["bench_per_h"]
@@ -324,8 +335,9 @@ class Sim:
         except P.Interrupted as e:
             stopped = "INTERRUPTED (%s): the table holds what ran before" % e
             self.failed += 1
+        P.cgroups_remove()
         title = "Agent sessions per hour (alone: timed wall_p50 %s, wall_p95 %s ms)" % (
-            ref.get("wall_p50", "-"), ref.get("wall_p95", "-"))
+            P.fmt(ref.get("wall_p50")), P.fmt(ref.get("wall_p95")))
         md = P.write_tables(self.rows, COLS, os.path.join(self.out, "agents.csv"),
                             os.path.join(self.out, "agents.md"), title, DIGITS)
         print(md)

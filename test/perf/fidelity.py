@@ -53,13 +53,14 @@ PRESETS = {
     # CI against the mock driver: two sizes, the all-siblings mix, three modes.
     "quick": dict(sizes="1,10", samples="1:200,10:40", mixes="all",
                   modes="alone,shared,krex", regions="sample,batch", warmup=10,
-                  budget_s=75.0, batch_ms=50.0),
+                  budget_s=75.0, batch_ms=50.0, cell_s=8.0),
     # The H200: every size, mix and mode.  Samples budgeted so that this run
     # takes about 4 minutes (shared 10 ms kernels run ~2x slower; one region
     # per sample adds an entry of a few ms to each of them).
     "full": dict(sizes="0.1,1,10", samples="0.1:1000,1:1000,10:300",
                  mixes="all,async,sync,cpu,torch", modes=",".join(MODES),
-                 regions="sample,batch", warmup=20, budget_s=240.0, batch_ms=100.0),
+                 regions="sample,batch", warmup=20, budget_s=240.0, batch_ms=100.0,
+                 cell_s=15.0),
 }
 
 COLS = ["size_ms", "mode", "mix", "region", "n", "ev_p50", "ev_p95", "ev_p99", "wall_p50",
@@ -89,6 +90,9 @@ def parse_args():
                     "all; the others use batch only)")
     ap.add_argument("--batch-ms", type=float, help="GPU time of one region in batch style")
     ap.add_argument("--warmup", type=int, help="untimed samples before timing")
+    ap.add_argument("--cell-s", type=float,
+                    help="seconds one region-per-sample measurement may take; fewer samples "
+                    "(at least 50) when entries are slow (0 = no limit)")
     ap.add_argument("--settle-s", type=float, default=0.5,
                     help="wait after the siblings started before timing")
     ap.add_argument("--torch-args", default="",
@@ -129,6 +133,10 @@ def krexd_opts(a, mode):
     return P.krexd_opts(a, cap, iso)
 
 
+class SlowEntry(Exception):
+    """Region entries too slow for one region per sample within --cell-s."""
+
+
 class Bench:
     def __init__(self, a):
         self.a = a
@@ -141,6 +149,7 @@ class Bench:
         self.rows = []
         self.failed = 0
         self.alone = {}
+        self.too_slow = {}  # (mode, mix) -> why its region-per-sample runs are skipped
         # Siblings bound their own life, so nothing outlives a killed driver
         # for long.
         self.sibling_s = a.budget_s + 120
@@ -181,9 +190,19 @@ class Bench:
             row["note"] = "skipped: time budget spent"
             return
         label = "%s/%s/%g/%s" % (mode, mix, size, region)
-        limit = 60 + n * (size * 30 + 20) / 1000.0
-        rc, out, err = P.run_capture(self.victim_cmd(size, n, region, label, wrap), self.env,
-                                     limit, self.logpath)
+        try:
+            if region == "sample" and a.cell_s:
+                n = self.fit_samples(size, n, label, wrap, row)
+            limit = 60 + n * (size * 30 + 20) / 1000.0
+            rc, out, err = P.run_capture(self.victim_cmd(size, n, region, label, wrap),
+                                         self.env, limit, self.logpath)
+        except SlowEntry as e:
+            row["note"] = "%s; %s" % (e, note) if note else str(e)
+            P.log("%s: %s" % (label, e))
+            return
+        except P.Interrupted:
+            row["note"] = "interrupted"
+            raise
         d = P.parse_kv(out, "victim")
         if rc != 0 or d is None:
             self.failed += 1
@@ -207,10 +226,40 @@ class Bench:
         P.log("%s: ev_p95 %s wall_p95 %s entry_p95 %s" % (
             label, P.fmt(row["ev_p95"]), P.fmt(row["wall_p95"]), P.fmt(row["entry_p95"])))
 
-    def start_siblings(self, mix, wrap, tag):
-        """Start the mix's siblings; returns (groups, note)."""
+    def fit_samples(self, size, n, label, wrap, row):
+        """Samples for one region per sample within --cell-s: each costs a
+        region entry, unknown before (a few ms with the queue cap, the whole
+        queued work of the siblings without it), so a probe measures
+        it first (5 samples; over --cell-s raises SlowEntry).  Never fewer than
+        50; the row's note says when n was cut."""
+        key = (row["mode"], row["mix"])
+        if key in self.too_slow:
+            raise SlowEntry(self.too_slow[key])
+        probe = min(n, 5)
+        rc, out, err = P.run_capture(self.victim_cmd(size, probe, "sample", label + "/probe",
+                                                     wrap), self.env, self.a.cell_s, self.logpath)
+        if rc is None:
+            self.too_slow[key] = ("skipped: %d region entries took over --cell-s %g s" %
+                                  (probe, self.a.cell_s))
+            raise SlowEntry(self.too_slow[key])
+        d = P.parse_kv(out, "victim") if rc == 0 else None
+        if not d:
+            return n  # the real run will say what is wrong
+        cost = (P.num(d.get("entry_p50")) or 0) + (P.num(d.get("wall_p50")) or size)
+        fit = max(50, int(self.a.cell_s * 1000 / (cost * 1.5)))
+        if fit < n:
+            row["note"] = ("n cut from %d (entry+sample %.1f ms); " % (n, cost) +
+                           row.get("note", "")).strip("; ")
+            P.log("%s: %d samples fit --cell-s %g (%.1f ms each)" % (label, fit, self.a.cell_s,
+                                                                     cost))
+            return fit
+        return n
+
+    def start_siblings(self, mix, wrap, tag, groups):
+        """Start the mix's siblings, appending each to groups as soon as it
+        exists (so that an interrupt still stops it); returns a note."""
         a, t = self.a, self.tools
-        groups, notes = [], []
+        notes = []
         for s in MIXES[mix]:
             counter = os.path.join(self.out, "%s.%s.count" % (tag, s))
             if os.path.exists(counter):
@@ -233,12 +282,12 @@ class Bench:
                 cmd = [sys.executable, os.path.join(P.HERE, "perflib.py"), "cpubusy",
                        str(P.ncpus()), "%d" % self.sibling_s]
             g = P.Group(wrap + cmd, env, os.path.join(self.out, "%s.%s.log" % (tag, s)), s)
+            groups.append(g)
             if not P.wait_file(counter, wait, [g]):
+                groups.remove(g)
                 g.stop()
                 notes.append("%s did not start (see %s.%s.log)" % (s, tag, s))
-                continue
-            groups.append(g)
-        return groups, "; ".join(notes)
+        return "; ".join(notes)
 
     def skip_rows(self, mode, mix, regions, why):
         for size in self.a.sizes:
@@ -266,24 +315,20 @@ class Bench:
             skip = "skipped: krexd/krex not built"
         if skip:
             return self.skip_rows(mode, mix, regions, skip)
-        krexd, wrap, env_sock = None, [], None
-        if mode.startswith("krex"):
-            krexd = P.Krexd(t["krexd"], krexd_opts(a, mode), self.out, self.env, tag)
-            if not krexd.wait_ready():
-                why = "skipped: krexd did not start: " + " ".join(
-                    ln.strip() for ln in krexd.log_tail(2))
-                krexd.stop()
-                return self.skip_rows(mode, mix, regions, why[:160])
-            env_sock = krexd.sock
-            wrap = [t["krex"], "run", "--"]
         saved = dict(self.env)
-        if env_sock:
-            self.env["KREX_SOCKET"] = env_sock
         mock = P.MockGpu(self.env, tag)
-        groups, note = [], ""
+        krexd, wrap, groups, note = None, [], [], ""
         try:
+            if mode.startswith("krex"):
+                krexd = P.Krexd(t["krexd"], krexd_opts(a, mode), self.out, self.env, tag)
+                if not krexd.wait_ready():
+                    why = "skipped: krexd did not start: " + " ".join(
+                        ln.strip() for ln in krexd.log_tail(2))
+                    return self.skip_rows(mode, mix, regions, why[:160])
+                self.env["KREX_SOCKET"] = krexd.sock
+                wrap = [t["krex"], "run", "--"]
             if mix != "none":
-                groups, note = self.start_siblings(mix, wrap, tag)
+                note = self.start_siblings(mix, wrap, tag, groups)
                 if not groups:
                     return self.skip_rows(mode, mix, regions,
                                           "skipped: no sibling started: " + note)
@@ -328,6 +373,7 @@ class Bench:
         except P.Interrupted as e:
             stopped = "INTERRUPTED (%s): the table holds what ran before" % e
             self.failed += 1
+        P.cgroups_remove()
         clocks_after = P.gpu_clocks()
         md = P.write_tables(self.rows, COLS, os.path.join(self.out, "fidelity.csv"),
                             os.path.join(self.out, "fidelity.md"),

@@ -96,11 +96,30 @@ def krexd_opts(args, queue_cap, isolate):
     """krexd -o options of a KREX mode."""
     # A lease far above any region here (a batch is ~100 ms) but short, so a
     # region that hangs is revoked in seconds, not after krexd's default minute.
+    # A cgroup subtree of our own: krexd names participants' cgroups p1, p2..
+    # under it, and another krexd on the machine (a test) with the same subtree
+    # would freeze, thaw and remove ours.
     opts = ["queue_cap=%d" % queue_cap, "isolate=%s" % isolate,
-            "max_region=%d" % args.max_region_ms]
+            "max_region=%d" % args.max_region_ms, "cgroup_subtree=" + CGROUP_SUBTREE]
     if args.gpus:
         opts.append("gpus=%s" % args.gpus)
     return opts + args.krexd_opt
+
+
+CGROUP_SUBTREE = "krex-perf-%d" % os.getpid()
+
+
+def cgroups_remove():
+    """Remove our krexds' cgroup subtree (empty by now; krexd leaves the
+    directories), bottom up, under every mounted hierarchy.  Best effort."""
+    import glob
+    for top in glob.glob("/sys/fs/cgroup/*/" + CGROUP_SUBTREE) + glob.glob(
+            "/sys/fs/cgroup/" + CGROUP_SUBTREE):
+        for d, _, _ in sorted(os.walk(top), key=lambda w: -len(w[0])):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
 
 
 def find_tools(args):

@@ -5,7 +5,7 @@
 #
 # Writes DIR/fidelity-inflation.png (p95 wall-time inflation versus alone, per
 # kernel size and mode, for one sibling mix: default "all"), DIR/fidelity-mixes.png
-# (the same per mix, shared against krex) and DIR/throughput.png (timed
+# (the same per mix: shared, and krex with many samples per region) and DIR/throughput.png (timed
 # benchmarks per hour per session count and mode).  Runs where gnuplot is (the
 # GPU machine has none: fetch the CSVs and plot here).  Figures only; no judgement.
 set -euo pipefail
@@ -81,12 +81,13 @@ if [ -f "$dir/fidelity.csv" ]; then
 		"p95 wall-time inflation vs alone, siblings: $mix (goals 2% / 0.8% / 0.15% at 0.1 / 1 / 10 ms)" \
 		"inflation % (log; floor 0.01)" "set logscale y; set yrange [0.005:*]"
 	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
-		$c["region"] == "none" || $c["region"] == "sample" {
-		m = $c["mode"]; if (m != "shared" && m != "krex") next
+		($c["mode"] == "shared" && $c["region"] == "none") ||
+		($c["mode"] == "krex" && $c["region"] == "batch") {
+		m = $c["mode"]
 		$c["variant"] = $c["mix"] "/" m; print }' OFS=, "$tmp/f.csv" >"$tmp/m.csv"
 	pivot "$tmp/m.csv" size_ms variant infl >"$tmp/m.dat"
 	hist "$tmp/m.dat" "$dir/fidelity-mixes.png" \
-		"p95 wall-time inflation vs alone per sibling mix: shared vs krex (one region per sample)" \
+		"p95 wall-time inflation vs alone per sibling mix: shared vs krex (many samples per region)" \
 		"inflation % (log; floor 0.01)" "set logscale y; set yrange [0.005:*]"
 fi
 if [ -f "$dir/agents.csv" ]; then

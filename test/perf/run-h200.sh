@@ -18,11 +18,26 @@ out=$(cd "$out" && pwd)
 export PYTHONDONTWRITEBYTECODE=1
 start=$(date +%s)
 
+# The workloads' kernel on a real GPU: fma.fatbin, made by nvcc from
+# test/workloads/fma.cu (test/gpu/build.sh); the workloads read KREX_WL_MODULE.
+if [ -z "${KREX_WL_MODULE:-}" ]; then
+	for m in "$build/test/gpu/fma.fatbin" "$build/test/workloads/fma.fatbin" "$build/fma.fatbin"; do
+		[ -f "$m" ] && export KREX_WL_MODULE=$m && break
+	done
+fi
+if [ -z "${KREX_WL_MODULE:-}" ] && command -v nvidia-smi >/dev/null; then
+	echo "run-h200.sh: no fma.fatbin: build it (test/gpu/build.sh, or" \
+		"nvcc -fatbin -o $build/test/gpu/fma.fatbin $here/../workloads/fma.cu)" \
+		"or set KREX_WL_MODULE" >&2
+	exit 1
+fi
+
 {
 	date -u
 	uname -a
 	python3 --version
 	nproc
+	echo "KREX_WL_MODULE=${KREX_WL_MODULE:-} KREX_PERF_GPUS=${KREX_PERF_GPUS:-}"
 	command -v nvidia-smi >/dev/null &&
 		nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks_event_reasons.active --format=csv
 } >"$out/env.txt" 2>&1

@@ -47,7 +47,7 @@ int main(void)
 	int i, alt = 1;
 	uint32_t last = 0;
 
-	plan(27);
+	plan(30);
 
 	/* FIFO on one GPU, EBUSY, lease cap. */
 	rq_init(&q, 500 * MS, 1.0, 0);
@@ -135,6 +135,18 @@ int main(void)
 		t += MS;
 	}
 	ok(alt, "two looping owners alternate");
+
+	/* A grace (not_before) passes a request over without blocking the next. */
+	rq_init(&q, 500 * MS, 1.0, 0);
+	a = req(0, 1, 0x1);
+	b = req(1, 2, 0x1);
+	rq_submit(&q, a, 0, 0, t);
+	a->not_before_ns = t + 2 * MS;
+	rq_submit(&q, b, 0, 0, t + MS);
+	ok(rq_next(&q, t + MS) == b, "a request in its grace is passed over, the next starts");
+	ok(rq_next_deadline(&q) == t + 2 * MS && rq_expired(&q, t + 2 * MS) == NULL,
+	   "the grace is a wake-up deadline, not an expiry");
+	ok(rq_next(&q, t + 2 * MS) == a, "after the grace, FIFO order again");
 
 	/* max_share: an owner over its share is passed over while others wait. */
 	rq_init(&q, 10000 * MS, 0.5, 1000 * MS);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gate_types.h"
+#include "wl_cuda.h"
 
 typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t, int *);
 static gpa_fn gpa;
@@ -55,7 +56,6 @@ int main(void)
 	CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
 	CUresult (*ctxsync)(void);
-	const char *img = getenv("KREX_WL_MODULE");
 	unsigned host[64], back[64];
 	CUdevice dev;
 	CUcontext ctx;
@@ -92,21 +92,7 @@ int main(void)
 	CK(devget(&dev, 0));
 	CK(retain(&ctx, dev));
 	CK(setcur(ctx));
-	if (img && *img) {
-		FILE *f = fopen(img, "rb");
-		static char image[1 << 22];
-		size_t n = f ? fread(image, 1, sizeof(image) - 1, f) : 0;
-
-		if (f)
-			fclose(f);
-		if (!n) {
-			fprintf(stderr, "krex-procaddr: cannot read %s\n", img);
-			return 1;
-		}
-		CK(modload(&mod, image));
-	} else {
-		CK(modload(&mod, "krex-mock-module"));
-	}
+	CK(modload(&mod, wl_module_image()));
 	CK(getfn(&fn, mod, "fma_loop"));
 	CK(alloc(&buf, sizeof(host)));
 	CK(alloc(&out, 528 * 256 * sizeof(float)));

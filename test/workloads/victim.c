@@ -20,11 +20,6 @@
 #include "krex/region.h"
 #include "wl_cuda.h"
 
-/* Linked weakly: the victim runs without libkrexregion when no region is asked. */
-#pragma weak krex_region_begin
-#pragma weak krex_region_end
-#pragma weak krex_strerror
-
 enum { REG_NONE, REG_SAMPLE, REG_BATCH };
 
 static int cmp_double(const void *a, const void *b)
@@ -55,15 +50,10 @@ static int region_begin(double *entry)
 	double t0 = wl_now_ms();
 	int rc;
 
-	if (!krex_region_begin) {
-		fprintf(stderr, "krex-victim: built without libkrexregion\n");
-		exit(1);
-	}
 	rc = krex_region_begin(&o);
 	*entry = wl_now_ms() - t0;
 	if (rc != KREX_OK) {
-		fprintf(stderr, "krex-victim: krex_region_begin: %s\n",
-		        krex_strerror ? krex_strerror(rc) : "error");
+		fprintf(stderr, "krex-victim: krex_region_begin: %s\n", krex_strerror(rc));
 		exit(1);
 	}
 	return rc;

@@ -6,7 +6,9 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "wl_cuda.h"
 
@@ -35,16 +37,41 @@ double wl_now_ms(void)
 		}                                                                                  \
 	} while (0)
 
-/* The module image: KREX_WL_MODULE (a fatbin/cubin made by nvcc from
- * fma.cu), else a placeholder the mock accepts. */
-static void *wl_module_image(void)
+/* fma.fatbin beside the executable (or beside its libtool wrapper). */
+static const char *wl_module_path(char *buf, size_t len)
+{
+	static const char *const rel[] = {"fma.fatbin", "../fma.fatbin"};
+	char exe[4096], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	unsigned i;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (i = 0; i < 2; i++)
+		if (snprintf(buf, len, "%s/%s", exe, rel[i]) < (int)len && access(buf, R_OK) == 0)
+			return buf;
+	return NULL;
+}
+
+/* The module image: KREX_WL_MODULE, else fma.fatbin beside the program
+ * (nvcc builds it from fma.cu where it exists), else a placeholder only the
+ * mock accepts. */
+void *wl_module_image(void)
 {
 	const char *path = getenv("KREX_WL_MODULE");
+	char found[4096];
 	FILE *f;
 	long n;
 	char *buf;
 
 	if (!path || !*path)
+		path = wl_module_path(found, sizeof(found));
+	if (!path)
 		return (void *)"krex-mock-module";
 	f = fopen(path, "rb");
 	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
@@ -99,7 +126,8 @@ void wl_open(struct wl_kernel *k)
 	 * in the spike (528 on an H200). */
 	wl_check(k->cu.cuDeviceGetAttribute(&sms, 16, dev), "cuDeviceGetAttribute");
 	k->blocks = (unsigned)(sms > 0 ? sms * 4 : 4);
-	wl_check(k->cu.cuModuleLoadData(&mod, wl_module_image()), "cuModuleLoadData");
+	wl_check(k->cu.cuModuleLoadData(&mod, wl_module_image()),
+	         "cuModuleLoadData (a real GPU needs fma.fatbin: nvcc, or KREX_WL_MODULE)");
 	wl_check(k->cu.cuModuleGetFunction(&k->fma, mod, "fma_loop"), "cuModuleGetFunction");
 	wl_check(k->cu.cuModuleGetFunction(&k->empty, mod, "empty"), "cuModuleGetFunction");
 	wl_check(k->cu.cuMemAlloc_v2(&k->out, (size_t)k->blocks * 256 * sizeof(float)),

@@ -51,6 +51,10 @@ void wl_launch(struct wl_kernel *k, long long iters);
 /* Queue one empty kernel. */
 void wl_launch_empty(struct wl_kernel *k);
 
+/* The module image: KREX_WL_MODULE, else fma.fatbin beside the program,
+ * else a placeholder only the mock accepts. */
+void *wl_module_image(void);
+
 /* Exit with a message when r is not CUDA_SUCCESS. */
 void wl_check(CUresult r, const char *what);
 

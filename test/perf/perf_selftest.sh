@@ -1,0 +1,85 @@
+#!/bin/bash
+# The benchmark drivers themselves (fidelity.py, agents.py, plot.sh) on stub
+# binaries (test/perf/stubs: same CLIs, exact made-up figures): the matrix,
+# the inflation arithmetic, skip and interrupt paths, no process left behind.
+# Needs nothing built; the stubs' figures are not timings.
+. "$top_srcdir/test/lib.sh"
+
+command -v python3 >/dev/null || skip_all "python3 not found"
+perf=$top_srcdir/test/perf
+tmp=$(mktemp -d)
+pid=
+# The drivers stop every process they start (checked below); a driver still
+# running when this test ends is stopped by its pid, then stops its own.
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+export PYTHONDONTWRITEBYTECODE=1 KREX_STUB_STATE=$tmp/state
+mkdir -p "$tmp/state" "$tmp/b/test/workloads" "$tmp/b/coordinator" "$tmp/b/tools"
+for s in krex-victim krex-hog; do ln -s "$perf/stubs/$s" "$tmp/b/test/workloads/$s"; done
+ln -s "$perf/stubs/krexd" "$tmp/b/coordinator/krexd"
+ln -s "$perf/stubs/krex" "$tmp/b/tools/krex"
+common=(--builddir "$tmp/b" --torch-loop /nonexistent --budget-s 60)
+
+# col CSV MODE REGION SIZE COLUMN: one value of fidelity.csv.
+col() {
+	awk -F, -v m="$2" -v r="$3" -v s="$4" -v c="$5" '
+		NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+		$h["mode"] == m && $h["region"] == r && $h["size_ms"] == s { print $h[c] }' "$1"
+}
+# near X Y: |X - Y| < 0.01
+near() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; exit !(x != "" && d < 0.01 && d > -0.01) }'; }
+leftovers() { ! pgrep -f "$tmp/b/" >/dev/null; }
+
+plan 11
+
+f=$tmp/fid
+timeout 120 python3 "$perf/fidelity.py" --quick "${common[@]}" --out "$f" >"$tmp/fid.txt" 2>"$tmp/fid.err"
+ok "fidelity --quick on stubs completes" [ $? = 0 ]
+rows=$(($(wc -l <"$f/fidelity.csv") - 1))
+ok "fidelity.csv holds the whole matrix (alone, shared, krex sample/batch, alone-end: $rows rows)" \
+	[ "$rows" = 10 ]
+ok "shared p95 inflation is the stub's 200 %" near "$(col "$f/fidelity.csv" shared none 1 infl_wall_p95_pct)" 200
+ok "krex p95 inflation (in regions) is 0 %" near "$(col "$f/fidelity.csv" krex sample 10 infl_wall_p95_pct)" 0
+entry_clean() {
+	[ "$(col "$f/fidelity.csv" krex batch 1 entry_p95)" = 0.5 ] &&
+		[ "$(col "$f/fidelity.csv" krex batch 1 clean)" = 4/4 ]
+}
+ok "region entry and clean regions (4 of 4 batches) reported" entry_clean
+ok "no stub process left after the run" leftovers
+
+timeout 60 python3 "$perf/fidelity.py" --quick "${common[@]}" --settle-s 5 --out "$tmp/int" \
+	>"$tmp/int.txt" 2>&1 &
+pid=$!
+wait_for 20 test -e "$tmp/int/shared.all.cpu.count"
+kill -TERM $pid
+wait $pid
+rc=$?
+pid=
+interrupted() { [ $rc = 1 ] && grep -q INTERRUPTED "$tmp/int.txt" && [ -s "$tmp/int/fidelity.csv" ]; }
+ok "SIGTERM: fidelity stops with status 1 and still prints its table" interrupted
+wait_for 10 leftovers
+ok "SIGTERM: no stub process left" leftovers
+
+python3 "$perf/fidelity.py" --quick "${common[@]}" --victim /nonexistent --out "$tmp/skip" \
+	>/dev/null 2>&1
+ok "fidelity without a victim says skip (77)" [ $? = 77 ]
+
+a=$tmp/ag
+timeout 120 python3 "$perf/agents.py" --quick "${common[@]}" --n 2 --window 2 --scale 0.005 \
+	--out "$a" >"$tmp/ag.txt" 2>"$tmp/ag.err"
+rc=$?
+# Rows with a rate (bench_per_h, column 6) and a KREX ratio (column 8).
+agents_rows() {
+	[ $rc = 0 ] &&
+		[ "$(awk -F, 'NR > 1 && $6 != "" && $8 != "" { n++ } END { print n }' "$a/agents.csv")" = 3 ]
+}
+ok "agents on stubs: one row per mode and N, KREX ratios, no failure" agents_rows
+if command -v gnuplot >/dev/null; then
+	cp "$a/agents.csv" "$f/"
+	"$perf/plot.sh" "$f" >/dev/null 2>"$tmp/plot.err"
+	pngs() { [ -s "$f/fidelity-inflation.png" ] && [ -s "$f/fidelity-mixes.png" ] && [ -s "$f/throughput.png" ]; }
+	ok "plot.sh draws the three PNGs" pngs
+else
+	skip "plot.sh draws the three PNGs" "no gnuplot"
+fi
+for t in fid ag; do sed 's/^/# /' "$tmp/$t.txt" | head -20; done
+done_testing
