@@ -251,11 +251,23 @@ check_two_users() {
 	kwait 10 kjob_done "$o" && counter_moves "$(W c1)"
 }
 
+# A job of an unprivileged user holds a region of its own: its participant
+# is the user's, so its own processes may join it and begin a region.
+check_user_region() {
+	local u
+	kc_user || return 1
+	u=$(ksbatch --uid="$KC_USER" --gid="$KC_USER" --krex-shared --gres=shard:1 \
+		-o "$(W ureg.log)" --chdir="$KC_DIR/work" \
+		--wrap="$KREX_CLI region -- true; echo rc=\$? > $(W ureg.rc)") || return 1
+	kwait 30 kjob_done "$u" || { diag "user's job: $(kjob_state "$u")"; return 1; }
+	grep -q 'rc=0' "$(W ureg.rc)" || { diag "$(cat "$(W ureg.log)")"; return 1; }
+}
+
 # Run every check on a one-node cluster with proctrack MODE.
 checks_run() {
 	local mode=$1 why
 	cluster_start "$mode" 1 || skip_all "$CLUSTER_WHY"
-	plan 14
+	plan 15
 	krexd_real || diag "krexd not built: the cluster runs the fake krexd (test/slurm/fake_krexd)"
 	ok "srun --help lists --krex-shared" check_help
 	ok "its help line says what it does" check_help_line
@@ -270,11 +282,13 @@ checks_run() {
 			check_region_freezes
 		ok "scancel of the owner mid-region thaws the siblings" check_scancel_owner
 		ok "another user's job cannot release the region" check_two_users
+		ok "an unprivileged user's job holds a region of its own" check_user_region
 		for j in ${KREGION_SIBLINGS:-}; do krun scancel "$j"; done
 	else
 		skip "a region freezes its siblings, they resume after" "$why"
 		skip "scancel of the owner mid-region thaws the siblings" "$why"
 		skip "another user's job cannot release the region" "$why"
+		skip "an unprivileged user's job holds a region of its own" "$why"
 	fi
 	ok "the plugin registers the task, its step cgroup, GPUs and CPUs" check_registration "$mode"
 	ok "krexd down: a --krex-shared job fails clearly, the node stays idle" check_krexd_down
