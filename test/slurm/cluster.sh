@@ -242,6 +242,22 @@ _kc_sweep() {
 	[ -z "$pids" ] || diag "cluster: killed leftover processes:$pids"
 }
 
+# Remove the empty cgroups this cluster left in every hierarchy: Slurm's
+# slurm_NODE trees (slurmd keeps them) and our krexd's subtree.  rmdir only
+# removes empty cgroups, so nothing in use goes.
+_kc_cgroups_clean() {
+	local n m d
+	for n in $KC_NODES; do
+		for m in /sys/fs/cgroup/*/ /sys/fs/cgroup/unified/; do
+			for d in "${m}slurm_$n" "${m}krex-slurm/$$-$n"; do
+				[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+			done
+			rmdir "${m}krex-slurm" 2>/dev/null
+		done
+	done
+	return 0
+}
+
 # Jobs first (slurmstepd outlives slurmd), then slurmd, slurmctld, munged;
 # then any krexd the plugin started that is still there, leftovers, devices.
 cluster_stop() {
@@ -263,6 +279,7 @@ cluster_stop() {
 		[ -f "$f" ] && _kc_kill "$(cat "$f")"
 	done
 	_kc_sweep
+	_kc_cgroups_clean
 	for p in $KC_DEVS; do rm -f "$p"; done
 	[ -n "${KC_KEEP:-}" ] || rm -rf "$KC_DIR"
 	KC_DIR=""
