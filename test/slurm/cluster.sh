@@ -262,6 +262,9 @@ _kc_cgroups_clean() {
 # then any krexd the plugin started that is still there, leftovers, devices.
 cluster_stop() {
 	local p f i ctld=""
+	# Best effort to the end, also under a caller's set -e (scripts/demo.sh).
+	local -
+	set +e
 	[ -n "${KC_DIR:-}" ] || return 0
 	[ -f "$KC_DIR/slurmctld.pid" ] && ctld=$(cat "$KC_DIR/slurmctld.pid")
 	if [ -n "$ctld" ] && kill -0 "$ctld" 2>/dev/null; then
