@@ -137,7 +137,10 @@ def worker(p):
             lock(True)
         try:
             P.burn(host_s * p["rate"])
-            rc, so, se = P.run_capture(cmd, env, 600)
+            # In the session's process group: when the window ends and the
+            # session is killed, its running command dies with it instead of
+            # running on into the next mode's window.
+            rc, so, se = P.run_capture(cmd, env, 600, own_group=False)
         finally:
             if p["mode"] == "cmd":
                 lock(False)

@@ -240,20 +240,21 @@ def killpg(pgid, sig):
         pass
 
 
-def run_capture(cmd, env, timeout, logpath=None):
-    """Run cmd in its own group; return (rc, stdout text). rc is None on timeout
-    (the whole group is killed)."""
+def run_capture(cmd, env, timeout, logpath=None, own_group=True):
+    """Run cmd (in its own process group unless own_group is False: then it
+    dies with the caller's group); return (rc, stdout, stderr).  rc is None on
+    timeout (the command, with its group, is killed)."""
     p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, start_new_session=True)
+                         stderr=subprocess.PIPE, start_new_session=own_group)
     try:
         out, err = p.communicate(timeout=timeout)
         rc = p.returncode
     except subprocess.TimeoutExpired:
-        killpg(p.pid, signal.SIGKILL)
+        kill(p, own_group)
         out, err = p.communicate()
         rc = None
     except BaseException:
-        killpg(p.pid, signal.SIGKILL)  # interrupted: leave nothing behind
+        kill(p, own_group)  # interrupted: leave nothing behind
         p.wait()
         raise
     if logpath:
@@ -263,6 +264,17 @@ def run_capture(cmd, env, timeout, logpath=None):
             f.write(err)
             f.write(("# rc=%s\n" % rc).encode())
     return rc, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def kill(p, group):
+    """SIGKILL a Popen, with its process group when it has one of its own."""
+    if group:
+        killpg(p.pid, signal.SIGKILL)
+    else:
+        try:
+            p.kill()
+        except OSError:
+            pass
 
 
 def wait_file(path, timeout, procs=()):
