@@ -97,7 +97,7 @@ chmod 755 "$W/measure.sh"
 m=$(ksbatch --krex-shared=label=measure --gres=shard:1 -o "$W/measure.log" "$W/measure.sh")
 say "three --krex-shared jobs on one GPU:"
 krun squeue -o '%.10i %.10j %.8T %b' | sed 's/^/  /'
-wait_for 180 kjob_done "$m" || die "the measuring job did not finish in 180 s"
+kwait 180 kjob_done "$m" || die "the measuring job did not finish in 180 s"
 say "measuring job $m: $(kjob_state "$m")"
 krun scancel "$(cat "$W/hog1.id")" "$(cat "$W/hog2.id")" || true
 

@@ -109,6 +109,12 @@ int stepd_exit(spank_t sp, const struct spank_args *a);
 int client_call(const char *sock, uint16_t type, const union proto_body *req, uint16_t *rtype,
                 union proto_body *rep, char *err, size_t errlen);
 
+/* The same, connected as root but handled by krexd while the effective uid
+ * is as_uid (0: unchanged), so that the participant belongs to the job's
+ * user (client.c says why). */
+int client_call_as(const char *sock, uid_t as_uid, uint16_t type, const union proto_body *req,
+                   uint16_t *rtype, union proto_body *rep, char *err, size_t errlen);
+
 /* Ask whether a krexd answers at sock (connect only).  Returns 1 or 0. */
 int client_alive(const char *sock);
 

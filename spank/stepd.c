@@ -204,6 +204,7 @@ static int stepd_request(spank_t sp, struct proto_register *r)
 int stepd_task_init_privileged(spank_t sp, const struct spank_args *a)
 {
 	union proto_body req, rep;
+	uid_t uid = 0;
 	uint16_t rtype;
 	char err[256];
 
@@ -211,13 +212,14 @@ int stepd_task_init_privileged(spank_t sp, const struct spank_args *a)
 		return 0;
 	if (stepd_socket(sp, a) < 0 || stepd_request(sp, &req.reg) < 0)
 		return 0;
+	spank_get_item(sp, S_JOB_UID, &uid);
 	/*
 	 * Why rename: until it execs, the task is a fork of slurmstepd and its
 	 * comm says "slurmstepd"; krexd never adopts a slurmstepd (nor a cgroup
 	 * holding one), so it would refuse the task.  exec sets the real name.
 	 */
 	prctl(PR_SET_NAME, "krex-task", 0, 0, 0);
-	if (client_call(sock, PROTO_REGISTER, &req, &rtype, &rep, err, sizeof(err)) < 0) {
+	if (client_call_as(sock, uid, PROTO_REGISTER, &req, &rtype, &rep, err, sizeof(err)) < 0) {
 		xsnprintf(reg_err, sizeof(reg_err), "krex: cannot reach krexd at %s: %s", sock,
 		          err);
 		return 0;

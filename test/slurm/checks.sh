@@ -85,7 +85,7 @@ check_three_share() {
 			--wrap="env | grep -E '^(KREX_|LD_PRELOAD)' > $(W share$i.env); sleep 4") || return 1
 		ids="$ids $j"
 	done
-	wait_for 15 running_at_least 3 || {
+	kwait 15 running_at_least 3 || {
 		diag "not 3 running: $(krun squeue -h -o '%i %T %r')"
 		return 1
 	}
@@ -96,7 +96,7 @@ check_three_share() {
 		grep -q "^LD_PRELOAD=$KC_GATE" "$(W share$i.env)" ||
 			[ ! -f "$KC_GATE" ] || return 1
 	done
-	for j in $ids; do wait_for 20 kjob_done "$j" || return 1; done
+	for j in $ids; do kwait 20 kjob_done "$j" || return 1; done
 	for j in $ids; do [ "$(kjob_state "$j")" = COMPLETED ] || return 1; done
 }
 
@@ -104,7 +104,7 @@ check_three_share() {
 check_untouched() {
 	local j
 	j=$(ksbatch --gres=shard:1 -o /dev/null --wrap="env > $(W plain.env)") || return 1
-	wait_for 20 kjob_done "$j" || return 1
+	kwait 20 kjob_done "$j" || return 1
 	[ "$(kjob_state "$j")" = COMPLETED ] && test -s "$(W plain.env)" &&
 		! grep -qE '^KREX_|krexgate' "$(W plain.env)"
 }
@@ -118,7 +118,7 @@ check_registration() {
 	cluster_plugstack "coordinator=external socket=$fk/krexd.sock"
 	j=$(ksbatch --krex-shared=label=probe --gres=shard:1 -o /dev/null \
 		--wrap="echo \$\$ > $(W reg.pid)") || return 1
-	wait_for 20 kjob_done "$j" || return 1
+	kwait 20 kjob_done "$j" || return 1
 	log="$fk/requests.log"
 	line=$(grep '^REGISTER' "$log" | head -1)
 	diag "$line"
@@ -142,11 +142,11 @@ check_krexd_down() {
 	echo "$out" | grep -q "krex: cannot reach krexd at $KC_DIR/nothing/krexd.sock" ||
 		{ diag "$out"; return 1; }
 	j=$(ksbatch --krex-shared --gres=shard:1 -o "$(W down.out)" --wrap=true) || return 1
-	wait_for 20 kjob_done "$j" || { diag "job $j: $(kjob_state "$j")"; return 1; }
+	kwait 20 kjob_done "$j" || { diag "job $j: $(kjob_state "$j")"; return 1; }
 	[ "$(kjob_state "$j")" = FAILED ] || { diag "job $j: $(kjob_state "$j")"; return 1; }
 	grep -q "krex: cannot reach krexd" "$(W down.out)" || { diag "$(cat "$(W down.out)")"; return 1; }
 	krun srun --gres=shard:1 true || { diag "a plain srun failed"; return 1; }
-	wait_for 10 nodes_idle || { diag "nodes: $(krun sinfo -h -N -o '%N %T %E')"; return 1; }
+	kwait 10 nodes_idle || { diag "nodes: $(krun sinfo -h -N -o '%N %T %E')"; return 1; }
 }
 
 # nodes_idle: every node idle (not drained, not down).
@@ -195,7 +195,7 @@ $KREX_CLI region --json --cert $(W owner.cert) -- sh -c '
 	[ "\$p" != "\$q" ] && echo plain=moved || echo plain=frozen' > $(W owner.out)
 EOS
 	o=$(ksbatch --krex-shared --gres=shard:1 -o "$(W owner.log)" "$(W owner.sh)") || return 1
-	wait_for 30 kjob_done "$o" || return 1
+	kwait 30 kjob_done "$o" || return 1
 	diag "owner: $(tr '\n' ' ' <"$(W owner.out)" 2>/dev/null) cert: $(cat "$(W owner.cert)" 2>/dev/null)"
 	grep -q siblings=frozen "$(W owner.out)" && grep -q plain=moved "$(W owner.out)" &&
 		counter_moves "$(W c1)" && counter_moves "$(W c2)" || return 1
@@ -218,7 +218,7 @@ EOS
 		rc=1
 	fi
 	krun scancel "$o" || return 1
-	wait_for 10 kjob_done "$o" || return 1
+	kwait 10 kjob_done "$o" || return 1
 	counter_moves "$(W c1)" && counter_moves "$(W c2)" && return $rc
 	diag "siblings still frozen after scancel: $(cat "$(W hold.log)") $(krex_status | tr '\n' ' ')"
 	return 1
@@ -242,20 +242,32 @@ check_two_users() {
 	u=$(ksbatch --uid="$KC_USER" --gid="$KC_USER" --krex-shared --gres=shard:1 -o "$(W user.log)" \
 		--chdir="$KC_DIR/work" --wrap="$KREX_CLI release $rid; echo rc=\$? > $(W user.rc)") ||
 		return 1
-	wait_for 20 kjob_done "$u" || { diag "user's job: $(kjob_state "$u")"; return 1; }
+	kwait 20 kjob_done "$u" || { diag "user's job: $(kjob_state "$u")"; return 1; }
 	diag "user's release: $(cat "$(W user.rc)" 2>/dev/null) $(tail -1 "$(W user.log)" 2>/dev/null)"
 	grep -q 'rc=1' "$(W user.rc)" || return 1
 	[ "$(kjob_state "$o")" = RUNNING ] || { diag "holder: $(kjob_state "$o")"; return 1; }
 	counter_stands "$(W c1)" 0.5 || { diag "sibling not frozen while held"; return 1; }
 	krun scancel "$o"
-	wait_for 10 kjob_done "$o" && counter_moves "$(W c1)"
+	kwait 10 kjob_done "$o" && counter_moves "$(W c1)"
+}
+
+# A job of an unprivileged user holds a region of its own: its participant
+# is the user's, so its own processes may join it and begin a region.
+check_user_region() {
+	local u
+	kc_user || return 1
+	u=$(ksbatch --uid="$KC_USER" --gid="$KC_USER" --krex-shared --gres=shard:1 \
+		-o "$(W ureg.log)" --chdir="$KC_DIR/work" \
+		--wrap="$KREX_CLI region -- true; echo rc=\$? > $(W ureg.rc)") || return 1
+	kwait 30 kjob_done "$u" || { diag "user's job: $(kjob_state "$u")"; return 1; }
+	grep -q 'rc=0' "$(W ureg.rc)" || { diag "$(cat "$(W ureg.log)")"; return 1; }
 }
 
 # Run every check on a one-node cluster with proctrack MODE.
 checks_run() {
 	local mode=$1 why
 	cluster_start "$mode" 1 || skip_all "$CLUSTER_WHY"
-	plan 14
+	plan 15
 	krexd_real || diag "krexd not built: the cluster runs the fake krexd (test/slurm/fake_krexd)"
 	ok "srun --help lists --krex-shared" check_help
 	ok "its help line says what it does" check_help_line
@@ -270,11 +282,13 @@ checks_run() {
 			check_region_freezes
 		ok "scancel of the owner mid-region thaws the siblings" check_scancel_owner
 		ok "another user's job cannot release the region" check_two_users
+		ok "an unprivileged user's job holds a region of its own" check_user_region
 		for j in ${KREGION_SIBLINGS:-}; do krun scancel "$j"; done
 	else
 		skip "a region freezes its siblings, they resume after" "$why"
 		skip "scancel of the owner mid-region thaws the siblings" "$why"
 		skip "another user's job cannot release the region" "$why"
+		skip "an unprivileged user's job holds a region of its own" "$why"
 	fi
 	ok "the plugin registers the task, its step cgroup, GPUs and CPUs" check_registration "$mode"
 	ok "krexd down: a --krex-shared job fails clearly, the node stays idle" check_krexd_down

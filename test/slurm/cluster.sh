@@ -45,6 +45,18 @@ cluster_check() {
 	[ -z "$CLUSTER_WHY" ]
 }
 
+# kwait SECONDS COMMAND...: poll every 0.1 s until the command succeeds, for
+# at most SECONDS of wall time (lib.sh's wait_for counts polls, and a Slurm
+# query takes longer than its 20 ms step).
+kwait() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.1
+	done
+}
+
 # krexd_real: 0 when the real krexd is built (else tests use the fake one).
 krexd_real() { [ -x "$KC_REAL_KREXD" ]; }
 
@@ -188,7 +200,7 @@ cluster_start() {
 		KC_SLURMD_PIDS="${KC_SLURMD_PIDS:-} $!"
 	done
 	KC_PIDS="$KC_PIDS $KC_SLURMD_PIDS"
-	wait_for 30 cluster_up || { CLUSTER_WHY="nodes not idle within 30 s (see $KC_DIR)"; return 1; }
+	kwait 30 cluster_up || { CLUSTER_WHY="nodes not idle within 30 s (see $KC_DIR)"; return 1; }
 }
 
 # Stop pid: TERM, wait up to 10 s, then KILL.
@@ -230,10 +242,29 @@ _kc_sweep() {
 	[ -z "$pids" ] || diag "cluster: killed leftover processes:$pids"
 }
 
+# Remove the empty cgroups this cluster left in every hierarchy: Slurm's
+# slurm_NODE trees (slurmd keeps them) and our krexd's subtree.  rmdir only
+# removes empty cgroups, so nothing in use goes.
+_kc_cgroups_clean() {
+	local n m d
+	for n in $KC_NODES; do
+		for m in /sys/fs/cgroup/*/ /sys/fs/cgroup/unified/; do
+			for d in "${m}slurm_$n" "${m}krex-slurm/$$-$n"; do
+				[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+			done
+			rmdir "${m}krex-slurm" 2>/dev/null
+		done
+	done
+	return 0
+}
+
 # Jobs first (slurmstepd outlives slurmd), then slurmd, slurmctld, munged;
 # then any krexd the plugin started that is still there, leftovers, devices.
 cluster_stop() {
 	local p f i ctld=""
+	# Best effort to the end, also under a caller's set -e (scripts/demo.sh).
+	local -
+	set +e
 	[ -n "${KC_DIR:-}" ] || return 0
 	[ -f "$KC_DIR/slurmctld.pid" ] && ctld=$(cat "$KC_DIR/slurmctld.pid")
 	if [ -n "$ctld" ] && kill -0 "$ctld" 2>/dev/null; then
@@ -251,6 +282,7 @@ cluster_stop() {
 		[ -f "$f" ] && _kc_kill "$(cat "$f")"
 	done
 	_kc_sweep
+	_kc_cgroups_clean
 	for p in $KC_DEVS; do rm -f "$p"; done
 	[ -n "${KC_KEEP:-}" ] || rm -rf "$KC_DIR"
 	KC_DIR=""

@@ -44,7 +44,7 @@ $KREX_CLI region -- sh -c '
 	[ "\$p" != "\$q" ] && echo n2=moved || echo n2=frozen' > $(W n1owner.out)
 EOS
 	o=$(ksbatch --krex-shared --gres=shard:1 -w $N1 -o "$(W n1owner.log)" "$(W n1owner.sh)") || return 1
-	wait_for 30 kjob_done "$o" || return 1
+	kwait 30 kjob_done "$o" || return 1
 	diag "$(tr '\n' ' ' <"$(W n1owner.out)" 2>/dev/null)"
 	krun scancel "$a" "$b"
 	grep -q n1=frozen "$(W n1owner.out)" && grep -q n2=moved "$(W n1owner.out)"
