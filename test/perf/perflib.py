@@ -474,7 +474,11 @@ def torch_wrap(counter, script, argv):
     def watch():
         while True:
             t = sys.modules.get("torch")
-            if t is not None and t.cuda.is_initialized():
+            # While torch is still importing, the module is there without
+            # its attributes: look again later.
+            cuda = getattr(t, "cuda", None) if t is not None else None
+            init = getattr(cuda, "is_initialized", None)
+            if init is not None and init():
                 time.sleep(1.0)
                 with open(counter, "w") as f:
                     f.write("1\n")
