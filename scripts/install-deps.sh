@@ -11,6 +11,13 @@ munge libmunge-dev
 libamdhip64-dev
 clang-format procps psmisc python3 gnuplot-nox"
 
+# KREX_NO_INSTALL=1: a machine without apt or network (the GPU machine) that
+# brings its own Slurm and munge: check nothing, install nothing.
+if [ "${KREX_NO_INSTALL:-0}" = 1 ]; then
+	echo "install-deps: KREX_NO_INSTALL=1, not installing"
+	exit 0
+fi
+
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -115,10 +115,17 @@ row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$OUT/table.txt"; }
 field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$2" | head -1; }
 v() { sed -n "s/.*$1=\([0-9.-]*\).*/\1/p" "$2"; }
 : >"$OUT/table.txt"
+# KREX_GPU_SECTIONS: which numbered sections to run (default all);
+# KREX_GPU_CAPS: the queue caps of section 4; KREX_GPU_REPS: section 5's
+# repetitions (interleaved, so drift hits every variant alike).
+SECTIONS=" ${KREX_GPU_SECTIONS:-1 2 3 4 5} "
+want() { case "$SECTIONS" in *" $1 "*) return 0 ;; esac; return 1; }
+declare -A IT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks_event_reasons.active \
 	--format=csv >"$OUT/clocks-before.txt" 2>&1
 
 # ---- 1. the gate sees every launch path (no krexd: pass-through, counted) -------
+if want 1; then
 echo "== 1. launches seen by the gate"
 if [ -n "$RT" ]; then
 	LD_PRELOAD=$G KREX_GATE_COUNTS=$W/counts.rt timeout 60 "$RT" >"$W/rt.out" 2>&1
@@ -132,8 +139,10 @@ if [ -n "$TORCH" ]; then
 else
 	row "PyTorch loop" "SKIP (no torch)"
 fi
+fi
 
 # ---- 2. siblings under krex run: drained, frozen, correct ------------------------
+if want 2; then
 echo "== 2. siblings under krex run, regions drain and freeze them"
 krexd_up -o drain_timeout=2s
 HIT5=$(timeout 60 "$WL/krex-victim" calib 5)
@@ -151,10 +160,11 @@ wait $PIDS 2>/dev/null
 PIDS=
 row "siblings finished" "$(grep -E 'rt_prog|torch_loop' "$W/siblings.log" | tr '\n' ' ')"
 row "gate counts of the siblings" "$(awk '{n[$2] += $3} END {for (s in n) printf "%s=%s ", s, n[s]}' "$W/counts.sib" 2>/dev/null)"
+fi
 
 # ---- 3. victim p95 --------------------------------------------------------------
+if want 3; then
 echo "== 3. victim p95 (ms)"
-declare -A IT
 for ms in 0.1 1 10; do IT[$ms]=$(timeout 60 "$WL/krex-victim" calib "$ms"); done
 reps() { case $1 in 10) echo 60 ;; *) echo 300 ;; esac; }
 PRE=
@@ -184,10 +194,14 @@ for kind in async sync torch; do
 	stop_all
 	[ $(($(date +%s) - T0)) -gt 420 ] && { row "time budget" "stopped after $kind"; break; }
 done
+fi
 
 # ---- 4. region entry with and without the queue cap ---------------------------------
+if want 4; then
 echo "== 4. region entry (1 ms victim, async hog of 5 ms kernels)"
-for cap in 0 8; do
+[ -n "${IT[1]:-}" ] || IT[1]=$(timeout 60 "$WL/krex-victim" calib 1)
+HIT5=${HIT5:-$(timeout 60 "$WL/krex-victim" calib 5)}
+for cap in ${KREX_GPU_CAPS:-0 8}; do
 	krexd_up -o drain_timeout=2s -o queue_cap=$cap
 	sib "$WL/krex-hog" "$HIT5" --seconds 60
 	sleep 2
@@ -196,15 +210,21 @@ for cap in 0 8; do
 	row "region entry, queue_cap=$cap" "entry_p50=$(v entry_p50 "$W/entry.$cap") entry_p95=$(v entry_p95 "$W/entry.$cap") clean=$(v outcome_clean "$W/entry.$cap")"
 	stop_all
 done
+fi
 
 # ---- 5. open gate cost --------------------------------------------------------------
+if want 5; then
 echo "== 5. open-gate cost (empty kernels)"
-row "launches/s, no gate" "$(timeout 60 "$WL/krex-launchrate" 200000)"
-row "launches/s, gate, no krexd" "$(LD_PRELOAD=$G timeout 60 "$WL/krex-launchrate" 200000)"
-krexd_up
-row "launches/s, gate joined (krex run)" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
-krexd_up -o queue_cap=8
-row "launches/s, gate joined, queue_cap=8" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
+for rep in $(seq "${KREX_GPU_REPS:-1}"); do
+	row "launches/s, no gate" "$(timeout 60 "$WL/krex-launchrate" 200000)"
+	row "launches/s, gate, no krexd" "$(LD_PRELOAD=$G timeout 60 "$WL/krex-launchrate" 200000)"
+	krexd_up -o queue_cap=0
+	row "launches/s, gate joined (krex run)" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
+	krexd_up -o queue_cap=2
+	row "launches/s, gate joined, queue_cap=2" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
+	krexd_down
+done
+fi
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks_event_reasons.active \
 	--format=csv >"$OUT/clocks-after.txt" 2>&1
