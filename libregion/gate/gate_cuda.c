@@ -104,6 +104,7 @@ typedef CUresult (*ctx_sync_fn)(void);
 typedef CUresult (*ev_create_fn)(CUevent *, unsigned int);
 typedef CUresult (*ev_record_fn)(CUevent, CUstream);
 typedef CUresult (*ev_sync_fn)(CUevent);
+typedef CUresult (*is_capturing_fn)(CUstream, int *);
 CU_SYM(ctx_get_fn, cuCtxGetCurrent)
 CU_SYM(ctx_push_fn, cuCtxPushCurrent_v2)
 CU_SYM(ctx_get_fn, cuCtxPopCurrent_v2)
@@ -111,6 +112,7 @@ CU_SYM(ctx_sync_fn, cuCtxSynchronize)
 CU_SYM(ev_create_fn, cuEventCreate)
 CU_SYM(ev_record_fn, cuEventRecord)
 CU_SYM(ev_sync_fn, cuEventSynchronize)
+CU_SYM(is_capturing_fn, cuStreamIsCapturing)
 
 /* The real function for (id, pt), resolving it from the handle the first
  * time; never one of our own wrappers (that would recurse). */
@@ -243,6 +245,20 @@ static struct cu_capq *gate_cuda_capq(CUstream s)
 	return NULL;
 }
 
+/* 1 if stream s is capturing (or its state cannot be read with a driver
+ * that has the call); 0 otherwise. */
+static int gate_cuda_capturing(CUstream s)
+{
+	is_capturing_fn is_capturing = gate_cuStreamIsCapturing();
+	int status = 0;
+
+	if (!is_capturing)
+		return 0;
+	if (is_capturing(s, &status) != CUDA_SUCCESS)
+		return 1;
+	return status != 0; /* CU_STREAM_CAPTURE_STATUS_NONE */
+}
+
 /* Before a launch: returns the queue to record into after it, or NULL. */
 static struct cu_capq *gate_cuda_cap_before(CUstream s, int pt)
 {
@@ -256,6 +272,11 @@ static struct cu_capq *gate_cuda_cap_before(CUstream s, int pt)
 		s = CU_STREAM_PER_THREAD; /* the _ptsz variant's stream 0 */
 	q = gate_cuda_capq(s);
 	if (!q || q->broken || ++q->launches % cap)
+		return NULL;
+	/* Never record or wait on a stream that is being captured into a graph:
+	 * an event wait there invalidates the capture (seen with PyTorch's CUDA
+	 * graphs on the H200).  Graph replays are capped like any launch. */
+	if (gate_cuda_capturing(s))
 		return NULL;
 	sync = gate_cuEventSynchronize();
 	if (q->recorded[q->idx] && sync)

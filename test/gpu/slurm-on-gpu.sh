@@ -5,6 +5,7 @@
 # user and key are made here.  Run as root from the source tree's root.
 set -u
 B=${1:?usage: slurm-on-gpu.sh BUILDDIR}
+export PATH=$PATH:/usr/sbin:/sbin
 id munge >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin munge
 install -d -o munge -g munge -m 0700 /etc/munge
 install -d -o munge -g munge -m 0755 /var/lib/munge /var/log/munge /run/munge
