@@ -190,6 +190,22 @@ int unix_peer_cred(int fd, pid_t *pid, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
+ssize_t file_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < len - 1 && (n = read(fd, buf + got, len - 1 - (size_t)got)) > 0)
+		got += n;
+	err = errno;
+	close(fd);
+	buf[got] = '\0';
+	errno = err;
+	return got;
+}
+
 int mkdir_p(const char *path, mode_t mode)
 {
 	char buf[4096];

@@ -33,6 +33,13 @@ int unix_listen(const char *path, int backlog, mode_t mode);
 /* Peer credentials of a connected unix socket (SO_PEERCRED). */
 int unix_peer_cred(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
+/*
+ * Read up to len - 1 bytes of the file at path into buf and NUL-terminate it
+ * (for /proc and cgroup files).  Returns the bytes read, or -1 with errno if
+ * the file cannot be opened.
+ */
+ssize_t file_read(const char *path, char *buf, size_t len);
+
 /* Make directory path and its parents with mode (like mkdir -p). */
 int mkdir_p(const char *path, mode_t mode);
 

@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "defs.h"
+#include "fdio.h"
 #include "freezer.h"
 #include "log.h"
 
@@ -35,23 +36,6 @@ static int file_write(const char *path, const char *s)
 	close(fd);
 	errno = err;
 	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-/* Read up to len-1 bytes of path into buf, NUL-terminated.  Returns bytes or -1. */
-static ssize_t file_read(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
-	ssize_t n, got = 0;
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)got < len - 1 && (n = read(fd, buf + got, len - 1 - (size_t)got)) > 0)
-		got += n;
-	err = errno;
-	close(fd);
-	buf[got] = '\0';
-	errno = err;
-	return got;
 }
 
 static int cg_file(char *out, size_t len, const char *cg, const char *file)

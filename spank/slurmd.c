@@ -241,20 +241,6 @@ int slurmd_init(spank_t sp, const struct spank_args *a)
 	return 0;
 }
 
-/* Read the start of a small file into buf (NUL-terminated); length or -1. */
-static ssize_t file_read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return n;
-}
-
 /* The krexd whose pid is in the run dir's pid file, if it is one; else 0. */
 static pid_t slurmd_krexd_pid(void)
 {
@@ -262,14 +248,14 @@ static pid_t slurmd_krexd_pid(void)
 	pid_t pid;
 
 	if (xsnprintf(path, sizeof(path), "%s/%s", krexd_rundir, KREX_PIDFILE_NAME) < 0 ||
-	    file_read_small(path, buf, sizeof(buf)) <= 0)
+	    file_read(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	pid = (pid_t)strtol(buf, NULL, 10);
 	if (pid <= 1)
 		return 0;
 	/* A stale pid file could name a reused pid: check it is a krexd. */
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (file_read_small(path, buf, sizeof(buf)) <= 0)
+	if (file_read(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	return strstr(buf, "krexd") ? pid : 0;
 }
@@ -280,7 +266,7 @@ static int pid_running(pid_t pid)
 	char path[64], buf[256], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file_read_small(path, buf, sizeof(buf)) <= 0)
+	if (file_read(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strrchr(buf, ')');
 	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
