@@ -1,26 +1,40 @@
 --[[
  job_submit.lua for KREX: a job that asks for --krex-shared (or has
- KREX_SHARED in its environment) but for no GPU gets one shard, so that it
- lands on a GPU it shares; a job that asks for whole GPUs is left alone
- (a whole GPU is not shared, so KREX has nothing to quiet).
+ KREX_SHARED in its environment) and for whole GPUs (--gres=gpu:N) is turned
+ into a request for N shards, so that it lands on a GPU it shares with other
+ --krex-shared jobs; one that asks for no GPU gets one shard.  Jobs without
+ the option are left alone.  Install it beside slurm.conf with
+ JobSubmitPlugins=lua (test/slurm/job-submit.sh checks it on Slurm 22.05).
 
  How the option reaches slurmctld: sbatch and salloc send SPANK options in
  the job's spank environment as _SLURM_SPANK_OPTION_krex_krex_shared.
- Not exercised by the test suite; check on your Slurm release.
 --]]
 
-local SHARE_GRES = "gres/shard:1"
+-- Slurm 22.05 writes TRES requests as "gres:NAME:COUNT".
+local SHARE_GRES = "gres:shard:1"
+
+-- KREX_SHARED=VALUE says yes unless VALUE is empty, 0, no or off.
+local function yes(v)
+	return v ~= nil and v ~= "" and v ~= "0" and v ~= "no" and v ~= "off"
+end
 
 local function wants_krex(job_desc)
-	local env = job_desc.spank_job_env or {}
-	for _, kv in ipairs(env) do
+	-- Both tables are indexed from 0 in 22.05: walk them with pairs().
+	for _, kv in pairs(job_desc.spank_job_env or {}) do
 		if string.find(kv, "_SLURM_SPANK_OPTION_krex_krex_shared", 1, true) then
 			return true
 		end
 	end
 	local e = job_desc.environment or {}
-	local v = e["KREX_SHARED"]
-	return v ~= nil and v ~= "" and v ~= "0" and v ~= "no" and v ~= "off"
+	if yes(e["KREX_SHARED"]) then
+		return true
+	end
+	for _, kv in pairs(e) do
+		if type(kv) == "string" and string.sub(kv, 1, 12) == "KREX_SHARED=" then
+			return yes(string.sub(kv, 13))
+		end
+	end
+	return false
 end
 
 local function asks_gpu(job_desc)
@@ -29,8 +43,26 @@ local function asks_gpu(job_desc)
 	return string.find(t, "gpu", 1, true) or string.find(t, "shard", 1, true)
 end
 
+-- "gres:gpu:2" -> "gres:shard:2" (a typed "gres:gpu:h200:2" keeps its count)
+local function gpus_to_shards(tres)
+	local n = string.match(tres, "gres[:/]gpu:[%w_]*:?(%d+)") or
+		string.match(tres, "gres[:/]gpu:(%d+)")
+	if not n then
+		return nil
+	end
+	return "gres:shard:" .. n
+end
+
 function slurm_job_submit(job_desc, part_list, submit_uid)
-	if wants_krex(job_desc) and not asks_gpu(job_desc) then
+	if not wants_krex(job_desc) then
+		return slurm.SUCCESS
+	end
+	local tres = job_desc.tres_per_node or ""
+	local shards = gpus_to_shards(tres)
+	if shards then
+		job_desc.tres_per_node = shards
+		slurm.log_info("krex: job of uid %u: %s becomes %s", submit_uid, tres, shards)
+	elseif not asks_gpu(job_desc) then
 		job_desc.tres_per_node = SHARE_GRES
 		slurm.log_info("krex: job of uid %u gets %s", submit_uid, SHARE_GRES)
 	end

@@ -155,7 +155,12 @@ _kc_conf() {
 			i=$((i + 1))
 		done
 		echo "PartitionName=debug Nodes=$(echo $KC_NODES | tr ' ' ,) Default=YES MaxTime=10 State=UP"
+		# KC_SLURM_EXTRA: more slurm.conf lines (a test's own plugins)
+		[ -z "${KC_SLURM_EXTRA:-}" ] || printf '%s\n' "$KC_SLURM_EXTRA"
 	} >"$KC_DIR/slurm.conf"
+	# KC_CONF_FILES: files slurmctld reads beside slurm.conf (job_submit.lua)
+	local f
+	for f in ${KC_CONF_FILES:-}; do cp "$f" "$KC_DIR/"; done
 	{
 		echo "AutoDetect=off"
 		set -- $KC_NODES
