@@ -1,8 +1,9 @@
 /*
  * isolate.h - the CPU isolation hook of the region entry sequence.
  *
- * krexd calls isolate_enter() after the siblings are frozen and before GRANT,
- * and isolate_exit() first thing when the region ends (before the thaw).
+ * krexd calls isolate_enter() after the siblings are frozen and before GRANT;
+ * when the region ends it first undoes the region's recorded lines (below),
+ * then thaws.
  * The isolation work (hwloc/: topo_choose() picks the owner's cores; cpuset
  * and affinity backends apply the change) plugs in here.  Its contract:
  *
