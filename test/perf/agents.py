@@ -57,11 +57,7 @@ DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall
 
 
 def parse_args():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    g = ap.add_mutually_exclusive_group()
-    g.add_argument("--quick", action="store_const", dest="preset", const="quick")
-    g.add_argument("--full", action="store_const", dest="preset", const="full")
-    P.add_common_args(ap)
+    ap = P.preset_parser(__doc__)
     ap.add_argument("--n", help="session counts, comma separated")
     ap.add_argument("--modes", default=",".join(MODES), help="modes: job,cmd,krex")
     ap.add_argument("--window", type=float, help="seconds each (mode, N) runs")

@@ -30,7 +30,6 @@ failed (crash, unparsable output), 77 when the victim is not built.  Timings
 never decide it.
 """
 
-import argparse
 import math
 import os
 import sys
@@ -71,11 +70,7 @@ DIGITS = {"infl_ev_p95_pct": 2, "infl_wall_p95_pct": 2, "infl_wall_p99_pct": 2,
 
 
 def parse_args():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    g = ap.add_mutually_exclusive_group()
-    g.add_argument("--quick", action="store_const", dest="preset", const="quick")
-    g.add_argument("--full", action="store_const", dest="preset", const="full")
-    P.add_common_args(ap)
+    ap = P.preset_parser(__doc__)
     ap.add_argument("--sizes", help="kernel sizes in ms, comma separated")
     ap.add_argument("--samples", help="samples per size, e.g. 0.1:1000,1:1000,10:300")
     ap.add_argument("--mixes", help="sibling mixes: " + ",".join(MIXES))

@@ -8,6 +8,7 @@ krexd, percentiles, victim output parsing, the GPU clocks (nvidia-smi, read
 only), CSV and markdown tables, and a tiny CPU burner used as a sibling.
 """
 
+import argparse
 import csv
 import os
 import shutil
@@ -59,6 +60,17 @@ def log(msg):
 
 def elapsed():
     return time.monotonic() - _t0
+
+
+def preset_parser(doc):
+    """An argument parser with --quick/--full (dest preset) and the common
+    flags of every driver."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_const", dest="preset", const="quick")
+    g.add_argument("--full", action="store_const", dest="preset", const="full")
+    add_common_args(ap)
+    return ap
 
 
 def add_common_args(ap):
