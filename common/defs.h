@@ -51,6 +51,7 @@
 #define KREX_DEFAULT_DRAIN_TIMEOUT_MS 2000   /* drain_timeout */
 #define KREX_DEFAULT_FREEZE_TIMEOUT_MS 1000  /* freeze_timeout */
 #define KREX_DEFAULT_QUEUE_TIMEOUT_MS 600000 /* how long a begin may wait in the queue */
+#define KREX_DEFAULT_QUEUE_US 1000           /* queue_time: GPU time a sibling stream may queue */
 #define KREX_DEFAULT_QUEUE_CAP 2             /* queue_cap: launches between gate events; 0 = off */
 #define KREX_DEFAULT_GATE_TIMEOUT_MS 120000  /* longest a gated thread waits before failing open */
 #define KREX_DEFAULT_IO_TIMEOUT_MS 5000      /* deadline for one message read or write */

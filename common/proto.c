@@ -395,6 +395,7 @@ static void put_body(struct pbuf *b, uint16_t type, const union proto_body *m)
 	case PROTO_REGISTERED:
 		pbuf_put_u32(b, m->registered.participant);
 		pbuf_put_u32(b, m->registered.queue_cap);
+		pbuf_put_u32(b, m->registered.queue_us);
 		pbuf_put_u32(b, m->registered.gate_timeout_ms);
 		pbuf_put_str(b, m->registered.gate_path);
 		if (m->registered.nslots > KREX_MAX_GPUS) {
@@ -518,6 +519,7 @@ static void get_body(struct pbuf *b, uint16_t type, union proto_body *m)
 	case PROTO_REGISTERED:
 		m->registered.participant = pbuf_get_u32(b);
 		m->registered.queue_cap = pbuf_get_u32(b);
+		m->registered.queue_us = pbuf_get_u32(b);
 		m->registered.gate_timeout_ms = pbuf_get_u32(b);
 		pbuf_get_str(b, m->registered.gate_path, sizeof(m->registered.gate_path));
 		m->registered.nslots = pbuf_get_u16(b);

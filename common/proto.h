@@ -22,7 +22,7 @@
 #include "krex/region.h"
 
 #define PROTO_MAGIC 0x4b524558u /* "KREX" */
-#define PROTO_VERSION 1         /* bump on any change, and say so in NEWS.md */
+#define PROTO_VERSION 2         /* bump on any change, and say so in NEWS.md */
 #define PROTO_HDR_LEN 16
 #define PROTO_MAX_PAYLOAD 65536
 #define PROTO_MAX_STR 1024 /* any one string field */
@@ -85,7 +85,8 @@ struct proto_register {
 
 struct proto_registered {
 	uint32_t participant; /* id; the gate word of a GPU holds the owner's id */
-	uint32_t queue_cap;
+	uint32_t queue_cap;   /* launches between gate events, 0 = off */
+	uint32_t queue_us;    /* GPU time a stream may have queued, 0 = count only */
 	uint32_t gate_timeout_ms;
 	char gate_path[512]; /* the gate page to map read-only */
 	uint16_t nslots;

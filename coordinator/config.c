@@ -24,6 +24,7 @@ void config_defaults(struct krexd_config *c)
 	c->queue_timeout_ns = KREX_DEFAULT_QUEUE_TIMEOUT_MS * NS_PER_MS;
 	c->gate_timeout_ns = KREX_DEFAULT_GATE_TIMEOUT_MS * NS_PER_MS;
 	c->queue_cap = KREX_DEFAULT_QUEUE_CAP;
+	c->queue_time_ns = (uint64_t)KREX_DEFAULT_QUEUE_US * 1000;
 	c->freezer = FREEZER_AUTO;
 	c->isolate = ISOLATE_PARTICIPANTS;
 	c->region_cores[0] = '\0'; /* "": the owner's allocated cores */
@@ -95,7 +96,7 @@ static int set_str(char *dst, size_t len, const char *v)
 int config_set(struct krexd_config *c, const char *key, const char *v, char *err, size_t errlen)
 {
 	char items[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
-	uint64_t u;
+	uint64_t u, ns;
 	unsigned gi;
 	int rc = -1, lvl, n = 0;
 
@@ -114,6 +115,12 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 	else if (!strcmp(key, "queue_cap")) {
 		rc = conf_parse_uint(v, 0, 1000000, &u);
 		c->queue_cap = rc ? c->queue_cap : (unsigned)u;
+	} else if (!strcmp(key, "queue_time")) {
+		/* 0 (launch count only), or 10 us to 1 s; a bare number is ms */
+		rc = time_parse_duration(v, NS_PER_MS, &ns);
+		if (rc == 0 && ns != 0 && (ns < 10 * 1000 || ns > NS_PER_S))
+			rc = -1;
+		c->queue_time_ns = rc ? c->queue_time_ns : ns;
 	} else if (!strcmp(key, "freezer"))
 		rc = parse_enum(v, freezer_names, 4, &c->freezer);
 	else if (!strcmp(key, "isolate"))

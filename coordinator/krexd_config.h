@@ -22,6 +22,7 @@ struct krexd_config {
 	        queue_timeout_ns; /* longest a begin waits in the queue (when it asks for no less) */
 	uint64_t gate_timeout_ns;     /* handed to gates: longest a gated thread waits */
 	unsigned queue_cap;           /* launches between gate events, 0 = off (handed to gates) */
+	uint64_t queue_time_ns;       /* GPU time a stream may queue, 0 = count only (to gates) */
 	int freezer;                  /* enum freezer_kind */
 	int isolate;                  /* enum isolate_mode, stored for the isolation work */
 	char region_cores[256];       /* stored for the isolation work */

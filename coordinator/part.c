@@ -246,6 +246,7 @@ static int reply_registered(struct krexd *k, struct conn *c, uint32_t seq,
 	memset(&m, 0, sizeof(m));
 	r->participant = c->part->id;
 	r->queue_cap = k->cfg.queue_cap;
+	r->queue_us = (uint32_t)(k->cfg.queue_time_ns / 1000);
 	r->gate_timeout_ms = (uint32_t)(k->cfg.gate_timeout_ns / NS_PER_MS);
 	snprintf(r->gate_path, sizeof(r->gate_path), "%s", k->gate.path);
 	if (reg->gpus.n) {

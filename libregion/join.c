@@ -61,6 +61,7 @@ static struct {
 	krex_drain_fn drain;
 	void *drain_arg;
 	unsigned queue_cap;
+	unsigned queue_us;
 	unsigned gate_timeout_ms;
 	int atfork_done;
 } join_state = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
@@ -152,6 +153,7 @@ static int join_register(struct join_view **out, int *kerr)
 	for (i = 0; i < v->nslots; i++)
 		v->slot[i] = reply.registered.slot[i];
 	join_state.queue_cap = reply.registered.queue_cap;
+	join_state.queue_us = reply.registered.queue_us;
 	join_state.gate_timeout_ms = reply.registered.gate_timeout_ms
 	                                     ? reply.registered.gate_timeout_ms
 	                                     : KREX_DEFAULT_GATE_TIMEOUT_MS;
@@ -371,6 +373,11 @@ out:
 KREX_EXPORT unsigned krex_queue_cap(void)
 {
 	return join_state.queue_cap;
+}
+
+KREX_EXPORT unsigned krex_queue_time_us(void)
+{
+	return join_state.queue_us;
 }
 
 /* The slow path: wait until our gates open, krexd goes away or time runs out. */

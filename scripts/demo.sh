@@ -62,9 +62,10 @@ fi
 
 mode=linuxproc
 [ -w /sys/fs/cgroup/freezer/cgroup.procs ] && mode=cgroup
-# queue_cap: each sibling keeps at most a few kernels queued, so that a
-# region's drain is quick (DESIGN.md "Bounded drain").
-KC_PLUGARGS="queue_cap=2 max_region=20s"
+# The bounded queue: each sibling stream keeps about queue_time of GPU work
+# queued (long kernels one at a time), so that a region's drain is quick
+# (DESIGN.md "Bounded drain", krexd.conf(5)).
+KC_PLUGARGS="queue_cap=2 queue_time=1ms max_region=20s"
 say "starting Slurm (proctrack/$mode) with spank_krex.so on localhost ($KC_PLUGARGS)"
 t0=$(date +%s%N)
 cluster_start "$mode" 1 || die "$CLUSTER_WHY"

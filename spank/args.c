@@ -77,6 +77,8 @@ static int args_kv(const char *key, const char *value, void *ctx, char *err, siz
 		}
 		return set_str(a->queue_cap, sizeof(a->queue_cap), key, value, err, errlen);
 	}
+	if (!strcmp(key, "queue_time"))
+		return set_duration(a->queue_time, sizeof(a->queue_time), key, value, err, errlen);
 	if (!strcmp(key, "max_region"))
 		return set_duration(a->max_region, sizeof(a->max_region), key, value, err, errlen);
 	if (!strcmp(key, "drain_timeout"))

@@ -46,6 +46,7 @@ struct spank_args {
 	char freezer[16];
 	char cgroup_subtree[128]; /* %n = node name */
 	char queue_cap[16];
+	char queue_time[32];
 };
 
 /* Parse plugstack.conf's arguments into *a (defaults first).  Returns 0, or

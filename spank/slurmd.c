@@ -108,19 +108,22 @@ static void cgroup_move_root(void)
 
 /* argv for krexd: -r RUNDIR, -o node_name=NODE and -o key=value for each
  * plugstack tunable given (%n expanded).  opts holds the strings. */
-static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opts[7][200])
+#define KREXD_OPTS 8
+static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opts[KREXD_OPTS][200])
 {
-	const char *keys[7] = {"node_name", "max_region",     "drain_timeout", "isolate",
-	                       "freezer",   "cgroup_subtree", "queue_cap"};
-	const char *vals[7] = {"%n",       a->max_region,     a->drain_timeout, a->isolate,
-	                       a->freezer, a->cgroup_subtree, a->queue_cap};
+	const char *keys[KREXD_OPTS] = {"node_name", "max_region", "drain_timeout",
+	                                "isolate",   "freezer",    "cgroup_subtree",
+	                                "queue_cap", "queue_time"};
+	const char *vals[KREXD_OPTS] = {"%n",         a->max_region, a->drain_timeout,
+	                                a->isolate,   a->freezer,    a->cgroup_subtree,
+	                                a->queue_cap, a->queue_time};
 	char val[160];
 	int i, n = 0;
 
 	argv[n++] = (char *)a->krexd;
 	argv[n++] = (char *)"-r";
 	argv[n++] = krexd_rundir;
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < KREXD_OPTS; i++) {
 		if (!vals[i][0] || args_expand(val, sizeof(val), vals[i], node_name) < 0)
 			continue;
 		snprintf(opts[i], 200, "%s=%s", keys[i], val);
@@ -133,7 +136,7 @@ static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opt
 /* The launcher child: out of slurmd's session and cgroups, then exec. */
 static void slurmd_spawn_child(const struct spank_args *a, int errfd)
 {
-	char *argv[20], opts[7][200];
+	char *argv[24], opts[KREXD_OPTS][200];
 	int fd;
 
 	setsid();

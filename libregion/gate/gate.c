@@ -36,6 +36,7 @@ static _Atomic int gate_inflight; /* threads between the gate check and the driv
 static _Atomic int gate_draining; /* 1 while the drain callback runs (futex word) */
 static _Atomic int gate_rejoining;
 static unsigned gate_cap;
+static uint64_t gate_qns;
 static char *gate_counts_path;
 int gate_counting;
 
@@ -47,6 +48,16 @@ static long gate_futex(_Atomic int *word, int op, int val, const struct timespec
 unsigned gate_queue_cap(void)
 {
 	return gate_cap;
+}
+
+uint64_t gate_queue_ns(void)
+{
+	return gate_qns;
+}
+
+int gate_joined(void)
+{
+	return atomic_load_explicit(&gate_state, memory_order_relaxed) == GS_JOINED;
 }
 
 static int gate_drain(void *arg);
@@ -64,7 +75,9 @@ static void gate_join(void)
 		return;
 	}
 	gate_cap = krex_queue_cap();
-	log_debug("joined; queue cap %u", gate_cap);
+	gate_qns = (uint64_t)krex_queue_time_us() * 1000;
+	log_debug("joined; queue cap %u launches, queue time %llu us", gate_cap,
+	          (unsigned long long)(gate_qns / 1000));
 	atomic_store(&gate_state, GS_JOINED);
 }
 

@@ -2,8 +2,9 @@
  * gate.h - internals of libkrexgate.so shared by its files.
  *
  * gate.c        constructor, join, fork, the gate check and the drain
- * gate_cuda.c   CUDA wrappers (cuda_hooks.def), cuGetProcAddress, contexts, queue cap
+ * gate_cuda.c   CUDA wrappers (cuda_hooks.def), cuGetProcAddress, contexts
  * gate_hip.c    HIP wrappers (hip_hooks.def), devices
+ * gate_queue.c  the bounded queue, for both
  * gate_dlsym.c  the dlsym override
  */
 #ifndef KREX_GATE_H
@@ -28,8 +29,13 @@ enum gate_kind { GK_LAUNCH = 0, GK_COPY = 1, GK_WAIT = 2 };
 int gate_enter(void);
 void gate_leave(int joined);
 
-/* The queue cap krexd asked for (launches between events), 0 = off. */
+/* 1 while the process is joined (the gates apply to it). */
+int gate_joined(void);
+
+/* The bounded queue krexd asked for (gate_queue.h): queue_cap in launches
+ * (0 = off) and queue_time in ns (0 = launch count only). */
 unsigned gate_queue_cap(void);
+uint64_t gate_queue_ns(void);
 
 /* Counting of wrapper entries for tests (KREX_GATE_COUNTS=FILE). */
 extern int gate_counting;

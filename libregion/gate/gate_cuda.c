@@ -1,7 +1,7 @@
 /*
  * gate_cuda.c - the CUDA driver API side of the gate: one wrapper per
  * (hooked symbol, per-thread variant) generated from cuda_hooks.def, the
- * cuGetProcAddress(_v2) dispatch, the contexts to drain and the queue cap.
+ * cuGetProcAddress(_v2) dispatch, the contexts to drain and the bounded queue.
  */
 #include "config.h"
 
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gate.h"
+#include "gate_queue.h"
 #include "gate_types.h"
 #include "log.h"
 
@@ -104,6 +105,7 @@ typedef CUresult (*ctx_sync_fn)(void);
 typedef CUresult (*ev_create_fn)(CUevent *, unsigned int);
 typedef CUresult (*ev_record_fn)(CUevent, CUstream);
 typedef CUresult (*ev_sync_fn)(CUevent);
+typedef CUresult (*ev_elapsed_fn)(float *, CUevent, CUevent);
 typedef CUresult (*is_capturing_fn)(CUstream, int *);
 CU_SYM(ctx_get_fn, cuCtxGetCurrent)
 CU_SYM(ctx_push_fn, cuCtxPushCurrent_v2)
@@ -112,6 +114,9 @@ CU_SYM(ctx_sync_fn, cuCtxSynchronize)
 CU_SYM(ev_create_fn, cuEventCreate)
 CU_SYM(ev_record_fn, cuEventRecord)
 CU_SYM(ev_sync_fn, cuEventSynchronize)
+CU_SYM(ev_sync_fn, cuEventQuery)
+CU_SYM(ev_elapsed_fn, cuEventElapsedTime_v2)
+CU_SYM(ev_elapsed_fn, cuEventElapsedTime)
 CU_SYM(is_capturing_fn, cuStreamIsCapturing)
 
 /* The real function for (id, pt), resolving it from the handle the first
@@ -207,124 +212,111 @@ void gate_cuda_forget(void)
 		atomic_store(&cu_ctx[i], NULL);
 }
 
-/* ---- queue cap -------------------------------------------------------------- */
+/* ---- bounded queue (gate_queue.c) ------------------------------------------ */
 
-/*
- * Bounded queue: every cap launches on a stream the gate records an event,
- * and before such a launch it waits for the event recorded CU_CAP_DEPTH
- * events ago, so at most about cap * CU_CAP_DEPTH launches of this thread
- * are queued on a stream.  State is per thread (no lock); streams beyond
- * CU_CAP_STREAMS per thread are not capped.
- */
-#define CU_CAP_DEPTH 2
-#define CU_CAP_STREAMS 8
-struct cu_capq {
-	CUstream stream;
-	unsigned long launches;
-	CUevent ev[CU_CAP_DEPTH];
-	unsigned char recorded[CU_CAP_DEPTH];
-	unsigned idx;
-	int used, broken;
-};
-static __thread struct cu_capq cu_capq[CU_CAP_STREAMS];
+#define CU_GQ_STREAMS 8 /* streams per thread that are bounded; more pass */
+static __thread struct gq cu_gq[CU_GQ_STREAMS];
 
-static struct cu_capq *gate_cuda_capq(CUstream s)
+static int cu_gq_create(void **ev, int timing)
 {
-	int i;
+	ev_create_fn create = gate_cuEventCreate();
 
-	for (i = 0; i < CU_CAP_STREAMS; i++)
-		if (cu_capq[i].used && cu_capq[i].stream == s)
-			return &cu_capq[i];
-	for (i = 0; i < CU_CAP_STREAMS; i++)
-		if (!cu_capq[i].used) {
-			memset(&cu_capq[i], 0, sizeof(cu_capq[i]));
-			cu_capq[i].used = 1;
-			cu_capq[i].stream = s;
-			return &cu_capq[i];
-		}
-	return NULL;
+	return create && create((CUevent *)ev, timing ? 0 : CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS
+	               ? 0
+	               : -1;
+}
+
+static int cu_gq_record(void *ev, void *s)
+{
+	ev_record_fn record = gate_cuEventRecord();
+
+	return record && record((CUevent)ev, (CUstream)s) == CUDA_SUCCESS ? 0 : -1;
+}
+
+static int cu_gq_sync(void *ev)
+{
+	ev_sync_fn sync = gate_cuEventSynchronize();
+
+	return sync && sync((CUevent)ev) == CUDA_SUCCESS ? 0 : -1;
+}
+
+static int cu_gq_query(void *ev)
+{
+	ev_sync_fn query = gate_cuEventQuery();
+	CUresult r;
+
+	if (!query)
+		return -1;
+	r = query((CUevent)ev);
+	return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
+}
+
+static int cu_gq_elapsed(float *ms, void *from, void *to)
+{
+	ev_elapsed_fn el = gate_cuEventElapsedTime_v2();
+
+	if (!el)
+		el = gate_cuEventElapsedTime();
+	return el && el(ms, (CUevent)from, (CUevent)to) == CUDA_SUCCESS ? 0 : -1;
 }
 
 /* 1 if stream s is capturing (or its state cannot be read with a driver
- * that has the call); 0 otherwise. */
-static int gate_cuda_capturing(CUstream s)
+ * that has the call); 0 otherwise.  Seen with PyTorch's CUDA graphs on the
+ * H200: an event wait on a capturing stream invalidates the capture. */
+static int cu_gq_capturing(void *s)
 {
 	is_capturing_fn is_capturing = gate_cuStreamIsCapturing();
 	int status = 0;
 
 	if (!is_capturing)
 		return 0;
-	if (is_capturing(s, &status) != CUDA_SUCCESS)
+	if (is_capturing((CUstream)s, &status) != CUDA_SUCCESS)
 		return 1;
 	return status != 0; /* CU_STREAM_CAPTURE_STATUS_NONE */
 }
 
-/* Before a launch: returns the queue to record into after it, or NULL. */
-static struct cu_capq *gate_cuda_cap_before(CUstream s, int pt)
+static const struct gq_ops cu_gq_ops = {cu_gq_create, cu_gq_record,  cu_gq_sync,
+                                        cu_gq_query,  cu_gq_elapsed, cu_gq_capturing};
+
+/* Before a launch, outside the gate: may wait; returns the queue to record
+ * into after the launch, or NULL. */
+static struct gq *gate_cuda_queue_before(CUstream s, int pt)
 {
 	unsigned cap = gate_queue_cap();
-	struct cu_capq *q;
-	ev_sync_fn sync;
+	struct gq *q;
 
-	if (!cap)
+	if (!cap || !gate_joined())
 		return NULL;
 	if (pt && !s)
 		s = CU_STREAM_PER_THREAD; /* the _ptsz variant's stream 0 */
-	q = gate_cuda_capq(s);
-	if (!q || q->broken || ++q->launches % cap)
-		return NULL;
-	/* Never record or wait on a stream that is being captured into a graph:
-	 * an event wait there invalidates the capture (seen with PyTorch's CUDA
-	 * graphs on the H200).  Graph replays are capped like any launch. */
-	if (gate_cuda_capturing(s))
-		return NULL;
-	sync = gate_cuEventSynchronize();
-	if (q->recorded[q->idx] && sync)
-		sync(q->ev[q->idx]);
-	return q;
-}
-
-static void gate_cuda_cap_after(struct cu_capq *q)
-{
-	ev_create_fn create = gate_cuEventCreate();
-	ev_record_fn record = gate_cuEventRecord();
-
-	if (!create || !record) {
-		q->broken = 1;
-		return;
-	}
-	if (!q->ev[q->idx] && create(&q->ev[q->idx], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-		q->broken = 1;
-		return;
-	}
-	q->recorded[q->idx] = record(q->ev[q->idx], q->stream) == CUDA_SUCCESS;
-	q->idx = (q->idx + 1) % CU_CAP_DEPTH;
+	q = gq_find(cu_gq, CU_GQ_STREAMS, s);
+	return gq_before(q, &cu_gq_ops, cap, gate_queue_ns()) ? q : NULL;
 }
 
 /* ---- the wrappers ------------------------------------------------------------ */
 
 struct cu_ticket {
 	int joined;
-	struct cu_capq *capq;
+	struct gq *q;
 };
 
 static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 {
 	if (gate_counting)
 		atomic_fetch_add_explicit(&cu_count[id][pt], 1, memory_order_relaxed);
-	t->capq = NULL;
+	/* The bounded queue first: a thread waiting there is not inside the
+	 * driver, so a drain does not wait for it, and it meets a closed gate
+	 * when it wakes instead of adding to the work being drained. */
+	t->q = cu_hooks[id].kind == GK_LAUNCH ? gate_cuda_queue_before(s, pt) : NULL;
 	t->joined = gate_enter();
-	if (!t->joined)
-		return;
-	gate_cuda_track();
-	if (cu_hooks[id].kind == GK_LAUNCH)
-		t->capq = gate_cuda_cap_before(s, pt);
+	if (t->joined)
+		gate_cuda_track();
 }
 
 static void gate_cuda_after(struct cu_ticket *t, CUresult r)
 {
-	if (t->capq && r == CUDA_SUCCESS)
-		gate_cuda_cap_after(t->capq);
+	if (t->q && r == CUDA_SUCCESS)
+		gq_after(t->q, &cu_gq_ops, gate_queue_ns());
 	gate_leave(t->joined);
 }
 

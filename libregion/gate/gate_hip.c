@@ -1,6 +1,6 @@
 /*
  * gate_hip.c - the HIP side of the gate: one wrapper per symbol of
- * hip_hooks.def, the devices to drain.  HIP 5.x has no hipGetProcAddress;
+ * hip_hooks.def, the devices to drain, the bounded queue's event calls.  HIP 5.x has no hipGetProcAddress;
  * programs reach these by direct binding or dlsym, both covered.
  * No AMD GPU was available to this project: tested against the mock only.
  */
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gate.h"
+#include "gate_queue.h"
 #include "gate_types.h"
 #include "log.h"
 
@@ -125,10 +126,112 @@ void gate_hip_forget(void)
 	atomic_store(&hip_devices, 0);
 }
 
+/* ---- bounded queue (gate_queue.c) ------------------------------------------ */
+
+typedef hipError_t (*hip_evcreate_fn)(hipEvent_t *, unsigned);
+typedef hipError_t (*hip_evcreate0_fn)(hipEvent_t *);
+typedef hipError_t (*hip_evrecord_fn)(hipEvent_t, hipStream_t);
+typedef hipError_t (*hip_ev_fn)(hipEvent_t);
+typedef hipError_t (*hip_elapsed_fn)(float *, hipEvent_t, hipEvent_t);
+typedef hipError_t (*hip_capturing_fn)(hipStream_t, int *);
+
+enum { HQ_CREATE, HQ_CREATE0, HQ_RECORD, HQ_SYNC, HQ_QUERY, HQ_ELAPSED, HQ_CAPTURING, HQ_COUNT };
+static const char *const hq_names[HQ_COUNT] = {"hipEventCreateWithFlags", "hipEventCreate",
+                                               "hipEventRecord",          "hipEventSynchronize",
+                                               "hipEventQuery",           "hipEventElapsedTime",
+                                               "hipStreamIsCapturing"};
+static _Atomic(void *) hq_sym[HQ_COUNT];
+
+static void *hq(int i)
+{
+	void *p = atomic_load_explicit(&hq_sym[i], memory_order_acquire);
+
+	if (!p && (p = gate_hip_sym(hq_names[i])))
+		atomic_store_explicit(&hq_sym[i], p, memory_order_release);
+	return p;
+}
+
+static int hip_gq_create(void **ev, int timing)
+{
+	hip_evcreate_fn cf = (hip_evcreate_fn)hq(HQ_CREATE);
+	hip_evcreate0_fn c0 = (hip_evcreate0_fn)hq(HQ_CREATE0);
+
+	if (cf)
+		return cf((hipEvent_t *)ev, timing ? hipEventDefault : hipEventDisableTiming) ==
+		                       hipSuccess
+		               ? 0
+		               : -1;
+	return c0 && c0((hipEvent_t *)ev) == hipSuccess ? 0 : -1; /* timing events */
+}
+
+static int hip_gq_record(void *ev, void *s)
+{
+	hip_evrecord_fn f = (hip_evrecord_fn)hq(HQ_RECORD);
+
+	return f && f((hipEvent_t)ev, (hipStream_t)s) == hipSuccess ? 0 : -1;
+}
+
+static int hip_gq_sync(void *ev)
+{
+	hip_ev_fn f = (hip_ev_fn)hq(HQ_SYNC);
+
+	return f && f((hipEvent_t)ev) == hipSuccess ? 0 : -1;
+}
+
+static int hip_gq_query(void *ev)
+{
+	hip_ev_fn f = (hip_ev_fn)hq(HQ_QUERY);
+	hipError_t r;
+
+	if (!f)
+		return -1;
+	r = f((hipEvent_t)ev);
+	return r == hipSuccess ? 1 : r == hipErrorNotReady ? 0 : -1;
+}
+
+static int hip_gq_elapsed(float *ms, void *from, void *to)
+{
+	hip_elapsed_fn f = (hip_elapsed_fn)hq(HQ_ELAPSED);
+
+	return f && f(ms, (hipEvent_t)from, (hipEvent_t)to) == hipSuccess ? 0 : -1;
+}
+
+static int hip_gq_capturing(void *s)
+{
+	hip_capturing_fn f = (hip_capturing_fn)hq(HQ_CAPTURING);
+	int status = 0;
+
+	if (!f)
+		return 0;
+	if (f((hipStream_t)s, &status) != hipSuccess)
+		return 1;
+	return status != 0; /* hipStreamCaptureStatusNone */
+}
+
+static const struct gq_ops hip_gq_ops = {hip_gq_create, hip_gq_record,  hip_gq_sync,
+                                         hip_gq_query,  hip_gq_elapsed, hip_gq_capturing};
+
+#define HIP_GQ_STREAMS 8
+static __thread struct gq hip_gq[HIP_GQ_STREAMS];
+
+/* Before a launch, outside the gate (see gate_cuda.c): may wait; returns
+ * the queue to record into after the launch, or NULL. */
+static struct gq *gate_hip_queue_before(int kind, hipStream_t s)
+{
+	unsigned cap = gate_queue_cap();
+	struct gq *q;
+
+	if (kind != GK_LAUNCH || !cap || !gate_joined())
+		return NULL;
+	q = gq_find(hip_gq, HIP_GQ_STREAMS, (void *)s);
+	return gq_before(q, &hip_gq_ops, cap, gate_queue_ns()) ? q : NULL;
+}
+
 #define HIP_HOOK(name, kind, params, args, stream)                                                 \
 	hipError_t name params                                                                     \
 	{                                                                                          \
 		hipError_t(*gate_fn) params = (hipError_t(*) params)gate_hip_real(HIPH_##name);    \
+		struct gq *q;                                                                      \
 		hipError_t r;                                                                      \
 		int joined;                                                                        \
 		if (!gate_fn)                                                                      \
@@ -136,10 +239,13 @@ void gate_hip_forget(void)
 		if (gate_counting)                                                                 \
 			atomic_fetch_add_explicit(&hip_count[HIPH_##name], 1,                      \
 			                          memory_order_relaxed);                           \
+		q = gate_hip_queue_before(kind, (hipStream_t)(stream));                            \
 		joined = gate_enter();                                                             \
 		if (joined)                                                                        \
 			gate_hip_track();                                                          \
 		r = gate_fn args;                                                                  \
+		if (q && r == hipSuccess)                                                          \
+			gq_after(q, &hip_gq_ops, gate_queue_ns());                                 \
 		gate_leave(joined);                                                                \
 		return r;                                                                          \
 	}

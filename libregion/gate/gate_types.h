@@ -50,6 +50,8 @@ typedef struct CUlaunchConfig_st {
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_NOT_INITIALIZED 3
+#define CUDA_ERROR_NOT_READY 600
+#define CU_EVENT_DEFAULT 0x0
 #define CU_EVENT_DISABLE_TIMING 0x2
 /* cuGetProcAddress flags: bit 1 asks for the per-thread-default-stream
  * variant (CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM). */
@@ -73,5 +75,10 @@ typedef struct dim3 {
 
 #define hipSuccess 0
 #define hipErrorNotInitialized 3
+#define hipErrorNotReady 600
+#define hipEventDefault 0x0
+#define hipEventDisableTiming 0x2
+/* The per-thread default stream handle (hip_runtime_api.h hipStreamPerThread). */
+#define hipStreamPerThread ((hipStream_t)2)
 
 #endif /* KREX_GATE_TYPES_H */

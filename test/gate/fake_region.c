@@ -135,6 +135,11 @@ unsigned krex_queue_cap(void)
 	return page ? page->cap : 0;
 }
 
+unsigned krex_queue_time_us(void)
+{
+	return page ? page->queue_us : 0;
+}
+
 const char *krex_strerror(int err)
 {
 	return err == KREX_OK ? "success" : "fake libregion error";

@@ -1,6 +1,6 @@
 /*
  * fake_region.h - TEST DOUBLE of libkrexregion's joining API (krex_join,
- * krex_gate_wait, krex_queue_cap, krex_leave) for the gate's CPU tests,
+ * krex_gate_wait, krex_queue_cap, krex_queue_time_us, krex_leave) for the gate's CPU tests,
  * until they run against the real libregion and krexd.  Never shipped.
  *
  * KREX_FAKE_GATE names a file holding struct fake_page; fakegate(1) (this
@@ -24,7 +24,7 @@ struct fake_page {
 	uint32_t ack_status; /* the drain callback's return value */
 	uint64_t drain_us;   /* the last drain's duration */
 	uint32_t waits;      /* krex_gate_wait calls that waited */
-	uint32_t pad;
+	uint32_t queue_us;   /* queue time handed to joiners */
 };
 
 #endif /* KREX_FAKE_REGION_H */

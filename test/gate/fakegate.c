@@ -1,13 +1,16 @@
 /*
  * fakegate - TEST DOUBLE standing in for krexd against fake_region.c.
  *
- *	fakegate FILE init [CAP]       create the page (gate open, alive)
+ *	fakegate FILE init [CAP [US]]  create the page (gate open, alive), queue cap
+ *	                               and queue time handed to joiners
  *	fakegate FILE close            close the gate (generation++)
  *	fakegate FILE open             open it (generation++)
  *	fakegate FILE wait-acks N MS   wait until N acks in total; exit 1 on timeout
  *	fakegate FILE get FIELD        print joins|acks|waits|drain_us|ack_status
  *	fakegate FILE dead             mark "krexd" gone (gates fail open)
  *	fakegate kernels               print the mock GPU's kernel count
+ *	fakegate maxq [reset]          print (or zero) the most kernels one process of
+ *	                               the mock GPU had queued
  */
 #include "config.h"
 
@@ -32,28 +35,34 @@ static void wake(_Atomic uint32_t *w)
 	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-static int kernels(void)
+static int kernels(int what)
 {
 	/* The mock's shared page: struct mock_shm in test/mock/mock_gpu.c. */
 	struct {
 		uint32_t lock, seq, last, waiters;
 		uint64_t kernels;
+		uint32_t maxq, pad;
 	} * m;
 	const char *name = getenv("KREX_MOCK_GPU");
 	int fd;
 
 	if (!name)
 		return 1;
-	fd = shm_open(name, O_RDONLY, 0);
+	fd = shm_open(name, what == 2 ? O_RDWR : O_RDONLY, 0);
 	if (fd < 0) {
 		printf("0\n");
 		return 0;
 	}
-	m = mmap(NULL, sizeof(*m), PROT_READ, MAP_SHARED, fd, 0);
+	m = mmap(NULL, sizeof(*m), what == 2 ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,
+	         0);
 	close(fd);
 	if (m == MAP_FAILED)
 		return 1;
-	printf("%llu\n", (unsigned long long)m->kernels);
+	if (what == 2)
+		atomic_store((_Atomic uint32_t *)&m->maxq, 0);
+	else
+		printf("%llu\n",
+		       what ? (unsigned long long)m->maxq : (unsigned long long)m->kernels);
 	return 0;
 }
 
@@ -64,7 +73,9 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc == 2 && strcmp(argv[1], "kernels") == 0)
-		return kernels();
+		return kernels(0);
+	if (argc >= 2 && strcmp(argv[1], "maxq") == 0)
+		return kernels(argc > 2 && strcmp(argv[2], "reset") == 0 ? 2 : 1);
 	if (argc < 3)
 		return 2;
 	cmd = argv[2];
@@ -72,6 +83,7 @@ int main(int argc, char **argv)
 		memset(&init, 0, sizeof(init));
 		init.alive = 1;
 		init.cap = argc > 3 ? (uint32_t)atoi(argv[3]) : 0;
+		init.queue_us = argc > 4 ? (uint32_t)atoi(argv[4]) : 0;
 		fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
 		if (fd < 0 || write(fd, &init, sizeof(init)) != sizeof(init))
 			return 1;

@@ -28,6 +28,8 @@ struct mock_shm {
 	_Atomic uint32_t last;    /* pid of the last holder */
 	_Atomic uint32_t waiters; /* threads waiting for the lock */
 	_Atomic uint64_t kernels;
+	_Atomic uint32_t maxq; /* most kernels one process had queued (not finished) */
+	uint32_t pad;
 };
 
 static struct mock_shm *shm;
@@ -37,7 +39,7 @@ static pthread_once_t dev_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t dev_cv = PTHREAD_COND_INITIALIZER;
 static struct mock_op *q_head, *q_tail;
-static unsigned q_len;
+static unsigned q_len, q_kernels;
 static uint64_t seq_submitted, seq_done;
 static struct mock_stream default_stream;
 
@@ -181,6 +183,8 @@ static void *dev_worker(void *arg)
 		if (!q_head)
 			q_tail = NULL;
 		q_len--;
+		if (op->type == MOP_KERNEL)
+			q_kernels--;
 		seq_done = op->seq;
 		free(op);
 		pthread_cond_broadcast(&dev_cv);
@@ -209,6 +213,7 @@ static void dev_atfork_child(void)
 	pthread_cond_init(&dev_cv, NULL);
 	q_head = q_tail = NULL;
 	q_len = 0;
+	q_kernels = 0;
 	seq_submitted = seq_done = 0;
 	default_stream.last_seq = 0;
 	dev_once = (pthread_once_t)PTHREAD_ONCE_INIT;
@@ -244,6 +249,13 @@ uint64_t mock_submit(struct mock_stream *s, const struct mock_op *src)
 		q_head = op;
 	q_tail = op;
 	q_len++;
+	if (op->type == MOP_KERNEL) {
+		uint32_t m = atomic_load(&shm->maxq);
+
+		q_kernels++;
+		while (q_kernels > m && !atomic_compare_exchange_weak(&shm->maxq, &m, q_kernels))
+			;
+	}
 	pthread_cond_broadcast(&dev_cv);
 	pthread_mutex_unlock(&dev_mu);
 	return seq;

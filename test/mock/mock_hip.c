@@ -109,6 +109,17 @@ EXPORT hipError_t hipEventSynchronize(hipEvent_t e)
 	return hipSuccess;
 }
 
+EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags)
+{
+	(void)flags;
+	return hipEventCreate(e);
+}
+
+EXPORT hipError_t hipEventQuery(hipEvent_t e)
+{
+	return !e->e.seq || mock_done_seq(e->e.seq) ? hipSuccess : 600; /* hipErrorNotReady */
+}
+
 EXPORT hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b)
 {
 	mock_wait_seq(b->e.seq > a->e.seq ? b->e.seq : a->e.seq);

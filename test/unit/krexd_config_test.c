@@ -40,7 +40,7 @@ int main(void)
 	struct krexd_config c, n;
 	char err[512];
 
-	plan(22);
+	plan(25);
 	config_defaults(&c);
 	ok(!strcmp(c.run_dir, KREX_DEFAULT_RUNDIR), "default run_dir");
 	ok(c.max_region_ns == KREX_DEFAULT_MAX_REGION_MS * NS_PER_MS, "default max_region");
@@ -52,24 +52,29 @@ int main(void)
 	ok(c.freezer == FREEZER_AUTO && c.isolate == ISOLATE_PARTICIPANTS && c.max_share == 1.0,
 	   "default freezer auto, isolate participants, max_share off");
 	ok(!strcmp(c.cgroup_subtree, "krex") && c.node_name[0], "default subtree and node name");
+	ok(c.queue_cap == KREX_DEFAULT_QUEUE_CAP &&
+	           c.queue_time_ns == (uint64_t)KREX_DEFAULT_QUEUE_US * 1000,
+	   "default queue_cap and queue_time from defs.h");
 
-	ok(load_text(&c,
-	             "# a comment\n"
-	             "run_dir = /tmp/kx\nmax_region = 2s\ndrain_timeout = 250\n"
-	             "freeze_timeout = 1500ms\nqueue_timeout = 1m\ngate_timeout = 30s\n"
-	             "queue_cap = 8\nfreezer = cgroup1\nisolate = node\nregion_cores = 0-3\n"
-	             "topology = synthetic:pack:1 core:4\ngpus = g0,g1\nmax_share = 0.5\n"
-	             "share_window = 10s\nlog_level = debug\nnode_name = n1\n"
-	             "cgroup_subtree = krex/t1\n",
-	             err, sizeof(err)) == 0,
+	ok(load_text(
+	           &c,
+	           "# a comment\n"
+	           "run_dir = /tmp/kx\nmax_region = 2s\ndrain_timeout = 250\n"
+	           "freeze_timeout = 1500ms\nqueue_timeout = 1m\ngate_timeout = 30s\n"
+	           "queue_cap = 8\nqueue_time = 250us\nfreezer = cgroup1\nisolate = node\nregion_cores = 0-3\n"
+	           "topology = synthetic:pack:1 core:4\ngpus = g0,g1\nmax_share = 0.5\n"
+	           "share_window = 10s\nlog_level = debug\nnode_name = n1\n"
+	           "cgroup_subtree = krex/t1\n",
+	           err, sizeof(err)) == 0,
 	   "every key parses (%s)", err);
 	ok(!strcmp(c.run_dir, "/tmp/kx") && c.max_region_ns == 2 * NS_PER_S, "run_dir, max_region");
 	ok(c.drain_timeout_ns == 250 * NS_PER_MS, "a bare number is milliseconds");
 	ok(c.freeze_timeout_ns == 1500 * NS_PER_MS && c.queue_timeout_ns == 60 * NS_PER_S &&
 	           c.gate_timeout_ns == 30 * NS_PER_S,
 	   "durations with units");
-	ok(c.queue_cap == 8 && c.freezer == FREEZER_CGROUP1 && c.isolate == ISOLATE_NODE,
-	   "queue_cap, freezer, isolate");
+	ok(c.queue_cap == 8 && c.queue_time_ns == 250 * 1000 && c.freezer == FREEZER_CGROUP1 &&
+	           c.isolate == ISOLATE_NODE,
+	   "queue_cap, queue_time, freezer, isolate");
 	ok(!strcmp(c.region_cores, "0-3") && !strcmp(c.topology, "synthetic:pack:1 core:4"),
 	   "region_cores and topology stored");
 	ok(!strcmp(c.gpus, "g0,g1") && c.max_share == 0.5 && c.share_window_ns == 10 * NS_PER_S,
@@ -85,6 +90,11 @@ int main(void)
 	ok(config_set(&c, "freezer", "magic", err, sizeof(err)) < 0 && strstr(err, "freezer"),
 	   "bad enum value rejected");
 	ok(config_set(&c, "max_region", "soon", err, sizeof(err)) < 0, "bad duration rejected");
+	ok(config_set(&c, "queue_time", "0", err, sizeof(err)) == 0 && c.queue_time_ns == 0,
+	   "queue_time 0: by launch count only");
+	ok(config_set(&c, "queue_time", "5us", err, sizeof(err)) < 0 &&
+	           config_set(&c, "queue_time", "2s", err, sizeof(err)) < 0 && c.queue_time_ns == 0,
+	   "queue_time under 10 us or over 1 s rejected, value kept");
 	ok(config_set(&c, "max_share", "1.5", err, sizeof(err)) < 0 &&
 	           config_set(&c, "max_share", "0", err, sizeof(err)) < 0,
 	   "max_share outside (0,1] rejected");

@@ -50,6 +50,7 @@ static int serve_one(int fd)
 		seen.last_reg = m;
 		r.registered.participant = 7;
 		r.registered.queue_cap = 4;
+		r.registered.queue_us = 1500;
 		r.registered.gate_timeout_ms = 3000;
 		strcpy(r.registered.gate_path, gatepath);
 		r.registered.nslots = 1;
@@ -199,7 +200,8 @@ int main(void)
 	jo.gpus = gpus;
 	jo.ngpus = 1;
 	jo.drain = drain_cb;
-	ok(krex_join(&jo) == KREX_OK && krex_queue_cap() == 4, "join, queue cap from krexd");
+	ok(krex_join(&jo) == KREX_OK && krex_queue_cap() == 4 && krex_queue_time_us() == 1500,
+	   "join, queue cap and queue time from krexd");
 	ok(krex_gate_wait() == 0, "open gate: no wait");
 	__atomic_store_n(&page->slot[0].closed_by, 7, __ATOMIC_RELEASE);
 	ok(krex_gate_wait() == 0, "gate closed by our own participant: no wait");

@@ -181,10 +181,13 @@ int krex_leave(void);
 int krex_gate_wait(void);
 
 /*
- * The queue cap krexd asks for (launches between gate events, 0 = off), known
- * after krex_join().
+ * The bounded queue krexd asks the gate to keep (krexd.conf(5) queue_cap and
+ * queue_time), known after krex_join(): launches between gate events (0 =
+ * off), and the GPU time in microseconds a stream may have queued (0 = by
+ * launch count only).
  */
 unsigned krex_queue_cap(void);
+unsigned krex_queue_time_us(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,128 @@
+/*
+ * gate_queue.c - the bounded queue (see gate_queue.h for the rules).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "gate_queue.h"
+
+struct gq *gq_find(struct gq *tab, int len, void *s)
+{
+	int i;
+
+	for (i = 0; i < len; i++)
+		if (tab[i].used && tab[i].stream == s)
+			return &tab[i];
+	for (i = 0; i < len; i++)
+		if (!tab[i].used) {
+			memset(&tab[i], 0, sizeof(tab[i]));
+			tab[i].used = 1;
+			tab[i].stream = s;
+			return &tab[i];
+		}
+	return NULL;
+}
+
+static void *gq_ev(struct gq *q, uint64_t seq)
+{
+	return q->ev[seq % GQ_SLOTS];
+}
+
+/* Event seq (the oldest outstanding) has completed: take a sample of the GPU
+ * time per launch from its predecessor, which is still in its slot. */
+static void gq_complete(struct gq *q, const struct gq_ops *ops, uint64_t seq, uint64_t budget_ns)
+{
+	float ms = 0;
+	unsigned n = q->n[seq % GQ_SLOTS];
+
+	if (budget_ns && seq >= 2 && n && ops->elapsed &&
+	    ops->elapsed(&ms, gq_ev(q, seq - 1), gq_ev(q, seq)) == 0 && ms > 0)
+		q->est_ns = (uint64_t)((double)ms * 1e6 / n);
+	q->done = seq;
+}
+
+/* Launches covered by the outstanding events. */
+static uint64_t gq_queued(const struct gq *q)
+{
+	uint64_t s, sum = 0;
+
+	for (s = q->done + 1; s <= q->rec; s++)
+		sum += q->n[s % GQ_SLOTS];
+	return sum;
+}
+
+/* 1 when the launch about to be made must wait for the oldest mark first. */
+static int gq_must_wait(const struct gq *q, uint64_t budget_ns)
+{
+	uint64_t out = q->rec - q->done;
+
+	if (!out)
+		return 0;
+	if (out >= GQ_DEPTH)
+		return 1;
+	return budget_ns && q->est_ns && (gq_queued(q) + q->pending) * q->est_ns > budget_ns;
+}
+
+int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t budget_ns)
+{
+	int r;
+
+	if (!q || q->broken || !cap)
+		return 0;
+	if (!q->stride)
+		q->stride = cap;
+	if (++q->pending < q->stride)
+		return 0;
+	if (ops->capturing && ops->capturing(q->stream))
+		return 0; /* launches stay pending; graph replays are bounded like any launch */
+	/* Collect what has finished without waiting (samples, free slots). */
+	while (q->rec > q->done) {
+		r = ops->query(gq_ev(q, q->done + 1));
+		if (r < 0) {
+			q->broken = 1;
+			return 0;
+		}
+		if (!r)
+			break;
+		gq_complete(q, ops, q->done + 1, budget_ns);
+	}
+	while (gq_must_wait(q, budget_ns)) {
+		q->waits++;
+		if (ops->sync(gq_ev(q, q->done + 1)) != 0) {
+			q->broken = 1;
+			return 0;
+		}
+		gq_complete(q, ops, q->done + 1, budget_ns);
+	}
+	return 1;
+}
+
+void gq_after(struct gq *q, const struct gq_ops *ops, uint64_t budget_ns)
+{
+	uint64_t seq = q->rec + 1;
+	void **ev = &q->ev[seq % GQ_SLOTS];
+	uint64_t stride;
+
+	if (!*ev && ops->create(ev, budget_ns != 0) != 0) {
+		*ev = NULL;
+		q->broken = 1;
+		return;
+	}
+	if (ops->record(*ev, q->stream) != 0) {
+		/* Nothing recorded: the launches stay pending for the next mark. */
+		q->broken = 1;
+		return;
+	}
+	q->n[seq % GQ_SLOTS] = q->pending;
+	q->pending = 0;
+	q->rec = seq;
+	if (budget_ns && q->est_ns) {
+		stride = budget_ns / (2 * q->est_ns);
+		if (stride > 2 * (uint64_t)q->stride)
+			stride = 2 * (uint64_t)q->stride;
+		q->stride = stride < 1               ? 1
+		            : stride > GQ_MAX_STRIDE ? GQ_MAX_STRIDE
+		                                     : (unsigned)stride;
+	}
+}

@@ -1,0 +1,86 @@
+/*
+ * gate_queue.h - the bounded queue: how much GPU work one stream of a
+ * participant may have queued outside regions, so that a region's drain
+ * waits for little more than the kernel in flight.
+ *
+ * The API side (gate_cuda.c, gate_hip.c) gives the event calls as
+ * gq_ops and keeps one struct gq per (thread, stream).  Before a launch,
+ * gq_before() may wait on an event the gate recorded earlier; it is called
+ * before the gate check, so a thread waiting there is not "inside the
+ * driver" for the drain and steps into the closed gate when it wakes.
+ * After a successful launch, gq_after() records the next event when
+ * gq_before() asked for it.
+ *
+ * Per stream, an event marks every `stride` launches, and before a mark the
+ * gate waits for the older of two marks still outstanding, so at most about
+ * 3 strides of launches are ever queued.  The stride:
+ *
+ *  - by launch count (queue_time = 0, and until the first sample): queue_cap.
+ *    That bounds launches, not time: 2 x queue_cap launches of 5 ms kernels
+ *    queue 10 ms or more of work.
+ *  - by time (queue_time = T): the gate times its own marks (the GPU time
+ *    between two consecutive marks over the launches between them: t per
+ *    launch), keeps the stride at T / (2 t) (1 to GQ_MAX_STRIDE, growing at
+ *    most twofold per mark), and before a mark also waits until the
+ *    estimated queued work, this launch included, is at most T or nothing is
+ *    queued.  Long kernels are then queued one at a time (a region's drain
+ *    waits for at most the kernel in flight); short ones with a mark every
+ *    GQ_MAX_STRIDE launches and no waiting (cheap).  The estimate is the last
+ *    sample: an idle gap makes it larger (more waits, briefly), never smaller.
+ *    What no rule can see in advance: a stream that switches from short to
+ *    long kernels queues up to 3 x GQ_MAX_STRIDE of the long ones before the
+ *    first of them has been timed.
+ *
+ * Pure bookkeeping over the ops: tested without a GPU by
+ * test/unit/gate_queue_test.c against a virtual-time double.
+ */
+#ifndef KREX_GATE_QUEUE_H
+#define KREX_GATE_QUEUE_H
+
+#include <stdint.h>
+
+#define GQ_DEPTH 2      /* marks outstanding per stream at most */
+#define GQ_MAX_STRIDE 8 /* launches per mark at most (time rule) */
+#define GQ_SLOTS (GQ_DEPTH + 1)
+
+/* The API's event calls; each returns 0 on success. */
+struct gq_ops {
+	int (*create)(void **ev, int timing);
+	int (*record)(void *ev, void *stream);
+	int (*sync)(void *ev);
+	int (*query)(void *ev); /* 1 done, 0 not yet, < 0 error */
+	int (*elapsed)(float *ms, void *from, void *to);
+	/* 1 while the stream is being captured into a graph (never record or
+	 * wait there: it would invalidate the capture); may be NULL. */
+	int (*capturing)(void *stream);
+};
+
+struct gq {
+	void *stream;
+	int used, broken;
+	unsigned stride;  /* launches per event now (0: not started) */
+	unsigned pending; /* launches since the last event */
+	uint64_t rec;     /* events recorded (the last one's sequence number) */
+	uint64_t done;    /* events known complete, in order */
+	void *ev[GQ_SLOTS];
+	unsigned n[GQ_SLOTS]; /* launches each event closes */
+	uint64_t est_ns;      /* GPU time per launch, last sample; 0 = unknown */
+	uint64_t waits;       /* times gq_before() waited (tests, debug) */
+};
+
+/* The struct for stream s in a per-thread table of len entries (a free one
+ * the first time), or NULL when the table is full (that stream is not
+ * bounded). */
+struct gq *gq_find(struct gq *tab, int len, void *s);
+
+/*
+ * Before a launch on q's stream, under krexd's queue_cap (launches, 0 = off)
+ * and queue_time (ns, 0 = launch count only).  May wait.  Returns 1 when
+ * gq_after() must record an event after the launch, else 0.
+ */
+int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t budget_ns);
+
+/* After a successful launch for which gq_before() returned 1. */
+void gq_after(struct gq *q, const struct gq_ops *ops, uint64_t budget_ns);
+
+#endif /* KREX_GATE_QUEUE_H */

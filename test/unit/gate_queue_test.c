@@ -1,0 +1,260 @@
+/*
+ * gate_queue_test.c - the gate's bounded queue (libregion/gate/gate_queue.c)
+ * against a TEST DOUBLE: a virtual-time GPU with one stream.  Nothing
+ * sleeps: time is a counter, so every figure here is exact and the same on
+ * every machine.
+ *
+ * The double: the host spends launch_ns per launch; a kernel starts when
+ * the stream's previous work ends (or at its launch, if the GPU idles) and
+ * runs its duration; an event completes when the work before it has; sync
+ * moves host time to the event; elapsed is the difference of event times.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate_queue.h"
+#include "tap.h"
+
+struct vev {
+	uint64_t t; /* completion time */
+	int recorded, timing;
+};
+
+static struct vgpu {
+	uint64_t now;     /* host time */
+	uint64_t free_at; /* when the stream's queued work ends */
+	unsigned events, syncs, creates;
+	int fail_query, capturing;
+	uint64_t kend[4096]; /* end times of the kernels launched (ring) */
+	uint64_t kdur[4096];
+	unsigned nk;
+} g;
+
+static int v_create(void **ev, int timing)
+{
+	struct vev *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -1;
+	e->timing = timing;
+	g.creates++;
+	*ev = e;
+	return 0;
+}
+
+static int v_record(void *ev, void *s)
+{
+	struct vev *e = ev;
+
+	(void)s;
+	e->t = g.free_at > g.now ? g.free_at : g.now;
+	e->recorded = 1;
+	g.events++;
+	return 0;
+}
+
+static int v_sync(void *ev)
+{
+	struct vev *e = ev;
+
+	g.syncs++;
+	if (e->t > g.now)
+		g.now = e->t;
+	return 0;
+}
+
+static int v_query(void *ev)
+{
+	struct vev *e = ev;
+
+	if (g.fail_query)
+		return -1;
+	return e->t <= g.now;
+}
+
+static int v_elapsed(float *ms, void *a, void *b)
+{
+	struct vev *x = a, *y = b;
+
+	if (!x->timing || !y->timing || x->t > g.now || y->t > g.now)
+		return -1;
+	*ms = (float)((double)(y->t - x->t) / 1e6);
+	return 0;
+}
+
+static int v_capturing(void *s)
+{
+	(void)s;
+	return g.capturing;
+}
+
+static const struct gq_ops ops = {v_create, v_record, v_sync, v_query, v_elapsed, v_capturing};
+
+/* Kernels of at least min_dur launched and not finished at host time now. */
+static unsigned queued_kernels(uint64_t min_dur)
+{
+	unsigned i, n = 0, lim = g.nk < 4096 ? g.nk : 4096;
+
+	for (i = 0; i < lim; i++)
+		n += g.kend[i] > g.now && g.kdur[i] >= min_dur;
+	return n;
+}
+
+struct run {
+	unsigned max_kernels; /* most kernels (this long or longer) queued after a launch */
+	uint64_t max_work;    /* most GPU time queued right after a launch */
+};
+
+/* One launch of a kernel of dur ns through the gate's queue logic. */
+static void launch(struct gq *q, unsigned cap, uint64_t budget, uint64_t dur, uint64_t launch_ns,
+                   struct run *r)
+{
+	int rec = gq_before(q, &ops, cap, budget);
+	uint64_t start;
+	unsigned k;
+
+	g.now += launch_ns;
+	start = g.free_at > g.now ? g.free_at : g.now;
+	g.free_at = start + dur;
+	g.kdur[g.nk % 4096] = dur;
+	g.kend[g.nk++ % 4096] = g.free_at;
+	if (rec)
+		gq_after(q, &ops, budget);
+	k = queued_kernels(dur);
+	if (r && k > r->max_kernels)
+		r->max_kernels = k;
+	if (r && g.free_at - g.now > r->max_work)
+		r->max_work = g.free_at - g.now;
+}
+
+static void reset(struct gq *tab, int n)
+{
+	memset(&g, 0, sizeof(g));
+	memset(tab, 0, sizeof(*tab) * (size_t)n);
+}
+
+#define US 1000ull
+#define MS 1000000ull
+
+int main(void)
+{
+	struct gq tab[2], *q;
+	struct run r;
+	unsigned i, ev0;
+	uint64_t t0;
+
+	plan(20);
+
+	/* 1. Off: no event, and the queue grows without bound. */
+	reset(tab, 2);
+	q = gq_find(tab, 2, (void *)1);
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 200; i++)
+		launch(q, 0, 0, 5 * MS, 5 * US, &r);
+	ok(g.events == 0 && g.syncs == 0, "queue_cap 0: no event recorded, no wait");
+	ok(r.max_kernels > 190, "queue_cap 0: an async launcher queues everything (%u kernels)",
+	   r.max_kernels);
+
+	/* 2. Launch count only (queue_cap 2, queue_time 0), 5 ms kernels. */
+	reset(tab, 2);
+	q = gq_find(tab, 2, (void *)1);
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 200; i++)
+		launch(q, 2, 0, 5 * MS, 5 * US, &r);
+	ok(r.max_kernels <= 5 && r.max_kernels >= 3,
+	   "queue_cap 2 by count: at most 2 x cap + 1 kernels queued (%u)", r.max_kernels);
+	ok(g.events == 100, "queue_cap 2 by count: an event every 2 launches (%u)", g.events);
+	ok(q->est_ns == 0, "by count: no timing");
+
+	/* 3. Time rule, 5 ms kernels, queue_time 1 ms: one kernel at a time. */
+	reset(tab, 2);
+	q = gq_find(tab, 2, (void *)1);
+	for (i = 0; i < 20; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, NULL);
+	ok(q->est_ns >= 5 * MS && q->est_ns < 5 * MS + 100 * US,
+	   "time rule: estimate of a 5 ms kernel (%llu ns)", (unsigned long long)q->est_ns);
+	ok(q->stride == 1, "time rule: long kernels, an event every launch (stride %u)", q->stride);
+	memset(&r, 0, sizeof(r));
+	t0 = g.free_at;
+	for (i = 0; i < 200; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, &r);
+	ok(r.max_kernels == 1, "time rule: long kernels are queued one at a time (%u)",
+	   r.max_kernels);
+	ok((double)(200 * 5 * MS) / (double)(g.free_at - t0) > 0.99,
+	   "time rule: the GPU still runs them back to back (>= 99%% busy)");
+
+	/* 4. Time rule, 10 us kernels launched every 2 us: many queued, few events. */
+	reset(tab, 2);
+	q = gq_find(tab, 2, (void *)1);
+	for (i = 0; i < 1000; i++)
+		launch(q, 2, 1 * MS, 10 * US, 2 * US, NULL);
+	ev0 = g.events;
+	t0 = g.now;
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 20000; i++)
+		launch(q, 2, 1 * MS, 10 * US, 2 * US, &r);
+	ok(q->stride == GQ_MAX_STRIDE || q->stride == 1 * MS / (2 * q->est_ns),
+	   "time rule: short kernels, stride %u (estimate %llu ns)", q->stride,
+	   (unsigned long long)q->est_ns);
+	ok(g.events - ev0 <= 20000 / GQ_MAX_STRIDE + 1,
+	   "time rule: short kernels, a mark every %u launches (%u marks)", GQ_MAX_STRIDE,
+	   g.events - ev0);
+	ok(r.max_work <= 1 * MS + GQ_MAX_STRIDE * 10 * US,
+	   "time rule: queued work stays within queue_time + one stride (%llu us)",
+	   (unsigned long long)(r.max_work / US));
+	ok(r.max_kernels >= 2 * GQ_MAX_STRIDE,
+	   "time rule: short kernels still queue deep enough (%u)", r.max_kernels);
+	ok((double)(20000 * 10 * US) / (double)(g.free_at - t0) > 0.98,
+	   "time rule: the GPU stays busy with short kernels (>= 98%%)");
+
+	/* 5. A switch from 10 us to 5 ms kernels: one stride of them at most,
+	 * then one at a time again. */
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 40; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 2 * US, &r);
+	ok(r.max_kernels <= 3 * GQ_MAX_STRIDE,
+	   "after a switch to long kernels at most 3 strides of them queued (%u)", r.max_kernels);
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 40; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 2 * US, &r);
+	ok(r.max_kernels == 1, "and then one at a time (%u)", r.max_kernels);
+
+	/* 6. A host pause inflates one sample; the estimate recovers. */
+	for (i = 0; i < 1000; i++)
+		launch(q, 2, 1 * MS, 10 * US, 2 * US, NULL);
+	g.now += 500 * MS;
+	for (i = 0; i < 2000; i++)
+		launch(q, 2, 1 * MS, 10 * US, 2 * US, NULL);
+	ok(q->est_ns < 20 * US && q->stride == GQ_MAX_STRIDE,
+	   "after a 500 ms pause the estimate is back to the kernel (%llu ns, stride %u)",
+	   (unsigned long long)q->est_ns, q->stride);
+
+	/* 7. A capturing stream gets no event and no wait. */
+	reset(tab, 2);
+	q = gq_find(tab, 2, (void *)1);
+	g.capturing = 1;
+	for (i = 0; i < 100; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, NULL);
+	ok(g.events == 0 && g.syncs == 0, "capturing stream: no event, no wait");
+
+	/* 8. A failing event call breaks the queue for that stream: pass through. */
+	reset(tab, 2);
+	q = gq_find(tab, 2, (void *)1);
+	for (i = 0; i < 10; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, NULL);
+	g.fail_query = 1;
+	ev0 = g.events;
+	for (i = 0; i < 10; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, NULL);
+	ok(q->broken && g.events == ev0, "a failing query: that stream passes through unbounded");
+
+	/* 9. The per-thread table: full means unbounded, never a crash. */
+	reset(tab, 2);
+	ok(gq_find(tab, 2, (void *)1) && gq_find(tab, 2, (void *)2) &&
+	           !gq_find(tab, 2, (void *)3) && gq_before(NULL, &ops, 2, 0) == 0,
+	   "a full table answers NULL and a NULL queue passes");
+	return tap_done();
+}
