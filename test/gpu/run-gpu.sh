@@ -196,18 +196,26 @@ for kind in async sync torch; do
 done
 fi
 
-# ---- 4. region entry with and without the queue cap ---------------------------------
+# ---- 4. region entry under each bounded queue ---------------------------------------
+# KREX_GPU_QUEUES: "CAP:TIME ..." (queue_cap, queue_time; TIME 0 = by launch count
+# only); KREX_GPU_CAPS="N ..." is the same as "N:0 ...".
 if want 4; then
 echo "== 4. region entry (1 ms victim, async hog of 5 ms kernels)"
 [ -n "${IT[1]:-}" ] || IT[1]=$(timeout 60 "$WL/krex-victim" calib 1)
 HIT5=${HIT5:-$(timeout 60 "$WL/krex-victim" calib 5)}
-for cap in ${KREX_GPU_CAPS:-0 8}; do
-	krexd_up -o drain_timeout=2s -o queue_cap=$cap
+queues=${KREX_GPU_QUEUES:-}
+if [ -z "$queues" ]; then
+	for cap in ${KREX_GPU_CAPS:-0 2}; do queues="$queues $cap:0"; done
+	queues="$queues 2:1ms"
+fi
+for q in $queues; do
+	cap=${q%%:*} qt=${q#*:}
+	krexd_up -o drain_timeout=2s -o queue_cap="$cap" -o queue_time="$qt"
 	sib "$WL/krex-hog" "$HIT5" --seconds 60
 	sleep 2
 	timeout 120 "$KREX" run -- "$WL/krex-victim" run "${IT[1]}" 30 --region sample \
-		--label entry-cap$cap >"$W/entry.$cap" 2>>"$W/victim.err"
-	row "region entry, queue_cap=$cap" "entry_p50=$(v entry_p50 "$W/entry.$cap") entry_p95=$(v entry_p95 "$W/entry.$cap") clean=$(v outcome_clean "$W/entry.$cap")"
+		--label "entry-$cap-$qt" >"$W/entry.$cap.$qt" 2>>"$W/victim.err"
+	row "region entry, queue_cap=$cap queue_time=$qt" "entry_p50=$(v entry_p50 "$W/entry.$cap.$qt") entry_p95=$(v entry_p95 "$W/entry.$cap.$qt") clean=$(v outcome_clean "$W/entry.$cap.$qt")"
 	stop_all
 done
 fi
@@ -220,8 +228,10 @@ for rep in $(seq "${KREX_GPU_REPS:-1}"); do
 	row "launches/s, gate, no krexd" "$(LD_PRELOAD=$G timeout 60 "$WL/krex-launchrate" 200000)"
 	krexd_up -o queue_cap=0
 	row "launches/s, gate joined (krex run)" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
-	krexd_up -o queue_cap=2
-	row "launches/s, gate joined, queue_cap=2" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
+	krexd_up -o queue_cap=2 -o queue_time=0
+	row "launches/s, gate joined, queue_cap=2 by count" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
+	krexd_up -o queue_cap=2 -o queue_time=1ms
+	row "launches/s, gate joined, queue_time=1ms (default)" "$(timeout 60 "$KREX" run -- "$WL/krex-launchrate" 200000)"
 	krexd_down
 done
 fi

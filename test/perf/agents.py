@@ -11,22 +11,36 @@ iterations, and an iteration is
              (inside one region in the KREX mode)
 
 Modes:
-  job   job-granular exclusivity: a session holds a GPU lock (flock) for its
-        whole life, from its first think to its last benchmark
-  cmd   command-granular exclusivity: the lock is held for each GPU-using
-        command (correct, bench), host part included, as a wrapper would
-  krex  no lock; every session is a KREX participant (`krex run`) and only
-        the timed kernels run inside a region
+  job           job-granular exclusivity: a session holds a GPU lock (flock)
+                for its whole life, from its first think to its last benchmark
+                (one session at a time whatever N is: measured at the first N
+                only unless --job-every-n)
+  cmd           command-granular exclusivity: the lock is held for each
+                GPU-using command (correct, bench), host part included, as a
+                wrapper would
+  krex          no lock; each GPU command is a KREX participant of its own
+                (`krex run CMD`, what a harness or `srun --krex-shared` per
+                command does) and only the timed kernels run inside a region
+  krex-session  no lock; the whole session is one participant (`krex run
+                SESSION`): its thinking and compiling are frozen too while
+                another session's region runs (--session-n says at which N)
 
-Each (mode, N) runs for a fixed window; completed iterations (one timed
-benchmark each) are counted and scaled to an hour.  Sessions per hour are
-iterations per hour / iterations per session (a window holds few whole
-sessions).  The timed kernels' p50/p95 (wall and events) per mode show that
-throughput is not bought with fidelity.  Durations are real-world seconds
-(doc/performance-gpu.md says why) multiplied by --scale.
+Each (mode, N) runs for a window; benchmarks completed after a warm-up
+(--warm-s, default one think time: the sessions' staggered start) are counted
+and scaled to an hour.  Sessions per hour are iterations per hour /
+iterations per session (a window holds few whole sessions).  Every phase is
+timed, so the table also shows how long an iteration took against its
+nominal length, how long the lock was held per iteration (cmd: the lock's
+ceiling is one iteration per hold), and the ideal of N sessions that never
+wait for each other.  The host part of a GPU command includes starting its
+process (CUDA context, module load): the measured start-up, alone, is taken
+off the host burn so that a scaled iteration keeps its proportions.  The
+timed kernels' p50/p95 (wall and events) per mode show that throughput is not
+bought with fidelity.  Durations are real-world seconds (doc/performance-gpu.md
+says why) multiplied by --scale.
 
   agents.py --quick --mock auto          (CI, mock driver, ~1 minute)
-  agents.py --full --builddir BUILD      (the H200, ~3 minutes)
+  agents.py --full --builddir BUILD      (the H200, ~6 minutes)
 """
 
 import argparse
@@ -41,19 +55,23 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perflib as P  # noqa: E402
 
-MODES = ["job", "cmd", "krex"]
+MODES = ["job", "cmd", "krex", "krex-session"]
 # Real-world seconds of one iteration of a kernel-optimising agent (see the doc).
 DURATIONS = dict(think=30.0, compile=20.0, correct_host=5.0, correct_gpu=1.0, bench_host=4.0,
                  bench_warmup=1.0, bench_timed=1.0)
 PRESETS = {
-    "quick": dict(n="2,4", scale=0.03, window=6.0, budget_s=75.0),
-    "full": dict(n="4,8,16", scale=0.05, window=14.0, budget_s=170.0),
+    "quick": dict(n="2,4", scale=0.03, window=6.0, budget_s=75.0, session_n="4"),
+    # 40 s windows of 12.4 s iterations: job once, cmd and krex at 4, 8, 16,
+    # krex-session at 16: 8 windows, about 6 minutes.
+    "full": dict(n="4,8,16", scale=0.2, window=40.0, budget_s=400.0, session_n="16"),
 }
 COLS = ["n", "mode", "window_s", "benches", "sessions", "bench_per_h", "sessions_per_h",
-        "krex_over_mode", "wall_p50", "wall_p95", "ev_p50", "ev_p95", "infl_wall_p95_pct",
-        "entry_p95", "clean", "note"]
+        "krex_over_mode", "iter_s", "iter_nominal_s", "hold_s", "ceiling_per_h", "ideal_per_h",
+        "wall_p50", "wall_p95", "ev_p50", "ev_p95", "infl_wall_p95_pct", "entry_p95", "clean",
+        "note"]
 DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall_p95_pct": 2,
-          "window_s": 1, "entry_p95": 3}
+          "window_s": 1, "entry_p95": 3, "iter_s": 2, "iter_nominal_s": 2, "hold_s": 3,
+          "ceiling_per_h": 0, "ideal_per_h": 0}
 
 
 def parse_args():
@@ -61,6 +79,11 @@ def parse_args():
     ap.add_argument("--n", help="session counts, comma separated")
     ap.add_argument("--modes", default=",".join(MODES), help="modes: job,cmd,krex")
     ap.add_argument("--window", type=float, help="seconds each (mode, N) runs")
+    ap.add_argument("--warm-s", type=float,
+                    help="seconds at the start of a window not counted (default: one think)")
+    ap.add_argument("--session-n", help="N at which krex-session runs (comma separated)")
+    ap.add_argument("--job-every-n", action="store_true",
+                    help="run the job mode at every N (its throughput does not depend on N)")
     ap.add_argument("--scale", type=float, help="multiplier applied to every duration")
     for k, v in DURATIONS.items():
         ap.add_argument("--" + k.replace("_", "-"), type=float, default=v,
@@ -79,6 +102,7 @@ def parse_args():
         if getattr(a, k, None) is None:
             setattr(a, k, v)
     a.n = [int(x) for x in a.n.split(",") if x]
+    a.session_n = [int(x) for x in a.session_n.split(",") if x]
     a.modes = [m for m in a.modes.split(",") if m]
     for m in a.modes:
         if m not in MODES:
@@ -89,8 +113,8 @@ def parse_args():
 # ---- one session slot (runs in its own process) ----------------------------------
 
 def victim_cmd(p, samples, warmup, region, label):
-    cmd = [p["victim"], "run", str(p["iters"]), str(samples), "--warmup", str(warmup),
-           "--label", label, "--region", region]
+    cmd = p["wrap"] + [p["victim"], "run", str(p["iters"]), str(samples), "--warmup",
+                       str(warmup), "--label", label, "--region", region]
     if region == "batch":
         cmd += ["--batch", str(samples)]  # one region around every timed sample
     return cmd
@@ -128,11 +152,15 @@ def worker(p):
     def lock(on):
         fcntl.flock(lockf, fcntl.LOCK_EX if on else fcntl.LOCK_UN)
 
+    held = [0.0]
+    err = [None]
+
     def gpu_command(host_s, cmd):
         if p["mode"] == "cmd":
             lock(True)
+        t0 = time.time()
         try:
-            P.burn(host_s * p["rate"])
+            P.burn(max(0.0, host_s - p["startup"]) * p["rate"])
             # In the session's process group: when the window ends and the
             # session is killed, its running command dies with it instead of
             # running on into the next mode's window.
@@ -140,11 +168,14 @@ def worker(p):
         finally:
             if p["mode"] == "cmd":
                 lock(False)
+                held[0] += time.time() - t0
+        if rc != 0:
+            err[0] = (se.strip().splitlines() or ["rc %s" % rc])[-1][:200]
         return rc, P.parse_kv(so, "victim")
 
     d = p["d"]
     time.sleep(rnd.uniform(0, d["think"]))  # sessions do not start in step
-    region = "batch" if p["mode"] == "krex" else "none"
+    region = "batch" if p["mode"].startswith("krex") else "none"
     while time.time() < p["deadline"]:
         if p["mode"] == "job":
             lock(True)
@@ -152,13 +183,16 @@ def worker(p):
         for _ in range(p["k"]):
             if time.time() >= p["deadline"]:
                 break
+            t0 = time.time()
+            held[0] = 0.0
             time.sleep(d["think"] * rnd.uniform(0.5, 1.5))
             P.burn(d["compile"] * p["rate"])
             gpu_command(d["correct_host"], victim_cmd(p, p["n_correct"], 0, "none", "correct"))
             raw = p["results"] + ".raw"
             rc, v = gpu_command(d["bench_host"], victim_cmd(p, p["n_timed"], p["n_warmup"],
                                                             region, "bench") + ["--raw", raw])
-            out.write(json.dumps(dict(t=time.time(), kind="bench", rc=rc, v=v,
+            out.write(json.dumps(dict(t=time.time(), kind="bench", rc=rc, v=v, iter_s=time.time()
+                                      - t0, hold_s=held[0], err=err[0],
                                       raw=read_raw(raw))) + "\n")
             out.flush()
             done += 1
@@ -186,9 +220,12 @@ class Sim:
         self.n_correct = samples(d["correct_gpu"])
         self.n_warmup = samples(d["bench_warmup"])
         self.n_timed = samples(d["bench_timed"])
+        self.startup = 0.0
+        self.warm = a.warm_s if a.warm_s is not None else d["think"]
 
-    def params(self, mode, slot, deadline, rate, iters):
+    def params(self, mode, slot, deadline, rate, iters, wrap=()):
         return dict(mode=mode, seed=self.a.seed * 1000 + slot, deadline=deadline, rate=rate,
+                    wrap=list(wrap), startup=self.startup,
                     iters=iters, victim=self.tools["victim"], k=self.a.iters_per_session,
                     d=self.d, n_correct=self.n_correct, n_warmup=self.n_warmup,
                     n_timed=self.n_timed, lock=os.path.join(self.out, "gpu.lock"),
@@ -199,7 +236,7 @@ class Sim:
         as the modes are (one short run's p95 is too noisy a reference)."""
         p = self.params("alone", 0, 0, 0, iters)
         raw = os.path.join(self.out, "alone.raw")
-        ev, wall = [], []
+        ev, wall, starts = [], [], []
         for _ in range(runs):
             cmd = victim_cmd(p, self.n_timed, self.n_warmup, "none", "alone") + ["--raw", raw]
             rc, so, se = P.run_capture(cmd, self.env, 300, self.logpath)
@@ -207,6 +244,13 @@ class Sim:
             if r:
                 ev += r["ev"]
                 wall += r["wall"]
+            # The start-up of a GPU command alone: a run of one short kernel.
+            t0 = time.time()
+            rc, so, se = P.run_capture(victim_cmd(p, 1, 0, "none", "startup"), self.env, 300,
+                                       self.logpath)
+            if rc == 0:
+                starts.append(time.time() - t0)
+        self.startup = P.percentile(starts, 50) or 0.0
         if not wall:
             return {}
         return {"wall_p50": P.percentile(wall, 50), "wall_p95": P.percentile(wall, 95),
@@ -219,13 +263,13 @@ class Sim:
         if a.budget_s and P.elapsed() > a.budget_s:
             row["note"] = "skipped: time budget spent"
             return row
-        if mode == "krex" and not (t["krexd"] and t["krex"]):
+        if mode.startswith("krex") and not (t["krexd"] and t["krex"]):
             row["note"] = "skipped: krexd/krex not built"
             return row
-        env, wrap, krexd, groups = dict(self.env), [], None, []
+        env, wrap, cmd_wrap, krexd, groups = dict(self.env), [], [], None, []
         mock = P.MockGpu(env, "%s.%d" % (mode, n))
         try:
-            if mode == "krex":
+            if mode.startswith("krex"):
                 opts = P.krexd_opts(a, a.queue_cap, "participants")
                 krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%d" % n)
                 if not krexd.wait_ready():
@@ -233,10 +277,13 @@ class Sim:
                     return row
                 env["KREX_SOCKET"] = krexd.sock
                 wrap = [t["krex"], "run", "--"]
+            if mode == "krex":
+                # Each GPU command a participant of its own; the session is not.
+                wrap, cmd_wrap = [], wrap
             start = time.time()
             deadline = start + a.window
             for slot in range(n):
-                p = self.params(mode, slot, deadline, rate, iters)
+                p = self.params(mode, slot, deadline, rate, iters, cmd_wrap)
                 if os.path.exists(p["results"]):
                     os.unlink(p["results"])
                 cmd = wrap + [sys.executable, os.path.abspath(__file__), "--worker",
@@ -249,10 +296,19 @@ class Sim:
             if krexd:
                 krexd.stop()
             mock.close()
-        self.collect(row, n, mode, deadline, ref)
+        self.collect(row, n, mode, start, deadline, ref)
         return row
 
-    def collect(self, row, n, mode, deadline, ref):
+    def nominal_iter(self):
+        """Seconds of one iteration with nothing shared: think (its mean),
+        compile, each GPU command's host part (at least its start-up) and its
+        kernels."""
+        d, k = self.d, self.a.kernel_ms / 1000.0
+        return (d["think"] + d["compile"] + max(d["correct_host"], self.startup) +
+                max(d["bench_host"], self.startup) +
+                k * (self.n_correct + self.n_warmup + self.n_timed))
+
+    def collect(self, row, n, mode, start, deadline, ref):
         benches, sessions, bad = [], 0, 0
         for slot in range(n):
             path = self.params(mode, slot, 0, 0, 0)["results"]
@@ -265,7 +321,7 @@ class Sim:
                     r = json.loads(ln)
                 except ValueError:
                     continue
-                if r["t"] > deadline:
+                if r["t"] > deadline or r["t"] < start + self.warm:
                     continue
                 if r["kind"] == "session":
                     sessions += 1
@@ -274,10 +330,20 @@ class Sim:
                 else:
                     bad += 1
         k = self.a.iters_per_session
+        counted = self.a.window - self.warm
+        row["window_s"] = counted
         row["benches"] = len(benches)
         row["sessions"] = sessions
-        row["bench_per_h"] = len(benches) * 3600.0 / self.a.window
+        row["bench_per_h"] = len(benches) * 3600.0 / counted
         row["sessions_per_h"] = row["bench_per_h"] / k
+        row["iter_s"] = P.mean([r.get("iter_s") for r in benches])
+        nominal = self.nominal_iter()
+        row["iter_nominal_s"] = nominal
+        row["ideal_per_h"] = (1 if mode == "job" else n) * 3600.0 / nominal
+        if mode == "cmd":
+            row["hold_s"] = P.mean([r.get("hold_s") for r in benches])
+            if row["hold_s"]:
+                row["ceiling_per_h"] = 3600.0 / row["hold_s"]
         # Every timed sample of every benchmark, pooled (the victim's raw file);
         # without it, the benchmarks' own p50 and p95.
         pooled = all(r.get("raw") for r in benches)
@@ -318,16 +384,26 @@ class Sim:
             a.kernel_ms, iters, rate, P.fmt(ref.get("wall_p95"))))
         stopped = ""
         try:
+            job = None
             for n in a.n:
                 rows = {}
                 for mode in a.modes:
+                    if mode == "krex-session" and n not in a.session_n:
+                        continue
+                    if mode == "job" and job is not None and not a.job_every_n:
+                        # One session at a time whatever N is: the first N's figure.
+                        rows[mode] = dict(job, n=n, note="measured at N=%d" % job["n"])
+                        continue
                     rows[mode] = self.window(n, mode, rate, iters, ref)
+                    if mode == "job":
+                        job = rows[mode]
                     P.log("N=%d %s: %s benches %s" % (n, mode, rows[mode].get("benches"),
                                                        rows[mode].get("note", "")))
                 krex = rows.get("krex", {})
                 bad = any(w in krex.get("note", "") for w in ("failed", "skipped"))
                 k = None if bad else krex.get("bench_per_h")
                 for mode, r in rows.items():
+                    r = dict(r)
                     if k is not None and r.get("bench_per_h"):
                         r["krex_over_mode"] = k / r["bench_per_h"]
                     self.rows.append(r)
@@ -344,6 +420,11 @@ class Sim:
             print(stopped)
         print("per iteration (scaled s): %s; iterations per session %d" % (
             ", ".join("%s=%.3g" % kv for kv in self.d.items()), a.iters_per_session))
+        print("GPU command start-up alone %.3f s (taken off the host burn); nominal iteration "
+              "%.2f s; first %.1f s of each window not counted" % (
+                  self.startup, self.nominal_iter(), self.warm))
+        print("krex_over_mode: KREX (a participant per GPU command) / that mode; ideal_per_h: N "
+              "sessions never waiting; ceiling_per_h (cmd): one iteration per lock hold")
         print("results: %s (%.0f s)" % (self.out, P.elapsed()))
         return 1 if self.failed else 0
 

@@ -8,15 +8,17 @@ several modes side by side in one run:
   alone       no siblings, no krexd (the reference)
   shared      siblings, no krexd
   krex        siblings and victim under krexd (gate, drain, freeze, isolation,
-              queue cap on); the victim times inside regions
+              bounded queue on); the victim times inside regions
   krex-noiso  as krex, isolate=none
-  krex-nocap  as krex, queue_cap=0
+  krex-nocap  as krex, queue_cap=0 (no bounded queue)
   alone-end   alone again at the end (drift of the reference over the run)
 
 Sibling mixes: async (5 ms kernels, never synchronizing), sync (1 ms kernels,
 synchronizing each), torch (test/workloads/torch_loop.py), cpu (busy loops on
 every core) and all (all four at once).  In the KREX modes the victim times
-"sample" (one region per sample) and "batch" (many samples per region).
+"sample" (one region per sample) and "batch" (many samples per region), each
+after --region-warmup untimed kernels inside every region (as benchmark tools
+warm up; 0 times the very first launch after the region opens too).
 
 Output: p50/p95/p99 of event and wall time, p95 inflation versus alone, region
 entry p50/p95 and clean outcomes, as CSV + markdown in --out; the markdown is
@@ -52,14 +54,14 @@ PRESETS = {
     # CI against the mock driver: two sizes, the all-siblings mix, three modes.
     "quick": dict(sizes="1,10", samples="1:200,10:40", mixes="all",
                   modes="alone,shared,krex", regions="sample,batch", warmup=10,
-                  budget_s=75.0, batch_ms=50.0, cell_s=8.0),
+                  budget_s=75.0, batch_ms=50.0, cell_s=8.0, region_warmup=1),
     # The H200: every size, mix and mode.  Samples budgeted so that this run
     # takes about 4 minutes (shared 10 ms kernels run ~2x slower; one region
     # per sample adds an entry of a few ms to each of them).
     "full": dict(sizes="0.1,1,10", samples="0.1:1000,1:1000,10:300",
                  mixes="all,async,sync,cpu,torch", modes=",".join(MODES),
                  regions="sample,batch", warmup=20, budget_s=240.0, batch_ms=100.0,
-                 cell_s=15.0),
+                 cell_s=15.0, region_warmup=1),
 }
 
 COLS = ["size_ms", "mode", "mix", "region", "n", "ev_p50", "ev_p95", "ev_p99", "wall_p50",
@@ -85,6 +87,8 @@ def parse_args():
                     "all; the others use batch only)")
     ap.add_argument("--batch-ms", type=float, help="GPU time of one region in batch style")
     ap.add_argument("--warmup", type=int, help="untimed samples before timing")
+    ap.add_argument("--region-warmup", type=int,
+                    help="untimed kernels right after each region begins (default 1)")
     ap.add_argument("--cell-s", type=float,
                     help="seconds one region-per-sample measurement may take; fewer samples "
                     "(at least 50) when entries are slow (0 = no limit)")
@@ -156,6 +160,8 @@ class Bench:
                       "--raw", os.path.join(self.out, "raw", label.replace("/", "_") + ".txt")]
         if region == "batch":
             cmd += ["--batch", str(self.batch(size, samples))]
+        if region != "none" and a.region_warmup:
+            cmd += ["--region-warmup", str(a.region_warmup)]
         return cmd
 
     def batch(self, size, samples):
@@ -381,6 +387,8 @@ class Bench:
             print(stopped)
         print("GPU clocks before: %s" % (clocks_before or "no nvidia-smi"))
         print("GPU clocks after:  %s" % (clocks_after or "no nvidia-smi"))
+        print("in regions: %d untimed warm-up kernel(s) after each region begins; krexd "
+              "queue_cap %d, queue_time %s" % (a.region_warmup, a.queue_cap, a.queue_time))
         print("calibrated iters: %s" % ", ".join(
             "%g ms=%d" % kv for kv in sorted(self.iters.items())))
         print("results: %s (%.0f s)" % (self.out, P.elapsed()))

@@ -92,6 +92,9 @@ def add_common_args(ap):
     ap.add_argument("--out", default=None, help="directory for CSV, markdown and logs")
     ap.add_argument("--queue-cap", type=int, default=2,
                     help="krexd queue_cap in the KREX modes that keep it (default 2)")
+    ap.add_argument("--queue-time", default="1ms",
+                    help="krexd queue_time in the KREX modes that keep the bounded queue "
+                    "(default 1ms; 0 = by launch count only)")
     ap.add_argument("--gpus", default=os.environ.get("KREX_PERF_GPUS"),
                     help="node-wide GPU names for krexd (-o gpus=) and every participant "
                     "(KREX_GPUS); default: g0 with the mock, else krexd's own discovery "
@@ -111,7 +114,7 @@ def krexd_opts(args, queue_cap, isolate):
     # A cgroup subtree of our own: krexd names participants' cgroups p1, p2..
     # under it, and another krexd on the machine (a test) with the same subtree
     # would freeze, thaw and remove ours.
-    opts = ["queue_cap=%d" % queue_cap, "isolate=%s" % isolate,
+    opts = ["queue_cap=%d" % queue_cap, "queue_time=%s" % args.queue_time, "isolate=%s" % isolate,
             "max_region=%d" % args.max_region_ms, "cgroup_subtree=" + CGROUP_SUBTREE]
     if args.gpus:
         opts.append("gpus=%s" % args.gpus)
@@ -340,6 +343,12 @@ class Krexd:
 
 
 # ---- figures -------------------------------------------------------------------
+
+def mean(values):
+    """Mean of the values that are not None; None for no data."""
+    v = [x for x in values if x is not None]
+    return sum(v) / len(v) if v else None
+
 
 def percentile(values, q):
     """q-th percentile (0..100) with linear interpolation; None for no data."""

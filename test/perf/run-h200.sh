@@ -1,22 +1,32 @@
 #!/bin/bash
 # run-h200.sh - the whole GPU benchmark set in one call (doc/performance-gpu.md).
 #
-#	bash test/perf/run-h200.sh [BUILDDIR [OUTDIR]]
+#	bash test/perf/run-h200.sh [BUILDDIR [OUTDIR]]   (from the source tree's root)
 #
-# BUILDDIR: a configured and built tree with real CUDA (default $KREX_BUILDDIR,
-# else the source tree); it builds nothing.  OUTDIR: default $OUT, else
-# ./perf-out.  Runs fidelity.py --full, then agents.py --full; writes every CSV,
-# markdown table and log under OUTDIR and prints the tables last.  Each driver
-# has a hard time limit (under 8 minutes in all); a driver stopped by it still
-# writes the table of what ran.  Reads the GPU clocks, never sets them.
+# BUILDDIR: a configured and built tree with real CUDA (default $KREX_BUILDDIR);
+# without one it builds from .gpu/'s `make dist` tarball (scripts/gpu-build.sh,
+# about a minute on the H200 machine).  OUTDIR: default $OUT, else ./perf-out.
+# Runs fidelity.py --full, then agents.py --full with 20 s windows (the longer
+# throughput run is its own call: agents.py --full); writes every CSV, markdown
+# table and log under OUTDIR and prints the tables last.  Each driver has a hard
+# time limit (under 9 minutes in all, build included); a driver stopped by it
+# still writes the table of what ran.  Reads the GPU clocks, never sets them.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:-${KREX_BUILDDIR:-$here/../..}}" && pwd)
+start=$(date +%s)
+build=${1:-${KREX_BUILDDIR:-}}
+if [ -z "$build" ]; then
+	cd "$here/../.." || exit 1
+	ls .gpu/krex-*.tar.gz >/dev/null 2>&1 ||
+		{ echo "run-h200.sh: no BUILDDIR and no .gpu/krex-*.tar.gz (scripts/gpu-carry.sh)" >&2; exit 1; }
+	build=$(timeout 300 bash scripts/gpu-build.sh | tail -1)
+fi
+[ -x "$build/coordinator/krexd" ] || { echo "run-h200.sh: no krexd under '$build'" >&2; exit 1; }
+build=$(cd "$build" && pwd)
 out=${2:-${OUT:-$PWD/perf-out}}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export PYTHONDONTWRITEBYTECODE=1
-start=$(date +%s)
 
 # The workloads' kernel on a real GPU: fma.fatbin, made by nvcc from
 # test/workloads/fma.cu (test/gpu/build.sh); the workloads read KREX_WL_MODULE.
@@ -42,13 +52,14 @@ fi
 		nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks_event_reasons.active --format=csv
 } >"$out/env.txt" 2>&1
 
+echo "build $(($(date +%s) - start)) s" >>"$out/env.txt"
 # Budgets: fidelity stops starting measurements at 240 s, agents at 170 s;
 # the limits below leave room for the last measurement and the teardown.
 timeout -k 10 275 python3 "$here/fidelity.py" --full --builddir "$build" --out "$out/fidelity" \
 	>"$out/fidelity.txt" 2>"$out/fidelity.err"
 echo "fidelity rc=$?" >>"$out/env.txt"
-timeout -k 10 190 python3 "$here/agents.py" --full --builddir "$build" --out "$out/agents" \
-	>"$out/agents.txt" 2>"$out/agents.err"
+timeout -k 10 190 python3 "$here/agents.py" --full --window 20 --budget-s 170 \
+	--builddir "$build" --out "$out/agents" >"$out/agents.txt" 2>"$out/agents.err"
 echo "agents rc=$?" >>"$out/env.txt"
 echo "total $(($(date +%s) - start)) s" >>"$out/env.txt"
 
