@@ -192,9 +192,10 @@ class Bench:
             return
         label = "%s/%s/%g/%s" % (mode, mix, size, region)
         try:
+            cost = 0.0  # ms of region entry and sample each, measured by the probe
             if region == "sample" and a.cell_s:
-                n = self.fit_samples(size, n, label, wrap, row)
-            limit = 60 + n * (size * 30 + 20) / 1000.0
+                n, cost = self.fit_samples(size, n, label, wrap, row)
+            limit = 60 + n * (max(size * 30 + 20, cost * 3)) / 1000.0
             rc, out, err = P.run_capture(self.victim_cmd(size, n, region, label, wrap),
                                          self.env, limit, self.logpath)
         except SlowEntry as e:
@@ -232,7 +233,8 @@ class Bench:
         region entry, unknown before (a few ms with the queue cap, the whole
         queued work of the siblings without it), so a probe measures
         it first (5 samples; over --cell-s raises SlowEntry).  Never fewer than
-        50; the row's note says when n was cut."""
+        50; the row's note says when n was cut.  Returns (samples, ms of entry
+        and sample each)."""
         key = (row["mode"], row["mix"])
         if key in self.too_slow:
             raise SlowEntry(self.too_slow[key])
@@ -245,7 +247,7 @@ class Bench:
             raise SlowEntry(self.too_slow[key])
         d = P.parse_kv(out, "victim") if rc == 0 else None
         if not d:
-            return n  # the real run will say what is wrong
+            return n, 0.0  # the real run will say what is wrong
         cost = (P.num(d.get("entry_p50")) or 0) + (P.num(d.get("wall_p50")) or size)
         fit = max(50, int(self.a.cell_s * 1000 / (cost * 1.5)))
         if fit < n:
@@ -253,8 +255,8 @@ class Bench:
                            row.get("note", "")).strip("; ")
             P.log("%s: %d samples fit --cell-s %g (%.1f ms each)" % (label, fit, self.a.cell_s,
                                                                      cost))
-            return fit
-        return n
+            return fit, cost
+        return n, cost
 
     def start_siblings(self, mix, wrap, tag, groups):
         """Start the mix's siblings, appending each to groups as soon as it
