@@ -116,7 +116,7 @@ field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" "$2" | head -1; }
 v() { sed -n "s/.*$1=\([0-9.-]*\).*/\1/p" "$2"; }
 : >"$OUT/table.txt"
 # KREX_GPU_SECTIONS: which numbered sections to run (default all);
-# KREX_GPU_CAPS: the queue caps of section 4; KREX_GPU_REPS: section 5's
+# KREX_GPU_QUEUES (or KREX_GPU_CAPS): the bounded queues of section 4; KREX_GPU_REPS: section 5's
 # repetitions (interleaved, so drift hits every variant alike).
 SECTIONS=" ${KREX_GPU_SECTIONS:-1 2 3 4 5} "
 want() { case "$SECTIONS" in *" $1 "*) return 0 ;; esac; return 1; }
