@@ -56,6 +56,8 @@ struct region {
 static struct region *regions;
 
 static void region_freeze(struct krexd *k, struct region *r, uint64_t now);
+static void region_isolate(struct krexd *k, struct region *r);
+static void region_telemetry_start(struct krexd *k, struct region *r);
 static void region_grant(struct krexd *k, struct region *r, uint64_t now);
 static void region_finish(struct krexd *k, struct region *r, int why, const char *who);
 
@@ -186,6 +188,14 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 			}
 	log_debug("region %llu: gates closed (generation %u), %zu siblings, %zu acks due",
 	          (unsigned long long)r->rq.id, r->close_gen, r->nsibs, r->npending);
+	/* Isolation and the telemetry at start need nothing from the drain or the
+	 * freeze: done now, while the siblings drain, they add nothing to the
+	 * entry (on the H200 they took ~1 ms after the freeze).  region_unwind()
+	 * undoes the isolation on every way out, before the grant too. */
+	r->t_iso = time_now_ns();
+	region_isolate(k, r);
+	r->cert.isolate_us = us(time_now_ns() - r->t_iso);
+	region_telemetry_start(k, r);
 	if (!r->npending) {
 		region_freeze(k, r, now);
 		return;
@@ -528,11 +538,6 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 			            r->sibs[i].freeze_err ? "could not be frozen"
 			                                  : "not frozen within freeze_timeout");
 	}
-	r->t_iso = now;
-	region_isolate(k, r);
-	now = time_now_ns();
-	r->cert.isolate_us = us(now - r->t_iso);
-	region_telemetry_start(k, r);
 	rq_grant(&k->rq, &r->rq, now);
 	r->phase = PH_HELD;
 	k->regions_total++;
@@ -543,9 +548,11 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	m.grant.drain_us = r->cert.drain_us;
 	m.grant.freeze_us = r->cert.freeze_us;
 	m.grant.isolate_us = r->cert.isolate_us;
-	log_debug("region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us)",
+	log_debug("region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; "
+	          "isolate %llu us, during the drain)",
 	          (unsigned long long)r->rq.id, r->owner, (unsigned long long)m.grant.wait_us,
-	          (unsigned long long)m.grant.drain_us, (unsigned long long)m.grant.freeze_us);
+	          (unsigned long long)m.grant.drain_us, (unsigned long long)m.grant.freeze_us,
+	          (unsigned long long)m.grant.isolate_us);
 	if (r->conn)
 		conn_send(k, r->conn, PROTO_GRANT, r->seq, &m);
 }
