@@ -29,6 +29,7 @@ struct sib {
 	int drain_err; /* an ack said the drain failed */
 	int ref;       /* we hold a freeze reference */
 	int start;     /* this region starts the freeze (nobody froze it before) */
+	int started;   /* the freeze was started (early, or in the batch) */
 	int frozen;    /* the kernel said frozen */
 	int freeze_err;
 };
@@ -56,6 +57,7 @@ struct region {
 static struct region *regions;
 
 static void region_freeze(struct krexd *k, struct region *r, uint64_t now);
+static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s);
 static void region_isolate(struct krexd *k, struct region *r);
 static void region_telemetry_start(struct krexd *k, struct region *r);
 static void region_grant(struct krexd *k, struct region *r, uint64_t now);
@@ -281,6 +283,8 @@ void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a
 			s->pending--;
 			if (a->status)
 				s->drain_err = 1;
+			if (!s->pending && r->npending)
+				sib_freeze_now(k, r, s); /* drained: freeze it while others drain */
 		}
 		if (!r->npending)
 			region_freeze(k, r, time_now_ns());
@@ -341,11 +345,44 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 	r->poll_at = now + r->poll_step;
 }
 
+/*
+ * Take a freeze reference on sibling s and start freezing it (state file
+ * first).  Called for each sibling as soon as its drain is acknowledged, so
+ * that freezing the siblings that drained early overlaps the drain of the
+ * slow ones; region_freeze() does the rest in one batch.
+ */
+static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s)
+{
+	struct part *p = part_find_id(k, s->part);
+	int rc;
+
+	if (!p || s->ref || s->freeze_err)
+		return;
+	freezer_snapshot(&k->fz);
+	rc = part_freeze_prepare(k, p);
+	if (rc < 0) {
+		s->freeze_err = 1;
+		log_warn("region %llu: cannot freeze participant %u: %s",
+		         (unsigned long long)r->rq.id, p->id, strerror(errno));
+		return;
+	}
+	s->ref = 1;
+	s->start = rc;
+	if (state_sync(&k->st) < 0)
+		log_error("state file %s: %s (freezing anyway)", k->st.path, strerror(errno));
+	s->started = 1;
+	if (s->start && part_freeze_start(k, p) < 0) {
+		s->freeze_err = 1;
+		log_warn("region %llu: freezing participant %u: %s", (unsigned long long)r->rq.id,
+		         p->id, strerror(errno));
+	}
+}
+
 static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 {
 	struct part *p;
 	size_t i;
-	int rc;
+	int rc, batch = 0;
 
 	r->cert.drain_us = us(now - r->t_close);
 	for (i = 0; i < r->nsibs; i++) {
@@ -362,10 +399,14 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 	r->npending = 0;
 	r->phase = PH_FREEZE;
 	r->t_freeze = now;
-	if (r->nsibs)
+	for (i = 0; i < r->nsibs; i++)
+		batch |= !r->sibs[i].ref && !r->sibs[i].freeze_err && r->sibs[i].part;
+	if (batch)
 		freezer_snapshot(&k->fz);
 	for (i = 0; i < r->nsibs; i++) {
 		struct sib *s = &r->sibs[i];
+		if (s->ref || s->freeze_err)
+			continue; /* started as soon as it drained */
 		p = part_find_id(k, s->part);
 		if (!p)
 			continue;
@@ -379,11 +420,14 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 		s->ref = 1;
 		s->start = rc;
 	}
-	/* One write for every sibling, before any of them is touched. */
-	if (state_sync(&k->st) < 0)
+	/* One write for the rest of the siblings, before any of them is touched. */
+	if (batch && state_sync(&k->st) < 0)
 		log_error("state file %s: %s (freezing anyway)", k->st.path, strerror(errno));
 	for (i = 0; i < r->nsibs; i++) {
 		struct sib *s = &r->sibs[i];
+		if (!s->ref || s->started)
+			continue;
+		s->started = 1;
 		if (s->start && (p = part_find_id(k, s->part)) && part_freeze_start(k, p) < 0) {
 			s->freeze_err = 1;
 			log_warn("region %llu: freezing participant %u: %s",
@@ -741,8 +785,8 @@ void region_conn_gone(struct krexd *k, struct conn *c)
 		next = r->next;
 		if (r->phase != PH_DRAIN || !pending_take(r, c->serial))
 			continue;
-		if (c->part && (s = sib_find(r, c->part->id)))
-			s->pending--;
+		if (c->part && (s = sib_find(r, c->part->id)) && !--s->pending && r->npending)
+			sib_freeze_now(k, r, s);
 		if (!r->npending)
 			region_freeze(k, r, time_now_ns());
 	}
