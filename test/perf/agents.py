@@ -401,7 +401,7 @@ class Sim:
                                                        rows[mode].get("note", "")))
                 krex = rows.get("krex", {})
                 bad = any(w in krex.get("note", "") for w in ("failed", "skipped"))
-                k = None if bad else krex.get("bench_per_h")
+                k = None if bad or not krex.get("benches") else krex.get("bench_per_h")
                 for mode, r in rows.items():
                     r = dict(r)
                     if k is not None and r.get("bench_per_h"):
