@@ -345,44 +345,63 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 	r->poll_at = now + r->poll_step;
 }
 
-/*
- * Take a freeze reference on sibling s and start freezing it (state file
- * first).  Called for each sibling as soon as its drain is acknowledged, so
- * that freezing the siblings that drained early overlaps the drain of the
- * slow ones; region_freeze() does the rest in one batch.
- */
-static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s)
+/* Take a freeze reference on sibling s (its cgroup or pids go to the state
+ * file, not yet written); 1 when it was taken. */
+static int sib_freeze_prepare(struct krexd *k, struct region *r, struct sib *s)
 {
 	struct part *p = part_find_id(k, s->part);
 	int rc;
 
 	if (!p || s->ref || s->freeze_err)
-		return;
-	freezer_snapshot(&k->fz);
+		return 0;
 	rc = part_freeze_prepare(k, p);
 	if (rc < 0) {
 		s->freeze_err = 1;
 		log_warn("region %llu: cannot freeze participant %u: %s",
 		         (unsigned long long)r->rq.id, p->id, strerror(errno));
-		return;
+		return 0;
 	}
 	s->ref = 1;
 	s->start = rc;
-	if (state_sync(&k->st) < 0)
-		log_error("state file %s: %s (freezing anyway)", k->st.path, strerror(errno));
+	return 1;
+}
+
+/* Start freezing sibling s, once: after sib_freeze_prepare() and a state sync. */
+static void sib_freeze_start(struct krexd *k, struct region *r, struct sib *s)
+{
+	struct part *p;
+
+	if (!s->ref || s->started)
+		return;
 	s->started = 1;
-	if (s->start && part_freeze_start(k, p) < 0) {
+	if (s->start && (p = part_find_id(k, s->part)) && part_freeze_start(k, p) < 0) {
 		s->freeze_err = 1;
 		log_warn("region %llu: freezing participant %u: %s", (unsigned long long)r->rq.id,
 		         p->id, strerror(errno));
 	}
 }
 
+/*
+ * Freeze sibling s now.  Called for each sibling as soon as its drain is
+ * acknowledged, so that freezing the siblings that drained early overlaps
+ * the drain of the slow ones; region_freeze() does the rest in one batch.
+ */
+static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s)
+{
+	if (!part_find_id(k, s->part) || s->ref || s->freeze_err)
+		return;
+	freezer_snapshot(&k->fz);
+	if (!sib_freeze_prepare(k, r, s))
+		return;
+	if (state_sync(&k->st) < 0)
+		log_error("state file %s: %s (freezing anyway)", k->st.path, strerror(errno));
+	sib_freeze_start(k, r, s);
+}
+
 static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 {
-	struct part *p;
 	size_t i;
-	int rc, batch = 0;
+	int batch = 0;
 
 	r->cert.drain_us = us(now - r->t_close);
 	for (i = 0; i < r->nsibs; i++) {
@@ -399,41 +418,21 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 	r->npending = 0;
 	r->phase = PH_FREEZE;
 	r->t_freeze = now;
+	/* The siblings not frozen as they drained (late ones, those without a
+	 * gate): one /proc snapshot and one state write for all of them, before
+	 * any of them is touched. */
 	for (i = 0; i < r->nsibs; i++)
 		batch |= !r->sibs[i].ref && !r->sibs[i].freeze_err && r->sibs[i].part;
-	if (batch)
+	if (batch) {
 		freezer_snapshot(&k->fz);
-	for (i = 0; i < r->nsibs; i++) {
-		struct sib *s = &r->sibs[i];
-		if (s->ref || s->freeze_err)
-			continue; /* started as soon as it drained */
-		p = part_find_id(k, s->part);
-		if (!p)
-			continue;
-		rc = part_freeze_prepare(k, p);
-		if (rc < 0) {
-			s->freeze_err = 1;
-			log_warn("region %llu: cannot freeze participant %u: %s",
-			         (unsigned long long)r->rq.id, p->id, strerror(errno));
-			continue;
-		}
-		s->ref = 1;
-		s->start = rc;
+		for (i = 0; i < r->nsibs; i++)
+			sib_freeze_prepare(k, r, &r->sibs[i]);
+		if (state_sync(&k->st) < 0)
+			log_error("state file %s: %s (freezing anyway)", k->st.path,
+			          strerror(errno));
 	}
-	/* One write for the rest of the siblings, before any of them is touched. */
-	if (batch && state_sync(&k->st) < 0)
-		log_error("state file %s: %s (freezing anyway)", k->st.path, strerror(errno));
-	for (i = 0; i < r->nsibs; i++) {
-		struct sib *s = &r->sibs[i];
-		if (!s->ref || s->started)
-			continue;
-		s->started = 1;
-		if (s->start && (p = part_find_id(k, s->part)) && part_freeze_start(k, p) < 0) {
-			s->freeze_err = 1;
-			log_warn("region %llu: freezing participant %u: %s",
-			         (unsigned long long)r->rq.id, p->id, strerror(errno));
-		}
-	}
+	for (i = 0; i < r->nsibs; i++)
+		sib_freeze_start(k, r, &r->sibs[i]);
 	r->freeze_deadline = now + k->cfg.freeze_timeout_ns;
 	r->poll_step = 0;
 	region_poll(k, r, now);
