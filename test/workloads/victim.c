@@ -3,9 +3,13 @@
  *
  *	krex-victim calib MS
  *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
- *	            [--warmup W] [--region-warmup K] [--label L] [--raw FILE]
+ *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US] [--label L]
+ *	            [--raw FILE]
  *
  * --region-warmup K: K untimed kernels right after each region begins.
+ * --idle sleep:US / spin:US: before each sample the thread sleeps or spins US
+ * microseconds with the GPU idle (what a region entry does to the owner,
+ * without KREX): tells a host wake-up cost from a GPU idle cost.
  *
  * calib prints the ITERS that take MS milliseconds alone (mock: microseconds).
  * run prints one line (milliseconds; entry = krex_region_begin latency):
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "krex/region.h"
 #include "wl_cuda.h"
@@ -38,11 +43,25 @@ static double pct(double *v, int n, int p)
 	return v[i < n ? i : n - 1];
 }
 
+static void idle_for(int spin, long us)
+{
+	double end = wl_now_ms() + us / 1000.0;
+	struct timespec ts = {us / 1000000, us % 1000000 * 1000};
+
+	if (!spin) {
+		nanosleep(&ts, NULL);
+		return;
+	}
+	while (wl_now_ms() < end)
+		;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: krex-victim calib MS\n"
 	                "       krex-victim run ITERS SAMPLES [--region none|sample|batch] "
-	                "[--batch B] [--warmup W] [--region-warmup K] [--label L] [--raw FILE]\n");
+	                "[--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US] "
+	                "[--label L] [--raw FILE]\n");
 	exit(2);
 }
 
@@ -76,7 +95,8 @@ int main(int argc, char **argv)
 	struct wl_kernel k;
 	const char *label = "victim", *raw = NULL;
 	int mode = REG_NONE, batch = 10, warmup = 5, n, i, j, clean = 0, regions = 0, nentry = 0;
-	int region_warmup = 0;
+	int region_warmup = 0, idle_spin = 0;
+	long idle_us = 0;
 	long long iters;
 	double *ev, *wall, *entry;
 	CUevent e0, e1;
@@ -108,7 +128,19 @@ int main(int argc, char **argv)
 			warmup = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--region-warmup") == 0)
 			region_warmup = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--label") == 0)
+		else if (strcmp(argv[i], "--idle") == 0) {
+			const char *v = argv[++i];
+
+			if (strncmp(v, "sleep:", 6) == 0)
+				idle_spin = 0;
+			else if (strncmp(v, "spin:", 5) == 0)
+				idle_spin = 1;
+			else
+				usage();
+			idle_us = atol(strchr(v, ':') + 1);
+			if (idle_us <= 0)
+				usage();
+		} else if (strcmp(argv[i], "--label") == 0)
 			label = argv[++i];
 		else if (strcmp(argv[i], "--raw") == 0)
 			raw = argv[++i];
@@ -130,6 +162,8 @@ int main(int argc, char **argv)
 		float t = 0;
 		double h0;
 
+		if (idle_us)
+			idle_for(idle_spin, idle_us);
 		if (mode == REG_SAMPLE || (mode == REG_BATCH && i % batch == 0)) {
 			region_begin(&entry[nentry++]);
 			regions++;
