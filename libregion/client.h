@@ -46,6 +46,9 @@ int client_parse_gpus(const char *list, struct proto_gpus *g);
 /* A REGISTER for this process with the given GPUs and flags. */
 void client_fill_register(union proto_body *m, const struct proto_gpus *g, uint32_t flags);
 
+/* After a grant: the joiner's warm callback, if any (join.c). */
+void join_warm(void);
+
 /* Forget, in a child after fork(), a region the parent holds (region.c). */
 void region_atfork_child(void);
 

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,8 @@ static struct {
 	struct proto_gpus gpus;
 	krex_drain_fn drain;
 	void *drain_arg;
+	krex_drain_fn warm;
+	void *warm_arg;
 	unsigned queue_cap;
 	unsigned queue_us;
 	unsigned gate_timeout_ms;
@@ -322,6 +325,14 @@ KREX_EXPORT int krex_join(const struct krex_join_opts *opts)
 	}
 	join_state.drain = opts ? opts->drain : NULL;
 	join_state.drain_arg = opts ? opts->drain_arg : NULL;
+	/* warm and warm_arg came in 0.2: an older caller's struct ends before them */
+	if (opts && opts->size >= offsetof(struct krex_join_opts, warm_arg) + sizeof(void *)) {
+		join_state.warm = opts->warm;
+		join_state.warm_arg = opts->warm_arg;
+	} else {
+		join_state.warm = NULL;
+		join_state.warm_arg = NULL;
+	}
 	fd = join_register(&v, &rc);
 	if (fd < 0)
 		goto out;
@@ -424,4 +435,27 @@ KREX_EXPORT int krex_gate_wait(void)
 			return gate_wait_slow(v);
 	}
 	return 0;
+}
+
+/*
+ * After a grant (krex_region_begin): run the joiner's warm callback, which
+ * makes this process's GPU contexts resident.  Measured on the H200: without
+ * it the first launch of a region after a sibling's drain pays the GPU's
+ * context switch, about 0.14 ms of wall time (doc/performance.md).
+ * KREX_REGION_WARM=0 turns it off (for that measurement).
+ */
+void join_warm(void)
+{
+	krex_drain_fn warm;
+	void *arg;
+	const char *e = getenv("KREX_REGION_WARM");
+
+	if (e && strcmp(e, "0") == 0)
+		return;
+	pthread_mutex_lock(&join_state.lock);
+	warm = join_state.joined ? join_state.warm : NULL;
+	arg = join_state.warm_arg;
+	pthread_mutex_unlock(&join_state.lock);
+	if (warm && warm(arg) != 0)
+		log_debug("region warm-up: the GPU operation failed (ignored)");
 }

@@ -165,6 +165,7 @@ KREX_EXPORT int krex_region_begin(const struct krex_region_opts *opts)
 	region_state.fd = fd;
 	region_state.grant = reply.grant;
 	region_state.region_id = reply.grant.region_id;
+	join_warm();
 	region_state.t_grant_ns = time_now_ns();
 out:
 	pthread_mutex_unlock(&region_state.lock);

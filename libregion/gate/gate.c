@@ -61,6 +61,7 @@ int gate_joined(void)
 }
 
 static int gate_drain(void *arg);
+static int gate_warm(void *arg);
 
 /* Join krexd; on any failure stay in pass-through (fail open, logged once). */
 static void gate_join(void)
@@ -69,6 +70,7 @@ static void gate_join(void)
 	int rc;
 
 	o.drain = gate_drain;
+	o.warm = gate_warm;
 	rc = krex_join(&o);
 	if (rc != KREX_OK) {
 		log_info("not joined (%s): passing through", krex_strerror(rc));
@@ -216,5 +218,20 @@ static int gate_drain(void *arg)
 		rc = -1;
 	atomic_store(&gate_draining, 0);
 	gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	return rc;
+}
+
+/*
+ * The warm callback, run in the region owner by krex_region_begin() after the
+ * grant: one tiny operation on each GPU context this process used, waited
+ * for, so the GPU has switched to the owner's context before the owner's
+ * first timed launch (CUDA only; HIP has none yet).
+ */
+static int gate_warm(void *arg)
+{
+	int rc = gate_cuda_warm();
+
+	(void)arg;
+	log_debug("region warm-up: %s", rc == 0 ? "done" : "failed");
 	return rc;
 }

@@ -46,6 +46,13 @@ extern int gate_counting;
 int gate_cuda_drain(void);
 int gate_hip_drain(void);
 
+/*
+ * In the region owner, after the grant: one event recorded and waited for on
+ * a stream of the gate's own in every context this process used, so the GPU
+ * runs the owner's context before its first timed launch; 0 or -1.
+ */
+int gate_cuda_warm(void);
+
 /* Forget tracked contexts and per-thread state (fork child). */
 void gate_cuda_forget(void);
 void gate_hip_forget(void);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,6 +108,14 @@ typedef CUresult (*ev_record_fn)(CUevent, CUstream);
 typedef CUresult (*ev_sync_fn)(CUevent);
 typedef CUresult (*ev_elapsed_fn)(float *, CUevent, CUevent);
 typedef CUresult (*is_capturing_fn)(CUstream, int *);
+typedef CUresult (*stream_create_fn)(CUstream *, unsigned int);
+typedef CUresult (*capture_mode_fn)(int *);
+typedef CUresult (*mod_load_fn)(CUmodule *, const void *);
+typedef CUresult (*mod_fn_fn)(CUfunction *, CUmodule, const char *);
+typedef CUresult (*ctx_dev_fn)(CUdevice *);
+typedef CUresult (*dev_attr_fn)(int *, int, CUdevice);
+typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+                              unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
 CU_SYM(ctx_get_fn, cuCtxGetCurrent)
 CU_SYM(ctx_push_fn, cuCtxPushCurrent_v2)
 CU_SYM(ctx_get_fn, cuCtxPopCurrent_v2)
@@ -118,6 +127,13 @@ CU_SYM(ev_sync_fn, cuEventQuery)
 CU_SYM(ev_elapsed_fn, cuEventElapsedTime_v2)
 CU_SYM(ev_elapsed_fn, cuEventElapsedTime)
 CU_SYM(is_capturing_fn, cuStreamIsCapturing)
+CU_SYM(stream_create_fn, cuStreamCreate)
+CU_SYM(capture_mode_fn, cuThreadExchangeStreamCaptureMode)
+CU_SYM(mod_load_fn, cuModuleLoadData)
+CU_SYM(mod_fn_fn, cuModuleGetFunction)
+CU_SYM(ctx_dev_fn, cuCtxGetDevice)
+CU_SYM(dev_attr_fn, cuDeviceGetAttribute)
+CU_SYM(launch_fn, cuLaunchKernel)
 
 /* The real function for (id, pt), resolving it from the handle the first
  * time; never one of our own wrappers (that would recurse). */
@@ -204,12 +220,114 @@ int gate_cuda_drain(void)
 	return rc;
 }
 
+/*
+ * The warm-up kernel: empty, one block of 128 threads per multiprocessor.
+ * PTX text, so the gate needs no CUDA toolkit to build; the driver compiles
+ * it once per context, at the first region.  Measured on the H200: an event
+ * alone does not do it (the compute engine switches context only for a
+ * kernel), an empty kernel does (doc/performance.md).
+ */
+static const char cu_warm_ptx[] = ".version 6.0\n"
+                                  ".target sm_60\n"
+                                  ".address_size 64\n"
+                                  ".visible .entry krex_warm()\n"
+                                  "{\n"
+                                  "\tret;\n"
+                                  "}\n";
+#define CU_ATTR_MULTIPROCESSOR_COUNT 16
+
+/* The warm-up's own stream, event and kernel in each tracked context (made once). */
+static struct {
+	CUstream stream;
+	CUevent event;
+	CUfunction fn;
+	unsigned blocks;
+} cu_warm[CU_MAX_CTX];
+static pthread_mutex_t cu_warm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Make slot i's stream, event and kernel in the current context; 0 or -1. */
+static int gate_cuda_warm_make(int i)
+{
+	stream_create_fn mks = gate_cuStreamCreate();
+	ev_create_fn mke = gate_cuEventCreate();
+	mod_load_fn load = gate_cuModuleLoadData();
+	mod_fn_fn getfn = gate_cuModuleGetFunction();
+	ctx_dev_fn getdev = gate_cuCtxGetDevice();
+	dev_attr_fn attr = gate_cuDeviceGetAttribute();
+	CUmodule m;
+	CUdevice d;
+	int sms = 0;
+
+	if (cu_warm[i].fn)
+		return 0;
+	if (!mks || !mke || !load || !getfn)
+		return -1;
+	if (!cu_warm[i].stream && mks(&cu_warm[i].stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+		return cu_warm[i].stream = NULL, -1;
+	if (!cu_warm[i].event && mke(&cu_warm[i].event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		return cu_warm[i].event = NULL, -1;
+	if (load(&m, cu_warm_ptx) != CUDA_SUCCESS ||
+	    getfn(&cu_warm[i].fn, m, "krex_warm") != CUDA_SUCCESS)
+		return cu_warm[i].fn = NULL, -1;
+	if (getdev && attr && getdev(&d) == CUDA_SUCCESS)
+		attr(&sms, CU_ATTR_MULTIPROCESSOR_COUNT, d);
+	cu_warm[i].blocks = sms > 0 && sms < 4096 ? (unsigned)sms : 1;
+	return 0;
+}
+
+static int gate_cuda_warm_one(int i)
+{
+	launch_fn launch = gate_cuLaunchKernel();
+	ev_record_fn rec = gate_cuEventRecord();
+	ev_sync_fn sync = gate_cuEventSynchronize();
+
+	if (!launch || !rec || !sync || gate_cuda_warm_make(i) < 0)
+		return -1;
+	if (launch(cu_warm[i].fn, cu_warm[i].blocks, 1, 1, 128, 1, 1, 0, cu_warm[i].stream, NULL,
+	           NULL) != CUDA_SUCCESS ||
+	    rec(cu_warm[i].event, cu_warm[i].stream) != CUDA_SUCCESS)
+		return -1;
+	return sync(cu_warm[i].event) == CUDA_SUCCESS ? 0 : -1;
+}
+
+int gate_cuda_warm(void)
+{
+	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
+	ctx_get_fn pop = gate_cuCtxPopCurrent_v2();
+	capture_mode_fn mode = gate_cuThreadExchangeStreamCaptureMode();
+	CUcontext c, old;
+	int i, rc = 0, m = CU_STREAM_CAPTURE_MODE_RELAXED, relaxed;
+
+	if (!push || !pop)
+		return -1;
+	/* Relaxed for this thread: a capture elsewhere in the process stays valid. */
+	relaxed = mode && mode(&m) == CUDA_SUCCESS;
+	pthread_mutex_lock(&cu_warm_lock);
+	for (i = 0; i < CU_MAX_CTX; i++) {
+		c = atomic_load(&cu_ctx[i]);
+		if (!c)
+			break;
+		if (push(c) != CUDA_SUCCESS)
+			continue;
+		if (gate_cuda_warm_one(i) < 0)
+			rc = -1;
+		pop(&old);
+	}
+	pthread_mutex_unlock(&cu_warm_lock);
+	if (relaxed)
+		mode(&m);
+	return rc;
+}
+
 void gate_cuda_forget(void)
 {
 	int i;
 
-	for (i = 0; i < CU_MAX_CTX; i++)
+	for (i = 0; i < CU_MAX_CTX; i++) {
 		atomic_store(&cu_ctx[i], NULL);
+		/* the parent's handles mean nothing in a child */
+		memset(&cu_warm[i], 0, sizeof(cu_warm[i]));
+	}
 }
 
 /* ---- bounded queue (gate_queue.c) ------------------------------------------ */

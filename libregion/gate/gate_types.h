@@ -53,6 +53,8 @@ typedef struct CUlaunchConfig_st {
 #define CUDA_ERROR_NOT_READY 600
 #define CU_EVENT_DEFAULT 0x0
 #define CU_EVENT_DISABLE_TIMING 0x2
+#define CU_STREAM_NON_BLOCKING 0x1
+#define CU_STREAM_CAPTURE_MODE_RELAXED 2
 /* cuGetProcAddress flags: bit 1 asks for the per-thread-default-stream
  * variant (CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM). */
 #define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 0x2

@@ -51,7 +51,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 10
+plan 11
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -72,8 +72,10 @@ ok "the sibling was drained" [ "$(field drained "$T/cert1")" -ge 1 ]
 ok "and frozen" [ "$(field frozen "$T/cert1")" -ge 1 ]
 
 # victim p95 alone vs inside regions with the hog sibling
-timeout -k 5 120 "$KREX" run --gpus mock0 -- "$WL/krex-victim" run "$IT" 40 --region sample \
-	--label region >"$T/region"
+KREX_LOG=debug timeout -k 5 120 "$KREX" run --gpus mock0 -- "$WL/krex-victim" run "$IT" 40 \
+	--region sample --label region >"$T/region" 2>"$T/region.err"
+n=$(grep -c 'region warm-up: done' "$T/region.err")
+ok "the gate warmed the owner's context after each of 40 grants ($n)" [ "$n" = 40 ]
 cat "$T/alone" "$T/region" | sed 's/^/# /'
 a=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/alone")
 r=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/region")

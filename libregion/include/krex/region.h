@@ -154,11 +154,20 @@ struct krex_join_opts {
 	krex_drain_fn drain; /* NULL: acknowledge at once (no GPU work) */
 	void *drain_arg;
 	unsigned flags; /* reserved, 0 */
+	/*
+	 * Called by krex_region_begin() in this process once the region is
+	 * granted, before it returns: make this process's GPU contexts resident
+	 * (one tiny GPU operation each, waited for), so that the first timed
+	 * launch in the region does not pay the GPU's switch away from a
+	 * sibling's context.  NULL: nothing.  Added in 0.2 (check size).
+	 */
+	krex_drain_fn warm;
+	void *warm_arg;
 };
 
 #define KREX_JOIN_OPTS_INIT                                                                        \
 	{                                                                                          \
-		sizeof(struct krex_join_opts), 0, 0, 0, 0, 0                                       \
+		sizeof(struct krex_join_opts), 0, 0, 0, 0, 0, 0, 0                                 \
 	}
 
 /*
