@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "gate_queue.h"
 #include "gate_types.h"
 #include "log.h"
+#include "timeutil.h"
 
 /* ---- the hook table ------------------------------------------------------- */
 
@@ -180,23 +182,41 @@ static void *gate_cuda_adopt(int id, int pt, void *p)
 #define CU_MAX_CTX 64
 static _Atomic(CUcontext) cu_ctx[CU_MAX_CTX];
 
-static void gate_cuda_track(void)
+static CUcontext gate_cuda_track(void)
 {
 	ctx_get_fn get = gate_cuCtxGetCurrent();
 	CUcontext c = NULL, expect;
 	int i;
 
 	if (!get || get(&c) != CUDA_SUCCESS || !c)
-		return;
+		return NULL;
 	for (i = 0; i < CU_MAX_CTX; i++) {
 		expect = atomic_load_explicit(&cu_ctx[i], memory_order_relaxed);
 		if (expect == c)
-			return;
+			return c;
 		if (!expect && atomic_compare_exchange_strong(&cu_ctx[i], &expect, c))
-			return;
+			return c;
 		if (expect == c)
-			return;
+			return c;
 	}
+	return c;
+}
+
+/*
+ * The stream of this process's last kernel launch and its context: the warm
+ * after a grant also runs there, since the owner's next timed launch most
+ * likely goes to the same stream (H200: warming only a stream of the gate's
+ * own left the first timed kernel slower; doc/performance.md).
+ */
+static _Atomic(CUcontext) cu_last_ctx;
+static _Atomic(CUstream) cu_last_stream;
+
+static void gate_cuda_note_launch(CUcontext c, CUstream s, int pt)
+{
+	if (pt && !s)
+		s = CU_STREAM_PER_THREAD; /* the _ptsz variant's stream 0 */
+	atomic_store_explicit(&cu_last_stream, s, memory_order_relaxed);
+	atomic_store_explicit(&cu_last_ctx, c, memory_order_relaxed);
 }
 
 int gate_cuda_drain(void)
@@ -220,21 +240,12 @@ int gate_cuda_drain(void)
 	return rc;
 }
 
-/*
- * The warm-up kernel: empty, one block of 128 threads per multiprocessor.
- * PTX text, so the gate needs no CUDA toolkit to build; the driver compiles
- * it once per context, at the first region.  Measured on the H200: an event
- * alone does not do it (the compute engine switches context only for a
- * kernel), an empty kernel does (doc/performance.md).
- */
-static const char cu_warm_ptx[] = ".version 6.0\n"
-                                  ".target sm_60\n"
-                                  ".address_size 64\n"
-                                  ".visible .entry krex_warm()\n"
-                                  "{\n"
-                                  "\tret;\n"
-                                  "}\n";
+#include "warm_ptx.h"
+
+static int cu_gq_capturing(void *s);
+
 #define CU_ATTR_MULTIPROCESSOR_COUNT 16
+#define CU_WARM_ITERS 0
 
 /* The warm-up's own stream, event and kernel in each tracked context (made once). */
 static struct {
@@ -275,15 +286,43 @@ static int gate_cuda_warm_make(int i)
 	return 0;
 }
 
-static int gate_cuda_warm_one(int i)
+/* The warm-up kernel of slot i on stream s, then an event there, waited
+ * for at most CU_WARM_WAIT_NS (a stream of the owner's may hold work that
+ * only its host releases); 0 or -1. */
+#define CU_WARM_WAIT_NS (100 * 1000 * 1000ull)
+static int gate_cuda_warm_on(int i, CUstream s, unsigned iters)
+{
+	launch_fn launch = gate_cuLaunchKernel();
+	ev_record_fn rec = gate_cuEventRecord();
+	ev_sync_fn query = gate_cuEventQuery();
+	unsigned long long out = 0;
+	void *args[2] = {&iters, &out};
+	uint64_t end;
+	CUresult r;
+
+	if (!launch || !rec || !query || gate_cuda_warm_make(i) < 0 || cu_gq_capturing(s))
+		return -1;
+	if (launch(cu_warm[i].fn, cu_warm[i].blocks, 1, 1, 128, 1, 1, 0, s, args, NULL) !=
+	            CUDA_SUCCESS ||
+	    rec(cu_warm[i].event, s) != CUDA_SUCCESS)
+		return -1;
+	end = time_now_ns() + CU_WARM_WAIT_NS;
+	while ((r = query(cu_warm[i].event)) == CUDA_ERROR_NOT_READY && time_now_ns() < end)
+		;
+	return r == CUDA_SUCCESS ? 0 : -1;
+}
+
+static int gate_cuda_warm_one(int i, unsigned iters)
 {
 	launch_fn launch = gate_cuLaunchKernel();
 	ev_record_fn rec = gate_cuEventRecord();
 	ev_sync_fn sync = gate_cuEventSynchronize();
+	unsigned long long out = 0;
+	void *args[2] = {&iters, &out};
 
 	if (!launch || !rec || !sync || gate_cuda_warm_make(i) < 0)
 		return -1;
-	if (launch(cu_warm[i].fn, cu_warm[i].blocks, 1, 1, 128, 1, 1, 0, cu_warm[i].stream, NULL,
+	if (launch(cu_warm[i].fn, cu_warm[i].blocks, 1, 1, 128, 1, 1, 0, cu_warm[i].stream, args,
 	           NULL) != CUDA_SUCCESS ||
 	    rec(cu_warm[i].event, cu_warm[i].stream) != CUDA_SUCCESS)
 		return -1;
@@ -297,11 +336,18 @@ int gate_cuda_warm(void)
 	capture_mode_fn mode = gate_cuThreadExchangeStreamCaptureMode();
 	CUcontext c, old;
 	int i, rc = 0, m = CU_STREAM_CAPTURE_MODE_RELAXED, relaxed;
+	const char *e = getenv("KREX_REGION_WARM_ITERS");
+	unsigned iters = e ? (unsigned)strtoul(e, NULL, 10) : CU_WARM_ITERS;
 
 	if (!push || !pop)
 		return -1;
 	/* Relaxed for this thread: a capture elsewhere in the process stays valid. */
 	relaxed = mode && mode(&m) == CUDA_SUCCESS;
+	const char *how = getenv("KREX_REGION_WARM");
+	int on_last = !how || strcmp(how, "ctx") != 0;
+	CUcontext last = atomic_load(&cu_last_ctx);
+	CUstream last_s = atomic_load(&cu_last_stream);
+
 	pthread_mutex_lock(&cu_warm_lock);
 	for (i = 0; i < CU_MAX_CTX; i++) {
 		c = atomic_load(&cu_ctx[i]);
@@ -309,7 +355,9 @@ int gate_cuda_warm(void)
 			break;
 		if (push(c) != CUDA_SUCCESS)
 			continue;
-		if (gate_cuda_warm_one(i) < 0)
+		if (gate_cuda_warm_one(i, iters) < 0)
+			rc = -1;
+		if (on_last && c == last && gate_cuda_warm_on(i, last_s, iters) < 0)
 			rc = -1;
 		pop(&old);
 	}
@@ -427,8 +475,12 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 	 * when it wakes instead of adding to the work being drained. */
 	t->q = cu_hooks[id].kind == GK_LAUNCH ? gate_cuda_queue_before(s, pt) : NULL;
 	t->joined = gate_enter();
-	if (t->joined)
-		gate_cuda_track();
+	if (t->joined) {
+		CUcontext c = gate_cuda_track();
+
+		if (c && cu_hooks[id].kind == GK_LAUNCH)
+			gate_cuda_note_launch(c, s, pt);
+	}
 }
 
 static void gate_cuda_after(struct cu_ticket *t, CUresult r)

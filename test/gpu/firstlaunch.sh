@@ -7,6 +7,11 @@
 #                                GPU idle: a host wake-up cost vs a GPU idle cost
 #   region-nosib[-noiso]         a region per sample, no sibling (isolation on/off)
 #   region-hog[-noiso|-warm1]    a region per sample, an async hog sibling
+#   region-hog-wiN               the warm-up kernel with N FMAs a thread
+#                                (KREX_FL_WARM_ITERS="N ..."; KREX_FL_QUICK=1
+#                                skips the idle and no-isolation rows)
+#   region-hog-warmctx           the warm-up on the gate's own stream only
+#                                (KREX_REGION_WARM=ctx), not the owner's last
 #   region-hog-nowarm            the same with the library's warm-up off
 #                                (KREX_REGION_WARM=0): the cost it removes
 # Prints victim lines (test/workloads/victim.c) into $OUT/firstlaunch.txt.
@@ -44,11 +49,13 @@ H=$(timeout 60 "$WL/krex-victim" calib 5)
 v "$WL/krex-victim" run "${IT[10]}" "$N" --label "alone-10"
 for ms in 1 0.1; do
 	v "$WL/krex-victim" run "${IT[$ms]}" "$N" --label "alone-$ms"
+	[ -n "${KREX_FL_QUICK:-}" ] && continue
 	v "$WL/krex-victim" run "${IT[$ms]}" "$N" --idle "sleep:$IDLE" --label "alone+sleep$IDLE-$ms"
 	v "$WL/krex-victim" run "${IT[$ms]}" "$N" --idle "spin:$IDLE" --label "alone+spin$IDLE-$ms"
 	v "$WL/krex-victim" run "${IT[$ms]}" "$N" --idle "sleep:300" --label "alone+sleep300-$ms"
 done
-for iso in participants none; do
+for iso in participants ${KREX_FL_QUICK:+-}none; do
+	[ "$iso" = -none ] && continue
 	start_krexd -o isolate=$iso
 	sfx=$([ $iso = none ] && echo -noiso)
 	for ms in 1 0.1; do
@@ -59,6 +66,10 @@ for iso in participants none; do
 	sleep 2
 	for ms in ${KREX_FL_HOG_SIZES:-10 1 0.1}; do
 		v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog$sfx-$ms"
+		for wi in ${KREX_FL_WARM_ITERS:-}; do
+			[ $iso = participants ] && KREX_REGION_WARM_ITERS=$wi v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog-wi$wi-$ms"
+		done
+		[ $iso = participants ] && KREX_REGION_WARM=ctx v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog-warmctx-$ms"
 		[ $iso = participants ] && KREX_REGION_WARM=0 v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog-nowarm-$ms"
 		[ $iso = participants ] && v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --region-warmup 1 --label "region-hog-warm1-$ms"
 	done
