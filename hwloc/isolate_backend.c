@@ -223,10 +223,10 @@ static int proc_starttime(pid_t pid, unsigned long long *start)
 		return -1;
 	/* The command name may hold spaces and ')': fields start after the last ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2,
-	                 "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-	                 "%*s %*s %*s %*s %llu",
-	                 start) != 1) {
+	if (!p ||
+	    sscanf(p + 2,
+	           "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+	           start) != 1) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -114,8 +114,8 @@ static int run_cases(struct krex_topo *topo, const char *path)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: krex-topo [-t SPEC] [-p gpuN_pci=BUSID]... "
-	                "[-x FILE | -f CASES | -c [-a ALLOWED] [-n CORES] [GPU...]]\n");
+	fprintf(stderr,
+	        "usage: krex-topo [-t SPEC] [-p gpuN_pci=BUSID]... [-x FILE | -f CASES | -c [-a ALLOWED] [-n CORES] [GPU...]]\n");
 	exit(2);
 }
 

@@ -141,8 +141,7 @@ static void preload_gate(void)
 		gate = LIBDIR "/libkrexgate.so";
 	if (access(gate, R_OK) < 0) {
 		fprintf(stderr,
-		        "krex: warning: gate %s not found: GPU work is not gated "
-		        "(set KREX_GATE_LIB)\n",
+		        "krex: warning: gate %s not found: GPU work is not gated (set KREX_GATE_LIB)\n",
 		        gate);
 		return;
 	}

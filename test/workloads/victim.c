@@ -40,9 +40,9 @@ static double pct(double *v, int n, int p)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: krex-victim calib MS\n"
-	                "       krex-victim run ITERS SAMPLES [--region none|sample|batch] "
-	                "[--batch B] [--warmup W] [--region-warmup K] [--label L] [--raw FILE]\n");
+	fprintf(stderr,
+	        "usage: krex-victim calib MS\n"
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--label L] [--raw FILE]\n");
 	exit(2);
 }
 
@@ -159,8 +159,7 @@ int main(int argc, char **argv)
 	}
 	qsort(ev, (size_t)n, sizeof(double), cmp_double);
 	qsort(wall, (size_t)n, sizeof(double), cmp_double);
-	printf("victim label=%s n=%d ev_p50=%.4f ev_p95=%.4f ev_p99=%.4f wall_p50=%.4f "
-	       "wall_p95=%.4f wall_p99=%.4f",
+	printf("victim label=%s n=%d ev_p50=%.4f ev_p95=%.4f ev_p99=%.4f wall_p50=%.4f wall_p95=%.4f wall_p99=%.4f",
 	       label, n, pct(ev, n, 50), pct(ev, n, 95), pct(ev, n, 99), pct(wall, n, 50),
 	       pct(wall, n, 95), pct(wall, n, 99));
 	if (regions) {
