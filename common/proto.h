@@ -44,7 +44,7 @@ enum proto_type {
 	PROTO_TYPE_MAX
 };
 
-/* Header check results (distinct texts, STYLE.md "Wire format"). */
+/* Header check results (distinct texts, doc/design.md "The protocol"). */
 enum proto_hdr_err {
 	PROTO_HDR_OK = 0,
 	PROTO_HDR_BADMAGIC,

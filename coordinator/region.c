@@ -1,5 +1,5 @@
 /*
- * region.c - the region entry sequence (DESIGN.md "The region entry
+ * region.c - the region entry sequence (doc/design.md "The region entry
  * sequence", doc/architecture.md "Region entry"): close gates, wait for drain
  * acks, freeze, isolate, grant; and the way out: isolation undo, thaw, open
  * gates, certificate.  Driven by the epoll loop: nothing here blocks.
