@@ -206,6 +206,18 @@ ssize_t file_read(const char *path, char *buf, size_t len)
 	return got;
 }
 
+int file_read_line(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+
+	errno = 0;
+	n = file_read(path, buf, len);
+	if (n < 0 || (n == 0 && errno)) /* cannot open, or the first read failed */
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
 int mkdir_p(const char *path, mode_t mode)
 {
 	char buf[4096];
