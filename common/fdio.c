@@ -116,6 +116,16 @@ static int unix_addr(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
+/* Close fd after a failure, keeping the failure's errno; returns -1. */
+static int close_failed(int fd)
+{
+	int err = errno;
+
+	close(fd);
+	errno = err;
+	return -1;
+}
+
 int unix_connect(const char *path, unsigned timeout_ms)
 {
 	struct sockaddr_un sa;
@@ -142,16 +152,13 @@ int unix_connect(const char *path, unsigned timeout_ms)
 	}
 	return fd;
 fail:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
+	return close_failed(fd);
 }
 
 int unix_listen(const char *path, int backlog, mode_t mode)
 {
 	struct sockaddr_un sa;
-	int fd, err;
+	int fd;
 
 	if (unix_addr(path, &sa) < 0)
 		return -1;
@@ -168,10 +175,7 @@ int unix_listen(const char *path, int backlog, mode_t mode)
 		goto fail;
 	return fd;
 fail:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
+	return close_failed(fd);
 }
 
 int unix_peer_cred(int fd, pid_t *pid, uid_t *uid, gid_t *gid)
