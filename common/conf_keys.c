@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_keys.c - the values of krexd.conf keys, checked in one place
  * (conf_keys.h).

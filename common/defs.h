@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * defs.h - every path, environment variable name and tunable default of KREX
  * in one place (HACKING.md "Style": "All tunables, paths and env-var names in one

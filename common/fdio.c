@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fdio.c - whole reads and writes with deadlines, unix socket helpers.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fdio.h - whole reads and writes with a deadline, unix socket helpers.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto.c - packing and unpacking of KREX wire messages.
  */

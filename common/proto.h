@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto.h - the wire protocol between krexd and its clients (libregion, the
  * gate's drain thread, the krex CLI, the SPANK plugin).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.c - krexd.conf keys, their defaults and their parsers.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn.c - client connections: accept, incremental reads (a buffer per
  * connection, never blocking the loop on one client), dispatch, replies.

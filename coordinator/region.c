@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * region.c - the region entry sequence (doc/design.md "The region entry
  * sequence", doc/architecture.md "Region entry"): close gates, wait for drain

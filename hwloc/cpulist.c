@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cpulist.c - parse and format kernel-style CPU lists.
  */

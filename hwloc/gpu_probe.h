@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_probe.h - which PCI device is the node's GPU N.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate_backend.c - cpuset cgroups and thread affinity, with undo lines.
  */

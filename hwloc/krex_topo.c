@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex-topo - check what krexd will make of a node's shape, offline.
  *

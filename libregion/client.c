@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * client.c - connecting to krexd and request/reply with deadlines.
  */

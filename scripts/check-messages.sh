@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # check-messages.sh - every message on one source line, so that grep finds it.
 #
 #	scripts/check-messages.sh [TOP]

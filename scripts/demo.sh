@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The README's main-job command: a one-node Slurm on localhost with KREX
 # (test/slurm/cluster.sh), three --krex-shared jobs sharing one GPU, one of
 # them timing kernels inside critical regions; prints each region's

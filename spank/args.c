@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * args.c - plugstack.conf arguments: strict key=value, unknown keys rejected.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * client.c - the plugin's requests to krexd: one message, one reply, each
  * with a deadline (the plugin runs inside slurmstepd and the task: it must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpus.c - a step's GPUs, named node-wide (doc/design.md "Naming GPUs").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex_spank.h - what the parts of spank_krex.so share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * slurmd.c - the slurmd context: make sure this node's krexd runs, and stop
  * it when slurmd stops (coordinator=spawn), or only look for it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stepd.c - the remote context: slurmstepd and the tasks it starts, for
  * --krex-shared steps only (a step without the option is never touched).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_region.c - `krex region`: run a command inside one critical region and
  * print its certificate.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_run.c - `krex run`: run a command as a participant, and embedded mode
  * (a private krexd for this user when no system krexd runs).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # cluster.sh - a real Slurm cluster on this host for the tests and the demo
 # (source it; needs root and Debian's slurm-wlm, munge).
 #

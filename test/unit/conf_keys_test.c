@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_keys_test.c - krexd.conf values checked in one place: what the SPANK
  * plugin checks at srun time (conf_key_check) agrees with what krexd

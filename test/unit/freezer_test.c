@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * freezer_test.c - the text krexd's freezer reads from the kernel:
  * cgroup.events (v2), /proc/PID/stat, /proc/PID/cgroup, /proc/self/mountinfo.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Every user-visible message on one source line (scripts/check-messages.sh),
 # and the check itself catches a split message and lets a usage text pass.
 . "$top_srcdir/test/lib.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex-victim - times kernels of fixed work, alone or inside KREX regions.
  *
