@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf.c - key = value parsing shared by krexd.conf, the krexd command line
  * and the SPANK plugstack arguments.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf.h - `key = value` files and the small parsers every config shares.
  *

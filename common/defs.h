@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * defs.h - every path, environment variable name and tunable default of KREX
- * in one place (STYLE.md: "All tunables, paths and env-var names in one
+ * in one place (HACKING.md "Style": "All tunables, paths and env-var names in one
  * commented defs header").
  */
 #ifndef KREX_DEFS_H

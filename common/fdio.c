@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fdio.c - whole reads and writes with deadlines, unix socket helpers.
  */
@@ -116,6 +117,16 @@ static int unix_addr(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
+/* Close fd after a failure, keeping the failure's errno; returns -1. */
+static int close_failed(int fd)
+{
+	int err = errno;
+
+	close(fd);
+	errno = err;
+	return -1;
+}
+
 int unix_connect(const char *path, unsigned timeout_ms)
 {
 	struct sockaddr_un sa;
@@ -142,16 +153,13 @@ int unix_connect(const char *path, unsigned timeout_ms)
 	}
 	return fd;
 fail:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
+	return close_failed(fd);
 }
 
 int unix_listen(const char *path, int backlog, mode_t mode)
 {
 	struct sockaddr_un sa;
-	int fd, err;
+	int fd;
 
 	if (unix_addr(path, &sa) < 0)
 		return -1;
@@ -168,10 +176,7 @@ int unix_listen(const char *path, int backlog, mode_t mode)
 		goto fail;
 	return fd;
 fail:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
+	return close_failed(fd);
 }
 
 int unix_peer_cred(int fd, pid_t *pid, uid_t *uid, gid_t *gid)
@@ -204,6 +209,18 @@ ssize_t file_read(const char *path, char *buf, size_t len)
 	buf[got] = '\0';
 	errno = err;
 	return got;
+}
+
+int file_read_line(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+
+	errno = 0;
+	n = file_read(path, buf, len);
+	if (n < 0 || (n == 0 && errno)) /* cannot open, or the first read failed */
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
 }
 
 int mkdir_p(const char *path, mode_t mode)

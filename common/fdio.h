@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fdio.h - whole reads and writes with a deadline, unix socket helpers.
  */
@@ -39,6 +40,12 @@ int unix_peer_cred(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
  * the file cannot be opened.
  */
 ssize_t file_read(const char *path, char *buf, size_t len);
+
+/*
+ * The first line of the file at path, newline removed, in buf (len bytes;
+ * /proc and cgroup files of one value).  Returns 0, or -1 with errno.
+ */
+int file_read_line(const char *path, char *buf, size_t len);
 
 /* Make directory path and its parents with mode (like mkdir -p). */
 int mkdir_p(const char *path, mode_t mode);

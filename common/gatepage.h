@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gatepage.h - the gate page: one shared-memory page, written by krexd and
  * mapped read-only by every participant.

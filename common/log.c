@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log.c - logging to stderr or syslog with levels and rate limiting.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log.h - one logging module for krexd, the CLI and the libraries.
  *

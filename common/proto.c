@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto.c - packing and unpacking of KREX wire messages.
  */
@@ -695,6 +696,17 @@ int proto_recv(int fd, uint16_t *type, uint32_t *seq, union proto_body *msg, uin
 	if (seq)
 		*seq = h.seq;
 	return 0;
+}
+
+int proto_call(int fd, uint16_t type, uint32_t seq, const union proto_body *req,
+               uint64_t send_deadline_ns, uint16_t *rtype, union proto_body *rep,
+               uint64_t deadline_ns, int *hdr_err)
+{
+	if (hdr_err)
+		*hdr_err = PROTO_HDR_OK;
+	if (proto_send(fd, type, seq, req, send_deadline_ns) < 0)
+		return -1;
+	return proto_recv(fd, rtype, NULL, rep, deadline_ns, hdr_err);
 }
 
 void proto_error_set(union proto_body *msg, int code, const char *fmt, ...)

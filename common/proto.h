@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto.h - the wire protocol between krexd and its clients (libregion, the
  * gate's drain thread, the krex CLI, the SPANK plugin).
@@ -44,7 +45,7 @@ enum proto_type {
 	PROTO_TYPE_MAX
 };
 
-/* Header check results (distinct texts, STYLE.md "Wire format"). */
+/* Header check results (distinct texts, doc/design.md "The protocol"). */
 enum proto_hdr_err {
 	PROTO_HDR_OK = 0,
 	PROTO_HDR_BADMAGIC,
@@ -267,6 +268,17 @@ int proto_send(int fd, uint16_t type, uint32_t seq, const union proto_body *msg,
  */
 int proto_recv(int fd, uint16_t *type, uint32_t *seq, union proto_body *msg, uint64_t deadline_ns,
                int *hdr_err);
+
+/*
+ * One request and its reply, the exchange of every client (libregion's
+ * client_call, the SPANK plugin's client_request_as): send type/seq/req
+ * before send_deadline_ns, then receive the reply into *rtype and *rep before
+ * deadline_ns.  Returns 0, or -1 with errno as proto_send / proto_recv
+ * (*hdr_err says which header check failed, if one did).
+ */
+int proto_call(int fd, uint16_t type, uint32_t seq, const union proto_body *req,
+               uint64_t send_deadline_ns, uint16_t *rtype, union proto_body *rep,
+               uint64_t deadline_ns, int *hdr_err);
 
 /* Fill an error message. */
 void proto_error_set(union proto_body *msg, int code, const char *fmt, ...)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * timeutil.c - monotonic time, deadlines and duration parsing.
  */

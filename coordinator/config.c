@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.c - krexd.conf keys, their defaults and their parsers.
  */
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "conf_keys.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -39,53 +41,14 @@ void config_defaults(struct krexd_config *c)
 	snprintf(c->cgroup_subtree, sizeof(c->cgroup_subtree), "%s", KREX_CGROUP_SUBTREE);
 }
 
-static const char *const freezer_names[] = {"auto", "cgroup2", "cgroup1", "signal"};
-static const char *const isolate_names[] = {"participants", "node", "none"};
-
 const char *config_freezer_name(int kind)
 {
-	return kind >= 0 && kind < 4 ? freezer_names[kind] : "?";
+	return kind >= 0 && kind < 4 ? conf_freezer_names[kind] : "?";
 }
 
 const char *config_isolate_name(int mode)
 {
-	return mode >= 0 && mode < 3 ? isolate_names[mode] : "?";
-}
-
-static int parse_enum(const char *v, const char *const *names, int n, int *out)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(v, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	return -1;
-}
-
-/* A duration of at least 1 ms and at most a day. */
-static int parse_dur(const char *v, uint64_t *out)
-{
-	uint64_t ns;
-
-	if (time_parse_duration(v, NS_PER_MS, &ns) < 0 || ns < NS_PER_MS || ns > 86400 * NS_PER_S)
-		return -1;
-	*out = ns;
-	return 0;
-}
-
-static int parse_share(const char *v, double *out)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || end == v || *end || !(d > 0.0 && d <= 1.0))
-		return -1;
-	*out = d;
-	return 0;
+	return mode >= 0 && mode < 3 ? conf_isolate_names[mode] : "?";
 }
 
 static int set_str(char *dst, size_t len, const char *v)
@@ -96,35 +59,29 @@ static int set_str(char *dst, size_t len, const char *v)
 int config_set(struct krexd_config *c, const char *key, const char *v, char *err, size_t errlen)
 {
 	char items[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
-	uint64_t u, ns;
 	unsigned gi;
 	int rc = -1, lvl, n = 0;
 
 	if (!strcmp(key, "run_dir"))
 		rc = v[0] == '/' ? set_str(c->run_dir, sizeof(c->run_dir), v) : -1;
 	else if (!strcmp(key, "max_region"))
-		rc = parse_dur(v, &c->max_region_ns);
+		rc = conf_parse_duration(v, &c->max_region_ns);
 	else if (!strcmp(key, "drain_timeout"))
-		rc = parse_dur(v, &c->drain_timeout_ns);
+		rc = conf_parse_duration(v, &c->drain_timeout_ns);
 	else if (!strcmp(key, "freeze_timeout"))
-		rc = parse_dur(v, &c->freeze_timeout_ns);
+		rc = conf_parse_duration(v, &c->freeze_timeout_ns);
 	else if (!strcmp(key, "queue_timeout"))
-		rc = parse_dur(v, &c->queue_timeout_ns);
+		rc = conf_parse_duration(v, &c->queue_timeout_ns);
 	else if (!strcmp(key, "gate_timeout"))
-		rc = parse_dur(v, &c->gate_timeout_ns);
+		rc = conf_parse_duration(v, &c->gate_timeout_ns);
 	else if (!strcmp(key, "queue_cap")) {
-		rc = conf_parse_uint(v, 0, 1000000, &u);
-		c->queue_cap = rc ? c->queue_cap : (unsigned)u;
+		rc = conf_parse_queue_cap(v, &c->queue_cap);
 	} else if (!strcmp(key, "queue_time")) {
-		/* 0 (launch count only), or 10 us to 1 s; a bare number is ms */
-		rc = time_parse_duration(v, NS_PER_MS, &ns);
-		if (rc == 0 && ns != 0 && (ns < 10 * 1000 || ns > NS_PER_S))
-			rc = -1;
-		c->queue_time_ns = rc ? c->queue_time_ns : ns;
+		rc = conf_parse_queue_time(v, &c->queue_time_ns);
 	} else if (!strcmp(key, "freezer"))
-		rc = parse_enum(v, freezer_names, 4, &c->freezer);
+		rc = conf_parse_enum(v, conf_freezer_names, &c->freezer);
 	else if (!strcmp(key, "isolate"))
-		rc = parse_enum(v, isolate_names, 3, &c->isolate);
+		rc = conf_parse_enum(v, conf_isolate_names, &c->isolate);
 	else if (!strcmp(key, "region_cores"))
 		rc = set_str(c->region_cores, sizeof(c->region_cores), v);
 	else if (!strcmp(key, "topology"))
@@ -143,9 +100,9 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		if (rc == 0)
 			rc = set_str(c->gpus, sizeof(c->gpus), v);
 	} else if (!strcmp(key, "max_share"))
-		rc = parse_share(v, &c->max_share);
+		rc = conf_parse_share(v, &c->max_share);
 	else if (!strcmp(key, "share_window"))
-		rc = parse_dur(v, &c->share_window_ns);
+		rc = conf_parse_duration(v, &c->share_window_ns);
 	else if (!strcmp(key, "log_level")) {
 		lvl = log_parse_level(v);
 		rc = lvl < 0 ? -1 : 0;
@@ -153,7 +110,7 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 	} else if (!strcmp(key, "node_name"))
 		rc = v[0] ? set_str(c->node_name, sizeof(c->node_name), v) : -1;
 	else if (!strcmp(key, "cgroup_subtree"))
-		rc = v[0] && v[0] != '/' && !strstr(v, "..")
+		rc = conf_check_subtree(v) == 0
 		             ? set_str(c->cgroup_subtree, sizeof(c->cgroup_subtree), v)
 		             : -1;
 	else {
@@ -161,7 +118,7 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		return -1;
 	}
 	if (rc < 0)
-		snprintf(err, errlen, "bad value '%s' for key '%s'", v, key);
+		conf_key_error(err, errlen, key, v);
 	return rc < 0 ? -1 : 0;
 }
 

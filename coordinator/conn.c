@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn.c - client connections: accept, incremental reads (a buffer per
  * connection, never blocking the loop on one client), dispatch, replies.
@@ -219,8 +220,7 @@ static void conn_dispatch(struct krexd *k, struct conn *c)
 			region_ack(k, c, &m.ack);
 		else
 			conn_error(k, c, seq, KREX_ENOTREG,
-			           "DRAIN_ACK from a connection without a "
-			           "drain thread");
+			           "DRAIN_ACK from a connection without a drain thread");
 		break;
 	case PROTO_RELEASE:
 		region_release(k, c, seq, &m.release);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * freezer.c - cgroup v2, cgroup v1 and signal freezers (see freezer.h).
  */

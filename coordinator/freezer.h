@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * freezer.h - stopping and resuming a participant's processes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gatectl.c - the gate page, written by krexd only.
  */

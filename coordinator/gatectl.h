@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gatectl.h - krexd's side of the gate page (common/gatepage.h): create it,
  * close and open slots, wake the waiters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate.c - the isolation hook (see isolate.h), wired to hwloc/:
  * isolate_region_enter() chooses the owner's cores (topo_choose) and moves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate.h - the CPU isolation hook of the region entry sequence.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krexd.c - the per-node KREX coordinator: main() as a checklist, the
  * daemon start-up (double fork, a pipe that carries start-up errors back),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krexd.h - the daemon's state, shared by its modules (participants,
  * connections, regions, the main loop).  Single-threaded: everything runs in

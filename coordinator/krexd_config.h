@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.h - krexd's configuration: one struct, the file, -o overrides and
  * SIGHUP reload.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nvml.c - GPU clocks, throttle reasons and compute processes from NVML,
  * resolved at run time.  Only read calls are used: KREX never changes a

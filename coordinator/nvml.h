@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nvml.h - read-only GPU facts for the certificate, through NVML loaded with
  * dlopen (krexd never links it, so it runs on nodes without a GPU).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * part.c - participants (doc/architecture.md "Participants, members and
  * connections") and krexd's GPU table.

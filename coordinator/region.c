@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * region.c - the region entry sequence (DESIGN.md "The region entry
+ * region.c - the region entry sequence (doc/design.md "The region entry
  * sequence", doc/architecture.md "Region entry"): close gates, wait for drain
  * acks, freeze, isolate, grant; and the way out: isolation undo, thaw, open
  * gates, certificate.  Driven by the epoll loop: nothing here blocks.
@@ -82,17 +83,14 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 		return conn_error(k, c, seq, KREX_ENOTREG, "register before beginning a region");
 	if (c->region || rq_find_owner(&k->rq, p->id))
 		return conn_error(k, c, seq, KREX_EBUSY,
-		                  "participant %u already holds or waits "
-		                  "for a region",
-		                  p->id);
+		                  "participant %u already holds or waits for a region", p->id);
 	mask = b->gpus.n ? 0 : p->mask;
 	for (i = 0; i < b->gpus.n; i++) {
 		s = gpu_slot(k, b->gpus.name[i], 0);
 		if (s < 0 || !(p->mask >> s & 1))
 			return conn_error(k, c, seq, KREX_ENOGPU,
-			                  "GPU %s is not one of participant "
-			                  "%u's",
-			                  b->gpus.name[i], p->id);
+			                  "GPU %s is not one of participant %u's", b->gpus.name[i],
+			                  p->id);
 		mask |= 1ULL << s;
 	}
 	if (!mask)
@@ -591,11 +589,11 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	m.grant.drain_us = r->cert.drain_us;
 	m.grant.freeze_us = r->cert.freeze_us;
 	m.grant.isolate_us = r->cert.isolate_us;
-	log_debug("region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; "
-	          "isolate %llu us, during the drain)",
-	          (unsigned long long)r->rq.id, r->owner, (unsigned long long)m.grant.wait_us,
-	          (unsigned long long)m.grant.drain_us, (unsigned long long)m.grant.freeze_us,
-	          (unsigned long long)m.grant.isolate_us);
+	log_debug(
+	        "region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; isolate %llu us, during the drain)",
+	        (unsigned long long)r->rq.id, r->owner, (unsigned long long)m.grant.wait_us,
+	        (unsigned long long)m.grant.drain_us, (unsigned long long)m.grant.freeze_us,
+	        (unsigned long long)m.grant.isolate_us);
 	if (r->conn)
 		conn_send(k, r->conn, PROTO_GRANT, r->seq, &m);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * region_queue.c - per-GPU FIFO, grant order, leases and fairness
  * (see region_queue.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * region_queue.h - which region may start next, and when one runs out.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * state.h - the state file: every change krexd makes to other processes
  * (closed gate, frozen cgroup or pid, changed cpuset or affinity), written

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cpulist.c - parse and format kernel-style CPU lists.
  */
@@ -61,34 +62,23 @@ bad:
 
 int cpulist_format(hwloc_const_bitmap_t set, char *buf, size_t len)
 {
-	size_t n = 0;
-	int i, j, w;
+	int n;
 
-	if (len == 0)
-		goto toolong;
-	buf[0] = '\0';
 	if (hwloc_bitmap_weight(set) < 0) { /* infinite: not a CPU list */
+		if (len)
+			buf[0] = '\0';
 		errno = EINVAL;
 		return -1;
 	}
-	for (i = hwloc_bitmap_first(set); i >= 0; i = hwloc_bitmap_next(set, j)) {
-		j = i;
-		while (hwloc_bitmap_isset(set, (unsigned)j + 1))
-			j++;
-		if (j == i)
-			w = snprintf(buf + n, len - n, "%s%d", n ? "," : "", i);
-		else
-			w = snprintf(buf + n, len - n, "%s%d-%d", n ? "," : "", i, j);
-		if (w < 0 || (size_t)w >= len - n)
-			goto toolong;
-		n += (size_t)w;
+	/* hwloc writes the kernel's list form ("0-3,8", "" when empty). */
+	n = hwloc_bitmap_list_snprintf(buf, len, set);
+	if (n < 0 || (size_t)n >= len) {
+		if (len)
+			buf[0] = '\0';
+		errno = ENAMETOOLONG;
+		return -1;
 	}
-	return (int)n;
-toolong:
-	if (len)
-		buf[0] = '\0';
-	errno = ENAMETOOLONG;
-	return -1;
+	return n;
 }
 
 int cpulist_to_cpuset(hwloc_const_bitmap_t set, cpu_set_t *out)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cpulist.h - CPU lists as the kernel writes them ("0-3,8,10-11").
  *

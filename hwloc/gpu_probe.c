@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_probe.c - GPU index to PCI bus id, from the sources gpu_probe.h lists.
  */

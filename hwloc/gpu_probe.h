@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_probe.h - which PCI device is the node's GPU N.
  *
- * krexd names GPUs node-wide by PCI bus id (DESIGN.md "Naming GPUs"); Slurm
+ * krexd names GPUs node-wide by PCI bus id (doc/design.md "Naming GPUs"); Slurm
  * and users name them by node-level index.  The sources, best first:
  * gpuN_pci overrides from krexd.conf, NVML (dlopen of libnvidia-ml.so.1,
  * never linked), /proc/driver/nvidia/gpus/BUSID/information, and a scan of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate_backend.c - cpuset cgroups and thread affinity, with undo lines.
  */
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cpulist.h"
+#include "fdio.h"
 #include "isolate_backend.h"
 
 #define LIST_LEN 4096
@@ -28,23 +30,6 @@ const char *isolate_kind_name(enum isolate_kind kind)
 	default:
 		return "affinity";
 	}
-}
-
-/* Read a small file into buf, trailing newline removed; -1 (errno). */
-static int read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
 }
 
 static int write_small(const char *path, const char *s)
@@ -79,7 +64,7 @@ static int v2_has_cpuset(const char *mnt)
 	char path[512], buf[512];
 
 	if (path_join(path, sizeof(path), mnt, "cgroup.controllers") < 0 ||
-	    read_small(path, buf, sizeof(buf)) < 0)
+	    file_read_line(path, buf, sizeof(buf)) < 0)
 		return 0;
 	return strstr(buf, "cpuset") != NULL;
 }
@@ -124,7 +109,7 @@ int isolate_pid_cgroup(const struct isolate_sys *sys, pid_t pid, char *dir, size
 	if (sys->kind == ISOLATE_AFFINITY)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/cpuset", (int)pid);
-	if (read_small(path, rel, sizeof(rel)) < 0)
+	if (file_read_line(path, rel, sizeof(rel)) < 0)
 		return -1;
 	if (strcmp(rel, "/") == 0)
 		return 0;
@@ -186,9 +171,9 @@ int isolate_cgroup_set(const char *dir, hwloc_const_bitmap_t want, hwloc_const_b
 		goto out;
 	if (path_join(path, sizeof(path), dir,
 	              v == 1 ? "cpuset.effective_cpus" : "cpuset.cpus.effective") < 0 ||
-	    read_small(path, eff, sizeof(eff)) < 0 || cpulist_parse(eff, old) < 0 ||
+	    file_read_line(path, eff, sizeof(eff)) < 0 || cpulist_parse(eff, old) < 0 ||
 	    path_join(path, sizeof(path), dir, "cpuset.cpus") < 0 ||
-	    read_small(path, raw, sizeof(raw)) < 0)
+	    file_read_line(path, raw, sizeof(raw)) < 0)
 		goto out;
 	hwloc_bitmap_and(now, old, want);
 	if (hwloc_bitmap_iszero(now))
@@ -219,14 +204,14 @@ static int proc_starttime(pid_t pid, unsigned long long *start)
 	char path[64], buf[1024], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_small(path, buf, sizeof(buf)) < 0)
+	if (file_read_line(path, buf, sizeof(buf)) < 0)
 		return -1;
 	/* The command name may hold spaces and ')': fields start after the last ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2,
-	                 "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-	                 "%*s %*s %*s %*s %llu",
-	                 start) != 1) {
+	if (!p ||
+	    sscanf(p + 2,
+	           "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+	           start) != 1) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -501,7 +486,7 @@ static int widen_ancestors(const char *dir, hwloc_const_bitmap_t cpus)
 		goto out;
 	}
 	if (path_join(path, sizeof(path), up, "cpuset.cpus") < 0 ||
-	    read_small(path, val, sizeof(val)) < 0 || cpulist_parse(val, cur) < 0)
+	    file_read_line(path, val, sizeof(val)) < 0 || cpulist_parse(val, cur) < 0)
 		goto out;
 	rc = 0;
 	if (hwloc_bitmap_isincluded(cpus, cur))

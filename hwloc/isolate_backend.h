@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate_backend.h - move processes between CPU sets, and put them back.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate_plan.c - walk the targets of a region's CPU split.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate_plan.h - apply a region's CPU split to the whole node, undo it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate_region.c - topo_choose() + isolate_apply() for one region.
  */

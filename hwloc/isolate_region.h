@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate_region.h - one call for krexd's isolation hook: choose the
  * owner's cores (topo_choose) and move everyone (isolate_apply), from what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex-topo - check what krexd will make of a node's shape, offline.
  *
@@ -114,8 +115,8 @@ static int run_cases(struct krex_topo *topo, const char *path)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: krex-topo [-t SPEC] [-p gpuN_pci=BUSID]... "
-	                "[-x FILE | -f CASES | -c [-a ALLOWED] [-n CORES] [GPU...]]\n");
+	fprintf(stderr,
+	        "usage: krex-topo [-t SPEC] [-p gpuN_pci=BUSID]... [-x FILE | -f CASES | -c [-a ALLOWED] [-n CORES] [GPU...]]\n");
 	exit(2);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo.c - load the topology, find GPU locality, choose the owner's cores.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo.h - the node's topology for krexd: GPU locality and the choice of
  * cores for a region's owner and for everyone else (doc/topology.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * client.c - connecting to krexd and request/reply with deadlines.
  */
@@ -70,9 +71,8 @@ int client_call(int fd, uint16_t type, const union proto_body *req, uint16_t wan
 
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
-	if (proto_send(fd, type, 0, req, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS)) < 0)
-		return client_io_error(errno);
-	if (proto_recv(fd, &got, NULL, reply, deadline_ns, &herr) < 0) {
+	if (proto_call(fd, type, 0, req, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), &got, reply,
+	               deadline_ns, &herr) < 0) {
 		if (herr == PROTO_HDR_BADVERSION) {
 			if (errbuf)
 				snprintf(errbuf, errlen, "krexd speaks another protocol version");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * client.h - libregion's connection to krexd (private to the library and the
  * krex CLI).

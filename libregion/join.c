@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * join.c - krex_join(): register this process as a gate member, map the gate
  * page read-only, run the drain thread; krex_gate_wait(): the check in front

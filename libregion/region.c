@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * region.c - krex_region_begin() / krex_region_end() and the certificate.
  *

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 dnl Optional dependencies, one macro each (munge's configure.ac habit).
 dnl Each sets krex_have_X=yes|no, an AM_CONDITIONAL HAVE_X and, where found,
 dnl X_CPPFLAGS / X_LIBS.

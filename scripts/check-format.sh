@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Check every C file of the project against .clang-format; print the files
 # that differ and exit 1 if any does.
 top=${1:-.}

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The README's main-job command: a one-node Slurm on localhost with KREX
 # (test/slurm/cluster.sh), three --krex-shared jobs sharing one GPU, one of
 # them timing kernels inside critical regions; prints each region's
@@ -64,7 +65,7 @@ mode=linuxproc
 [ -w /sys/fs/cgroup/freezer/cgroup.procs ] && mode=cgroup
 # The bounded queue: each sibling stream keeps about queue_time of GPU work
 # queued (long kernels one at a time), so that a region's drain is quick
-# (DESIGN.md "Bounded drain", krexd.conf(5)).
+# (doc/design.md "Bounded drain", krexd.conf(5)).
 KC_PLUGARGS="queue_cap=2 queue_time=1ms max_region=20s"
 say "starting Slurm (proctrack/$mode) with spank_krex.so on localhost ($KC_PLUGARGS)"
 t0=$(date +%s%N)

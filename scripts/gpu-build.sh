@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build KREX on the GPU machine (Ubuntu 24.04, no apt, no libtoolize) from a
 # `make dist` tarball carried in .gpu/, into /tmp/krex-build.  Prints the
 # build directory on the last line.  Used by the GPU runs (doc/gpu.md).

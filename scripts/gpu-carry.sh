@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # gpu-carry.sh - fill .gpu/ (ignored by git, carried to the GPU machine by the
 # device tool): a `make dist` tarball of this tree, and Debian 12's Slurm and
 # munge binaries with Slurm's headers (the GPU machine has no apt).  Symbolic

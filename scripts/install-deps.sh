@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Install KREX's build and test dependencies from Debian's archive on a fresh
 # Debian 12 machine (run as root).  Used by the README's commands and .ci/run.
 # Already-installed packages make this a quick no-op.

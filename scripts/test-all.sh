@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The README's test command: install dependencies, build, check formatting,
 # run every test tier (`make check`), then `make distcheck`.  Ends with one
 # line "N passed, N failed, N skipped" over every tier's TAP results.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * args.c - plugstack.conf arguments: strict key=value, unknown keys rejected.
  *
@@ -6,11 +7,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "conf.h"
+#include "conf_keys.h"
 #include "krex_spank.h"
-#include "timeutil.h"
 
 static int set_str(char *dst, size_t len, const char *key, const char *value, char *err,
                    size_t errlen)
@@ -22,23 +24,23 @@ static int set_str(char *dst, size_t len, const char *key, const char *value, ch
 	return 0;
 }
 
-static int set_duration(char *dst, size_t len, const char *key, const char *value, char *err,
-                        size_t errlen)
-{
-	uint64_t ns;
-
-	if (time_parse_duration(value, NS_PER_MS, &ns) < 0) {
-		xsnprintf(err, errlen, "'%s=%s' is not a duration (e.g. 500ms, 2s)", key, value);
-		return -1;
-	}
-	return set_str(dst, len, key, value, err, errlen);
-}
+/* The krexd.conf keys the plugstack line passes on to krexd (slurmd.c),
+ * checked as krexd checks them (common/conf_keys.c), with krexd's text. */
+#define PASSED(k) #k, offsetof(struct spank_args, k), sizeof(((struct spank_args *)0)->k)
+static const struct {
+	const char *key;
+	size_t off, len;
+} passed[] = {{PASSED(max_region)}, {PASSED(drain_timeout)},  {PASSED(isolate)},
+              {PASSED(freezer)},    {PASSED(cgroup_subtree)}, {PASSED(queue_cap)},
+              {PASSED(queue_time)}};
 
 /* Strict value checks here, so a typo fails at srun time on every node
  * instead of when krexd starts. */
 static int args_kv(const char *key, const char *value, void *ctx, char *err, size_t errlen)
 {
 	struct spank_args *a = ctx;
+	size_t i;
+
 	if (!strcmp(key, "run_dir"))
 		return set_str(a->run_dir, sizeof(a->run_dir), key, value, err, errlen);
 	if (!strcmp(key, "socket"))
@@ -58,50 +60,12 @@ static int args_kv(const char *key, const char *value, void *ctx, char *err, siz
 		a->external = !strcmp(value, "external");
 		return 0;
 	}
-	if (!strcmp(key, "cgroup_subtree")) {
-		if (!value[0] || value[0] == '/' || strstr(value, "..")) {
-			xsnprintf(err, errlen, "cgroup_subtree must be a relative path, not '%s'",
-			          value);
+	for (i = 0; i < sizeof(passed) / sizeof(passed[0]); i++) {
+		if (strcmp(key, passed[i].key))
+			continue;
+		if (conf_key_check(key, value, err, errlen) < 0)
 			return -1;
-		}
-		return set_str(a->cgroup_subtree, sizeof(a->cgroup_subtree), key, value, err,
-		               errlen);
-	}
-	if (!strcmp(key, "queue_cap")) {
-		uint64_t u;
-
-		if (conf_parse_uint(value, 0, 1000000, &u) < 0) {
-			xsnprintf(err, errlen, "queue_cap must be a number of launches, not '%s'",
-			          value);
-			return -1;
-		}
-		return set_str(a->queue_cap, sizeof(a->queue_cap), key, value, err, errlen);
-	}
-	if (!strcmp(key, "queue_time"))
-		return set_duration(a->queue_time, sizeof(a->queue_time), key, value, err, errlen);
-	if (!strcmp(key, "max_region"))
-		return set_duration(a->max_region, sizeof(a->max_region), key, value, err, errlen);
-	if (!strcmp(key, "drain_timeout"))
-		return set_duration(a->drain_timeout, sizeof(a->drain_timeout), key, value, err,
-		                    errlen);
-	if (!strcmp(key, "isolate")) {
-		if (strcmp(value, "participants") && strcmp(value, "node") &&
-		    strcmp(value, "none")) {
-			xsnprintf(err, errlen,
-			          "isolate must be participants, node or none, not '%s'", value);
-			return -1;
-		}
-		return set_str(a->isolate, sizeof(a->isolate), key, value, err, errlen);
-	}
-	if (!strcmp(key, "freezer")) {
-		if (strcmp(value, "auto") && strcmp(value, "cgroup2") && strcmp(value, "cgroup1") &&
-		    strcmp(value, "signal")) {
-			xsnprintf(err, errlen,
-			          "freezer must be auto, cgroup2, cgroup1 or signal, not '%s'",
-			          value);
-			return -1;
-		}
-		return set_str(a->freezer, sizeof(a->freezer), key, value, err, errlen);
+		return set_str((char *)a + passed[i].off, passed[i].len, key, value, err, errlen);
 	}
 	xsnprintf(err, errlen, "unknown plugstack argument '%s'", key);
 	return -1;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * client.c - the plugin's requests to krexd: one message, one reply, each
  * with a deadline (the plugin runs inside slurmstepd and the task: it must
@@ -14,12 +15,6 @@
 #include "fdio.h"
 #include "krex_spank.h"
 #include "timeutil.h"
-
-int client_call(const char *sock, uint16_t type, const union proto_body *req, uint16_t *rtype,
-                union proto_body *rep, char *err, size_t errlen)
-{
-	return client_call_as(sock, 0, type, req, rtype, rep, err, errlen);
-}
 
 /*
  * Why the effective uid dance: krexd takes a participant's uid from the
@@ -44,11 +39,10 @@ static void client_unbecome(int dumpable)
 		prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
 }
 
-int client_call_as(const char *sock, uid_t as_uid, uint16_t type, const union proto_body *req,
-                   uint16_t *rtype, union proto_body *rep, char *err, size_t errlen)
+int client_request_as(const char *sock, uid_t as_uid, uint16_t type, const union proto_body *req,
+                      uint16_t *rtype, union proto_body *rep, char *err, size_t errlen)
 {
 	uint64_t deadline;
-	uint32_t seq;
 	int fd, hdr_err = PROTO_HDR_OK, e, dumpable = -1, become;
 
 	fd = unix_connect(sock, KREX_DEFAULT_CONNECT_TIMEOUT_MS);
@@ -62,18 +56,12 @@ int client_call_as(const char *sock, uid_t as_uid, uint16_t type, const union pr
 	if (become)
 		client_become(as_uid, &dumpable);
 	deadline = time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS);
-	if (proto_send(fd, type, 1, req, deadline) < 0) {
-		e = errno;
-		xsnprintf(err, errlen, "sending %s: %s", proto_type_name(type), strerror(e));
-		goto fail;
-	}
-	if (proto_recv(fd, rtype, &seq, rep, deadline, &hdr_err) < 0) {
+	if (proto_call(fd, type, 1, req, deadline, rtype, rep, deadline, &hdr_err) < 0) {
 		e = errno;
 		if (hdr_err != PROTO_HDR_OK)
 			xsnprintf(err, errlen, "reply: %s", proto_hdr_strerror(hdr_err));
 		else
-			xsnprintf(err, errlen, "reply to %s: %s", proto_type_name(type),
-			          strerror(e));
+			xsnprintf(err, errlen, "%s: %s", proto_type_name(type), strerror(e));
 		goto fail;
 	}
 	if (become)

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gpus.c - a step's GPUs, named node-wide (DESIGN.md "Naming GPUs").
+ * gpus.c - a step's GPUs, named node-wide (doc/design.md "Naming GPUs").
  *
  * Slurm gives node-level indices in SLURM_STEP_GPUS (every step with a GPU
  * gres, shards included) and SLURM_JOB_GPUS (batch steps).  The index is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex_spank.h - what the parts of spank_krex.so share.
  *
@@ -103,18 +104,15 @@ int stepd_exit(spank_t sp, const struct spank_args *a);
 /* ---- krexd requests ----------------------------------------------------- */
 
 /*
- * Send req (of type) to krexd at sock and wait for its reply.  Returns 0
- * with the reply in *rep and its type in *rtype, or -1 with errno and a
- * message in err ("connect: No such file or directory").
+ * Send req (of type) to krexd at sock and wait for its reply (common's
+ * proto_call), connected as root but handled by krexd while the effective
+ * uid is as_uid (0: unchanged), so that the participant belongs to the job's
+ * user (client.c says why).  Returns 0 with the reply in *rep and its type in
+ * *rtype, or -1 with errno and a message in err ("No such file or
+ * directory", "REGISTER: Connection reset by peer").
  */
-int client_call(const char *sock, uint16_t type, const union proto_body *req, uint16_t *rtype,
-                union proto_body *rep, char *err, size_t errlen);
-
-/* The same, connected as root but handled by krexd while the effective uid
- * is as_uid (0: unchanged), so that the participant belongs to the job's
- * user (client.c says why). */
-int client_call_as(const char *sock, uid_t as_uid, uint16_t type, const union proto_body *req,
-                   uint16_t *rtype, union proto_body *rep, char *err, size_t errlen);
+int client_request_as(const char *sock, uid_t as_uid, uint16_t type, const union proto_body *req,
+                      uint16_t *rtype, union proto_body *rep, char *err, size_t errlen);
 
 /* Ask whether a krexd answers at sock (connect only).  Returns 1 or 0. */
 int client_alive(const char *sock);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * local.c - srun (local context), sbatch and salloc (allocator context).
  *

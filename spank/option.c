@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * option.c - --krex-shared[=OPTS] for srun, sbatch and salloc.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * slurmd.c - the slurmd context: make sure this node's krexd runs, and stop
  * it when slurmd stops (coordinator=spawn), or only look for it
@@ -73,7 +74,7 @@ static void slurmd_node_name(char *out, size_t len)
  * Move the calling process to the root cgroup of every mounted hierarchy
  * (v1 controllers and v2).  Why: a daemon started from slurmd (or a step)
  * otherwise stays in its cgroups; under proctrack/cgroup those are a job's,
- * which can then never be removed (SLURM-ON-ONE-HOST.md).  Best effort.
+ * which can then never be removed (doc/slurm-on-one-host.md).  Best effort.
  */
 static void cgroup_move_root(void)
 {

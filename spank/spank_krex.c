@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spank_krex.c - the SPANK entry points of spank_krex.so: parse the
  * plugstack arguments, register --krex-shared, and hand each callback to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stepd.c - the remote context: slurmstepd and the tasks it starts, for
  * --krex-shared steps only (a step without the option is never touched).
@@ -24,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <hwloc.h>
+#include <hwloc/glibc-sched.h>
 
 #include "conf.h"
 #include "krex_spank.h"
@@ -120,35 +124,20 @@ static void stepd_cgroup(char *out, size_t len)
 		*end = '\0';
 }
 
-/* This task's CPUs as a list ("0-3,8"), which task/affinity has set. */
+/* This task's CPUs as a list ("0-3,8"), which task/affinity has set; ""
+ * when unknown.  hwloc writes the list, as it does for krexd (hwloc/cpulist.c). */
 static void stepd_cpus(char *out, size_t len)
 {
-	cpu_set_t set;
-	size_t used = 0;
-	int c, first = -1, w;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	cpu_set_t mask;
+	int n = -1;
 
-	out[0] = '\0';
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return;
-	for (c = 0; c <= CPU_SETSIZE; c++) {
-		int in = c < CPU_SETSIZE && CPU_ISSET(c, &set);
-
-		if (in && first < 0)
-			first = c;
-		if (in || first < 0)
-			continue;
-		if (first == c - 1)
-			w = snprintf(out + used, len - used, "%s%d", used ? "," : "", first);
-		else
-			w = snprintf(out + used, len - used, "%s%d-%d", used ? "," : "", first,
-			             c - 1);
-		if (w < 0 || (size_t)w >= len - used) {
-			out[0] = '\0';
-			return;
-		}
-		used += (size_t)w;
-		first = -1;
-	}
+	if (set && sched_getaffinity(0, sizeof(mask), &mask) == 0 &&
+	    hwloc_cpuset_from_glibc_sched_affinity(NULL, set, &mask, sizeof(mask)) == 0)
+		n = hwloc_bitmap_list_snprintf(out, len, set);
+	if (n < 0 || (size_t)n >= len)
+		out[0] = '\0';
+	hwloc_bitmap_free(set);
 }
 
 /* Socket path of this node's krexd; 0 or -1 with reg_err set. */
@@ -219,7 +208,8 @@ int stepd_task_init_privileged(spank_t sp, const struct spank_args *a)
 	 * holding one), so it would refuse the task.  exec sets the real name.
 	 */
 	prctl(PR_SET_NAME, "krex-task", 0, 0, 0);
-	if (client_call_as(sock, uid, PROTO_REGISTER, &req, &rtype, &rep, err, sizeof(err)) < 0) {
+	if (client_request_as(sock, uid, PROTO_REGISTER, &req, &rtype, &rep, err, sizeof(err)) <
+	    0) {
 		xsnprintf(reg_err, sizeof(reg_err), "krex: cannot reach krexd at %s: %s", sock,
 		          err);
 		return 0;
@@ -307,7 +297,7 @@ static void stepd_unregister(const struct spank_args *a, spank_t sp, pid_t pid)
 		return;
 	memset(&req, 0, sizeof(req));
 	req.unreg.pid = (uint32_t)pid;
-	if (client_call(sock, PROTO_UNREGISTER, &req, &rtype, &rep, err, sizeof(err)) < 0)
+	if (client_request_as(sock, 0, PROTO_UNREGISTER, &req, &rtype, &rep, err, sizeof(err)) < 0)
 		slurm_debug("krex: unregister %d at %s: %s", (int)pid, sock, err);
 }
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lib.sh - helpers for shell TAP tests (source it).
 #
 #	. "$top_srcdir/test/lib.sh"

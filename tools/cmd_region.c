@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_region.c - `krex region`: run a command inside one critical region and
  * print its certificate.
@@ -32,8 +33,7 @@ static void print_cert(FILE *f, const struct krex_certificate *c)
 	        c->gpus[0] ? c->gpus : "-", krex_outcome_name(c->outcome), c->note[0] ? " - " : "",
 	        c->note);
 	fprintf(f,
-	        "krex:   wait %.3f ms, drain %.3f ms, freeze %.3f ms, isolate %.3f ms, "
-	        "held %.3f ms (lease %.0f ms)\n",
+	        "krex:   wait %.3f ms, drain %.3f ms, freeze %.3f ms, isolate %.3f ms, held %.3f ms (lease %.0f ms)\n",
 	        c->wait_us / 1e3, c->drain_us / 1e3, c->freeze_us / 1e3, c->isolate_us / 1e3,
 	        c->held_us / 1e3, c->lease_us / 1e3);
 	fprintf(f, "krex:   siblings %u: drained %u, late %u, frozen %u\n", c->siblings, c->drained,
@@ -113,8 +113,7 @@ int cmd_region(int argc, char **argv)
 			o.flags |= KREX_REGION_UNPROTECTED_OK;
 			break;
 		case 'h':
-			printf("Usage: krex region [--gpus LIST] [--max SECONDS] [--timeout SECONDS] "
-			       "[--json] [--cert FILE] [--unprotected] -- CMD [ARGS]\n");
+			printf("Usage: krex region [--gpus LIST] [--max SECONDS] [--timeout SECONDS] [--json] [--cert FILE] [--unprotected] -- CMD [ARGS]\n");
 			return 0;
 		default:
 			die_usage("region: bad option");

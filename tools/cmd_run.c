@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_run.c - `krex run`: run a command as a participant, and embedded mode
  * (a private krexd for this user when no system krexd runs).
@@ -141,8 +142,7 @@ static void preload_gate(void)
 		gate = LIBDIR "/libkrexgate.so";
 	if (access(gate, R_OK) < 0) {
 		fprintf(stderr,
-		        "krex: warning: gate %s not found: GPU work is not gated "
-		        "(set KREX_GATE_LIB)\n",
+		        "krex: warning: gate %s not found: GPU work is not gated (set KREX_GATE_LIB)\n",
 		        gate);
 		return;
 	}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_status.c - `krex status`, `krex release`, `krex stop`.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex - the KREX command line: run a command as a participant, run one in a
  * region, show krexd's state, end a region by force, stop a private krexd.

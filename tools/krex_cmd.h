@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex_cmd.h - the krex CLI's subcommands and shared helpers.
  */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # An sbatch job that shares a GPU with other jobs and times its kernels in
 # quiet regions.  Submit with:  sbatch examples/region-job.sh
 #SBATCH --job-name=krex-region

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * region_example.c - time work in a KREX region and print the certificate.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """krex - Python binding of libkrexregion (<krex/region.h>), stdlib only.
 
 Ask KREX for a quiet GPU around the code you time:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """test_krex.py - TAP checks of the ctypes binding against the built library,
 without krexd: error paths, unprotected regions, the certificate layout.
 

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 --[[
  job_submit.lua for KREX: a job that asks for --krex-shared (or has
  KREX_SHARED in its environment) and for whole GPUs (--gres=gpu:N) is turned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate.c - libkrexgate.so: constructor, joining krexd, fork, the gate check
  * in front of every submission, and the drain callback.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate.h - internals of libkrexgate.so shared by its files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate_cuda.c - the CUDA driver API side of the gate: one wrapper per
  * (hooked symbol, per-thread variant) generated from cuda_hooks.def, the

@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate_dlsym.c - the dlsym override.
  *
  * Why: on the H200 the CUDA runtime, PyTorch, CuPy and Triton reached every
  * launch through dlsym(libcuda handle, "cuGetProcAddress_v2") (or
  * "cuLaunchKernelEx") and the pointers it returned, never through direct
- * symbol binding (DESIGN.md "The gate").  So the gate exports dlsym: a
+ * symbol binding (doc/design.md "The gate").  So the gate exports dlsym: a
  * hooked name found by the real dlsym is answered with its wrapper.
  * The real dlsym comes from dlvsym(RTLD_NEXT, "dlsym", version): no
  * recursion, no glibc-private symbols.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate_hip.c - the HIP side of the gate: one wrapper per symbol of
  * hip_hooks.def, the devices to drain, the bounded queue's event calls.  HIP 5.x has no hipGetProcAddress;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate_queue.c - the bounded queue (see gate_queue.h for the rules).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate_queue.h - the bounded queue: how much GPU work one stream of a
  * participant may have queued outside regions, so that a region's drain

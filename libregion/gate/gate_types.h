@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate_types.h - opaque stand-ins for the CUDA driver and HIP types that
  * cuda_hooks.def and hip_hooks.def name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * warm_ptx.h - the region warm-up kernel of the gate (gate_cuda.c), as PTX.
  * test/gate/warm_ptx.sh assembles it with ptxas where the toolkit is.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The gate blocks launches while closed and passes them when open; the
 # drain waits for queued work (no kernel of the process runs after the ack);
 # the bounded queue (queue_cap by launch count, queue_time by GPU time)

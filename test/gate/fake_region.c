@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fake_region.c - TEST DOUBLE of libkrexregion's joining API (see
  * fake_region.h).  Loaded with LD_PRELOAD before libkrexgate.so, whose weak

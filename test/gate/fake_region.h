@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fake_region.h - TEST DOUBLE of libkrexregion's joining API (krex_join,
  * krex_gate_wait, krex_queue_cap, krex_queue_time_us, krex_leave) for the gate's CPU tests,

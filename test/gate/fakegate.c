@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fakegate - TEST DOUBLE standing in for krexd against fake_region.c.
  *

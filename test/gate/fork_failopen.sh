@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Fail open without krexd (no libregion page) and when "krexd" is gone;
 # KREX_GATE=off; fork: the child re-joins and is gated.
 . "$top_srcdir/test/lib.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * forker - fork safety of the gate: forks before touching the GPU, then
  * the child opens the (mock) driver and launches; it writes FILE.ok when

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # gate_env.sh - shared set-up for the gate's shell tests (source it after
 # lib.sh): a temp dir, the mock GPU of this test alone, the fake libregion
 # page, and helpers.  Every process started with bg is killed at exit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hiphog - a HIP hog for the gate tests, against the mock libamdhip64.so:
  * launches kernels of US microseconds with hipLaunchKernel on a stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hookcov - reaches every hooked symbol of cuda_hooks.def (each variant)
  * through the three paths programs use: direct binding, dlsym(handle, name)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Every hooked symbol (and per-thread variant) is reached through direct
 # binding, dlsym and cuGetProcAddress (HIP: direct and dlsym): the gate's
 # wrapper is entered on each path (KREX_GATE_COUNTS) and every call reaches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_cuda.c - check cuda_hooks.def against <cuda.h> (HAVE_CUDA_H):
  *  - at compile time, each hook's parameter list (with cuda.h's types) is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_hip.c - compile-time check of hip_hooks.def against the HIP
  * headers (Debian libamdhip64-dev, HAVE_ROCM_H): each hook's parameter

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # With the real krexd and krex CLI (skips until they are built): mock-driver
 # siblings started with `krex run` are gated, drained and frozen by a region;
 # a late drainer is frozen and counted; the gate fails open after krexd dies;

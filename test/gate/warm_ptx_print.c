@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* warm_ptx_print - print the gate's warm-up kernel (PTX) for warm_ptx.sh. */
 #include <stdio.h>
 

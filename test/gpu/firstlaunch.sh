@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # firstlaunch.sh BUILDDIR - where does the wall-time cost of the first kernel
 # after a region entry come from (issue "clean means clean": fidelity with one
 # region per sample)?  Side by side in one run, 1 ms and 0.1 ms victim kernels:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Tier 4 (gpu) under make check: on a machine with an NVIDIA GPU, the gate
 # sees a driver-API program's launches through cuGetProcAddress and the
 # program's results stay right.  Skips without a GPU.  The full GPU run is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // rt_prog.cu - a CUDA runtime program for the GPU checks (test/gpu/run-gpu.sh):
 // vector adds launched with <<<>>> and async copies, in a loop for S seconds
 // (or 200 rounds), then checks the result.  The runtime reaches the driver

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run-gpu.sh - the gate on a real GPU, in one call (doc/gpu.md).
 #
 #	bash test/gpu/run-gpu.sh [BUILDDIR]        (from the source tree's root)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # slurm-on-gpu.sh BUILDDIR - the README's main job (scripts/demo.sh) on the GPU
 # machine, which has no apt: Debian 12's Slurm and munge binaries are carried
 # in .gpu/slurm-bin.tar.gz (unpacked by scripts/gpu-build.sh) and a munge

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # warmup.sh BUILDDIR - is the wall-time cost of the first kernel after region
 # entry removed by one untimed kernel inside the region?  Victim kernels of 1
 # and 10 ms, 10 samples per region, an async sibling of 5 ms kernels, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex-testclient.c - a small protocol client for krexd's integration tests
  * and benchmark (libregion and the krex CLI are separate work).

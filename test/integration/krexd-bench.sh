@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Benchmark (prints figures, never fails on a time): begin -> grant -> end
 # round trips, uncontended and with 1, 8 and 64 frozen siblings, p50/p99,
 # and the region rate.  KREXD_BENCH_REGIONS (default 100) regions per point;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Exit paths that must thaw: the owner killed with SIGKILL mid-region, and
 # krexd itself killed with SIGKILL while siblings are frozen, then restarted
 # (it undoes what its state file says).  Every freezer this node has.

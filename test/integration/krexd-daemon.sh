@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Daemon life: start without -F (double fork, start-up errors come back
 # through the pipe), lock file (a second krexd is refused), pid file, socket
 # mode, config errors with file:line, -o overrides, SIGHUP reload, SIGTERM.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Fairness: two participants that loop begin/end on one GPU alternate (an
 # ended participant's next begin joins the back of the queue).
 . "$top_srcdir/test/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Two busy participants stop inside a third's region and run again after it,
 # with every freezer this node has (cgroup1, cgroup2, signal).
 . "$top_srcdir/test/lib.sh"

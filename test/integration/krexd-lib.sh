@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # krexd-lib.sh - helpers for krexd's integration tests (source after lib.sh).
 #
 #	. "$top_srcdir/test/lib.sh"; . "$top_srcdir/test/integration/krexd-lib.sh"

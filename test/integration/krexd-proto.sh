@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Malformed input gets a PROTO_ERROR and the connection closed while krexd
 # stays up; a process acting for another pid or user is refused (KREX_EPERM).
 . "$top_srcdir/test/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Regions: lease expiry (the certificate says expired, siblings resume), a
 # shorter lease asked for, RELEASE by id, drain acks (drained) and silence
 # (late, frozen anyway), queue timeout, a second begin (EBUSY), STATUS.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # SIGTERM while siblings are frozen inside a region: krexd thaws them, opens
 # every gate (alive = 0 on the gate page), removes its cgroups and files.
 . "$top_srcdir/test/lib.sh"

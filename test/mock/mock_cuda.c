@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mock_cuda.c - TEST DOUBLE: a fake libcuda.so.1 for make check on machines
  * without a GPU.  Not a driver: it implements the subset of the CUDA driver

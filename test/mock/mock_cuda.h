@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mock_cuda.h - TEST DOUBLE: what the fake libcuda.so.1 exports besides
  * the driver API, for tests.

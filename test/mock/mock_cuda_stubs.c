@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mock_cuda_stubs.c - TEST DOUBLE: every symbol of the gate's
  * cuda_hooks.def (and its _ptds/_ptsz variant) exported by the fake

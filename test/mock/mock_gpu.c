@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mock_gpu.c - TEST DOUBLE: the simulated GPU (see mock_gpu.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mock_gpu.h - TEST DOUBLE.  The simulated GPU behind the fake libcuda.so.1
  * and libamdhip64.so used by make check on machines without a GPU.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mock_hip.c - TEST DOUBLE: a fake libamdhip64.so (not HIP) implementing
  * the subset tests use, on the simulated GPU of mock_gpu.c.  No AMD GPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mock_hip.h - TEST DOUBLE: what the fake libamdhip64.so exports besides
  * the HIP API, for tests.

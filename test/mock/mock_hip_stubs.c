@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mock_hip_stubs.c - TEST DOUBLE: every symbol of the gate's hip_hooks.def
  * exported by the fake libamdhip64.so, counting the calls that reach it;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """agents.py - throughput of agent sessions sharing one GPU: KREX against locks.
 
 N simulated agent sessions (default 4, 8, 16) run at once.  Each is a loop of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """fidelity.py - how much sharing a GPU inflates a timing, with and without KREX.
 
 A victim kernel of fixed work (calibrated once alone to ~0.1, 1 and 10 ms) is

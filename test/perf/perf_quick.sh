@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tier 5 (perf), quick: fidelity.py --quick and agents.py --quick against the
 # mock driver.  Prints their tables as TAP diagnostics; a timing never fails
 # it (only a crash or unparsable output does).  Skips while the workloads,

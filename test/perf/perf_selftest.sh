@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The benchmark drivers themselves (fidelity.py, agents.py, plot.sh) on stub
 # binaries (test/perf/stubs: same CLIs, exact made-up figures): the matrix,
 # the inflation arithmetic, skip and interrupt paths, no process left behind.

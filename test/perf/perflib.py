@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """perflib - what the KREX benchmarks (fidelity.py, agents.py) share.
 
 Stdlib only: it runs on Debian's python3 (3.11) and on the GPU machine's 3.12.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # plot.sh - PNGs from the CSVs of fidelity.py and agents.py (gnuplot).
 #
 #	test/perf/plot.sh [-m MIX] DIR      reads DIR/fidelity.csv, DIR/agents.csv

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Python binding (contrib/python/krex.py) against the built libkrexregion,
 # without krexd: error paths, unprotected regions, the certificate layout.
 # contrib/python/test_krex.py prints the TAP; this finds the library.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run-h200.sh - the whole GPU benchmark set in one call (doc/performance-gpu.md).
 #
 #	bash test/perf/run-h200.sh [BUILDDIR [OUTDIR]]   (from the source tree's root)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # checks.sh - the checks run against a one-node cluster, once per proctrack
 # mode (source it after cluster.sh; proctrack-*.sh call checks_run MODE).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # cluster.sh - a real Slurm cluster on this host for the tests and the demo
 # (source it; needs root and Debian's slurm-wlm, munge).
 #
@@ -10,7 +11,7 @@
 # Everything lives in one temp dir ($KC_DIR): slurm.conf, gres.conf,
 # cgroup.conf, plugstack.conf (pointing at the BUILT plugin), logs, state,
 # a private munged socket.  Every daemon is stopped by pid, also when a test
-# fails.  SLURM-ON-ONE-HOST.md records why each setting is what it is.
+# fails.  doc/slurm-on-one-host.md says why each setting is what it is.
 
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
@@ -78,7 +79,7 @@ _kc_munge() {
 }
 
 # A character device per fake GPU (major 242: local/experimental).  A
-# regular file or /dev/null's numbers do not work (SLURM-ON-ONE-HOST.md).
+# regular file or /dev/null's numbers do not work (doc/slurm-on-one-host.md).
 _kc_devices() {
 	local i d
 	for i in 0 1; do

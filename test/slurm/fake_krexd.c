@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fake_krexd.c - a test double of krexd for the Slurm tier: it speaks the
  * wire protocol, answers REGISTER and UNREGISTER, and writes one line per

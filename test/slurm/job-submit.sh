@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # contrib/slurm/job_submit.lua on a real slurmctld (JobSubmitPlugins=lua):
 # --krex-shared --gres=gpu:1 becomes a shard request, --krex-shared alone gets
 # one shard, a job without the option keeps its whole GPU.

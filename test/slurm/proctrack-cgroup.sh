@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Slurm tier with proctrack/cgroup and task/cgroup (cgroup v1 freezer):
 # a one-node cluster, every check of checks.sh against it.
 . "$top_srcdir/test/lib.sh"

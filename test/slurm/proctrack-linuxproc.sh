@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Slurm tier with proctrack/linuxproc: a one-node cluster, every check
 # of checks.sh against it.
 . "$top_srcdir/test/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Two slurmd (n1, n2) on one host, each with its own fake GPU and its own
 # krexd (run dir per node name): a step spanning both reaches each node's
 # krexd, and a region on n1 does not touch a job on n2.

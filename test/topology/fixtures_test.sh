@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # fixtures_test.sh - the topology module on kept topologies: for every
 # fixtures/NAME.xml, krex-topo's GPU table and the core choices of
 # NAME.cases must match NAME.expected (reviewed by hand when made, see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate_bench.c - what isolation buys a CPU-timed loop on this node.
  *

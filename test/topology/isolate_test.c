@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * isolate_test.c - the isolation backends on this machine's real cgroup v1
  * cpuset and thread affinity (root; skips otherwise).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # krexd_isolate.sh - krexd's isolation hook end to end: during a region the
 # sibling participant's cpuset leaves the owner's core and comes back after,
 # the certificate says so, and a krexd killed mid-region has its changes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # regen-expected.sh NAME [BUILDDIR] - write fixtures/NAME.expected from
 # krex-topo's output on fixtures/NAME.xml and NAME.cases (default.cases when
 # NAME.cases is missing, which it copies).  Review the result by hand before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo_test.c - unit tests of the topology module's I/O-free parts: CPU
  * lists, bus ids, GPU overrides, the NVIDIA procfs parser (on a fake tree),

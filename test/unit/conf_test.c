@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conf_test.c - key = value files, bools, numbers, durations, lists.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * freezer_test.c - the text krexd's freezer reads from the kernel:
  * cgroup.events (v2), /proc/PID/stat, /proc/PID/cgroup, /proc/self/mountinfo.
@@ -47,9 +48,9 @@ int main(void)
 	ok(freezer_parse_proc_cgroup("1:name=systemd:/\n", NULL, out, sizeof(out)) < 0,
 	   "no v2 line");
 
-	ok(freezer_parse_mountinfo("35 25 0:30 / /sys/fs/cgroup/freezer rw,nosuid shared:15 - "
-	                           "cgroup cgroup rw,freezer\n",
-	                           "freezer", out, sizeof(out)) == 1 &&
+	ok(freezer_parse_mountinfo(
+	           "35 25 0:30 / /sys/fs/cgroup/freezer rw,nosuid shared:15 - cgroup cgroup rw,freezer\n",
+	           "freezer", out, sizeof(out)) == 1 &&
 	           !strcmp(out, "/sys/fs/cgroup/freezer"),
 	   "mountinfo: v1 freezer mount (optional fields before -)");
 	ok(freezer_parse_mountinfo("35 25 0:30 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n",

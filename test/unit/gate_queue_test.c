@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gate_queue_test.c - the gate's bounded queue (libregion/gate/gate_queue.c)
  * against a TEST DOUBLE: a virtual-time GPU with one stream.  Nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krexd_config_test.c - krexd.conf keys: defaults, every key, errors with
  * file:line, and which keys a reload may change.

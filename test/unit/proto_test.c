@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_test.c - wire protocol: golden bytes, round trips, and every class of
  * malformed input (short, long, bad magic, bad version, unknown type, length

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * region_queue_test.c - the queue/lease state machine of krexd, driven
  * without I/O: per-GPU FIFO, multi-GPU all at once, conflicts, EBUSY,

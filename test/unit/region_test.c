@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * region_test.c - libkrexregion against a scripted stand-in for krexd (a
  * thread on a unix socket that answers from a script), and without krexd.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * state_test.c - krexd's state file (written whole before each change,
  * undone at start, unknown kinds handed to registered handlers) and the

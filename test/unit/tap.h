@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tap.h - a minimal TAP producer for unit tests (header only).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // fma.cu - the workloads' kernels for a real GPU (test/gpu/build.sh compiles
 // it with nvcc to fma.fatbin; KREX_WL_MODULE points at it).  The same shape
 // as the spike's timer.cu: 4 blocks per SM x 256 threads of dependent FMAs.

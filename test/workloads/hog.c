@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex-hog - a GPU hog: launches kernels of ITERS work in a loop.
  *

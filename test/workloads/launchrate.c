@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex-launchrate - the open-gate cost: launches N empty kernels
  * (synchronizing every 256) and prints launches per second.

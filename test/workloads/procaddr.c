@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex-procaddr - reaches the driver only the way the CUDA runtime does:
  * one dlsym(libcuda handle, "cuGetProcAddress_v2"), then every function

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """torch_loop.py - a small PyTorch training-style loop (GPU machine only).
 
     python3 torch_loop.py [--seconds S] [--steps N]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * krex-victim - times kernels of fixed work, alone or inside KREX regions.
  *
@@ -58,10 +59,9 @@ static void idle_for(int spin, long us)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: krex-victim calib MS\n"
-	                "       krex-victim run ITERS SAMPLES [--region none|sample|batch] "
-	                "[--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US] "
-	                "[--label L] [--raw FILE]\n");
+	fprintf(stderr,
+	        "usage: krex-victim calib MS\n"
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US] [--label L] [--raw FILE]\n");
 	exit(2);
 }
 
@@ -193,8 +193,7 @@ int main(int argc, char **argv)
 	}
 	qsort(ev, (size_t)n, sizeof(double), cmp_double);
 	qsort(wall, (size_t)n, sizeof(double), cmp_double);
-	printf("victim label=%s n=%d ev_p50=%.4f ev_p95=%.4f ev_p99=%.4f wall_p50=%.4f "
-	       "wall_p95=%.4f wall_p99=%.4f",
+	printf("victim label=%s n=%d ev_p50=%.4f ev_p95=%.4f ev_p99=%.4f wall_p50=%.4f wall_p95=%.4f wall_p99=%.4f",
 	       label, n, pct(ev, n, 50), pct(ev, n, 95), pct(ev, n, 99), pct(wall, n, 50),
 	       pct(wall, n, 95), pct(wall, n, 99));
 	if (regions) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_cuda.c - driver API access shared by the test workloads.
  */

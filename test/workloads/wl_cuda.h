@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wl_cuda.h - the CUDA driver API as the test workloads use it: resolved at
  * run time from dlopen("libcuda.so.1"), like the CUDA runtime does, so one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * <krex/region.h> - ask KREX for a quiet GPU.
  *

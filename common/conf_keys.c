@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * conf_keys.c - the values of krexd.conf keys, checked in one place
+ * (conf_keys.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "conf_keys.h"
+#include "log.h"
+#include "timeutil.h"
+
+const char *const conf_freezer_names[] = {"auto", "cgroup2", "cgroup1", "signal", NULL};
+const char *const conf_isolate_names[] = {"participants", "node", "none", NULL};
+
+int conf_parse_enum(const char *v, const char *const *names, int *out)
+{
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (strcmp(v, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	return -1;
+}
+
+int conf_parse_duration(const char *v, uint64_t *ns)
+{
+	uint64_t d;
+
+	if (time_parse_duration(v, NS_PER_MS, &d) < 0 || d < NS_PER_MS || d > 86400 * NS_PER_S)
+		return -1;
+	*ns = d;
+	return 0;
+}
+
+int conf_parse_queue_time(const char *v, uint64_t *ns)
+{
+	uint64_t d;
+
+	if (time_parse_duration(v, NS_PER_MS, &d) < 0 ||
+	    (d != 0 && (d < 10 * 1000 || d > NS_PER_S)))
+		return -1;
+	*ns = d;
+	return 0;
+}
+
+int conf_parse_queue_cap(const char *v, unsigned *cap)
+{
+	uint64_t u;
+
+	if (conf_parse_uint(v, 0, 1000000, &u) < 0)
+		return -1;
+	*cap = (unsigned)u;
+	return 0;
+}
+
+int conf_parse_share(const char *v, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || end == v || *end || !(d > 0.0 && d <= 1.0))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+int conf_check_subtree(const char *v)
+{
+	return v[0] && v[0] != '/' && !strstr(v, "..") ? 0 : -1;
+}
+
+static int check_duration(const char *v)
+{
+	uint64_t ns;
+
+	return conf_parse_duration(v, &ns);
+}
+
+static int check_queue_time(const char *v)
+{
+	uint64_t ns;
+
+	return conf_parse_queue_time(v, &ns);
+}
+
+static int check_queue_cap(const char *v)
+{
+	unsigned cap;
+
+	return conf_parse_queue_cap(v, &cap);
+}
+
+static int check_freezer(const char *v)
+{
+	int i;
+
+	return conf_parse_enum(v, conf_freezer_names, &i);
+}
+
+static int check_isolate(const char *v)
+{
+	int i;
+
+	return conf_parse_enum(v, conf_isolate_names, &i);
+}
+
+static int check_share(const char *v)
+{
+	double d;
+
+	return conf_parse_share(v, &d);
+}
+
+static int check_log_level(const char *v)
+{
+	return log_parse_level(v) < 0 ? -1 : 0;
+}
+
+static int check_abspath(const char *v)
+{
+	return v[0] == '/' ? 0 : -1;
+}
+
+static int check_nonempty(const char *v)
+{
+	return v[0] ? 0 : -1;
+}
+
+#define DURATION "a duration from 1ms to 1 day, e.g. 500ms, 2s"
+
+/* The keys whose value is checked on its own (region_cores, topology,
+ * gpus and gpuN_pci need krexd's own tables: coordinator/config.c). */
+static const struct conf_key {
+	const char *name;
+	int (*check)(const char *v);
+	const char *takes;
+} keys[] = {
+        {"run_dir", check_abspath, "an absolute path"},
+        {"max_region", check_duration, DURATION},
+        {"drain_timeout", check_duration, DURATION},
+        {"freeze_timeout", check_duration, DURATION},
+        {"queue_timeout", check_duration, DURATION},
+        {"gate_timeout", check_duration, DURATION},
+        {"share_window", check_duration, DURATION},
+        {"queue_cap", check_queue_cap, "a number of launches from 0 to 1000000"},
+        {"queue_time", check_queue_time, "0, or a duration from 10us to 1s"},
+        {"freezer", check_freezer, "auto, cgroup2, cgroup1 or signal"},
+        {"isolate", check_isolate, "participants, node or none"},
+        {"max_share", check_share, "a fraction above 0, at most 1"},
+        {"log_level", check_log_level, "none, error, warn, info, debug or 0-4"},
+        {"node_name", check_nonempty, "a name"},
+        {"cgroup_subtree", conf_check_subtree, "a relative path without .."},
+};
+
+static const struct conf_key *conf_key_find(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i].name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+void conf_key_error(char *err, size_t errlen, const char *key, const char *v)
+{
+	const struct conf_key *k = conf_key_find(key);
+
+	if (k)
+		snprintf(err, errlen, "bad value '%s' for key '%s' (%s)", v, key, k->takes);
+	else
+		snprintf(err, errlen, "bad value '%s' for key '%s'", v, key);
+}
+
+int conf_key_check(const char *key, const char *v, char *err, size_t errlen)
+{
+	const struct conf_key *k = conf_key_find(key);
+
+	if (!k)
+		return 1;
+	if (k->check(v) < 0) {
+		conf_key_error(err, errlen, key, v);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,95 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# spdx.sh - an SPDX licence line at the top of every source file.
+#
+#	scripts/spdx.sh [TOP]           add the line where it is missing
+#	scripts/spdx.sh --check [TOP]   list the files without it; exit 1 if any
+#
+# The files are those git tracks under TOP (new files: `git add` them first),
+# less the ones listed in spdx_skip below.  The line goes first, in the
+# file's comment syntax, after a "#!" line where there is one; adding is
+# idempotent.  A tracked file of a type this script does not know is an
+# error in both modes, so that a new kind of file is decided on, not missed.
+ID="SPDX-License-Identifier: BSD-3-Clause"
+check=0
+if [ "${1:-}" = --check ]; then
+	check=1
+	shift
+fi
+top=${1:-.}
+cd "$top" || exit 2
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 || {
+	echo "spdx: $top is not a git checkout (the file list is git's)" >&2
+	exit 2
+}
+
+# Files that carry no licence line, and why.
+spdx_skip() {
+	case "$1" in
+	LICENSE) return 0 ;;                    # the licence itself
+	*.md) return 0 ;;                       # documentation, prose
+	*.png) return 0 ;;                      # images (doc/img)
+	*.gitignore) return 0 ;;                # git settings, not source
+	test/perf/results/*) return 0 ;;        # raw measurement records, kept as the runs wrote them
+	test/topology/fixtures/*.expected) return 0 ;; # compared byte for byte with krex-topo's output
+	test/topology/fixtures/*.xml) return 0 ;; # hwloc XML as lstopo / mkxml.py wrote it (data)
+	m4/libtool.m4 | m4/ltoptions.m4 | m4/ltsugar.m4 | m4/ltversion.m4 | m4/lt~obsolete.m4)
+		return 0 ;;                     # libtool's own files (libtoolize), under libtool's licence
+	esac
+	return 1
+}
+
+# The comment that carries ID in file $1, or nothing for an unknown type.
+spdx_comment() {
+	case "$1" in
+	*.c | *.h | *.cu | *.def | *.map) echo "/* $ID */" ;;
+	*.m4 | configure.ac) echo "dnl $ID" ;;
+	*.lua) echo "-- $ID" ;;
+	*.[1-8]) printf "%s\n" ".\\\" $ID" ;;
+	*.sh | *.py | *.am | *.mk | *.pc.in | *.conf | *.krex | *.service | *.cases | .clang-format)
+		echo "# $ID" ;;
+	*)
+		# Scripts without an extension (.ci/run, test/perf/stubs/*).
+		if head -c 2 "$1" 2>/dev/null | grep -q '^#!'; then
+			echo "# $ID"
+		fi
+		;;
+	esac
+}
+
+has_id() { head -n 5 "$1" | grep -q "SPDX-License-Identifier:"; }
+
+# Insert line $2 into file $1: after a "#!" first line, else first.
+add_id() {
+	tmp=$1.spdx.$$
+	if head -n 1 "$1" | grep -q '^#!'; then
+		{ head -n 1 "$1"; printf "%s\n" "$2"; tail -n +2 "$1"; } >"$tmp"
+	else
+		{ printf "%s\n" "$2"; cat "$1"; } >"$tmp"
+	fi
+	chmod --reference="$1" "$tmp" 2>/dev/null
+	mv "$tmp" "$1"
+}
+
+bad=0
+missing=0
+for f in $(git ls-files); do
+	[ -f "$f" ] || continue
+	spdx_skip "$f" && continue
+	has_id "$f" && continue
+	c=$(spdx_comment "$f")
+	if [ -z "$c" ]; then
+		echo "spdx: $f: no comment syntax known for this file (add it to scripts/spdx.sh)"
+		bad=1
+		continue
+	fi
+	if [ $check = 1 ]; then
+		echo "spdx: $f: no SPDX-License-Identifier line (run scripts/spdx.sh)"
+		missing=$((missing + 1))
+	else
+		add_id "$f" "$c"
+		echo "spdx: added to $f"
+	fi
+done
+[ $missing = 0 ] && [ $bad = 0 ] && [ $check = 1 ] && echo "spdx: every source file has its licence line"
+[ $missing = 0 ] && [ $bad = 0 ]
