@@ -13,6 +13,7 @@
 #include "conf.h"
 #include "defs.h"
 #include "fdio.h"
+#include "log.h"
 #include "timeutil.h"
 
 int client_socket_path(char *buf, size_t len)
@@ -24,9 +25,31 @@ int client_socket_path(char *buf, size_t len)
 	return xsnprintf(buf, len, "%s/%s", KREX_DEFAULT_RUNDIR, KREX_SOCKET_NAME) < 0 ? -1 : 0;
 }
 
+/* Why the last client_connect() of this thread refused a krexd. */
+static __thread char client_err[640];
+
+const char *client_error(void)
+{
+	return client_err;
+}
+
+int client_peer_trusted(int fd, uid_t *uid)
+{
+	pid_t pid;
+	uid_t u;
+	gid_t g;
+
+	if (unix_peer_cred(fd, &pid, &u, &g) < 0)
+		return 0;
+	if (uid)
+		*uid = u;
+	return u == 0 || u == getuid();
+}
+
 int client_connect(const char *path, int *kerr)
 {
 	char buf[512];
+	uid_t uid = (uid_t)-1;
 	int fd;
 
 	if (!path) {
@@ -39,6 +62,18 @@ int client_connect(const char *path, int *kerr)
 	fd = unix_connect(path, KREX_DEFAULT_CONNECT_TIMEOUT_MS);
 	if (fd < 0) {
 		*kerr = errno == ETIMEDOUT ? KREX_ETIMEDOUT : KREX_ENOKREXD;
+		return -1;
+	}
+	/* Only root's krexd or our own: a socket served by another user (a
+	 * squatted run directory) could close our gates forever. */
+	if (!client_peer_trusted(fd, &uid)) {
+		snprintf(
+		        client_err, sizeof(client_err),
+		        "krexd at %s runs as uid %d, neither root nor you (uid %u): not trusting it",
+		        path, (int)uid, (unsigned)getuid());
+		log_warn("%s", client_err);
+		close(fd);
+		*kerr = KREX_EPERM;
 		return -1;
 	}
 	*kerr = KREX_OK;

@@ -168,6 +168,10 @@ int cmd_stop(int argc, char **argv)
 	if (embedded_rundir(rundir, sizeof(rundir)) < 0 ||
 	    xsnprintf(pidfile, sizeof(pidfile), "%s/%s", rundir, KREX_PIDFILE_NAME) < 0)
 		die("run directory path too long");
+	if (embedded_rundir_check(rundir, 0) < 0) {
+		printf("krex: no private krexd (%s: %s)\n", rundir, strerror(ENOENT));
+		return 0;
+	}
 	f = fopen(pidfile, "re");
 	if (!f) {
 		printf("krex: no private krexd (%s: %s)\n", pidfile, strerror(errno));
