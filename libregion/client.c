@@ -197,12 +197,22 @@ static void client_label(char *buf, size_t len)
 	snprintf(buf, len, "%s[%d]", comm[0] ? comm : "pid", (int)getpid());
 }
 
+/* krexd refuses control characters in a label (they could forge log lines):
+ * a label taken from the environment or the command name has them replaced. */
+static void label_clean(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 void client_fill_register(union proto_body *m, const struct proto_gpus *g, uint32_t flags)
 {
 	memset(m, 0, sizeof(*m));
 	m->reg.pid = (uint32_t)getpid();
 	m->reg.flags = flags;
 	client_label(m->reg.label, sizeof(m->reg.label));
+	label_clean(m->reg.label);
 	if (g)
 		m->reg.gpus = *g;
 }

@@ -313,6 +313,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!label)
 		label = argv[optind];
+	for (c = 0; label[c]; c++)
+		if ((unsigned char)label[c] < 0x20 || label[c] == 0x7f)
+			die_usage("run: the label holds a control character (byte 0x%02x at %d): "
+			          "labels are one printable line",
+			          (unsigned char)label[c], c);
 	setenv(KREX_ENV_JOB, label, 1);
 
 	fd = krexd_find_or_start(path, sizeof(path));

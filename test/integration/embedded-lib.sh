@@ -24,9 +24,10 @@ emb_setup() {
 	cat >"$EMB_DIR/krexd-wrap" <<WRAP
 #!/bin/sh
 echo \$\$ >>"$EMB_DIR/krexd-starts"
-exec "$KREXD" "\$@" -o freezer=signal -o "cgroup_subtree=$EMB_SUB" -o gpus=g0 -o isolate=none
+exec "$KREXD" "\$@" -c "$EMB_DIR/krexd.conf" -o freezer=signal -o "cgroup_subtree=$EMB_SUB" -o gpus=g0 -o isolate=none
 WRAP
 	chmod 755 "$EMB_DIR/krexd-wrap"
+	: >"$EMB_DIR/krexd.conf" # tests may add lines (node_name, ...)
 	export KREX_KREXD=$EMB_DIR/krexd-wrap
 	unset KREX_SOCKET KREX_GPUS CUDA_VISIBLE_DEVICES
 	emb_fresh xdg
@@ -61,6 +62,7 @@ emb_cleanup() {
 		p=$(cat "$f" 2>/dev/null) || continue
 		[ -n "$p" ] && kill -TERM "$p" 2>/dev/null && EMB_PIDS="$EMB_PIDS $p"
 	done
+	for p in $EMB_PIDS; do emb_kill_tree "$p"; done
 	for p in $EMB_PIDS; do
 		wait_for 5 emb_gone "$p" || kill -KILL "$p" 2>/dev/null
 	done
@@ -76,3 +78,11 @@ emb_cleanup() {
 }
 
 emb_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# emb_kill_tree PID: PID and its descendants (krex run's child is the command).
+emb_kill_tree() {
+	local c
+	for c in $(pgrep -P "$1" 2>/dev/null); do emb_kill_tree "$c"; done
+	kill -CONT "$1" 2>/dev/null
+	kill -TERM "$1" 2>/dev/null
+}
