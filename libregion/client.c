@@ -13,7 +13,6 @@
 #include "conf.h"
 #include "defs.h"
 #include "fdio.h"
-#include "log.h"
 #include "timeutil.h"
 
 int client_socket_path(char *buf, size_t len)
@@ -71,7 +70,6 @@ int client_connect(const char *path, int *kerr)
 		        client_err, sizeof(client_err),
 		        "krexd at %s runs as uid %d, neither root nor you (uid %u): not trusting it",
 		        path, (int)uid, (unsigned)getuid());
-		log_warn("%s", client_err);
 		close(fd);
 		*kerr = KREX_EPERM;
 		return -1;

@@ -28,6 +28,8 @@ exec "$KREXD" "\$@" -c "$EMB_DIR/krexd.conf" -o freezer=signal -o "cgroup_subtre
 WRAP
 	chmod 755 "$EMB_DIR/krexd-wrap"
 	: >"$EMB_DIR/krexd.conf" # tests may add lines (node_name, ...)
+	: >"$EMB_DIR/krexd-starts"
+	chmod 666 "$EMB_DIR/krexd-starts" # krexd started by a test's second user
 	export KREX_KREXD=$EMB_DIR/krexd-wrap
 	unset KREX_SOCKET KREX_GPUS CUDA_VISIBLE_DEVICES
 	emb_fresh xdg
