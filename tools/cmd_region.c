@@ -61,22 +61,29 @@ static void print_cert(FILE *f, const struct krex_certificate *c)
 
 static void write_cert(const struct krex_certificate *c, int json, const char *file)
 {
-	char buf[4096];
 	FILE *f = stderr;
+	int need = krex_certificate_json(c, NULL, 0);
+	char *buf = malloc((size_t)need + 1);
 
-	krex_certificate_json(c, buf, sizeof(buf));
+	/* Sized by a first call: escaped fields can be six times their length. */
+	if (need < 0 || !buf)
+		die("certificate JSON: out of memory");
+	krex_certificate_json(c, buf, (unsigned long)need + 1);
 	if (file) {
 		f = fopen(file, "we");
 		if (!f)
 			die("cannot write certificate to %s: %s", file, strerror(errno));
 		fprintf(f, "%s\n", buf);
-		fclose(f);
+		if (fclose(f) != 0)
+			die("cannot write certificate to %s: %s", file, strerror(errno));
+		free(buf);
 		return;
 	}
 	if (json)
 		fprintf(f, "%s\n", buf);
 	else
 		print_cert(f, c);
+	free(buf);
 }
 
 int cmd_region(int argc, char **argv)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -100,7 +101,8 @@ int embedded_rundir_check(const char *rundir, int create)
 }
 
 /* Start a private krexd in rundir; it daemonizes and reports start-up errors
- * through its exit status (krexd(8)).  Returns 0 or -1 (it said why). */
+ * through its exit status (krexd(8)).  Returns its exit status (it said why),
+ * 127 when it could not be run, -1 when it died of a signal. */
 static int embedded_start(const char *rundir)
 {
 	const char *krexd = getenv(KREX_ENV_KREXD);
@@ -127,7 +129,7 @@ static int embedded_start(const char *rundir)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Connect to path; dies when something answers there that is not to be
@@ -220,6 +222,10 @@ int krexd_find_or_start(char *path, size_t len)
 	if (embedded_rundir(rundir, sizeof(rundir)) < 0 ||
 	    xsnprintf(path, len, "%s/%s", rundir, KREX_SOCKET_NAME) < 0)
 		die("run directory path too long");
+	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		die("socket path %s is too long for a unix socket (%zu bytes, at most %zu): "
+		    "set XDG_RUNTIME_DIR to a shorter directory",
+		    path, strlen(path), sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 	embedded_rundir_check(rundir, 1);
 	fd = connect_trusted(path);
 	if (fd >= 0)
@@ -235,7 +241,10 @@ int krexd_find_or_start(char *path, size_t len)
 	}
 	/* A krexd that holds its lock but does not answer yet (starting, or
 	 * started by hand) makes this fail: then wait for it to answer. */
-	started = embedded_start(rundir) == 0;
+	started = embedded_start(rundir);
+	if (started == 127)
+		exit(1); /* no krexd binary: it said so */
+	started = started == 0;
 	deadline = time_deadline_ms(EMBEDDED_START_MS);
 	while ((fd = connect_trusted(path)) < 0 && time_left_ms(deadline) > 0)
 		usleep(20000);

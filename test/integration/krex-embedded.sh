@@ -29,7 +29,7 @@ failures() {
 		sort | uniq -c | head -5 | tr '\n' ';'
 }
 
-plan 16
+plan 19
 
 race 20 run --no-gate
 ok "20 concurrent krex run: all exit 0 ($(failures))" all_zero 20
@@ -74,4 +74,17 @@ ok "exactly one after the restart (found $(emb_count))" [ "$(emb_count)" = 1 ]
 "$KREX" stop >/dev/null
 ok "krex stop stops it" [ "$(emb_count)" = 0 ]
 ok "krex run after krex stop starts it again" "$KREX" run --no-gate -- true
+"$KREX" stop >/dev/null
+
+# Start-up that cannot work fails at once, with the reason.
+emb_fresh "$(printf 'x%.0s' $(seq 110))"
+"$KREX" run --no-gate -- true 2>"$EMB_DIR/long.out"
+ok "a run dir too long for a socket path: refused with the reason" \
+	grep -q "too long for a unix socket" "$EMB_DIR/long.out"
+emb_fresh nokrexd
+s0=$(date +%s)
+KREX_KREXD=/nonexistent/krexd "$KREX" run --no-gate -- true 2>"$EMB_DIR/nokrexd.out"
+ok "no krexd binary: exit 1" [ $? = 1 ]
+ok "at once, saying so ($(($(date +%s) - s0)) s)" [ $(($(date +%s) - s0)) -lt 5 ] &&
+	grep -q "cannot start krexd" "$EMB_DIR/nokrexd.out"
 done_testing
