@@ -38,7 +38,7 @@ nobody_krexd() {
 	wait_for 10 test -S "$1/krexd.sock"
 }
 
-plan 22
+plan 21
 
 # 1. A squatted /tmp/krex-UID with a fake krexd of another user in it.
 as "$NOBODY" mkdir -m 0755 "$SQ"
