@@ -29,7 +29,7 @@ failures() {
 		sort | uniq -c | head -5 | tr '\n' ';'
 }
 
-plan 19
+plan 22
 
 race 20 run --no-gate
 ok "20 concurrent krex run: all exit 0 ($(failures))" all_zero 20
@@ -75,6 +75,44 @@ ok "exactly one after the restart (found $(emb_count))" [ "$(emb_count)" = 1 ]
 ok "krex stop stops it" [ "$(emb_count)" = 0 ]
 ok "krex run after krex stop starts it again" "$KREX" run --no-gate -- true
 "$KREX" stop >/dev/null
+
+# The same as a user that is not root, in its default /tmp/krex-UID: its
+# private krexd freezes with signals.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	VUID=64981
+	while getent passwd "$VUID" >/dev/null || [ -e "/tmp/krex-$VUID" ]; do VUID=$((VUID - 1)); done
+	user_cleanup() {
+		local p
+		p=$(cat "/tmp/krex-$VUID/krexd.pid" 2>/dev/null) && kill -TERM "$p" 2>/dev/null &&
+			wait_for 5 emb_gone "$p"
+		rm -rf "/tmp/krex-$VUID"
+		emb_cleanup
+	}
+	trap user_cleanup EXIT
+	chmod 777 "$EMB_DIR"
+	: >"$EMB_DIR/krexd-starts"
+	: >"$EMB_DIR/rc"
+	: >"$EMB_DIR/ran"
+	chmod 666 "$EMB_DIR/rc" "$EMB_DIR/ran"
+	for i in $(seq 20); do
+		(
+			setpriv --reuid="$VUID" --regid="$VUID" --clear-groups env -u XDG_RUNTIME_DIR \
+				"$KREX" run --no-gate -- sh -c "echo $i >>'$EMB_DIR/ran'" >"$EMB_DIR/u$i.out" 2>&1
+			echo $? >>"$EMB_DIR/rc"
+		) &
+	done
+	wait
+	ok "uid $VUID: 20 concurrent krex run exit 0 ($(cat "$EMB_DIR"/u*.out | sort | uniq -c | head -3 | tr '\n' ';'))" all_zero 20
+	ok "uid $VUID: all 20 commands ran" ran 20
+	ok "uid $VUID: one krexd, started once, in a 0700 /tmp/krex-$VUID of its own" \
+		[ "$(emb_count "/tmp/krex-$VUID")" = 1 ] && [ "$(wc -l <"$EMB_DIR/krexd-starts")" = 1 ] &&
+		[ "$(stat -c %a:%u "/tmp/krex-$VUID")" = "700:$VUID" ]
+	chmod 755 "$EMB_DIR"
+else
+	skip "20 concurrent krex run as another user" "needs root and setpriv"
+	skip "all 20 commands ran" "needs root and setpriv"
+	skip "one krexd" "needs root and setpriv"
+fi
 
 # Start-up that cannot work fails at once, with the reason.
 emb_fresh "$(printf 'x%.0s' $(seq 110))"
