@@ -201,10 +201,9 @@ static int join_register(struct join_view **out, int *kerr)
 {
 	union proto_body req, reply;
 	struct join_view *v;
+	uid_t krexd_uid;
 	unsigned i;
 	int fd;
-
-	uid_t krexd_uid;
 
 	fd = client_connect(NULL, kerr);
 	if (fd < 0) {
@@ -318,7 +317,7 @@ static void join_fail_open(void)
 
 static void *drain_main(void *arg)
 {
-	struct join_view *v;
+	struct join_view *v, *old;
 	uint32_t gen, acked = 0;
 	int kerr, fd;
 
@@ -329,8 +328,7 @@ static void *drain_main(void *arg)
 		fd = join_state.fd;
 		if (!atomic_load(&join_state.connected)) {
 			usleep(JOIN_RETRY_MS * 1000);
-			struct join_view *old = atomic_load(&join_state.view);
-
+			old = atomic_load(&join_state.view);
 			fd = join_register(&v, &kerr);
 			if (fd < 0)
 				continue;
@@ -442,14 +440,19 @@ KREX_EXPORT int krex_leave(void)
 {
 	struct join_view *v;
 	uint32_t i;
+	unsigned e;
 
 	pthread_mutex_lock(&join_state.lock);
 	if (!join_state.joined)
 		goto out;
 	atomic_store(&join_state.stop, 1);
+	/* Counted as a reader: the drain thread may retire this view meanwhile. */
+	e = atomic_load(&join_epoch) & 1;
+	atomic_fetch_add(&join_readers[e], 1);
 	v = atomic_load(&join_state.view);
 	if (v)
 		(void)futex(&v->page->generation, FUTEX_WAKE, INT_MAX, NULL);
+	atomic_fetch_sub(&join_readers[e], 1);
 	pthread_join(join_state.thread, NULL);
 	if (join_state.fd >= 0)
 		close(join_state.fd); /* krexd drops the member; the participant stays */

@@ -3,6 +3,10 @@
  *
  *	krex-jointest join          krex_join() once; prints "join N NAME"; exits 0
  *	                            unless a signal killed it
+ *	krex-jointest hold SECS     join, sleep SECS (krexd may restart meanwhile:
+ *	                            the drain thread re-joins), print "mapped M"
+ *	                            (mappings of the run dir), leave, print
+ *	                            "after_leave M"
  *	krex-jointest cycle N       N rounds of join, check the gate page is mapped,
  *	                            leave, check it is not, while a second thread
  *	                            calls krex_gate_wait() all along; prints
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "krex/region.h"
 
@@ -65,6 +70,16 @@ int main(int argc, char **argv)
 		rc = krex_join(NULL);
 		printf("join %d %s\n", rc, krex_strerror(rc));
 		krex_leave();
+		return 0;
+	}
+	if (!strcmp(argv[1], "hold") && argc > 2) {
+		rc = krex_join(NULL);
+		printf("join %d %s\n", rc, krex_strerror(rc));
+		fflush(stdout);
+		sleep((unsigned)atoi(argv[2]));
+		printf("mapped %d\n", mapped());
+		krex_leave();
+		printf("after_leave %d\n", mapped());
 		return 0;
 	}
 	if (strcmp(argv[1], "cycle") || argc < 3)

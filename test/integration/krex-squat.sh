@@ -38,7 +38,7 @@ nobody_krexd() {
 	wait_for 10 test -S "$1/krexd.sock"
 }
 
-plan 21
+plan 24
 
 # 1. A squatted /tmp/krex-UID with a fake krexd of another user in it.
 as "$NOBODY" mkdir -m 0755 "$SQ"
@@ -116,6 +116,19 @@ mv -f "$R/gate.real" "$R/gate"
 "$JT" cycle 50 >"$EMB_DIR/cycle.out" 2>&1
 ok "50 join/leave cycles with a thread in krex_gate_wait: all joined, nothing left mapped ($(cat "$EMB_DIR/cycle.out"))" \
 	grep -q "^cycles 50 joined 50 mapped_after_leave 0$" "$EMB_DIR/cycle.out"
+# A re-join after krexd restarted unmaps the old page once nobody reads it.
+KREX_LOG=info "$JT" hold 4 >"$EMB_DIR/hold.out" 2>&1 &
+HOLD=$!
+wait_for 5 grep -q "^join 0 " "$EMB_DIR/hold.out"
+kill -TERM "$(cat "$R/krexd.pid")" && wait_for 5 sh -c "! test -S '$R/krexd.sock'"
+"$KREXD" -F -r "$R" -o freezer=signal -o gpus=g0 -o isolate=none -o "cgroup_subtree=$EMB_SUB/r" \
+	2>>"$EMB_DIR/root-krexd.out" &
+EMB_PIDS="$EMB_PIDS $!"
+wait "$HOLD"
+ok "the joined process re-joined the restarted krexd" grep -q "re-joined krexd" "$EMB_DIR/hold.out"
+ok "and keeps one gate page mapped, not the old one too ($(grep mapped "$EMB_DIR/hold.out" | tr '\n' ' '))" \
+	grep -q "^mapped 1$" "$EMB_DIR/hold.out"
+ok "none after its leave" grep -q "^after_leave 0$" "$EMB_DIR/hold.out"
 if command -v valgrind >/dev/null; then
 	valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=3 \
 		"$top_builddir/test/integration/.libs/krex-jointest" cycle 5 >"$EMB_DIR/vg.out" 2>&1
