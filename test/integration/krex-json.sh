@@ -31,7 +31,7 @@ U=$'\xc3\xa9t\xc3\xa9 \xe2\x82\xac'     # valid UTF-8: été €
 X=$'bad\xff\xfeutf8\xc3'                # invalid UTF-8 bytes, a cut sequence
 L=$(printf 'é%.0s' $(seq 200))          # 400 bytes: cut by the 127-byte label field
 G='g"1\x'                               # a GPU name with a quote and a backslash
-printf 'node_name = n"o\\de\n' >>"$EMB_DIR/krexd.conf"
+printf 'node_name = n"o\\de\tx\001y\n' >>"$EMB_DIR/krexd.conf"
 
 plan 17
 
@@ -56,7 +56,7 @@ ok "the backslashes survive" has "$EMB_DIR/status.json" "'back\\\\slash\\\\\\\\'
 ok "valid UTF-8 passes unchanged" has "$EMB_DIR/status.json" "'été €'"
 R=$'\xef\xbf\xbd' # U+FFFD
 ok "invalid UTF-8 becomes U+FFFD" has "$EMB_DIR/status.json" "'bad${R}${R}utf8${R}'"
-ok "the node name with a quote and a backslash survives" has "$EMB_DIR/status.json" "'n\"o\\\\de'"
+ok "the node name with a quote, a backslash, a tab and ^A survives" has "$EMB_DIR/status.json" "'n\"o\\\\de\\tx\\x01y'"
 ok "the GPU name with a quote survives" has "$EMB_DIR/status.json" "'g\"1\\\\x'"
 
 "$KREX" region --gpus "$G" --json -- true 2>"$EMB_DIR/region.err"
