@@ -38,11 +38,11 @@
 
 #define KREX_EXPORT __attribute__((visibility("default")))
 
-#define GATE_SLICE_MS 100  /* a gated thread re-checks krexd at least this often */
-#define DRAIN_SLICE_MS 200 /* the drain thread checks its socket this often */
-#define JOIN_RETRY_MS 500  /* after krexd went away, try to join again */
-#define RETIRE_WAIT_MS 500 /* longest wait for gated threads before unmapping */
-#define RETIRED_MAX 8      /* views replaced but not yet unmapped */
+#define GATE_SLICE_MS 100   /* a gated thread re-checks krexd at least this often */
+#define DRAIN_SLICE_MS 200  /* the drain thread checks its socket this often */
+#define JOIN_RETRY_MS 500   /* after krexd went away, try to join again */
+#define RETIRE_WAIT_MS 2000 /* longest wait for gated threads before unmapping */
+#define RETIRED_MAX 8       /* views replaced but not yet unmapped */
 
 /* What krexd told us at registration; replaced whole on a re-join. */
 struct join_view {
