@@ -70,6 +70,7 @@ rm -rf "$SQ"
 as "$VUID" "$KREX" run --no-gate -- true >"$EMB_DIR/fresh.out" 2>&1
 ok "with no squatter the victim's krex run works" [ $? = 0 ]
 ok "in a 0700 dir of its own" [ "$(stat -c %a:%u "$SQ")" = "700:$VUID" ]
+p=$(cat "$SQ/krexd.pid" 2>/dev/null) && EMB_PIDS="$EMB_PIDS $p" # the EXIT trap's, if stop fails
 as "$VUID" "$KREX" stop >/dev/null 2>&1
 rm -rf "$SQ"
 
