@@ -52,6 +52,15 @@ int log_parse_level(const char *s)
 	return -1;
 }
 
+/* A log line is one line: control characters (a newline in a label or a
+ * path could forge a line of its own) become '?'. */
+static void log_clean(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
 	static const int prio[] = {LOG_ERR, LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
@@ -62,6 +71,7 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	if (level == LOG_LVL_NONE || level > log_level)
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_clean(buf);
 	if (log_dest == LOG_TO_SYSLOG)
 		syslog(prio[level], "%s", buf);
 	else

@@ -261,15 +261,52 @@ static int reply_registered(struct krexd *k, struct conn *c, uint32_t seq,
 	return conn_send(k, c, PROTO_REGISTERED, seq, &m);
 }
 
+/* Index of the first control character (< 0x20, 0x7f) in s, or -1.  Labels
+ * and GPU names holding one are refused: they end up in log lines. */
+static int ctl_at(const char *s)
+{
+	int i;
+
+	for (i = 0; s[i]; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return i;
+	return -1;
+}
+
+/* A REGISTER's label and GPU names are one printable line each: 0, or -1
+ * with the reason in err. */
+static int register_names_check(const struct proto_register *reg, char *err, size_t len)
+{
+	unsigned i;
+	int at;
+
+	if ((at = ctl_at(reg->label)) >= 0) {
+		snprintf(err, len, "the label holds a control character (byte 0x%02x at %d)",
+		         (unsigned char)reg->label[at], at);
+		return -1;
+	}
+	for (i = 0; i < reg->gpus.n && i < KREX_MAX_GPUS; i++)
+		if ((at = ctl_at(reg->gpus.name[i])) >= 0) {
+			snprintf(err, len,
+			         "GPU name %u holds a control character (byte 0x%02x at %d)", i,
+			         (unsigned char)reg->gpus.name[i][at], at);
+			return -1;
+		}
+	return 0;
+}
+
 int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg)
 {
 	pid_t pid = reg->pid ? (pid_t)reg->pid : c->pid;
 	struct part *p = NULL;
 	uint64_t mask;
 	uid_t uid = c->uid;
+	char err[96];
 
 	if (c->part)
 		return conn_error(k, c, seq, KREX_EBUSY, "this connection is already registered");
+	if (register_names_check(reg, err, sizeof(err)) < 0)
+		return conn_error(k, c, seq, KREX_EINVAL, "%s", err);
 	if (pid != c->pid && c->uid != 0)
 		return conn_error(k, c, seq, KREX_EPERM, "pid %d may only register itself, not %d",
 		                  (int)c->pid, (int)pid);

@@ -25,9 +25,31 @@ int client_socket_path(char *buf, size_t len)
 	return xsnprintf(buf, len, "%s/%s", KREX_DEFAULT_RUNDIR, KREX_SOCKET_NAME) < 0 ? -1 : 0;
 }
 
+/* Why the last client_connect() of this thread refused a krexd. */
+static __thread char client_err[640];
+
+const char *client_error(void)
+{
+	return client_err;
+}
+
+int client_peer_trusted(int fd, uid_t *uid)
+{
+	pid_t pid;
+	uid_t u;
+	gid_t g;
+
+	if (unix_peer_cred(fd, &pid, &u, &g) < 0)
+		return 0;
+	if (uid)
+		*uid = u;
+	return u == 0 || u == getuid();
+}
+
 int client_connect(const char *path, int *kerr)
 {
 	char buf[512];
+	uid_t uid = (uid_t)-1;
 	int fd;
 
 	if (!path) {
@@ -40,6 +62,17 @@ int client_connect(const char *path, int *kerr)
 	fd = unix_connect(path, KREX_DEFAULT_CONNECT_TIMEOUT_MS);
 	if (fd < 0) {
 		*kerr = errno == ETIMEDOUT ? KREX_ETIMEDOUT : KREX_ENOKREXD;
+		return -1;
+	}
+	/* Only root's krexd or our own: a socket served by another user (a
+	 * squatted run directory) could close our gates forever. */
+	if (!client_peer_trusted(fd, &uid)) {
+		snprintf(
+		        client_err, sizeof(client_err),
+		        "krexd at %s runs as uid %d, neither root nor you (uid %u): not trusting it",
+		        path, (int)uid, (unsigned)getuid());
+		close(fd);
+		*kerr = KREX_EPERM;
 		return -1;
 	}
 	*kerr = KREX_OK;
@@ -162,12 +195,22 @@ static void client_label(char *buf, size_t len)
 	snprintf(buf, len, "%s[%d]", comm[0] ? comm : "pid", (int)getpid());
 }
 
+/* krexd refuses control characters in a label (they could forge log lines):
+ * a label taken from the environment or the command name has them replaced. */
+static void label_clean(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 void client_fill_register(union proto_body *m, const struct proto_gpus *g, uint32_t flags)
 {
 	memset(m, 0, sizeof(*m));
 	m->reg.pid = (uint32_t)getpid();
 	m->reg.flags = flags;
 	client_label(m->reg.label, sizeof(m->reg.label));
+	label_clean(m->reg.label);
 	if (g)
 		m->reg.gpus = *g;
 }

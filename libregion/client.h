@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "proto.h"
 
@@ -20,9 +21,16 @@ int client_socket_path(char *buf, size_t len);
 /*
  * Connect to krexd at path (NULL: client_socket_path()).  Returns the socket
  * or -1 with *kerr set to an enum krex_error (KREX_ENOKREXD when nothing
- * listens there).
+ * listens there, KREX_EPERM when the peer is neither root nor this user:
+ * client_error() then says who it is).
  */
 int client_connect(const char *path, int *kerr);
+
+/* Why the last client_connect() of this thread refused a peer (one line). */
+const char *client_error(void);
+
+/* Is the peer of a connected socket root or this user?  Its uid into *uid. */
+int client_peer_trusted(int fd, uid_t *uid);
 
 /*
  * Send a request and wait for its reply until deadline_ns.  On a PROTO_ERROR

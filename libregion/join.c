@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -39,9 +40,11 @@
 
 #define KREX_EXPORT __attribute__((visibility("default")))
 
-#define GATE_SLICE_MS 100  /* a gated thread re-checks krexd at least this often */
-#define DRAIN_SLICE_MS 200 /* the drain thread checks its socket this often */
-#define JOIN_RETRY_MS 500  /* after krexd went away, try to join again */
+#define GATE_SLICE_MS 100   /* a gated thread re-checks krexd at least this often */
+#define DRAIN_SLICE_MS 200  /* the drain thread checks its socket this often */
+#define JOIN_RETRY_MS 500   /* after krexd went away, try to join again */
+#define RETIRE_WAIT_MS 2000 /* longest wait for gated threads before unmapping */
+#define RETIRED_MAX 8       /* views replaced but not yet unmapped */
 
 /* What krexd told us at registration; replaced whole on a re-join. */
 struct join_view {
@@ -71,6 +74,16 @@ static struct {
 } join_state = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 static uint64_t join_log_last;
+
+/*
+ * Threads inside krex_gate_wait(), which may hold a view pointer, counted in
+ * join_readers[join_epoch & 1].  To free views no longer published, the
+ * epoch is flipped and the old counter waited for: threads that come later
+ * count in the other one and load the new view, so the old count only falls.
+ */
+static _Atomic unsigned join_epoch;
+static _Atomic unsigned join_readers[2];
+static struct join_view *join_retired[RETIRED_MAX];
 
 /* Set in the drain thread: it never waits at the gate (the drain callback
  * synchronizes through the GPU runtime, which may pass through the gate). */
@@ -102,24 +115,86 @@ static uint32_t load32(const uint32_t *p)
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-/* Map the gate page read-only and check it. */
-static const struct gate_page *join_map_page(const char *path)
+/*
+ * Map the gate page read-only and check it.  Before mapping: a regular file,
+ * owned by krexd's uid (the peer we checked), at least GATE_PAGE_SIZE long: a
+ * shorter file would kill us with SIGBUS at the first read past its end.
+ */
+static const struct gate_page *join_map_page(const char *path, uid_t krexd_uid)
 {
 	const struct gate_page *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
-	if (fd < 0)
+	if (fd < 0) {
+		log_warn("gate page %s: %s; GPU gate open", path, strerror(errno));
 		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != krexd_uid ||
+	    st.st_size < GATE_PAGE_SIZE) {
+		log_warn(
+		        "gate page %s refused (owner uid %d, krexd uid %d, %lld bytes, %d needed); "
+		        "GPU gate open",
+		        path, (int)st.st_uid, (int)krexd_uid, (long long)st.st_size,
+		        GATE_PAGE_SIZE);
+		close(fd);
+		errno = EPROTO;
+		return NULL;
+	}
 	p = mmap(NULL, GATE_PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return NULL;
 	if (p->magic != GATE_MAGIC || p->version != GATE_VERSION) {
+		log_warn("gate page %s: bad magic or version; GPU gate open", path);
 		munmap((void *)p, GATE_PAGE_SIZE);
 		errno = EPROTO;
 		return NULL;
 	}
 	return p;
+}
+
+static void view_free(struct join_view *v)
+{
+	if (!v)
+		return;
+	if (v->page)
+		munmap((void *)v->page, GATE_PAGE_SIZE);
+	free(v);
+}
+
+/*
+ * Retire a view nobody can load any more (join_state.view no longer points
+ * to it): wait, bounded, until no thread is inside krex_gate_wait() (which
+ * may still hold the old pointer), then unmap and free it.  A view still in
+ * use after the wait is kept on the retired list and freed by a later call.
+ */
+static void view_retire(struct join_view *v)
+{
+	uint64_t deadline = time_deadline_ms(RETIRE_WAIT_MS);
+	unsigned i, e, n = 0;
+
+	if (v) {
+		for (i = 0; i < RETIRED_MAX && join_retired[i]; i++)
+			;
+		if (i < RETIRED_MAX)
+			join_retired[i] = v;
+		else
+			log_warn("gate page views still in use; one left mapped");
+	}
+	for (i = 0; i < RETIRED_MAX; i++)
+		n += join_retired[i] != NULL;
+	if (!n)
+		return;
+	e = atomic_fetch_add(&join_epoch, 1) & 1;
+	while (atomic_load(&join_readers[e]) != 0 && time_left_ms(deadline) > 0)
+		usleep(1000);
+	if (atomic_load(&join_readers[e]) != 0)
+		return; /* a thread stuck inside: try again at the next retire */
+	for (i = 0; i < RETIRED_MAX; i++) {
+		view_free(join_retired[i]);
+		join_retired[i] = NULL;
+	}
 }
 
 /*
@@ -130,12 +205,20 @@ static int join_register(struct join_view **out, int *kerr)
 {
 	union proto_body req, reply;
 	struct join_view *v;
+	uid_t krexd_uid;
 	unsigned i;
 	int fd;
 
 	fd = client_connect(NULL, kerr);
-	if (fd < 0)
+	if (fd < 0) {
+		if (*kerr == KREX_EPERM)
+			log_warn("%s; GPU gate open", client_error());
 		return -1;
+	}
+	if (!client_peer_trusted(fd, &krexd_uid)) {
+		*kerr = KREX_EPERM;
+		goto fail;
+	}
 	client_fill_register(&req, &join_state.gpus, PROTO_REG_GATE);
 	*kerr = client_call(fd, PROTO_REGISTER, &req, PROTO_REGISTERED, &reply,
 	                    time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), NULL, 0);
@@ -146,10 +229,10 @@ static int join_register(struct join_view **out, int *kerr)
 		*kerr = KREX_ENOMEM;
 		goto fail;
 	}
-	v->page = join_map_page(reply.registered.gate_path);
+	v->page = join_map_page(reply.registered.gate_path, krexd_uid);
 	if (!v->page) {
 		free(v);
-		*kerr = KREX_ESYS;
+		*kerr = errno == EPROTO ? KREX_EPROTO : KREX_ESYS;
 		goto fail;
 	}
 	v->participant = reply.registered.participant;
@@ -238,7 +321,7 @@ static void join_fail_open(void)
 
 static void *drain_main(void *arg)
 {
-	struct join_view *v;
+	struct join_view *v, *old;
 	uint32_t gen, acked = 0;
 	int kerr, fd;
 
@@ -249,12 +332,14 @@ static void *drain_main(void *arg)
 		fd = join_state.fd;
 		if (!atomic_load(&join_state.connected)) {
 			usleep(JOIN_RETRY_MS * 1000);
+			old = atomic_load(&join_state.view);
 			fd = join_register(&v, &kerr);
 			if (fd < 0)
 				continue;
-			/* The old page stays mapped: a gated thread may still read it. */
 			join_state.fd = fd;
 			atomic_store(&join_state.view, v);
+			/* Gated threads may still read the old page: unmapped once they left. */
+			view_retire(old);
 			atomic_store(&join_state.connected, 1);
 			acked = 0;
 			log_info("re-joined krexd as participant %u", v->participant);
@@ -287,7 +372,11 @@ static void join_atfork_child(void)
 		close(join_state.fd);
 	join_state.fd = -1;
 	join_state.joined = 0;
-	atomic_store(&join_state.view, NULL);
+	/* Only this thread survived fork(): nobody else reads the views. */
+	view_free(atomic_exchange(&join_state.view, NULL));
+	atomic_store(&join_readers[0], 0);
+	atomic_store(&join_readers[1], 0);
+	view_retire(NULL);
 	atomic_store(&join_state.connected, 0);
 	atomic_store(&join_state.stop, 0);
 }
@@ -348,7 +437,7 @@ KREX_EXPORT int krex_join(const struct krex_join_opts *opts)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		close(fd);
 		join_state.fd = -1;
-		atomic_store(&join_state.view, NULL);
+		view_free(atomic_exchange(&join_state.view, NULL));
 		rc = KREX_ESYS;
 		goto out;
 	}
@@ -362,20 +451,32 @@ out:
 KREX_EXPORT int krex_leave(void)
 {
 	struct join_view *v;
+	uint32_t i;
+	unsigned e;
 
 	pthread_mutex_lock(&join_state.lock);
 	if (!join_state.joined)
 		goto out;
 	atomic_store(&join_state.stop, 1);
+	/* Counted as a reader: the drain thread may retire this view meanwhile. */
+	e = atomic_load(&join_epoch) & 1;
+	atomic_fetch_add(&join_readers[e], 1);
 	v = atomic_load(&join_state.view);
 	if (v)
 		(void)futex(&v->page->generation, FUTEX_WAKE, INT_MAX, NULL);
+	atomic_fetch_sub(&join_readers[e], 1);
 	pthread_join(join_state.thread, NULL);
 	if (join_state.fd >= 0)
 		close(join_state.fd); /* krexd drops the member; the participant stays */
 	join_state.fd = -1;
-	atomic_store(&join_state.view, NULL);
+	v = atomic_exchange(&join_state.view, NULL);
 	atomic_store(&join_state.connected, 0);
+	/* Wake threads gated on the old page: they see the view gone and pass. */
+	if (v)
+		for (i = 0; i < v->nslots; i++)
+			(void)futex(&v->page->slot[v->slot[i]].closed_by, FUTEX_WAKE, INT_MAX,
+			            NULL);
+	view_retire(v);
 	join_state.joined = 0;
 out:
 	pthread_mutex_unlock(&join_state.lock);
@@ -425,17 +526,27 @@ static int gate_wait_slow(struct join_view *v)
 
 KREX_EXPORT int krex_gate_wait(void)
 {
-	struct join_view *v = atomic_load_explicit(&join_state.view, memory_order_acquire);
+	struct join_view *v;
 	uint32_t i, w;
+	unsigned e;
+	int rc = 0;
 
-	if (!v)
-		return 0;
-	for (i = 0; i < v->nslots; i++) {
-		w = load32(&v->page->slot[v->slot[i]].closed_by);
-		if (w && w != v->participant)
-			return gate_wait_slow(v);
+	/* Counted before the view is loaded, so that krex_leave() and a
+	 * re-join unmap an old view only once no thread can be reading it. */
+	e = atomic_load(&join_epoch) & 1;
+	atomic_fetch_add(&join_readers[e], 1);
+	v = atomic_load(&join_state.view);
+	if (v) {
+		for (i = 0; i < v->nslots; i++) {
+			w = load32(&v->page->slot[v->slot[i]].closed_by);
+			if (w && w != v->participant) {
+				rc = gate_wait_slow(v);
+				break;
+			}
+		}
 	}
-	return 0;
+	atomic_fetch_sub(&join_readers[e], 1);
+	return rc;
 }
 
 /*

@@ -17,6 +17,7 @@
 
 #include "client.h"
 #include "defs.h"
+#include "json.h"
 #include "krex/region.h"
 #include "timeutil.h"
 
@@ -234,25 +235,6 @@ void region_atfork_child(void)
 	region_state.unprotected = 0;
 }
 
-/* Copy s into out as the inside of a JSON string. */
-static void json_escape(const char *s, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *s && o + 7 < len; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
-			out[o++] = '\\';
-			out[o++] = (char)ch;
-		} else if (ch < 0x20) {
-			o += (size_t)snprintf(out + o, len - o, "\\u%04x", ch);
-		} else {
-			out[o++] = (char)ch;
-		}
-	}
-	out[o] = '\0';
-}
-
 /* A known integer, or null. */
 static void json_int(char *out, size_t len, int known, long long v)
 {
@@ -270,9 +252,10 @@ KREX_EXPORT int krex_certificate_json(const struct krex_certificate *c, char *bu
 	char foreign[24], moved[24], clk0[24], clk1[24];
 	int iso = (c->known & KREX_CERT_ISOLATION) != 0, clk = (c->known & KREX_CERT_CLOCKS) != 0;
 
-	json_escape(c->gpus, gpus, sizeof(gpus));
-	json_escape(c->note, note, sizeof(note));
-	json_escape(c->owner_cores, cores, sizeof(cores));
+	json_escape_n(gpus, sizeof(gpus), c->gpus, strnlen(c->gpus, sizeof(c->gpus)));
+	json_escape_n(note, sizeof(note), c->note, strnlen(c->note, sizeof(c->note)));
+	json_escape_n(cores, sizeof(cores), c->owner_cores,
+	              strnlen(c->owner_cores, sizeof(c->owner_cores)));
 	json_int(foreign, sizeof(foreign), (c->known & KREX_CERT_FOREIGN) != 0, c->foreign);
 	json_int(moved, sizeof(moved), iso, c->moved);
 	json_int(clk0, sizeof(clk0), clk, c->sm_clock_start_mhz);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "defs.h"
@@ -25,6 +26,13 @@ static uint64_t parse_seconds_us(const char *opt, const char *s)
 	if (time_parse_duration(s, NS_PER_S, &ns) < 0 || ns == 0)
 		die_usage("region: bad %s '%s' (seconds, or a number with us/ms/s/m)", opt, s);
 	return ns / NS_PER_US;
+}
+
+static int env_unprotected(void)
+{
+	const char *e = getenv(KREX_ENV_UNPROTECTED);
+
+	return e && !strcmp(e, "1");
 }
 
 static void print_cert(FILE *f, const struct krex_certificate *c)
@@ -53,22 +61,29 @@ static void print_cert(FILE *f, const struct krex_certificate *c)
 
 static void write_cert(const struct krex_certificate *c, int json, const char *file)
 {
-	char buf[4096];
 	FILE *f = stderr;
+	int need = krex_certificate_json(c, NULL, 0);
+	char *buf = malloc((size_t)need + 1);
 
-	krex_certificate_json(c, buf, sizeof(buf));
+	/* Sized by a first call: escaped fields can be six times their length. */
+	if (need < 0 || !buf)
+		die("certificate JSON: out of memory");
+	krex_certificate_json(c, buf, (unsigned long)need + 1);
 	if (file) {
 		f = fopen(file, "we");
 		if (!f)
 			die("cannot write certificate to %s: %s", file, strerror(errno));
 		fprintf(f, "%s\n", buf);
-		fclose(f);
+		if (fclose(f) != 0)
+			die("cannot write certificate to %s: %s", file, strerror(errno));
+		free(buf);
 		return;
 	}
 	if (json)
 		fprintf(f, "%s\n", buf);
 	else
 		print_cert(f, c);
+	free(buf);
 }
 
 int cmd_region(int argc, char **argv)
@@ -121,7 +136,15 @@ int cmd_region(int argc, char **argv)
 	}
 	if (optind >= argc)
 		die_usage("region: no command given");
-	krexd_locate(sock, sizeof(sock));
+	if (o.flags & KREX_REGION_UNPROTECTED_OK || env_unprotected()) {
+		/* Unprotected is acceptable: use a krexd that runs, start none. */
+		krexd_locate(sock, sizeof(sock));
+	} else {
+		/* Like krex run: the system krexd, else this user's private one,
+		 * started if needed (embedded mode). */
+		close(krexd_find_or_start(sock, sizeof(sock)));
+		setenv(KREX_ENV_SOCKET, sock, 1);
+	}
 	rc = krex_region_begin(&o);
 	if (rc != KREX_OK) {
 		die("region not granted: %s (krexd socket %s)", krex_strerror(rc), sock);

@@ -6,12 +6,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,19 +34,77 @@
 #endif
 
 #define EMBEDDED_START_MS 10000
+#define EMBEDDED_LOCK_NAME "start.lock"
 
+/*
+ * Is dir a private directory of ours: a real directory (not a symbolic link),
+ * owned by us, with no permission for group or others?  Otherwise explains
+ * why not in err.
+ */
+static int dir_private(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return 0;
+	}
+	if (S_ISLNK(st.st_mode))
+		snprintf(err, errlen, "%s is a symbolic link", dir);
+	else if (!S_ISDIR(st.st_mode))
+		snprintf(err, errlen, "%s is not a directory", dir);
+	else if (st.st_uid != getuid())
+		snprintf(err, errlen, "%s is owned by uid %u, not by you (uid %u)", dir,
+		         (unsigned)st.st_uid, (unsigned)getuid());
+	else if (st.st_mode & 077)
+		snprintf(err, errlen, "%s has mode %04o, not 0700", dir,
+		         (unsigned)(st.st_mode & 07777));
+	else
+		return 1;
+	return 0;
+}
+
+/*
+ * The private krexd's run directory: $XDG_RUNTIME_DIR/krex when
+ * XDG_RUNTIME_DIR is a private directory of ours (after su it may be another
+ * user's: then it is not used), else /tmp/krex-UID.
+ */
 int embedded_rundir(char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char err[PATH_MAX + 64];
 
-	if (xdg && *xdg && access(xdg, W_OK) == 0)
+	if (xdg && *xdg && dir_private(xdg, err, sizeof(err)))
 		return xsnprintf(buf, len, "%s/%s", xdg, KREX_EMBEDDED_SUBDIR) < 0 ? -1 : 0;
 	return xsnprintf(buf, len, KREX_EMBEDDED_TMP_FMT, (unsigned)getuid()) < 0 ? -1 : 0;
 }
 
+/*
+ * Check the run directory every time before trusting anything in it: made by
+ * us (mkdir 0700 when it is missing), ours, 0700, not a link.  Someone else's
+ * directory at that name (another user squatting /tmp/krex-UID to serve a fake
+ * krexd) is refused.  Returns 0, or -1 (errno ENOENT) when it does not exist
+ * and create is 0; dies when it is not safe.
+ */
+int embedded_rundir_check(const char *rundir, int create)
+{
+	char err[PATH_MAX + 64];
+
+	if (create && mkdir(rundir, 0700) < 0 && errno != EEXIST)
+		die("cannot make the run directory %s: %s", rundir, strerror(errno));
+	if (!create && lstat(rundir, &(struct stat){0}) < 0 && errno == ENOENT)
+		return -1;
+	if (!dir_private(rundir, err, sizeof(err)))
+		die("refusing the private krexd's run directory: %s (someone else may have made it "
+		    "to take KREX over: remove it, or set XDG_RUNTIME_DIR)",
+		    err);
+	return 0;
+}
+
 /* Start a private krexd in rundir; it daemonizes and reports start-up errors
- * through its exit status (krexd(8)). */
-static void embedded_start(const char *rundir)
+ * through its exit status (krexd(8)).  Returns its exit status (it said why),
+ * 127 when it could not be run, -1 when it died of a signal. */
+static int embedded_start(const char *rundir)
 {
 	const char *krexd = getenv(KREX_ENV_KREXD);
 	pid_t pid;
@@ -51,8 +112,6 @@ static void embedded_start(const char *rundir)
 
 	if (!krexd || !*krexd)
 		krexd = SBINDIR "/krexd";
-	if (mkdir_p(rundir, 0700) < 0)
-		die("cannot make %s: %s", rundir, strerror(errno));
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -68,20 +127,61 @@ static void embedded_start(const char *rundir)
 		        strerror(errno));
 		_exit(127);
 	}
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		die("private krexd did not start in %s", rundir);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Connect to path; dies when something answers there that is not to be
+ * trusted (client_connect checks krexd's uid). */
+static int connect_trusted(const char *path)
+{
+	int fd, kerr;
+
+	fd = client_connect(path, &kerr);
+	if (fd < 0 && kerr == KREX_EPERM)
+		die("%s", client_error());
+	return fd;
+}
+
+/*
+ * Take the start lock (flock on rundir/start.lock) within the deadline: one
+ * krex at a time starts the private krexd, the others wait for it and then
+ * find it answering.  The lock goes with the process, so a killed krex leaves
+ * nothing stale.  Returns the lock fd.
+ */
+static int start_lock(const char *rundir, uint64_t deadline)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+
+	if (xsnprintf(path, sizeof(path), "%s/%s", rundir, EMBEDDED_LOCK_NAME) < 0)
+		die("run directory path too long");
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		die("start lock %s: %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			die("start lock %s: %s", path, strerror(errno));
+		if (time_left_ms(deadline) == 0)
+			die("start lock %s: another krex held it for %d s", path,
+			    EMBEDDED_START_MS / 1000 * 2);
+		usleep(10000);
+	}
+	return fd;
 }
 
 void krexd_locate(char *path, size_t len)
 {
 	char rundir[PATH_MAX], emb[PATH_MAX + 16];
-	int fd, kerr;
+	int fd;
 
 	if (client_socket_path(path, len) < 0)
 		die("socket path too long");
 	if (getenv(KREX_ENV_SOCKET))
 		return;
-	fd = client_connect(path, &kerr);
+	fd = connect_trusted(path);
 	if (fd >= 0) {
 		close(fd);
 		return;
@@ -89,7 +189,9 @@ void krexd_locate(char *path, size_t len)
 	if (embedded_rundir(rundir, sizeof(rundir)) < 0 ||
 	    xsnprintf(emb, sizeof(emb), "%s/%s", rundir, KREX_SOCKET_NAME) < 0)
 		return;
-	fd = client_connect(emb, &kerr);
+	if (embedded_rundir_check(rundir, 0) < 0)
+		return;
+	fd = connect_trusted(emb);
 	if (fd < 0)
 		return;
 	close(fd);
@@ -101,33 +203,57 @@ int krexd_find_or_start(char *path, size_t len)
 {
 	char rundir[PATH_MAX];
 	const char *env = getenv(KREX_ENV_SOCKET);
-	int fd, kerr;
+	int fd, kerr, lock, started;
 	uint64_t deadline;
 
 	if (env && *env) {
 		fd = client_connect(env, &kerr);
+		if (fd < 0 && kerr == KREX_EPERM)
+			die("%s", client_error());
 		if (fd < 0)
 			die("no krexd at %s (KREX_SOCKET): %s", env, krex_strerror(kerr));
 		xstrcpy(path, len, env);
 		return fd;
 	}
 	if (xsnprintf(path, len, "%s/%s", KREX_DEFAULT_RUNDIR, KREX_SOCKET_NAME) >= 0) {
-		fd = client_connect(path, &kerr);
+		fd = connect_trusted(path);
 		if (fd >= 0)
 			return fd;
 	}
 	if (embedded_rundir(rundir, sizeof(rundir)) < 0 ||
 	    xsnprintf(path, len, "%s/%s", rundir, KREX_SOCKET_NAME) < 0)
 		die("run directory path too long");
-	fd = client_connect(path, &kerr);
+	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		die("socket path %s is too long for a unix socket (%zu bytes, at most %zu): "
+		    "set XDG_RUNTIME_DIR to a shorter directory",
+		    path, strlen(path), sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+	embedded_rundir_check(rundir, 1);
+	fd = connect_trusted(path);
 	if (fd >= 0)
 		return fd;
-	embedded_start(rundir);
+	/* Nothing answers: start it, one krex at a time.  Whoever gets the lock
+	 * first starts krexd; the others find it answering once they get it. */
+	deadline = time_deadline_ms(2 * EMBEDDED_START_MS);
+	lock = start_lock(rundir, deadline);
+	fd = connect_trusted(path);
+	if (fd >= 0) {
+		close(lock);
+		return fd;
+	}
+	/* A krexd that holds its lock but does not answer yet (starting, or
+	 * started by hand) makes this fail: then wait for it to answer. */
+	started = embedded_start(rundir);
+	if (started == 127)
+		exit(1); /* no krexd binary: it said so */
+	started = started == 0;
 	deadline = time_deadline_ms(EMBEDDED_START_MS);
-	while ((fd = client_connect(path, &kerr)) < 0 && time_left_ms(deadline) > 0)
+	while ((fd = connect_trusted(path)) < 0 && time_left_ms(deadline) > 0)
 		usleep(20000);
+	close(lock);
 	if (fd < 0)
-		die("private krexd started but does not answer on %s", path);
+		die(started ? "private krexd started but does not answer on %s"
+		            : "private krexd did not start and none answers on %s",
+		    path);
 	return fd;
 }
 
@@ -196,6 +322,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!label)
 		label = argv[optind];
+	for (c = 0; label[c]; c++)
+		if ((unsigned char)label[c] < 0x20 || label[c] == 0x7f)
+			die_usage("run: the label holds a control character (byte 0x%02x at %d): "
+			          "labels are one printable line",
+			          (unsigned char)label[c], c);
 	setenv(KREX_ENV_JOB, label, 1);
 
 	fd = krexd_find_or_start(path, sizeof(path));

@@ -17,6 +17,7 @@
 #include "client.h"
 #include "conf.h"
 #include "defs.h"
+#include "json.h"
 #include "krex/region.h"
 #include "krex_cmd.h"
 #include "timeutil.h"
@@ -43,35 +44,49 @@ static const char *part_state(uint32_t s, char *buf, size_t len)
 	return buf;
 }
 
+/* "key":"value" with value escaped (json.h); sep goes first. */
+static void json_kv(const char *sep, const char *key, const char *value)
+{
+	printf("%s\"%s\":", sep, key);
+	json_fput_str(stdout, value);
+}
+
 static void status_print_json(const struct proto_status_reply *s)
 {
 	char st[64];
 	unsigned i;
 
-	printf("{\"node\":\"%s\",\"freezer\":\"%s\",\"isolation\":\"%s\",\"uptime_s\":%.3f,"
-	       "\"regions_total\":%llu,\"gpus\":[",
-	       s->node, s->freezer, s->isolation, s->uptime_us / 1e6,
+	json_kv("{", "node", s->node);
+	json_kv(",", "freezer", s->freezer);
+	json_kv(",", "isolation", s->isolation);
+	printf(",\"uptime_s\":%.3f,\"regions_total\":%llu,\"gpus\":[", s->uptime_us / 1e6,
 	       (unsigned long long)s->regions_total);
-	for (i = 0; i < s->ngpus; i++)
-		printf("%s{\"name\":\"%s\",\"slot\":%u,\"holder\":%u,\"region\":%llu,\"queued\":%u}",
-		       i ? "," : "", s->gpu[i].name, s->gpu[i].slot, s->gpu[i].holder,
-		       (unsigned long long)s->gpu[i].region_id, s->gpu[i].queued);
+	for (i = 0; i < s->ngpus; i++) {
+		json_kv(i ? ",{" : "{", "name", s->gpu[i].name);
+		printf(",\"slot\":%u,\"holder\":%u,\"region\":%llu,\"queued\":%u}", s->gpu[i].slot,
+		       s->gpu[i].holder, (unsigned long long)s->gpu[i].region_id, s->gpu[i].queued);
+	}
 	printf("],\"participants\":[");
 	for (i = 0; i < s->nparts; i++) {
 		const struct proto_status_part *p = &s->parts[i];
-		printf("%s{\"id\":%u,\"pid\":%u,\"uid\":%u,\"job\":%u,\"step\":%u,\"state\":\"%s\","
-		       "\"members\":%u,\"label\":\"%s\",\"gpus\":\"%s\",\"cgroup\":\"%s\"}",
-		       i ? "," : "", p->id, p->pid, p->uid, p->job, p->step,
-		       part_state(p->state, st, sizeof(st)), p->members, p->label, p->gpus,
-		       p->cgroup);
+		printf("%s{\"id\":%u,\"pid\":%u,\"uid\":%u,\"job\":%u,\"step\":%u,", i ? "," : "",
+		       p->id, p->pid, p->uid, p->job, p->step);
+		json_kv("", "state", part_state(p->state, st, sizeof(st)));
+		printf(",\"members\":%u", p->members);
+		json_kv(",", "label", p->label);
+		json_kv(",", "gpus", p->gpus);
+		json_kv(",", "cgroup", p->cgroup);
+		printf("}");
 	}
 	printf("],\"regions\":[");
 	for (i = 0; i < s->nregions; i++) {
 		const struct proto_status_region *r = &s->regions[i];
 		printf("%s{\"id\":%llu,\"owner\":%u,\"pid\":%u,\"state\":\"%s\",\"age_s\":%.3f,"
-		       "\"lease_s\":%.3f,\"gpus\":\"%s\"}",
+		       "\"lease_s\":%.3f,",
 		       i ? "," : "", (unsigned long long)r->id, r->owner, r->pid,
-		       r->state ? "held" : "queued", r->age_us / 1e6, r->lease_us / 1e6, r->gpus);
+		       r->state ? "held" : "queued", r->age_us / 1e6, r->lease_us / 1e6);
+		json_kv("", "gpus", r->gpus);
+		printf("}");
 	}
 	printf("]}\n");
 }
@@ -169,6 +184,10 @@ int cmd_stop(int argc, char **argv)
 	if (embedded_rundir(rundir, sizeof(rundir)) < 0 ||
 	    xsnprintf(pidfile, sizeof(pidfile), "%s/%s", rundir, KREX_PIDFILE_NAME) < 0)
 		die("run directory path too long");
+	if (embedded_rundir_check(rundir, 0) < 0) {
+		printf("krex: no private krexd (%s: %s)\n", rundir, strerror(ENOENT));
+		return 0;
+	}
 	f = fopen(pidfile, "re");
 	if (!f) {
 		printf("krex: no private krexd (%s: %s)\n", pidfile, strerror(errno));

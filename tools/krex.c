@@ -36,6 +36,7 @@ static void usage(FILE *f)
 	        "  region [--gpus LIST] [--max SECONDS] [--timeout SECONDS] [--json]\n"
 	        "         [--cert FILE] [--unprotected] -- CMD [ARGS]\n"
 	        "        run CMD inside one critical region and print its certificate\n"
+	        "        (starts a private krexd too, unless --unprotected)\n"
 	        "  status [--json]     participants, regions held and queued, per GPU\n"
 	        "  release ID          end region ID by force (root, or its owner's user)\n"
 	        "  stop                stop this user's private krexd (embedded mode)\n"

@@ -38,7 +38,14 @@ int krexd_find_or_start(char *path, size_t len);
  */
 void krexd_locate(char *path, size_t len);
 
-/* The private krexd's run directory for this user. */
+/* The private krexd's run directory for this user (not checked). */
 int embedded_rundir(char *buf, size_t len);
+
+/*
+ * Check that rundir is a private directory of ours (0700, owned by us, not a
+ * link), making it first when create is set.  Dies when it is not; returns -1
+ * when it does not exist and create is 0, else 0.
+ */
+int embedded_rundir_check(const char *rundir, int create);
 
 #endif /* KREX_CMD_H */

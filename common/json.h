@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * json.h - the one JSON string escaper of KREX: every JSON writer (krex
+ * status --json, krex_certificate_json, ...) goes through it.
+ */
+#ifndef KREX_JSON_H
+#define KREX_JSON_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * Escape s for the inside of a JSON string (no quotes added) into buf of len
+ * bytes, always NUL-terminated when len > 0: '"' and '\\' get a backslash,
+ * \b \f \n \r \t their short forms, every other byte below 0x20 and 0x7f
+ * \u00XX, and every byte that is not part of valid UTF-8 (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF) \ufffd, so that the
+ * output is always valid UTF-8 and valid JSON.  Output that does not fit is
+ * cut at a character boundary, never inside an escape or a UTF-8 sequence.
+ * Returns the length written (without the NUL).
+ */
+size_t json_escape(char *buf, size_t len, const char *s);
+
+/* The same for the first n bytes of s (NUL bytes in them become \u0000). */
+size_t json_escape_n(char *buf, size_t len, const char *s, size_t n);
+
+/* Write s to f as a whole JSON string, quotes included, however long. */
+void json_fput_str(FILE *f, const char *s);
+
+#endif /* KREX_JSON_H */

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * json_test.c - json_escape(): every escape, UTF-8 validation (overlong
+ * forms, surrogates, > U+10FFFF, cut sequences), truncation at character
+ * boundaries, and random bytes always giving valid JSON string content.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "tap.h"
+
+static char out[65536];
+
+static int esc_is(const char *in, size_t n, const char *want)
+{
+	json_escape_n(out, sizeof(out), in, n);
+	if (strcmp(out, want)) {
+		diag("escaped to '%s', expected '%s'", out, want);
+		return 0;
+	}
+	return 1;
+}
+
+/* Is s valid UTF-8 (RFC 3629)? */
+static int utf8_valid(const unsigned char *s)
+{
+	while (*s) {
+		unsigned char c = *s;
+		int len, i;
+		uint32_t cp;
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0)
+			len = 2, cp = c & 0x1f;
+		else if ((c & 0xf0) == 0xe0)
+			len = 3, cp = c & 0x0f;
+		else if ((c & 0xf8) == 0xf0)
+			len = 4, cp = c & 0x07;
+		else
+			return 0;
+		for (i = 1; i < len; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+		    (len == 4 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+			return 0;
+		s += len;
+	}
+	return 1;
+}
+
+/* Valid JSON string content: no raw control bytes, no lone quote, every
+ * backslash starts a known escape, valid UTF-8. */
+static int json_content_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == '"')
+			return 0;
+		if (c == '\\') {
+			i++;
+			if (strchr("\"\\/bfnrt", s[i]) && s[i])
+				continue;
+			if (s[i] != 'u' || strspn(s + i + 1, "0123456789abcdef") < 4)
+				return 0;
+			i += 4;
+		}
+	}
+	return utf8_valid((const unsigned char *)s);
+}
+
+int main(void)
+{
+	char small[16], big[20000];
+	unsigned i, j, bad = 0;
+	size_t n;
+	FILE *f;
+
+	plan(20);
+	ok(esc_is("my\"job", 6, "my\\\"job"), "a quote gets a backslash");
+	ok(esc_is("a\\b", 3, "a\\\\b"), "a backslash gets a backslash");
+	ok(esc_is("a\nb\tc\rd\be\ff", 11, "a\\nb\\tc\\rd\\be\\ff"), "short escapes");
+	ok(esc_is("\x01\x1f\x7f", 3, "\\u0001\\u001f\\u007f"), "control bytes and DEL as \\u00XX");
+	ok(esc_is("a\0b", 3, "a\\u0000b"), "a NUL inside the length as \\u0000");
+	ok(esc_is("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9,
+	          "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
+	   "valid 2-, 3- and 4-byte UTF-8 passes unchanged");
+	ok(esc_is("\xff\xfe", 2, "\\ufffd\\ufffd"), "bytes that are never UTF-8 become \\ufffd");
+	ok(esc_is("\xc0\x80\xe0\x80\x80", 5, "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"),
+	   "overlong forms are refused byte by byte");
+	ok(esc_is("\xed\xa0\x80", 3, "\\ufffd\\ufffd\\ufffd"), "a surrogate is refused");
+	ok(esc_is("\xf4\x90\x80\x80", 4, "\\ufffd\\ufffd\\ufffd\\ufffd"),
+	   "above U+10FFFF is refused");
+	ok(esc_is("ab\xe2\x82", 4, "ab\\ufffd\\ufffd"), "a sequence cut at the end is refused");
+	ok(esc_is("\x80z", 2, "\\ufffdz"), "a lone continuation byte is refused");
+
+	n = json_escape(small, 12, "abcdefghij\"");
+	ok(n == 10 && !strcmp(small, "abcdefghij"), "a cut never splits an escape ('%s')", small);
+	n = json_escape(small, sizeof(small), "abcdefghijklm\xe2\x82\xac");
+	ok(n == 13 && !strcmp(small, "abcdefghijklm"), "nor a UTF-8 sequence ('%s')", small);
+	n = json_escape(small, 1, "abc");
+	ok(n == 0 && small[0] == '\0', "a 1-byte buffer gets the NUL only");
+
+	/* random bytes */
+	srand(12345);
+	for (i = 0; i < 20000; i++) {
+		char in[64];
+		unsigned len = (unsigned)rand() % sizeof(in);
+		for (j = 0; j < len; j++)
+			in[j] = (char)(rand() % 255 + 1);
+		in[len] = '\0';
+		json_escape(out, 7 + (unsigned)rand() % 400, in);
+		bad += !json_content_ok(out);
+	}
+	ok(bad == 0, "20000 random strings, random buffer sizes: valid JSON content (%u bad)", bad);
+
+	/* json_fput_str writes the whole string, however long */
+	for (i = 0; i < sizeof(big) - 1; i++)
+		big[i] = (char)(i % 7 == 0 ? '"' : i % 11 == 0 ? '\n' : 'a' + i % 26);
+	big[sizeof(big) - 1] = '\0';
+	f = tmpfile();
+	json_fput_str(f, big);
+	n = (size_t)ftell(f);
+	rewind(f);
+	memset(out, 0, sizeof(out));
+	ok(fread(out, 1, sizeof(out) - 1, f) == n, "json_fput_str wrote %zu bytes", n);
+	fclose(f);
+	ok(out[0] == '"' && out[n - 1] == '"', "quoted");
+	out[n - 1] = '\0';
+	ok(json_content_ok(out + 1), "its content is valid");
+	json_escape(big, sizeof(big), "");
+	ok(big[0] == '\0', "an empty string escapes to an empty string");
+	return tap_done();
+}
