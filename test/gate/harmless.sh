@@ -1,0 +1,100 @@
+#!/bin/sh
+# Do no harm, on the mock driver (test/mock): a sibling capturing a CUDA
+# graph (global, thread-local, relaxed; blocking and non-blocking capture
+# stream) while its gate is drained keeps a valid capture, and the drain
+# still waits for the work it had really queued; a host-released kernel
+# (spin on a host flag, cuStreamWaitValue32, cuLaunchHostFunc) followed by
+# more launches never deadlocks in the bounded queue (a bounded wait, then
+# proceed, counted); a drain behind a host-released kernel answers within
+# the drain timeout, late, instead of hanging; a multi-threaded submitter
+# (own streams, per-thread and legacy default streams) is fully drained.
+. "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/gate/gate_env.sh"
+plan 34
+CAP=./capturer
+
+# capture MODE BLOCKING: the capture survives a drain that waited for the
+# 200 ms of kernels queued on another stream.
+capture() {
+	d=$T/cap-$1-$2
+	mkdir -p "$d"
+	page init
+	a0=$(page get acks)
+	bg_gated "$CAP" capture "$1" "$2" "$d"
+	P=$!
+	wait_for 10 test -e "$d/ready" || { diag "capturer did not start"; }
+	page close
+	page wait-acks $((a0 + 1)) 5000
+	st=$(page get ack_status)
+	ok "capture $1 (blocking $2): nothing queued runs after the ack" stable 100
+	ok "capture $1 (blocking $2): the drain completed (status $st)" [ "$st" = 0 ]
+	page open
+	touch "$d/go"
+	wait_for 10 test -e "$d/out"
+	diag "capture $1 blocking $2: $(cat "$d/out" 2>/dev/null)"
+	ok "capture $1 (blocking $2): the capture survived the drain and its graph ran" \
+		grep -q "capture rc=0 graph=1" "$d/out"
+	wait "$P" 2>/dev/null
+}
+for m in global thread relaxed; do
+	capture $m 0
+	capture $m 1
+done
+
+# hostflag HOW: a host-released op, then 40 launches, then the host writes
+# the flag; queue_cap 4 would make the launching thread wait for the held op.
+hostflag() {
+	d=$T/hf-$1
+	mkdir -p "$d"
+	page init 4 0
+	gated timeout -k 2 10 env KREX_GATE_COUNTS="$d/counts" "$CAP" hostflag "$1" 40 "$d"
+	diag "hostflag $1: $(cat "$d/out" 2>/dev/null); $(grep -h 'gate\.' "$d/counts" 2>/dev/null | tr '\n' ' ')"
+	ok "hostflag $1: released by the host, not by a timeout" grep -q "released status=1 " "$d/out"
+	ms=$(sed -n 's/.*ms=\([0-9]*\).*/\1/p' "$d/out")
+	ok "hostflag $1: no deadlock in the bounded queue (${ms:-?} ms)" [ "${ms:-99999}" -lt 1500 ]
+	ok "hostflag $1: the bounded wait that gave up is counted" \
+		sh -c "grep -q ' gate\.queue_gave_up [1-9]' '$d/counts'"
+}
+hostflag spin
+hostflag waitvalue
+hostflag hostfn
+
+# hostdrain: a drain behind a kernel only the host can release (the host
+# thread is not at the gate) answers within the 2 s drain timeout, late.
+d=$T/hd
+mkdir -p "$d"
+page init
+bg_gated "$CAP" hostdrain "$d"
+P=$!
+wait_for 10 test -e "$d/ready"
+t0=$(date +%s%N)
+page close
+page wait-acks 1 9000
+t1=$(date +%s%N)
+ms=$(((t1 - t0) / 1000000))
+ok "hostdrain: the drain answered in ${ms} ms, within the drain timeout" [ "$ms" -lt 3000 ]
+ok "hostdrain: and said it did not complete (status $(page get ack_status))" \
+	[ "$(page get ack_status)" != 0 ]
+page open
+touch "$d/go"
+wait_for 15 test -e "$d/out"
+ok "hostdrain: the kernel was then released by the host ($(cat "$d/out" 2>/dev/null))" \
+	grep -q "released status=1 " "$d/out"
+wait "$P" 2>/dev/null
+
+# threads: 4 threads on their own, per-thread and legacy streams
+d=$T/th
+mkdir -p "$d"
+page init
+bg_gated "$CAP" threads 4 "$d"
+P=$!
+wait_for 10 counter_ge "$d/count" 40
+page close
+ok "threads: drain acknowledged" page wait-acks 1 10000
+ok "threads: the drain completed (status $(page get ack_status))" [ "$(page get ack_status)" = 0 ]
+ok "threads: nothing queued runs after the ack" stable 300
+page open
+ok "threads: kernels run again once the gate opens" grows 300
+touch "$d/stop"
+wait "$P" 2>/dev/null
+done_testing
