@@ -82,10 +82,11 @@ ok "hostdrain: the kernel was then released by the host ($(cat "$d/out" 2>/dev/n
 	grep -q "released status=1 " "$d/out"
 wait "$P" 2>/dev/null
 
-# threads: 4 threads on their own, per-thread and legacy streams
+# threads: 4 threads on their own, per-thread and legacy streams (queue_cap
+# 8, queue_time 1 ms, as krexd hands out)
 d=$T/th
 mkdir -p "$d"
-page init
+page init 8 1000
 bg_gated "$CAP" threads 4 "$d"
 P=$!
 wait_for 10 counter_ge "$d/count" 40

@@ -261,7 +261,7 @@ EXPORT CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
 	return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuStreamDestroy_v2(CUstream s)
+CUresult mock_cu_cuStreamDestroy_v2(CUstream s)
 {
 	if ((uintptr_t)s <= 2)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -566,26 +566,19 @@ static CUresult begin_capture(CUstream s, int mode)
 	return mock_capture_begin(ms, mode) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
+CUresult mock_cu_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
 {
 	return begin_capture(s, mode);
-}
-
-EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, int mode)
-{
-	CUresult r;
-
-	mock_cu_per_thread = 1;
-	r = begin_capture(s, mode);
-	mock_cu_per_thread = 0;
-	return r;
 }
 
 static CUresult end_capture(CUstream s, CUgraph *g)
 {
 	struct mock_op *ops;
-	int st = mock_capture_end(mstream(s), &ops);
+	int st;
 
+	if (!g)
+		return CUDA_ERROR_INVALID_VALUE;
+	st = mock_capture_end(mstream(s), &ops);
 	*g = NULL;
 	if (st == MOCK_CAP_NONE)
 		return CUDA_ERROR_INVALID_VALUE; /* CUDA_ERROR_ILLEGAL_STATE in the driver */
@@ -596,19 +589,9 @@ static CUresult end_capture(CUstream s, CUgraph *g)
 	return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+CUresult mock_cu_cuStreamEndCapture(CUstream s, CUgraph *g)
 {
 	return end_capture(s, g);
-}
-
-EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g)
-{
-	CUresult r;
-
-	mock_cu_per_thread = 1;
-	r = end_capture(s, g);
-	mock_cu_per_thread = 0;
-	return r;
 }
 
 static CUresult is_capturing(CUstream s, int *status, cuuint64_t *id)
@@ -693,6 +676,13 @@ EXPORT CUresult cuGraphExecDestroy(CUgraphExec x)
 		mock_graph_free(x->ops);
 	free(x);
 	return CUDA_SUCCESS;
+}
+
+CUresult mock_cu_cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                             const CUgraphEdgeData *edges, size_t n,
+                                             CUstreamCaptureMode mode)
+{
+	return begin_capture(s, mode); /* the mock always starts an empty graph */
 }
 
 CUresult mock_cu_cuGraphLaunch(CUgraphExec x, CUstream s)

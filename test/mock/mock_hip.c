@@ -36,7 +36,6 @@ struct ihipGraph {
 struct hipGraphExec {
 	struct mock_op *ops;
 };
-typedef struct ihipGraph *hipGraph_t;
 
 static __thread int cur_dev;
 
@@ -273,18 +272,21 @@ EXPORT hipError_t hipThreadExchangeStreamCaptureMode(int *mode)
 	return hipSuccess;
 }
 
-EXPORT hipError_t hipStreamBeginCapture(hipStream_t s, int mode)
+hipError_t mock_hip_hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode)
 {
 	if (!mstream(s))
 		return hipErrorStreamCaptureUnsupported;
 	return mock_capture_begin(mstream(s), mode) == 0 ? hipSuccess : hipErrorInvalidValue;
 }
 
-EXPORT hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t *g)
+hipError_t mock_hip_hipStreamEndCapture(hipStream_t s, hipGraph_t *g)
 {
 	struct mock_op *ops;
-	int st = mock_capture_end(mstream(s), &ops);
+	int st;
 
+	if (!g)
+		return hipErrorInvalidValue;
+	st = mock_capture_end(mstream(s), &ops);
 	*g = NULL;
 	if (st == MOCK_CAP_NONE)
 		return hipErrorInvalidValue;
