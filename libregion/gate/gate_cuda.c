@@ -205,8 +205,12 @@ static struct cu_ctx_slot cu_ctx[CU_MAX_CTX];
 static struct cu_strm cu_strms[CU_MAX_STREAMS];
 static pthread_mutex_t cu_cap_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int cu_strms_full;
+/* The last stream this thread submitted to, valid while no stream has been
+ * destroyed since (a new stream may get a destroyed one's handle). */
+static _Atomic unsigned cu_destroys;
 static __thread CUstream cu_last_stream;
 static __thread CUcontext cu_last_ctx;
+static __thread unsigned cu_last_gen;
 
 static int is_default_stream(CUstream s)
 {
@@ -241,6 +245,8 @@ static void gate_cuda_track_stream(CUstream s, CUcontext c)
 	for (i = 0; i < CU_MAX_STREAMS; i++) {
 		expect = SS_FREE;
 		if (atomic_compare_exchange_strong(&cu_strms[i].state, &expect, SS_CLAIMED)) {
+			if (cu_strms[i].ctx != c) /* events belong to their context */
+				cu_strms[i].ev = cu_strms[i].pre = NULL;
 			cu_strms[i].s = s;
 			cu_strms[i].ctx = c;
 			cu_strms[i].pre_valid = 0;
@@ -267,12 +273,14 @@ static void gate_cuda_track(CUstream s)
 			atomic_store(&cs->dflt_dirty, 1);
 		return;
 	}
-	if (s == cu_last_stream && c == cu_last_ctx)
+	if (s == cu_last_stream && c == cu_last_ctx &&
+	    cu_last_gen == atomic_load_explicit(&cu_destroys, memory_order_relaxed))
 		return;
 	gate_cuda_ctx_slot(c);
 	gate_cuda_track_stream(s, c);
 	cu_last_stream = s;
 	cu_last_ctx = c;
+	cu_last_gen = atomic_load_explicit(&cu_destroys, memory_order_relaxed);
 }
 
 static struct cu_strm *gate_cuda_find_stream(CUstream s)
@@ -352,8 +360,9 @@ static void gate_cuda_capture_after(void)
 	pthread_mutex_unlock(&cu_cap_mu);
 }
 
-/* cuStreamDestroy: forget s before the driver does (under cu_cap_mu, so the
- * drain never records on a destroyed stream). */
+/* cuStreamDestroy: forget s before the driver does, under cu_cap_mu, so
+ * the drain never records on a destroyed stream.  Not held across the
+ * driver's call. */
 static void gate_cuda_destroy_before(CUstream s)
 {
 	struct cu_strm *st;
@@ -366,8 +375,8 @@ static void gate_cuda_destroy_before(CUstream s)
 		st->pre_valid = 0;
 		atomic_store(&st->state, SS_FREE);
 	}
-	if (cu_last_stream == s)
-		cu_last_stream = NULL;
+	atomic_fetch_add(&cu_destroys, 1);
+	pthread_mutex_unlock(&cu_cap_mu);
 }
 
 #define CU_MAX_TARGETS (CU_MAX_STREAMS + CU_MAX_CTX)
@@ -594,7 +603,7 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 
 static void gate_cuda_after(struct cu_ticket *t, CUresult r)
 {
-	if (t->kind == GK_CAPTURE_BEGIN || t->kind == GK_STREAM_DESTROY)
+	if (t->kind == GK_CAPTURE_BEGIN)
 		gate_cuda_capture_after();
 	if (t->q && r == CUDA_SUCCESS)
 		gq_after(t->q, &cu_gq_ops, gate_queue_ns());
