@@ -15,56 +15,50 @@ CAP=./capturer
 
 # capture MODE BLOCKING: the capture survives a drain that waited for the
 # 200 ms of kernels queued on another stream.
-capture() {
-	d=$T/cap-$1-$2
+# start_capture NAME CMD...: start CMD (a capturer writing DIR/ready, waiting
+# for DIR/go, writing DIR/out; DIR is $T/NAME, its last argument) and close
+# the gate once its capture has begun; the drain's status is in $ST.
+start_capture() {
+	d=$T/$1
+	shift
 	mkdir -p "$d"
 	page init
-	a0=$(page get acks)
-	bg_gated "$CAP" capture "$1" "$2" "$d"
+	bg_gated "$@" "$d"
 	P=$!
-	wait_for 10 test -e "$d/ready" || { diag "capturer did not start"; }
+	wait_for 10 test -e "$d/ready" || diag "$1 did not start"
 	page close
-	page wait-acks $((a0 + 1)) 5000
-	st=$(page get ack_status)
-	ok "capture $1 (blocking $2): nothing queued runs after the ack" stable 100
-	ok "capture $1 (blocking $2): the drain completed (status $st)" [ "$st" = 0 ]
+	page wait-acks 1 5000
+	ST=$(page get ack_status)
+}
+
+# end_capture WHAT: open the gate, let the capture end; the capture must
+# have survived the drain and its graph run.
+end_capture() {
 	page open
 	touch "$d/go"
 	wait_for 10 test -e "$d/out"
-	diag "capture $1 blocking $2: $(cat "$d/out" 2>/dev/null)"
-	ok "capture $1 (blocking $2): the capture survived the drain and its graph ran" \
+	diag "$1: $(cat "$d/out" 2>/dev/null)"
+	ok "$1: the capture survived the drain and its graph ran" \
 		grep -q "capture rc=0 graph=1" "$d/out"
 	wait "$P" 2>/dev/null
 }
+
 for m in global thread relaxed; do
-	capture $m 0
-	capture $m 1
+	for b in 0 1; do
+		start_capture "cap-$m-$b" "$CAP" capture "$m" "$b"
+		ok "capture $m (blocking $b): nothing queued runs after the ack" stable 100
+		ok "capture $m (blocking $b): the drain completed (status $ST)" [ "$ST" = 0 ]
+		end_capture "capture $m (blocking $b)"
+	done
 done
 
 # HIP (mock libamdhip64.so): the capture survives a drain, which says it is
 # incomplete (the HIP drain does not touch the null stream while a capture
 # it saw begin is open, and waits for nothing else: HIP is mock-tested only)
-hipcapture() {
-	d=$T/hipcap-$1
-	mkdir -p "$d"
-	page init
-	bg_gated ./hiphog capture "$1" "$d"
-	P=$!
-	wait_for 10 test -e "$d/ready" || diag "hiphog did not start"
-	page close
-	page wait-acks 1 5000
-	ok "HIP capture $1: the drain says it is incomplete (status $(page get ack_status))" \
-		[ "$(page get ack_status)" != 0 ]
-	page open
-	touch "$d/go"
-	wait_for 10 test -e "$d/out"
-	diag "HIP capture $1: $(cat "$d/out" 2>/dev/null)"
-	ok "HIP capture $1: the capture survived the drain and its graph ran" \
-		grep -q "capture rc=0 graph=1" "$d/out"
-	wait "$P" 2>/dev/null
-}
 for m in global thread relaxed; do
-	hipcapture $m
+	start_capture "hipcap-$m" ./hiphog capture "$m"
+	ok "HIP capture $m: the drain says it is incomplete (status $ST)" [ "$ST" != 0 ]
+	end_capture "HIP capture $m"
 done
 
 # hostflag HOW: a host-released op, then 40 launches, then the host writes
