@@ -1,6 +1,6 @@
 #!/bin/sh
 # Every hooked symbol (and per-thread variant) is reached through direct
-# binding, dlsym and cuGetProcAddress (HIP: direct and dlsym): the gate's
+# binding, dlsym, dlvsym and cuGetProcAddress (HIP: direct, dlsym, dlvsym): the gate's
 # wrapper is entered on each path (KREX_GATE_COUNTS) and every call reaches
 # the mock driver exactly once (no call lost, none doubled).
 # And nothing is missed: every function of cuda.h (CUDA 13 where configure
@@ -53,7 +53,7 @@ else
 	skip "hip: every stream/work function hooked or exempt" "no hip_runtime_api.h (configure --with-rocm)"
 fi
 while read -r _ name calls; do
-	case $name in hip*) want=2 ;; *) want=3 ;; esac
+	case $name in hip*) want=3 ;; *) want=4 ;; esac
 	gate=$(awk -v s="$name" '$2 == s { n += $3 } END { print n + 0 }' "$T/counts")
 	ok "$name: gate saw $gate of $want, driver got $calls" \
 		test "$gate" = "$want" -a "$calls" = "$want"
