@@ -317,11 +317,17 @@ static int gate_cuda_event(CUevent *ev)
 	return create && create(ev, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS ? 0 : -1;
 }
 
+/* Record *ev (created on first use) on s.  On failure *ev is forgotten (the
+ * context it belonged to may be gone, its address reused): the next drain
+ * creates another. */
 static int gate_cuda_record(CUevent *ev, CUstream s)
 {
 	ev_record_fn record = gate_cuEventRecord();
 
-	return record && gate_cuda_event(ev) == 0 && record(*ev, s) == CUDA_SUCCESS ? 0 : -1;
+	if (record && gate_cuda_event(ev) == 0 && record(*ev, s) == CUDA_SUCCESS)
+		return 0;
+	*ev = NULL;
+	return -1;
 }
 
 /*
