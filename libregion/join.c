@@ -133,8 +133,7 @@ static const struct gate_page *join_map_page(const char *path, uid_t krexd_uid)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != krexd_uid ||
 	    st.st_size < GATE_PAGE_SIZE) {
 		log_warn(
-		        "gate page %s refused (owner uid %d, krexd uid %d, %lld bytes, %d needed); "
-		        "GPU gate open",
+		        "gate page %s refused (owner uid %d, krexd uid %d, %lld bytes, %d needed); GPU gate open",
 		        path, (int)st.st_uid, (int)krexd_uid, (long long)st.st_size,
 		        GATE_PAGE_SIZE);
 		close(fd);

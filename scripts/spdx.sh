@@ -46,7 +46,7 @@ spdx_comment() {
 	*.m4 | configure.ac) echo "dnl $ID" ;;
 	*.lua) echo "-- $ID" ;;
 	*.[1-8]) printf "%s\n" ".\\\" $ID" ;;
-	*.sh | *.py | *.am | *.mk | *.pc.in | *.conf | *.krex | *.service | *.cases | .clang-format)
+	*.sh | *.py | *.am | *.mk | *.pc.in | *.conf | *.krex | *.service | *.cases | .clang-format | */hook_exempt.txt)
 		echo "# $ID" ;;
 	*)
 		# Scripts without an extension (.ci/run, test/perf/stubs/*).

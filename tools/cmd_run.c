@@ -95,8 +95,7 @@ int embedded_rundir_check(const char *rundir, int create)
 	if (!create && lstat(rundir, &(struct stat){0}) < 0 && errno == ENOENT)
 		return -1;
 	if (!dir_private(rundir, err, sizeof(err)))
-		die("refusing the private krexd's run directory: %s (someone else may have made it "
-		    "to take KREX over: remove it, or set XDG_RUNTIME_DIR)",
+		die("refusing the private krexd's run directory: %s (someone else may have made it to take KREX over: remove it, or set XDG_RUNTIME_DIR)",
 		    err);
 	return 0;
 }
@@ -224,8 +223,7 @@ int krexd_find_or_start(char *path, size_t len)
 	    xsnprintf(path, len, "%s/%s", rundir, KREX_SOCKET_NAME) < 0)
 		die("run directory path too long");
 	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-		die("socket path %s is too long for a unix socket (%zu bytes, at most %zu): "
-		    "set XDG_RUNTIME_DIR to a shorter directory",
+		die("socket path %s is too long for a unix socket (%zu bytes, at most %zu): set XDG_RUNTIME_DIR to a shorter directory",
 		    path, strlen(path), sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 	embedded_rundir_check(rundir, 1);
 	fd = connect_trusted(path);
@@ -324,9 +322,9 @@ int cmd_run(int argc, char **argv)
 		label = argv[optind];
 	for (c = 0; label[c]; c++)
 		if ((unsigned char)label[c] < 0x20 || label[c] == 0x7f)
-			die_usage("run: the label holds a control character (byte 0x%02x at %d): "
-			          "labels are one printable line",
-			          (unsigned char)label[c], c);
+			die_usage(
+			        "run: the label holds a control character (byte 0x%02x at %d): labels are one printable line",
+			        (unsigned char)label[c], c);
 	setenv(KREX_ENV_JOB, label, 1);
 
 	fd = krexd_find_or_start(path, sizeof(path));

@@ -40,6 +40,81 @@ static unsigned gate_cap;
 static uint64_t gate_qns;
 static char *gate_counts_path;
 int gate_counting;
+static _Atomic unsigned long gate_stats[GST_COUNT];
+static const char *const gate_stat_names[GST_COUNT] = {"gate.queue_waits", "gate.queue_gave_up",
+                                                       "gate.drains", "gate.drain_late",
+                                                       "gate.drain_incomplete"};
+
+void gate_stat_add(enum gate_stat st)
+{
+	atomic_fetch_add_explicit(&gate_stats[st], 1, memory_order_relaxed);
+}
+
+void gate_sleep_us(long us)
+{
+	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns)
+{
+	uint64_t deadline = time_now_ns() + limit_ns;
+	long us = 20;
+	int r;
+
+	gate_stat_add(GST_QUEUE_WAITS);
+	for (;;) {
+		r = query(ev);
+		if (r != 0)
+			return r;
+		if (time_now_ns() >= deadline)
+			break;
+		gate_sleep_us(us);
+		if (us < 500)
+			us *= 2;
+	}
+	if (atomic_fetch_add(&gate_stats[GST_QUEUE_GAVE_UP], 1) == 0)
+		log_info(
+		        "bounded queue: queued work not done in %llu ms (released by the host?): proceeding without waiting",
+		        (unsigned long long)(limit_ns / 1000000));
+	return 0;
+}
+
+int gate_poll_events(int (*query)(void *ev), void **evs, int n, uint64_t deadline, int *errors)
+{
+	int i, r, left = n;
+	long us = 50;
+
+	for (;;) {
+		for (i = 0; i < n; i++) {
+			if (!evs[i])
+				continue;
+			r = query(evs[i]);
+			if (!r)
+				continue;
+			if (r < 0)
+				(*errors)++;
+			evs[i] = NULL;
+			left--;
+		}
+		if (!left || time_now_ns() >= deadline)
+			return left;
+		gate_sleep_us(us);
+		if (us < 1000)
+			us *= 2;
+	}
+}
+
+static void gate_write_stats(FILE *f)
+{
+	int i;
+
+	for (i = 0; i < GST_COUNT; i++)
+		fprintf(f, "%ld %s %lu\n", (long)getpid(), gate_stat_names[i],
+		        atomic_load(&gate_stats[i]));
+}
 
 static long gate_futex(_Atomic int *word, int op, int val, const struct timespec *ts)
 {
@@ -119,6 +194,7 @@ static void gate_write_counts(void)
 		/* KREX_LOG=debug: the counts go to stderr, one line each */
 		gate_cuda_counts(stderr);
 		gate_hip_counts(stderr);
+		gate_write_stats(stderr);
 		return;
 	}
 	f = fopen(gate_counts_path, "a");
@@ -126,6 +202,7 @@ static void gate_write_counts(void)
 		return;
 	gate_cuda_counts(f);
 	gate_hip_counts(f);
+	gate_write_stats(f);
 	fclose(f);
 }
 
@@ -192,13 +269,17 @@ void gate_leave(int joined)
 /*
  * The drain callback, run by libkrexregion's drain thread once krexd has
  * closed a gate of ours: wait (bounded) for calls already past the gate,
- * then synchronize every context this process used.  The drain thread
- * itself never passes through gate_enter().  Returns 0, or -1 when a
- * synchronization failed or the in-flight calls did not return in time.
+ * then for the work queued on every stream this process used (events,
+ * polled, in relaxed capture mode: gate_cuda.c).  The drain thread itself
+ * never passes through gate_enter().  Everything is bounded by one
+ * deadline, drain_timeout: a drain that cannot complete (work that only a
+ * host thread now waiting at the gate would release) answers late instead
+ * of hanging.  Returns 0, or -1 when late or incomplete.
  */
 static int gate_drain(void *arg)
 {
-	uint64_t deadline = time_deadline_ms(KREX_DEFAULT_DRAIN_TIMEOUT_MS);
+	/* answer a little before krexd's drain_timeout gives up on us */
+	uint64_t deadline = time_deadline_ms(KREX_DEFAULT_DRAIN_TIMEOUT_MS - 100);
 	int n, rc = 0;
 
 	(void)arg;
@@ -213,10 +294,15 @@ static int gate_drain(void *arg)
 		}
 		gate_futex(&gate_inflight, FUTEX_WAIT_PRIVATE, n, &slice);
 	}
-	if (gate_cuda_drain() < 0)
+	gate_stat_add(GST_DRAINS);
+	if (gate_cuda_drain(deadline) < 0)
 		rc = -1;
-	if (gate_hip_drain() < 0)
+	if (gate_hip_drain(deadline) < 0)
 		rc = -1;
+	if (rc < 0 && time_now_ns() >= deadline)
+		gate_stat_add(GST_DRAIN_LATE);
+	else if (rc < 0)
+		gate_stat_add(GST_DRAIN_INCOMPLETE);
 	atomic_store(&gate_draining, 0);
 	gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 	return rc;

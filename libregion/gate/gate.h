@@ -17,7 +17,15 @@
 #define GATE_EXPORT __attribute__((visibility("default")))
 
 /* What a hooked call submits (cuda_hooks.def "kind"). */
-enum gate_kind { GK_LAUNCH = 0, GK_COPY = 1, GK_WAIT = 2 };
+enum gate_kind {
+	GK_LAUNCH = 0,
+	GK_COPY = 1,
+	GK_WAIT = 2,
+	/* not submissions: never gated, tracked for the drain */
+	GK_CAPTURE_BEGIN = 3,
+	GK_CAPTURE_END = 4,
+	GK_STREAM_DESTROY = 5
+};
 
 /* ---- gate.c --------------------------------------------------------------- */
 
@@ -41,11 +49,34 @@ uint64_t gate_queue_ns(void);
 /* Counting of wrapper entries for tests (KREX_GATE_COUNTS=FILE). */
 extern int gate_counting;
 
+/* The gate's own counts, written with the wrapper counts as "gate.NAME". */
+enum gate_stat {
+	GST_QUEUE_WAITS,      /* bounded queue: waits for a mark */
+	GST_QUEUE_GAVE_UP,    /* of which gave up after GQ_WAIT_MAX_NS and proceeded */
+	GST_DRAINS,           /* drain callbacks */
+	GST_DRAIN_LATE,       /* drains that reached their deadline */
+	GST_DRAIN_INCOMPLETE, /* drains that could not see some work */
+	GST_COUNT
+};
+void gate_stat_add(enum gate_stat st);
+
+/* The bounded queue's wait (gq_ops.wait): poll query (1 done, 0 not yet,
+ * < 0 error) for at most limit_ns, counted. */
+int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns);
+
+void gate_sleep_us(long us);
+
+/* Poll the n events of evs with query (1 done, 0 not yet, < 0 error) until
+ * all are done or deadline (time_now_ns()); never blocks in the driver.
+ * Returns how many are still not done; *errors counts failed queries. */
+int gate_poll_events(int (*query)(void *ev), void **evs, int n, uint64_t deadline, int *errors);
+
 /* ---- gate_cuda.c / gate_hip.c --------------------------------------------- */
 
-/* Synchronize every context (device) this process submitted to; 0 or -1. */
-int gate_cuda_drain(void);
-int gate_hip_drain(void);
+/* Wait, until deadline (time_now_ns()), for what the process queued;
+ * never invalidates a stream capture; 0, or -1 (late or incomplete). */
+int gate_cuda_drain(uint64_t deadline);
+int gate_hip_drain(uint64_t deadline);
 
 /*
  * In the region owner, after the grant: one event recorded and waited for on

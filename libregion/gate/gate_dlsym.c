@@ -7,8 +7,11 @@
  * "cuLaunchKernelEx") and the pointers it returned, never through direct
  * symbol binding (doc/design.md "The gate").  So the gate exports dlsym: a
  * hooked name found by the real dlsym is answered with its wrapper.
- * The real dlsym comes from dlvsym(RTLD_NEXT, "dlsym", version): no
- * recursion, no glibc-private symbols.
+ * The gate exports dlvsym too (a driver symbol looked up with a version is
+ * answered the same way).  Since the gate's own dlvsym then shadows libc's,
+ * the real dlvsym is found once by reading libc's dynamic symbol table
+ * (dl_iterate_phdr, DT_GNU_HASH/DT_HASH): no recursion, no glibc-private
+ * symbols; the real dlsym comes from it.
  */
 #include "config.h"
 
@@ -21,7 +24,92 @@
 #include "gate.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
+typedef void *(*dlvsym_fn)(void *, const char *, const char *);
 static _Atomic(dlsym_fn) real_dlsym;
+static _Atomic(dlvsym_fn) real_dlvsym;
+
+/* ---- libc's dlvsym, from its dynamic symbol table ------------------------------ */
+
+struct elf_find {
+	const char *name;
+	void *addr;
+};
+
+/* Symbols in a DT_GNU_HASH table: past the highest chain's end. */
+static size_t gnu_hash_count(const uint32_t *h)
+{
+	uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2];
+	const uint32_t *buckets = h + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
+	const uint32_t *chain = buckets + nbuckets;
+	uint32_t i, last = 0;
+
+	for (i = 0; i < nbuckets; i++)
+		if (buckets[i] > last)
+			last = buckets[i];
+	if (last < symoffset)
+		return symoffset;
+	while (!(chain[last - symoffset] & 1))
+		last++;
+	return last + 1;
+}
+
+static int elf_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct elf_find *f = arg;
+	const ElfW(Dyn) *dyn = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL, *base;
+	const uint32_t *gnu = NULL, *sysv = NULL;
+	size_t n, i;
+	int j;
+
+	(void)size;
+	base = strrchr(info->dlpi_name ? info->dlpi_name : "", '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (!base || (strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libdl.so", 8) != 0))
+		return 0;
+	for (j = 0; j < info->dlpi_phnum; j++)
+		if (info->dlpi_phdr[j].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[j].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		/* glibc's loader relocates these d_ptr entries to addresses */
+		if (dyn->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_STRTAB)
+			strtab = (const char *)dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_GNU_HASH)
+			gnu = (const uint32_t *)dyn->d_un.d_ptr;
+		else if (dyn->d_tag == DT_HASH)
+			sysv = (const uint32_t *)dyn->d_un.d_ptr;
+	}
+	if (!symtab || !strtab || (!gnu && !sysv))
+		return 0;
+	n = gnu ? gnu_hash_count(gnu) : sysv[1];
+	for (i = 0; i < n; i++)
+		if (symtab[i].st_shndx != SHN_UNDEF &&
+		    ELF64_ST_TYPE(symtab[i].st_info) == STT_FUNC &&
+		    strcmp(strtab + symtab[i].st_name, f->name) == 0) {
+			f->addr = (void *)(info->dlpi_addr + symtab[i].st_value);
+			return 1;
+		}
+	return 0;
+}
+
+GATE_EXPORT void *dlvsym(void *handle, const char *name, const char *version);
+
+static dlvsym_fn gate_real_dlvsym(void)
+{
+	dlvsym_fn fn = atomic_load_explicit(&real_dlvsym, memory_order_acquire);
+	struct elf_find f = {"dlvsym", NULL};
+
+	if (fn)
+		return fn;
+	dl_iterate_phdr(elf_find_cb, &f);
+	fn = (dlvsym_fn)f.addr;
+	if (fn && (void *)fn != (void *)dlvsym)
+		atomic_store_explicit(&real_dlvsym, fn, memory_order_release);
+	return atomic_load(&real_dlvsym);
+}
 
 void *gate_real_dlsym(void *handle, const char *name)
 {
@@ -29,10 +117,11 @@ void *gate_real_dlsym(void *handle, const char *name)
 	 * the base version (2.2.5 on x86_64, 2.17 on aarch64). */
 	static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", NULL};
 	dlsym_fn fn = atomic_load_explicit(&real_dlsym, memory_order_acquire);
+	dlvsym_fn vsym = gate_real_dlvsym();
 	int i;
 
-	for (i = 0; !fn && versions[i]; i++)
-		fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+	for (i = 0; !fn && vsym && versions[i]; i++)
+		fn = (dlsym_fn)vsym(RTLD_NEXT, "dlsym", versions[i]);
 	if (!fn)
 		return NULL;
 	atomic_store_explicit(&real_dlsym, fn, memory_order_release);
@@ -141,6 +230,7 @@ static int gate_name_hooked(const char *name)
 }
 
 GATE_EXPORT void *dlsym(void *handle, const char *name);
+GATE_EXPORT void *dlvsym(void *handle, const char *name, const char *version);
 
 void *dlsym(void *handle, const char *name)
 {
@@ -158,6 +248,36 @@ void *dlsym(void *handle, const char *name)
 	}
 	p = gate_real_dlsym(handle, name);
 	if (p && gate_name_hooked(name)) {
+		p = gate_cuda_swap(name, p);
+		p = gate_hip_swap(name, p);
+	}
+	return p;
+}
+
+/*
+ * dlvsym: the versioned way to the same symbols.  "dlsym" and "dlvsym"
+ * are answered with the gate's own (a program or library that takes
+ * libc's dlsym through dlvsym, as interposers do, would otherwise reach
+ * the driver around the gate; the gate's dlsym passes every other name
+ * through unchanged, so nothing recurses).  A hooked driver name is
+ * answered with its wrapper, as by dlsym (the driver's symbols are
+ * unversioned, and glibc finds them only with a version they define).
+ */
+void *dlvsym(void *handle, const char *name, const char *version)
+{
+	dlvsym_fn real = gate_real_dlvsym();
+	void *p;
+
+	if (!real)
+		return NULL;
+	p = real(handle, name, version);
+	if (!p)
+		return p;
+	if (strcmp(name, "dlsym") == 0)
+		return (void *)dlsym;
+	if (strcmp(name, "dlvsym") == 0)
+		return (void *)dlvsym;
+	if (gate_name_hooked(name)) {
 		p = gate_cuda_swap(name, p);
 		p = gate_hip_swap(name, p);
 	}

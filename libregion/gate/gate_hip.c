@@ -17,6 +17,7 @@
 #include "gate_queue.h"
 #include "gate_types.h"
 #include "log.h"
+#include "timeutil.h"
 
 enum hip_hook_id {
 #define HIP_HOOK(name, kind, params, args, stream) HIPH_##name,
@@ -83,7 +84,6 @@ static void *gate_hip_real(int id)
 
 typedef hipError_t (*hip_getdev_fn)(int *);
 typedef hipError_t (*hip_setdev_fn)(int);
-typedef hipError_t (*hip_sync_fn)(void);
 static _Atomic(void *) hip_getdev;
 
 /* Remember the calling thread's current device for the drain. */
@@ -101,24 +101,72 @@ static void gate_hip_track(void)
 		atomic_fetch_or(&hip_devices, 1ull << d);
 }
 
-/* hipSetDevice affects the drain thread only; hipDeviceSynchronize then
- * waits for every stream of that device in this process. */
-int gate_hip_drain(void)
+static _Atomic int hip_captures; /* captures begun through the gate, not ended */
+
+typedef hipError_t (*hip_evcreate_fn)(hipEvent_t *, unsigned);
+typedef hipError_t (*hip_evrecord_fn)(hipEvent_t, hipStream_t);
+typedef hipError_t (*hip_ev_fn)(hipEvent_t);
+typedef hipError_t (*hip_xmode_fn)(hipStreamCaptureMode *);
+
+/*
+ * Per device: an event on the null stream (which waits for every blocking
+ * stream), polled until deadline, in relaxed capture mode; never
+ * hipDeviceSynchronize (it invalidates captures, and waits without bound
+ * behind a kernel the host releases).  While a capture begun through the
+ * gate is open the null stream is out of reach (an implicit dependency on
+ * a capturing blocking stream): the drain says it is incomplete rather
+ * than risk the capture.  Non-blocking streams are not waited for (HIP is
+ * tested on the mock only).
+ */
+static int hip_gq_query(void *ev);
+
+int gate_hip_drain(uint64_t deadline)
 {
+	static hipEvent_t evs[64];
 	uint64_t devs = atomic_load(&hip_devices);
 	hip_setdev_fn set;
-	hip_sync_fn sync;
-	int d, rc = 0;
+	hip_evcreate_fn create;
+	hip_evrecord_fn record;
+	hip_xmode_fn xmode;
+	hipStreamCaptureMode mode = 2; /* hipStreamCaptureModeRelaxed */
+	void *targets[64];
+	int d, n, rc = 0, relaxed, busy, errors = 0;
 
 	if (!devs)
 		return 0;
-	set = (hip_setdev_fn)gate_hip_sym("hipSetDevice");
-	sync = (hip_sync_fn)gate_hip_sym("hipDeviceSynchronize");
-	if (!set || !sync)
+	if (atomic_load(&hip_captures) > 0) {
+		log_info("drain: a HIP stream capture is open: not waiting on the null stream");
 		return -1;
-	for (d = 0; d < 64; d++)
-		if ((devs & (1ull << d)) && (set(d) != hipSuccess || sync() != hipSuccess))
+	}
+	set = (hip_setdev_fn)gate_hip_sym("hipSetDevice");
+	create = (hip_evcreate_fn)gate_hip_sym("hipEventCreateWithFlags");
+	record = (hip_evrecord_fn)gate_hip_sym("hipEventRecord");
+	xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
+	if (!set || !create || !record)
+		return -1;
+	relaxed = xmode && xmode(&mode) == hipSuccess;
+	for (d = 0; d < 64; d++) {
+		if (!(devs & (1ull << d)))
+			continue;
+		if (set(d) != hipSuccess ||
+		    (!evs[d] && create(&evs[d], hipEventDisableTiming) != hipSuccess) ||
+		    record(evs[d], NULL) != hipSuccess) {
 			rc = -1;
+			devs &= ~(1ull << d);
+		}
+	}
+	for (d = n = 0; d < 64; d++)
+		if (devs & (1ull << d))
+			targets[n++] = evs[d];
+	busy = gate_poll_events(hip_gq_query, targets, n, deadline, &errors);
+	if (errors)
+		rc = -1;
+	if (relaxed)
+		xmode(&mode);
+	if (busy) {
+		log_info("drain: HIP work still busy at the deadline");
+		rc = -1;
+	}
 	return rc;
 }
 
@@ -129,10 +177,7 @@ void gate_hip_forget(void)
 
 /* ---- bounded queue (gate_queue.c) ------------------------------------------ */
 
-typedef hipError_t (*hip_evcreate_fn)(hipEvent_t *, unsigned);
 typedef hipError_t (*hip_evcreate0_fn)(hipEvent_t *);
-typedef hipError_t (*hip_evrecord_fn)(hipEvent_t, hipStream_t);
-typedef hipError_t (*hip_ev_fn)(hipEvent_t);
 typedef hipError_t (*hip_elapsed_fn)(float *, hipEvent_t, hipEvent_t);
 typedef hipError_t (*hip_capturing_fn)(hipStream_t, int *);
 
@@ -209,8 +254,14 @@ static int hip_gq_capturing(void *s)
 	return status != 0; /* hipStreamCaptureStatusNone */
 }
 
+static int hip_gq_wait(void *ev, uint64_t limit_ns)
+{
+	return gate_gq_wait(hip_gq_query, ev, limit_ns);
+}
+
 static const struct gq_ops hip_gq_ops = {hip_gq_create, hip_gq_record,  hip_gq_sync,
-                                         hip_gq_query,  hip_gq_elapsed, hip_gq_capturing};
+                                         hip_gq_query,  hip_gq_elapsed, hip_gq_capturing,
+                                         hip_gq_wait};
 
 #define HIP_GQ_STREAMS 8
 static __thread struct gq hip_gq[HIP_GQ_STREAMS];
@@ -228,6 +279,16 @@ static struct gq *gate_hip_queue_before(int kind, hipStream_t s)
 	return gq_before(q, &hip_gq_ops, cap, gate_queue_ns()) ? q : NULL;
 }
 
+/* A capture begun or ended through the gate (r: the driver's answer). */
+static hipError_t gate_hip_capture(int kind, hipError_t r)
+{
+	if (kind == GK_CAPTURE_BEGIN && r == hipSuccess)
+		atomic_fetch_add(&hip_captures, 1);
+	else if (kind == GK_CAPTURE_END && atomic_load(&hip_captures) > 0)
+		atomic_fetch_sub(&hip_captures, 1);
+	return r;
+}
+
 #define HIP_HOOK(name, kind, params, args, stream)                                                 \
 	hipError_t name params                                                                     \
 	{                                                                                          \
@@ -240,6 +301,8 @@ static struct gq *gate_hip_queue_before(int kind, hipStream_t s)
 		if (gate_counting)                                                                 \
 			atomic_fetch_add_explicit(&hip_count[HIPH_##name], 1,                      \
 			                          memory_order_relaxed);                           \
+		if (kind >= GK_CAPTURE_BEGIN) /* not a submission: never gated */                  \
+			return gate_hip_capture(kind, gate_fn args);                               \
 		q = gate_hip_queue_before(kind, (hipStream_t)(stream));                            \
 		joined = gate_enter();                                                             \
 		if (joined)                                                                        \

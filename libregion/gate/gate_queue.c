@@ -73,7 +73,7 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 		return 0;
 	if (!q->stride)
 		q->stride = cap;
-	if (++q->pending < q->stride)
+	if (++q->pending < q->stride && !q->held)
 		return 0;
 	if (ops->capturing && ops->capturing(q->stream))
 		return 0; /* launches stay pending; graph replays are bounded like any launch */
@@ -88,10 +88,27 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 			break;
 		gq_complete(q, ops, q->done + 1, budget_ns);
 	}
+	if (q->held) {
+		/* gave up on this stream: no waiting, no mark, until the work
+		 * before its marks (released by the host?) has completed, for at
+		 * most GQ_HELD_MAX launches */
+		if (q->rec > q->done && ++q->held <= GQ_HELD_MAX)
+			return 0;
+		q->held = 0;
+		if (q->pending < q->stride && q->rec == q->done)
+			return 0;
+	}
 	while (gq_must_wait(q, budget_ns)) {
 		q->waits++;
-		if (ops->sync(gq_ev(q, q->done + 1)) != 0) {
+		r = ops->wait ? ops->wait(gq_ev(q, q->done + 1), GQ_WAIT_MAX_NS)
+		              : ops->sync(gq_ev(q, q->done + 1)) == 0;
+		if (r < 0) {
 			q->broken = 1;
+			return 0;
+		}
+		if (!r) {
+			q->gave_up++;
+			q->held = 1;
 			return 0;
 		}
 		gq_complete(q, ops, q->done + 1, budget_ns);

@@ -54,7 +54,25 @@ struct gq_ops {
 	/* 1 while the stream is being captured into a graph (never record or
 	 * wait there: it would invalidate the capture); may be NULL. */
 	int (*capturing)(void *stream);
+	/* Wait for ev at most limit_ns: 1 done, 0 not done in time, < 0 error.
+	 * May be NULL: sync is used (tests with a virtual clock). */
+	int (*wait)(void *ev, uint64_t limit_ns);
 };
+
+/*
+ * The longest a launching thread waits for one mark.  The work before it
+ * may be a kernel that only this thread can release (XLA's delay kernel
+ * spins on a host flag, and times out after about 100 ms;
+ * cuStreamWaitValue32; a host function waiting for the host): then the
+ * gate gives up, counts it (gave_up), lets the launch through and lets up
+ * to GQ_HELD_MAX more launches through without waiting while the mark is
+ * outstanding (then waits again, bounded again).  50 ms is half of XLA's
+ * timeout and well above the kernel in flight that queue_time usually
+ * waits for, also on a GPU shared with a busy sibling: a wait that long is
+ * rare unless the host holds the stream.
+ */
+#define GQ_WAIT_MAX_NS (50ull * 1000 * 1000)
+#define GQ_HELD_MAX 64
 
 struct gq {
 	void *stream;
@@ -67,6 +85,8 @@ struct gq {
 	unsigned n[GQ_SLOTS]; /* launches each event closes */
 	uint64_t est_ns;      /* GPU time per launch, last sample; 0 = unknown */
 	uint64_t waits;       /* times gq_before() waited (tests, debug) */
+	uint64_t gave_up;     /* waits that gave up after GQ_WAIT_MAX_NS */
+	unsigned held;        /* gave up: launches let through since (0: not held) */
 };
 
 /* The struct for stream s in a per-thread table of len entries (a free one

@@ -27,6 +27,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUarray_st *CUarray;
 typedef void (*CUhostFn)(void *userData);
@@ -37,6 +38,19 @@ typedef struct CUDA_LAUNCH_PARAMS_st CUDA_LAUNCH_PARAMS;
 typedef union CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams;
 typedef struct CUlaunchAttribute_st CUlaunchAttribute;
 typedef int CUdriverProcAddressQueryResult;
+typedef int CUstreamCaptureMode;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphEdgeData_st CUgraphEdgeData;
+typedef struct CUextSemaphore_st *CUexternalSemaphore;
+typedef struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS;
+typedef struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS;
+typedef struct CUmemcpyAttributes_st CUmemcpyAttributes;
+typedef struct CUDA_MEMCPY3D_BATCH_OP_st CUDA_MEMCPY3D_BATCH_OP;
+/* Passed by value to cuMemPrefetchAsync_v2: layout checked by proto_cuda.c. */
+typedef struct CUmemLocation_st {
+	int type;
+	int id;
+} CUmemLocation;
 
 /* The gate reads hStream out of it (queue cap); layout checked against
  * cuda.h by test/gate/proto_cuda.c. */
@@ -52,10 +66,11 @@ typedef struct CUlaunchConfig_st {
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_NOT_INITIALIZED 3
 #define CUDA_ERROR_NOT_READY 600
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define CU_EVENT_DEFAULT 0x0
 #define CU_EVENT_DISABLE_TIMING 0x2
 #define CU_STREAM_NON_BLOCKING 0x1
-#define CU_STREAM_CAPTURE_MODE_RELAXED 2
 /* cuGetProcAddress flags: bit 1 asks for the per-thread-default-stream
  * variant (CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM). */
 #define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 0x2
@@ -70,6 +85,8 @@ typedef struct ihipStream_t *hipStream_t;
 typedef struct ihipEvent_t *hipEvent_t;
 typedef struct ihipModuleSymbol_t *hipFunction_t;
 typedef struct hipGraphExec *hipGraphExec_t;
+typedef struct ihipGraph *hipGraph_t;
+typedef int hipStreamCaptureMode;
 typedef void (*hipHostFn_t)(void *userData);
 struct hipMemcpy3DParms;
 typedef struct dim3 {

@@ -44,9 +44,11 @@ wait_for 10 counter_ge "$T/c2" 200
 sleep 0.3
 page close
 ok "drain of a deep queue acknowledged" page wait-acks 1 10000
-ok "nothing queued runs after the ack" stable 300
-ok "drain status 0" [ "$(page get ack_status)" = 0 ]
+# about 2 s of kernels queued: the drain answers at its deadline
+# (drain_timeout), late, instead of waiting for all of it
 nocap=$(page get drain_us)
+ok "a drain behind 2 s of queued work answers by its deadline ($nocap us)" [ "$nocap" -lt 2500000 ]
+ok "and says it is late (status $(page get ack_status))" [ "$(page get ack_status)" != 0 ]
 page open
 kill "$HOG"; wait "$HOG" 2>/dev/null
 
@@ -78,8 +80,8 @@ bounded_hog 2 1000 "$T/c3c" 2000 "$WL/krex-hog" 20 --seconds 90 --counter "$T/c3
 ok "queue_time 1 ms: 20 us kernels still queue several deep ($MAXQ)" [ "$MAXQ" -ge 4 ]
 kill "$HOG"; wait "$HOG" 2>/dev/null
 
-# 4. HIP (mock libamdhip64.so): blocked, drained, released
-page init
+# 4. HIP (mock libamdhip64.so): blocked, drained, released (queue_cap 4)
+page init 4 0
 bg_gated ./hiphog 2000 "$T/c4"
 HOG=$!
 wait_for 10 counter_ge "$T/c4" 100

@@ -6,18 +6,76 @@
  * every 100 launches.
  *
  *	hiphog US FILE
+ *	hiphog capture MODE DIR
+ *	    queue 10 x 20 ms kernels on a stream, capture 3 kernels on another
+ *	    (blocking) stream in MODE global|thread|relaxed, touch DIR/ready, wait
+ *	    for DIR/go, end the capture, launch the graph; write
+ *	    "capture rc=R graph=G" (G 1: the graph ran) to DIR/out.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gate_types.h"
 
 hipError_t hipInit(unsigned int);
 hipError_t hipStreamCreate(hipStream_t *);
 hipError_t hipLaunchKernel(const void *, dim3, dim3, void **, size_t, hipStream_t);
+hipError_t hipStreamSynchronize(hipStream_t);
+hipError_t hipStreamBeginCapture(hipStream_t, hipStreamCaptureMode);
+hipError_t hipStreamEndCapture(hipStream_t, hipGraph_t *);
+hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, void *, char *, size_t);
+hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
+
+static int capture(const char *mode, const char *dir)
+{
+	static uint32_t words[4];
+	int m = strcmp(mode, "global") == 0 ? 0 : strcmp(mode, "thread") == 0 ? 1 : 2;
+	dim3 grid = {1, 1, 1}, block = {32, 1, 1};
+	hipStream_t work, cap;
+	hipGraph_t g = NULL;
+	hipGraphExec_t x = NULL;
+	char path[4096];
+	long long us;
+	void *out, *args[] = {&out, &us};
+	hipError_t r;
+	int i, ok = 0;
+	FILE *f;
+
+	if (hipStreamCreate(&work) != hipSuccess || hipStreamCreate(&cap) != hipSuccess)
+		return 2;
+	out = &words[0];
+	us = 20000;
+	for (i = 0; i < 10; i++)
+		hipLaunchKernel((const void *)capture, grid, block, args, 0, work);
+	if (hipStreamBeginCapture(cap, m) != hipSuccess)
+		return 1;
+	for (i = 1; i <= 3; i++) {
+		out = &words[i];
+		us = 100 * i;
+		hipLaunchKernel((const void *)capture, grid, block, args, 0, cap);
+	}
+	snprintf(path, sizeof(path), "%s/ready", dir);
+	if ((f = fopen(path, "w")))
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/go", dir);
+	for (i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+		usleep(10000);
+	r = hipStreamEndCapture(cap, &g);
+	if (r == hipSuccess && hipGraphInstantiate(&x, g, NULL, NULL, 0) == hipSuccess &&
+	    hipGraphLaunch(x, cap) == hipSuccess && hipStreamSynchronize(cap) == hipSuccess)
+		ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
+	snprintf(path, sizeof(path), "%s/out", dir);
+	if (!(f = fopen(path, "w")))
+		return 1;
+	fprintf(f, "capture rc=%d graph=%d\n", r, ok);
+	fclose(f);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -30,6 +88,8 @@ int main(int argc, char **argv)
 	unsigned long n = 0;
 	FILE *f;
 
+	if (argc == 4 && strcmp(argv[1], "capture") == 0)
+		return hipInit(0) == hipSuccess ? capture(argv[2], argv[3]) : 2;
 	if (argc != 3 || hipInit(0) != hipSuccess || hipStreamCreate(&s) != hipSuccess)
 		return 2;
 	while (time(NULL) - t0 < 60) {

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hookcov - reaches every hooked symbol of cuda_hooks.def (each variant)
- * through the three paths programs use: direct binding, dlsym(handle, name)
- * and cuGetProcAddress_v2(proc, version, flags); and every symbol of
- * hip_hooks.def directly and through dlsym.  Then prints, for each, how
+ * through the four paths programs use: direct binding, dlsym(handle, name),
+ * the dlsym that dlvsym(RTLD_DEFAULT, "dlsym", GLIBC version) answers (as
+ * interposers take it) and cuGetProcAddress_v2(proc, version, flags); and
+ * every symbol of hip_hooks.def directly and through both dlsyms.  A
+ * driver name looked up with dlvsym itself must give what dlsym gives
+ * (NULL with glibc: the driver's symbols are unversioned).  Then prints, for each, how
  * many calls reached the mock driver:
  *	mock NAME COUNT
  * hookcov.sh runs it under the gate and compares with the gate's counts.
@@ -67,7 +70,10 @@ int main(void)
 	void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	void *hip = dlopen("libamdhip64.so", RTLD_NOW | RTLD_NOLOAD);
 	CUresult (*gpa)(const char *, void **, int, cuuint64_t, int *);
+	void *(*vdlsym)(void *, const char *) = NULL;
+	const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
 	unsigned i;
+	int rc = 0;
 	void *p;
 
 	if (!cu || !hip) {
@@ -75,6 +81,10 @@ int main(void)
 		return 1;
 	}
 	*(void **)&gpa = dlsym(cu, "cuGetProcAddress_v2");
+	for (i = 0; !vdlsym && i < N(versions); i++)
+		*(void **)&vdlsym = dlvsym(RTLD_DEFAULT, "dlsym", versions[i]);
+	if (!vdlsym)
+		fprintf(stderr, "hookcov: no dlsym through dlvsym\n");
 	for (i = 0; i < N(cu_entries); i++) {
 		const struct entry *e = &cu_entries[i];
 
@@ -82,6 +92,12 @@ int main(void)
 		p = dlsym(cu, e->name);
 		if (p)
 			CALL(p);
+		if (vdlsym && (p = vdlsym(cu, e->name)))
+			CALL(p);
+		if ((p = dlvsym(cu, e->name, "KREX_ANY")) && p != dlsym(cu, e->name)) {
+			fprintf(stderr, "hookcov: dlvsym(%s) is not dlsym's answer\n", e->name);
+			rc = 1;
+		}
 		p = NULL;
 		if (gpa && gpa(e->proc, &p, 13000, e->pt ? 2 : 0, NULL) == CUDA_SUCCESS && p)
 			CALL(p);
@@ -91,10 +107,12 @@ int main(void)
 		p = dlsym(hip, hip_entries[i].name);
 		if (p)
 			CALL(p);
+		if (vdlsym && (p = vdlsym(hip, hip_entries[i].name)))
+			CALL(p);
 	}
 	for (i = 0; i < N(cu_entries); i++)
 		printf("mock %s %lu\n", cu_entries[i].name, mock_cuda_calls(cu_entries[i].name));
 	for (i = 0; i < N(hip_entries); i++)
 		printf("mock %s %lu\n", hip_entries[i].name, mock_hip_calls(hip_entries[i].name));
-	return 0;
+	return rc || !vdlsym;
 }

@@ -1,10 +1,34 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Every hooked symbol (and per-thread variant) is reached through direct
-# binding, dlsym and cuGetProcAddress (HIP: direct and dlsym): the gate's
+# binding, dlsym, dlvsym and cuGetProcAddress (HIP: direct, dlsym, dlvsym): the gate's
 # wrapper is entered on each path (KREX_GATE_COUNTS) and every call reaches
 # the mock driver exactly once (no call lost, none doubled).
+# And nothing is missed: every function of cuda.h (CUDA 13 where configure
+# found it) and of hip_runtime_api.h that takes a stream or launches, copies
+# or sets memory is hooked or listed in libregion/gate/hook_exempt.txt with
+# a reason.
 . "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/gate/hookcov_headers.sh"
+EXEMPT=$top_srcdir/libregion/gate/hook_exempt.txt
+
+# find_header FLAGS NAME: NAME in the -I directories of FLAGS.
+find_header() {
+	for f in $1; do
+		case $f in -I*) [ -r "${f#-I}/$2" ] && { echo "${f#-I}/$2"; return 0; } ;; esac
+	done
+	return 1
+}
+
+# coverage API HEADER DEF SED: one TAP line.
+coverage() {
+	sed -n "$4" "$3" | tr ' ' '\n' | sort -u >"$T/hooked-$1"
+	uncovered "$1" "$2" "$T/hooked-$1" "$EXEMPT" >"$T/missing-$1"
+	n=$(header_functions "$1" "$2" | wc -l)
+	sed 's/^/# not hooked and not exempt: /' "$T/missing-$1"
+	ok "$1: all $n stream/work functions of $2 hooked or exempt" test ! -s "$T/missing-$1"
+}
+
 G=$top_builddir/libregion/gate/.libs/libkrexgate.so
 [ -r "$G" ] || skip_all "libkrexgate.so not built"
 T=$(mktemp -d) || exit 1
@@ -15,10 +39,22 @@ LD_LIBRARY_PATH=$top_builddir/test/mock/.libs KREX_GATE_COUNTS=$T/counts LD_PREL
 rc=$?
 rm -f /dev/shm/krex-hookcov-$$
 n=$(grep -c '^mock ' "$T/mock")
-plan $((n + 1))
+plan $((n + 4))
 ok "hookcov ran (rc $rc)" [ "$rc" = 0 ]
+ok "every exempt entry has a reason" sh -c "! grep -v '^#' '$EXEMPT' | grep -v '^\$' | grep -qv '^[A-Za-z_0-9]*[[:space:]][[:space:]]*[^[:space:]]'"
+if h=$(find_header "$CUDA_CPPFLAGS" cuda.h); then
+	coverage cuda "$h" "$top_srcdir/libregion/gate/cuda_hooks.def" \
+		's/^CU_HOOK([A-Z]*, *\([A-Za-z0-9_]*\), *\([A-Za-z0-9_]*\),.*/\1 \2/p'
+else
+	skip "cuda: every stream/work function hooked or exempt" "no cuda.h (configure --with-cuda)"
+fi
+if h=$(find_header "$ROCM_CPPFLAGS" hip/hip_runtime_api.h); then
+	coverage hip "$h" "$top_srcdir/libregion/gate/hip_hooks.def" 's/^HIP_HOOK(\([A-Za-z0-9_]*\),.*/\1/p'
+else
+	skip "hip: every stream/work function hooked or exempt" "no hip_runtime_api.h (configure --with-rocm)"
+fi
 while read -r _ name calls; do
-	case $name in hip*) want=2 ;; *) want=3 ;; esac
+	case $name in hip*) want=3 ;; *) want=4 ;; esac
 	gate=$(awk -v s="$name" '$2 == s { n += $3 } END { print n + 0 }' "$T/counts")
 	ok "$name: gate saw $gate of $want, driver got $calls" \
 		test "$gate" = "$want" -a "$calls" = "$want"

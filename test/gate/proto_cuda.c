@@ -54,6 +54,10 @@ _Static_assert(SAME(__typeof__(&cuGetProcAddress_v2),
                "cuGetProcAddress_v2 changed");
 _Static_assert(offsetof(CUlaunchConfig, hStream) == 32, "CUlaunchConfig.hStream moved");
 _Static_assert(sizeof(CUdeviceptr) == 8, "CUdeviceptr is not 64-bit");
+/* passed by value to cuMemPrefetchAsync_v2: gate_types.h's stand-in is {int, int} */
+_Static_assert(sizeof(CUmemLocation) == 8 && offsetof(CUmemLocation, id) == 4,
+               "CUmemLocation layout changed");
+_Static_assert(CU_STREAM_CAPTURE_MODE_RELAXED == 2, "relaxed capture mode changed");
 _Static_assert(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM == 2, "per-thread flag changed");
 
 int main(void)

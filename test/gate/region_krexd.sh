@@ -90,7 +90,9 @@ PIDS="$PIDS $!"
 sleep 1
 timeout -k 5 60 "$KREX" region --gpus mock0 --cert "$T/cert2" -- true
 diag "$(cat "$T/cert2")"
-ok "a late drainer is counted late" [ "$(field late "$T/cert2")" -ge 1 ]
+# the gate answers at its deadline, failed: krexd notes it (or counts it late)
+ok "a late drainer is counted late or its drain failed" sh -c \
+	"[ \"\$(sed -n 's/.*\"late\": *\([0-9]*\).*/\1/p' '$T/cert2' | head -1)\" -ge 1 ] || grep -q 'drain failed' '$T/cert2'"
 ok "and frozen anyway" [ "$(field frozen "$T/cert2")" -ge 1 ]
 stop_all
 

@@ -5,8 +5,17 @@
  * API the gate and test/workloads use, on the simulated GPU of mock_gpu.c.
  *
  * Modules: any image loads; functions "fma_loop" (params: CUdeviceptr *out,
- * long long *iters; runs iters microseconds and writes iters to *out) and
- * "empty" (runs 0 us).  Device memory is host memory.
+ * long long *iters; runs iters microseconds and writes iters to *out),
+ * "empty" (runs 0 us) and "spin_flag" (params: CUdeviceptr *flag, long long
+ * *timeout_us, CUdeviceptr *status: spins until the host writes a non-zero
+ * 32-bit word at flag, or timeout_us; *status = 1 released, 2 timed out, as
+ * XLA's delay kernel).  Device memory is host memory, so host-mapped memory
+ * is any memory.
+ *
+ * Stream capture (cuStreamBeginCapture_v2 ... cuGraphLaunch) follows the
+ * driver's rules for "potentially unsafe" calls (mock_gpu.h mock_unsafe):
+ * cuCtxSynchronize, cuStreamSynchronize/Query, cuEventSynchronize/Query,
+ * synchronous copies and memsets, cuMemAlloc/cuMemFree.
  */
 #include "config.h"
 
@@ -24,12 +33,22 @@
 #define CUDA_ERROR_INVALID_CONTEXT 201
 #define CUDA_ERROR_NOT_FOUND 500
 #define CUDA_ERROR_NOT_READY 600
+#define CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED 900
+#define CUDA_ERROR_STREAM_CAPTURE_INVALIDATED 901
+#define CUDA_ERROR_STREAM_CAPTURE_IMPLICIT 906
+#define CUDA_ERROR_CAPTURED_EVENT 907
 
 struct CUctx_st {
 	int dev;
 };
 struct CUfunc_st {
-	int empty;
+	int kind; /* 0 fma_loop, 1 empty, 2 spin_flag */
+};
+struct CUgraph_st {
+	struct mock_op *ops;
+};
+struct CUgraphExec_st {
+	struct mock_op *ops;
 };
 struct CUstream_st {
 	struct mock_stream s;
@@ -40,14 +59,42 @@ struct CUevent_st {
 
 static int initialized;
 static struct CUctx_st primary_ctx;
-static struct CUfunc_st fn_fma = {0}, fn_empty = {1};
+static struct CUfunc_st fn_fma = {0}, fn_empty = {1}, fn_spin = {2};
 static __thread CUcontext ctx_stack[16];
 static __thread int ctx_depth; /* ctx_stack[ctx_depth - 1] is current */
 
+/* Set by the _ptds/_ptsz entry points (mock_cuda_stubs.c): stream 0 is then
+ * the calling thread's per-thread default stream. */
+__thread int mock_cu_per_thread;
+
 static struct mock_stream *mstream(CUstream s)
 {
-	/* 0, CU_STREAM_LEGACY (1), CU_STREAM_PER_THREAD (2): the default FIFO */
+	/* 0: the legacy default stream (per-thread in a _ptsz call);
+	 * CU_STREAM_LEGACY (1); CU_STREAM_PER_THREAD (2) */
+	if (s == CU_STREAM_PER_THREAD || (!s && mock_cu_per_thread))
+		return mock_per_thread();
 	return (uintptr_t)s <= 2 ? NULL : &s->s;
+}
+
+/* Queue op on s, or record it into s's capture; *seq gets its sequence
+ * number (0 when captured). */
+static CUresult submit(CUstream s, const struct mock_op *op, uint64_t *seq)
+{
+	struct mock_stream *ms = mstream(s);
+	int c = mock_capture_op(ms, op);
+	uint64_t n;
+
+	if (seq)
+		*seq = 0;
+	if (c < 0)
+		return ms ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+		          : CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+	if (c > 0)
+		return CUDA_SUCCESS;
+	n = mock_submit(ms, op);
+	if (seq)
+		*seq = n;
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuInit(unsigned int flags)
@@ -149,14 +196,19 @@ EXPORT CUresult cuCtxSynchronize(void)
 {
 	if (!have_ctx())
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (mock_unsafe(NULL, 1))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	mock_sync_all();
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
-	void *m = calloc(1, n ? n : 1);
+	void *m;
 
+	if (mock_unsafe(NULL, 0))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	m = calloc(1, n ? n : 1);
 	if (!m)
 		return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
 	*p = (CUdeviceptr)(uintptr_t)m;
@@ -165,6 +217,8 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
+	if (mock_unsafe(NULL, 0))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	mock_sync_all();
 	free((void *)(uintptr_t)p);
 	return CUDA_SUCCESS;
@@ -184,6 +238,8 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 		*f = &fn_fma;
 	else if (strcmp(name, "empty") == 0 || strcmp(name, "krex_warm") == 0)
 		*f = &fn_empty; /* krex_warm: the gate's region warm-up kernel */
+	else if (strcmp(name, "spin_flag") == 0)
+		*f = &fn_spin;
 	else
 		return CUDA_ERROR_NOT_FOUND;
 	return CUDA_SUCCESS;
@@ -192,20 +248,45 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 {
 	*s = calloc(1, sizeof(struct CUstream_st));
-	return *s ? CUDA_SUCCESS : 2;
+	if (!*s)
+		return 2;
+	(*s)->s.flags = flags & 1 ? MOCK_STREAM_NONBLOCKING : 0; /* CU_STREAM_NON_BLOCKING */
+	return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuStreamDestroy_v2(CUstream s)
+EXPORT CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
 {
+	struct mock_stream *ms = mstream(s);
+
+	*flags = ms && (ms->flags & MOCK_STREAM_NONBLOCKING) ? 1 : 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult mock_cu_cuStreamDestroy_v2(CUstream s)
+{
+	if ((uintptr_t)s <= 2)
+		return CUDA_ERROR_INVALID_VALUE;
 	mock_sync_stream(mstream(s));
+	mock_stream_release(mstream(s));
 	free(s);
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
+	if (mock_unsafe(mstream(s), 0))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	mock_sync_stream(mstream(s));
 	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamQuery(CUstream s)
+{
+	struct mock_stream *ms = mstream(s);
+
+	if (mock_unsafe(ms, 0))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	return mock_done(ms, ms ? ms->submitted : 0) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned int flags)
@@ -216,8 +297,8 @@ EXPORT CUresult cuEventCreate(CUevent *e, unsigned int flags)
 
 EXPORT CUresult cuEventDestroy_v2(CUevent e)
 {
-	if (e && e->e.seq)
-		mock_wait_seq(e->e.seq);
+	if (e && e->e.s && !e->e.captured)
+		mock_wait(e->e.s, e->e.seq);
 	free(e);
 	return CUDA_SUCCESS;
 }
@@ -226,25 +307,50 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
 	struct mock_op op = {.type = MOP_EVENT, .ev = &e->e};
 
-	mock_submit(mstream(s), &op);
+	if (!e)
+		return CUDA_ERROR_INVALID_VALUE;
+	return submit(s, &op, NULL);
+}
+
+/* An event wait or query: unsafe during capture; an event last recorded
+ * inside a capture cannot be waited for at all (it invalidates that capture). */
+static CUresult event_check(CUevent e)
+{
+	if (!e)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (e->e.captured) {
+		mock_unsafe(e->e.s, 0);
+		return CUDA_ERROR_CAPTURED_EVENT;
+	}
+	if (mock_unsafe(NULL, 0))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuEventSynchronize(CUevent e)
 {
-	if (e->e.seq)
-		mock_wait_seq(e->e.seq);
+	CUresult r = event_check(e);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (e->e.s)
+		mock_wait(e->e.s, e->e.seq);
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuEventQuery(CUevent e)
 {
-	return !e->e.seq || mock_done_seq(e->e.seq) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+	CUresult r = event_check(e);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	return !e->e.s || mock_done(e->e.s, e->e.seq) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
-	if (!a->e.seq || !b->e.seq || !mock_done_seq(a->e.seq) || !mock_done_seq(b->e.seq))
+	if (!a->e.s || !b->e.s || a->e.captured || b->e.captured || !mock_done(a->e.s, a->e.seq) ||
+	    !mock_done(b->e.s, b->e.seq))
 		return CUDA_ERROR_NOT_READY;
 	*ms = (float)((double)((int64_t)(b->e.t_ns - a->e.t_ns)) / 1e6);
 	return CUDA_SUCCESS;
@@ -273,12 +379,20 @@ CUresult mock_cu_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!have_ctx())
 		return CUDA_ERROR_INVALID_CONTEXT;
-	if (!f->empty && params) {
+	if (f->kind == 0 && params) {
 		op.dst = params[0] ? (void *)(uintptr_t) * (CUdeviceptr *)params[0] : NULL;
 		op.us = params[1] ? (uint64_t) * (long long *)params[1] : 0;
+	} else if (f->kind == 2) {
+		if (!params || !params[0] || !params[1])
+			return CUDA_ERROR_INVALID_VALUE;
+		op.type = MOP_SPIN;
+		op.src = (const void *)(uintptr_t) * (CUdeviceptr *)params[0];
+		op.us = (uint64_t) * (long long *)params[1];
+		op.dst = params[2] ? (void *)(uintptr_t) * (CUdeviceptr *)params[2] : NULL;
+		if (!op.src)
+			return CUDA_ERROR_INVALID_VALUE;
 	}
-	mock_submit(mstream(s), &op);
-	return CUDA_SUCCESS;
+	return submit(s, &op, NULL);
 }
 
 CUresult mock_cu_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
@@ -297,21 +411,23 @@ CUresult mock_cu_cuLaunchHostFunc(CUstream s, CUhostFn fn, void *arg)
 
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
-	mock_submit(mstream(s), &op);
-	return CUDA_SUCCESS;
+	return submit(s, &op, NULL);
 }
 
 static CUresult copy_async(void *dst, const void *src, size_t n, CUstream s, int sync)
 {
 	struct mock_op op = {.type = MOP_COPY, .dst = dst, .src = src, .n = n};
 	uint64_t seq;
+	CUresult r;
 
 	if (n && (!dst || !src))
 		return CUDA_ERROR_INVALID_VALUE;
-	seq = mock_submit(mstream(s), &op);
-	if (sync)
-		mock_wait_seq(seq);
-	return CUDA_SUCCESS;
+	if (sync && mock_unsafe(NULL, 0))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	r = submit(s, &op, &seq);
+	if (r == CUDA_SUCCESS && sync && seq)
+		mock_wait(mstream(s), seq);
+	return r;
 }
 
 #define DPTR(p) ((void *)(uintptr_t)(p))
@@ -352,13 +468,16 @@ static CUresult set_async(CUdeviceptr d, uint32_t v, size_t elem, size_t n, CUst
 {
 	struct mock_op op = {.type = MOP_SET, .dst = DPTR(d), .value = v, .elem = elem, .n = n};
 	uint64_t seq;
+	CUresult r;
 
 	if (n && !d)
 		return CUDA_ERROR_INVALID_VALUE;
-	seq = mock_submit(mstream(s), &op);
-	if (sync)
-		mock_wait_seq(seq);
-	return CUDA_SUCCESS;
+	if (sync && mock_unsafe(NULL, 0))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	r = submit(s, &op, &seq);
+	if (r == CUDA_SUCCESS && sync && seq)
+		mock_wait(mstream(s), seq);
+	return r;
 }
 
 CUresult mock_cu_cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
@@ -376,6 +495,231 @@ CUresult mock_cu_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstr
 CUresult mock_cu_cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
 {
 	return set_async(d, v, 4, n, s, 0);
+}
+
+/* ---- stream waits and writes ------------------------------------------------ */
+
+CUresult mock_cu_cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+	struct mock_op op = {.type = MOP_NOP};
+
+	if (!e)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!e->e.captured) {
+		op.dep_s = e->e.s;
+		op.dep_seq = e->e.seq;
+	}
+	return submit(s, &op, NULL);
+}
+
+static CUresult wait_value(CUstream s, CUdeviceptr addr, uint64_t v, unsigned flags, size_t sz)
+{
+	struct mock_op op = {.type = MOP_WAITVAL, .dst = DPTR(addr), .value = v, .elem = sz};
+
+	if (!addr)
+		return CUDA_ERROR_INVALID_VALUE;
+	op.cond = (int)(flags & 3);
+	return submit(s, &op, NULL);
+}
+
+static CUresult write_value(CUstream s, CUdeviceptr addr, uint64_t v, size_t sz)
+{
+	struct mock_op op = {.type = MOP_WRITEVAL, .dst = DPTR(addr), .value = v, .elem = sz};
+
+	if (!addr)
+		return CUDA_ERROR_INVALID_VALUE;
+	return submit(s, &op, NULL);
+}
+
+CUresult mock_cu_cuStreamWaitValue32_v2(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f)
+{
+	return wait_value(s, a, v, f, 4);
+}
+CUresult mock_cu_cuStreamWaitValue64_v2(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f)
+{
+	return wait_value(s, a, v, f, 8);
+}
+CUresult mock_cu_cuStreamWriteValue32_v2(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f)
+{
+	return write_value(s, a, v, 4);
+}
+CUresult mock_cu_cuStreamWriteValue64_v2(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f)
+{
+	return write_value(s, a, v, 8);
+}
+
+/* ---- stream capture and graphs ------------------------------------------------ */
+
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(int *mode)
+{
+	if (!mode || *mode < 0 || *mode > 2)
+		return CUDA_ERROR_INVALID_VALUE;
+	mock_capture_exchange_mode(mode);
+	return CUDA_SUCCESS;
+}
+
+static CUresult begin_capture(CUstream s, int mode)
+{
+	struct mock_stream *ms = mstream(s);
+
+	if (!ms) /* the legacy stream cannot be captured */
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	return mock_capture_begin(ms, mode) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult mock_cu_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+	return begin_capture(s, mode);
+}
+
+static CUresult end_capture(CUstream s, CUgraph *g)
+{
+	struct mock_op *ops;
+	int st;
+
+	if (!g)
+		return CUDA_ERROR_INVALID_VALUE;
+	st = mock_capture_end(mstream(s), &ops);
+	*g = NULL;
+	if (st == MOCK_CAP_NONE)
+		return CUDA_ERROR_INVALID_VALUE; /* CUDA_ERROR_ILLEGAL_STATE in the driver */
+	if (st == MOCK_CAP_INVALIDATED)
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	*g = calloc(1, sizeof(**g));
+	(*g)->ops = ops;
+	return CUDA_SUCCESS;
+}
+
+CUresult mock_cu_cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+	return end_capture(s, g);
+}
+
+static CUresult is_capturing(CUstream s, int *status, cuuint64_t *id)
+{
+	int st = mock_capture_status(mstream(s), (uint64_t *)id);
+
+	if (st < 0)
+		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+	*status = st;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamIsCapturing(CUstream s, int *status)
+{
+	return is_capturing(s, status, NULL);
+}
+
+EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream s, int *status)
+{
+	CUresult r;
+
+	mock_cu_per_thread = 1;
+	r = is_capturing(s, status, NULL);
+	mock_cu_per_thread = 0;
+	return r;
+}
+
+EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream s, int *status, cuuint64_t *id, CUgraph *g,
+                                          const void **deps, const void **edges, size_t *ndeps)
+{
+	cuuint64_t cid = 0;
+	CUresult r = is_capturing(s, status, &cid);
+
+	if (id)
+		*id = cid;
+	if (g)
+		*g = NULL;
+	if (deps)
+		*deps = NULL;
+	if (edges)
+		*edges = NULL;
+	if (ndeps)
+		*ndeps = 0;
+	return r;
+}
+
+EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream s, int *status, cuuint64_t *id, CUgraph *g,
+                                          const void **deps, size_t *ndeps)
+{
+	return cuStreamGetCaptureInfo_v3(s, status, id, g, deps, NULL, ndeps);
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *x, CUgraph g, unsigned long long flags)
+{
+	struct mock_op *o, *copy, **tail;
+
+	if (!x || !g)
+		return CUDA_ERROR_INVALID_VALUE;
+	*x = calloc(1, sizeof(**x));
+	tail = &(*x)->ops;
+	for (o = g->ops; o; o = o->next) {
+		copy = malloc(sizeof(*copy));
+		*copy = *o;
+		copy->next = NULL;
+		*tail = copy;
+		tail = &copy->next;
+	}
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphDestroy(CUgraph g)
+{
+	if (g)
+		mock_graph_free(g->ops);
+	free(g);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec x)
+{
+	if (x)
+		mock_graph_free(x->ops);
+	free(x);
+	return CUDA_SUCCESS;
+}
+
+CUresult mock_cu_cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                             const CUgraphEdgeData *edges, size_t n,
+                                             CUstreamCaptureMode mode)
+{
+	return begin_capture(s, mode); /* the mock always starts an empty graph */
+}
+
+CUresult mock_cu_cuGraphLaunch(CUgraphExec x, CUstream s)
+{
+	struct mock_stream *ms = mstream(s);
+
+	if (!x)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (mock_capture_status(ms, NULL)) {
+	case MOCK_CAP_NONE:
+		break;
+	case -1: /* legacy stream while a blocking stream captures */
+		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+	default: /* not modelled: a graph launched into a capture */
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	mock_graph_launch(x->ops, ms);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
+{
+	*p = calloc(1, n ? n : 1);
+	return *p ? CUDA_SUCCESS : 2;
+}
+
+EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
+{
+	*d = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+	free(p);
+	return CUDA_SUCCESS;
 }
 
 /* ---- cuGetProcAddress ---------------------------------------------------------- */

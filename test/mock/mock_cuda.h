@@ -12,4 +12,7 @@ unsigned long mock_cuda_calls(const char *name);
 /* The mock's function for a hooked name given to cuGetProcAddress. */
 void *mock_cuda_proc(const char *symbol, int ver, unsigned long long flags);
 
+/* 1 inside a _ptds/_ptsz entry point: stream 0 is the per-thread stream. */
+extern __thread int mock_cu_per_thread;
+
 #endif /* KREX_MOCK_CUDA_H */

@@ -38,8 +38,12 @@ static _Atomic unsigned long mock_calls[MCU_COUNT][2];
 	CUresult sym params;                                                                       \
 	CUresult sym params                                                                        \
 	{                                                                                          \
+		CUresult r;                                                                        \
 		atomic_fetch_add(&mock_calls[id][pt], 1);                                          \
-		return mock_cu_##name args;                                                        \
+		mock_cu_per_thread = pt;                                                           \
+		r = mock_cu_##name args;                                                           \
+		mock_cu_per_thread = 0;                                                            \
+		return r;                                                                          \
 	}
 #define MOCK_V_NONE(name, params, args)
 #define MOCK_V_PTDS(name, params, args) MOCK_EXPORT(name##_ptds, MCU_##name, 1, name, params, args)

@@ -39,10 +39,39 @@ static struct mock_shm shm_private; /* when shm_open fails: one process only */
 static pthread_once_t dev_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t dev_cv = PTHREAD_COND_INITIALIZER;
-static struct mock_op *q_head, *q_tail;
-static unsigned q_len, q_kernels;
-static uint64_t seq_submitted, seq_done;
-static struct mock_stream default_stream;
+static unsigned q_len, q_kernels; /* ops and kernels queued in the process */
+static struct mock_stream legacy_stream;
+static struct mock_stream *streams; /* registered streams (dev_mu) */
+static __thread struct mock_stream *pt_stream;
+static __thread int cap_mode_tls; /* MOCK_MODE_GLOBAL */
+static uint64_t cap_ids;
+static int cap_active;
+
+/* Every stream that captures, registered or not, is on this list. */
+static struct mock_stream *cap_streams[64];
+
+static void cap_track(struct mock_stream *s)
+{
+	int i, freeslot = -1;
+
+	for (i = 0; i < 64; i++) {
+		if (cap_streams[i] == s)
+			return;
+		if (!cap_streams[i] && freeslot < 0)
+			freeslot = i;
+	}
+	if (freeslot >= 0)
+		cap_streams[freeslot] = s;
+}
+
+static void cap_untrack(struct mock_stream *s)
+{
+	int i;
+
+	for (i = 0; i < 64; i++)
+		if (cap_streams[i] == s)
+			cap_streams[i] = NULL;
+}
 
 static uint64_t now_ns(void)
 {
@@ -124,11 +153,29 @@ static void dev_unlock(void)
 	shm_futex(&shm->seq, FUTEX_WAKE, INT_MAX, 0);
 }
 
-/* Run one op; *busy_end is the simulated end of the work before it, 0 when
- * the device was idle. */
+/* Poll a host word the host writes without any driver call. */
+static int word_met(const struct mock_op *op)
+{
+	uint64_t v = op->elem == 8 ? atomic_load((_Atomic uint64_t *)op->dst)
+	                           : atomic_load((_Atomic uint32_t *)op->dst);
+
+	switch (op->cond) {
+	case MOCK_WAIT_EQ:
+		return v == op->value;
+	case MOCK_WAIT_AND:
+		return (v & op->value) != 0;
+	case MOCK_WAIT_NOR:
+		return ~(v | op->value) != 0;
+	default:
+		return op->elem == 8 ? v >= op->value : (uint32_t)v >= (uint32_t)op->value;
+	}
+}
+
+/* Run one op; *busy_end is the simulated end of the work before it on its
+ * stream, 0 when the stream was idle. */
 static void op_run(struct mock_op *op, uint64_t *busy_end)
 {
-	uint64_t t, start;
+	uint64_t t, start, deadline;
 	size_t i;
 
 	switch (op->type) {
@@ -142,6 +189,30 @@ static void op_run(struct mock_op *op, uint64_t *busy_end)
 		if (op->dst)
 			*(uint32_t *)op->dst = (uint32_t)op->us;
 		*busy_end = start + op->us * 1000ull;
+		break;
+	case MOP_SPIN:
+		/* A kernel spinning on a host flag (XLA's delay kernel): holds
+		 * no device lock, ends when the host writes the flag or at its
+		 * own timeout, and says which in its status word. */
+		deadline = now_ns() + op->us * 1000ull;
+		while (!atomic_load((_Atomic uint32_t *)op->src) && now_ns() < deadline)
+			sleep_until(now_ns() + 20000);
+		atomic_fetch_add(&shm->kernels, 1);
+		if (op->dst)
+			atomic_store((_Atomic uint32_t *)op->dst,
+			             atomic_load((_Atomic uint32_t *)op->src) ? 1 : 2);
+		*busy_end = now_ns();
+		break;
+	case MOP_WAITVAL:
+		while (!word_met(op))
+			sleep_until(now_ns() + 20000);
+		*busy_end = 0;
+		break;
+	case MOP_WRITEVAL:
+		if (op->elem == 8)
+			atomic_store((_Atomic uint64_t *)op->dst, op->value);
+		else
+			atomic_store((_Atomic uint32_t *)op->dst, (uint32_t)op->value);
 		break;
 	case MOP_COPY:
 		memmove(op->dst, op->src, op->n);
@@ -161,62 +232,99 @@ static void op_run(struct mock_op *op, uint64_t *busy_end)
 	}
 }
 
-static void *dev_worker(void *arg)
+/* All of op's dependencies ran (dev_mu held). */
+static int deps_met(const struct mock_op *op)
 {
-	uint64_t busy_end = 0;
+	unsigned i;
+
+	if (op->dep_s && op->dep_s->done < op->dep_seq)
+		return 0;
+	for (i = 0; i < op->ndeps; i++)
+		if (op->deps[i]->done < op->dep_seqs[i])
+			return 0;
+	return 1;
+}
+
+static void op_free(struct mock_op *op)
+{
+	free(op->deps);
+	free(op->dep_seqs);
+	free(op);
+}
+
+static void *stream_worker(void *arg)
+{
+	struct mock_stream *s = arg;
 	struct mock_op *op;
 
-	(void)arg;
 	pthread_mutex_lock(&dev_mu);
 	for (;;) {
-		if (!q_head) {
-			busy_end = 0; /* idle: the next event is stamped with real time */
+		if (!s->head) {
+			if (s->dying)
+				break;
+			s->busy_end = 0; /* idle: the next event is stamped with real time */
 			pthread_cond_wait(&dev_cv, &dev_mu);
 			continue;
 		}
-		op = q_head;
+		op = s->head;
+		if (!deps_met(op)) {
+			pthread_cond_wait(&dev_cv, &dev_mu);
+			continue;
+		}
 		pthread_mutex_unlock(&dev_mu);
-		op_run(op, &busy_end);
+		op_run(op, &s->busy_end);
 		pthread_mutex_lock(&dev_mu);
-		if (op->type == MOP_EVENT)
-			op->ev->done = 1;
-		q_head = op->next;
-		if (!q_head)
-			q_tail = NULL;
+		s->head = op->next;
+		if (!s->head)
+			s->tail = NULL;
 		q_len--;
-		if (op->type == MOP_KERNEL)
+		if (op->type == MOP_KERNEL || op->type == MOP_SPIN)
 			q_kernels--;
-		seq_done = op->seq;
-		free(op);
+		s->done = op->seq;
+		op_free(op);
 		pthread_cond_broadcast(&dev_cv);
 	}
+	s->worker_done = 1;
+	pthread_cond_broadcast(&dev_cv);
+	pthread_mutex_unlock(&dev_mu);
 	return NULL;
+}
+
+/* Register s and start its worker (dev_mu held). */
+static void stream_register(struct mock_stream *s)
+{
+	sigset_t all, old;
+
+	if (s->registered)
+		return;
+	s->registered = 1;
+	s->next = streams;
+	streams = s;
+	/* The worker takes no signals: they belong to the application. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_create(&s->worker, NULL, stream_worker, s);
+	pthread_detach(s->worker);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void dev_start(void)
 {
-	pthread_t t;
-	sigset_t all, old;
-
 	shm_attach();
-	/* The worker takes no signals: they belong to the application. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_create(&t, NULL, dev_worker, NULL);
-	pthread_detach(t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void dev_atfork_child(void)
 {
-	/* The worker does not exist in the child: start afresh. */
+	/* No worker exists in the child: start afresh (the parent's streams
+	 * and their queues are forgotten). */
 	pthread_mutex_init(&dev_mu, NULL);
 	pthread_cond_init(&dev_cv, NULL);
-	q_head = q_tail = NULL;
 	q_len = 0;
 	q_kernels = 0;
-	seq_submitted = seq_done = 0;
-	default_stream.last_seq = 0;
+	streams = NULL;
+	memset(&legacy_stream, 0, sizeof(legacy_stream));
+	pt_stream = NULL;
+	cap_active = 0;
 	dev_once = (pthread_once_t)PTHREAD_ONCE_INIT;
 }
 
@@ -225,32 +333,79 @@ __attribute__((constructor)) static void dev_init(void)
 	pthread_atfork(NULL, NULL, dev_atfork_child);
 }
 
+struct mock_stream *mock_per_thread(void)
+{
+	if (!pt_stream)
+		pt_stream = calloc(1, sizeof(*pt_stream)); /* lives as long as the process */
+	return pt_stream;
+}
+
+static struct mock_stream *real_stream(struct mock_stream *s)
+{
+	return s ? s : &legacy_stream;
+}
+
+/* The legacy stream's implicit synchronization (dev_mu held). */
+static void add_implicit_deps(struct mock_stream *s, struct mock_op *op)
+{
+	struct mock_stream *o;
+	unsigned n = 0;
+
+	if (s == &legacy_stream) {
+		for (o = streams; o; o = o->next)
+			if (o != s && !(o->flags & MOCK_STREAM_NONBLOCKING) &&
+			    o->submitted > o->done)
+				n++;
+		if (!n)
+			return;
+		op->deps = calloc(n, sizeof(*op->deps));
+		op->dep_seqs = calloc(n, sizeof(*op->dep_seqs));
+		for (o = streams; o && op->ndeps < n; o = o->next)
+			if (o != s && !(o->flags & MOCK_STREAM_NONBLOCKING) &&
+			    o->submitted > o->done) {
+				op->deps[op->ndeps] = o;
+				op->dep_seqs[op->ndeps++] = o->submitted;
+			}
+	} else if (!(s->flags & MOCK_STREAM_NONBLOCKING) &&
+	           legacy_stream.submitted > legacy_stream.done) {
+		op->deps = calloc(1, sizeof(*op->deps));
+		op->dep_seqs = calloc(1, sizeof(*op->dep_seqs));
+		op->deps[0] = &legacy_stream;
+		op->dep_seqs[0] = legacy_stream.submitted;
+		op->ndeps = 1;
+	}
+}
+
 uint64_t mock_submit(struct mock_stream *s, const struct mock_op *src)
 {
 	struct mock_op *op = malloc(sizeof(*op));
 	uint64_t seq;
 
 	pthread_once(&dev_once, dev_start);
-	if (!s)
-		s = &default_stream;
+	s = real_stream(s);
 	*op = *src;
 	op->next = NULL;
+	op->deps = NULL;
+	op->dep_seqs = NULL;
+	op->ndeps = 0;
 	pthread_mutex_lock(&dev_mu);
 	while (q_len >= MOCK_QUEUE_MAX)
 		pthread_cond_wait(&dev_cv, &dev_mu);
-	seq = op->seq = ++seq_submitted;
+	stream_register(s);
+	add_implicit_deps(s, op);
+	seq = op->seq = ++s->submitted;
 	if (op->type == MOP_EVENT) {
+		op->ev->s = s;
 		op->ev->seq = seq;
-		op->ev->done = 0;
+		op->ev->captured = 0;
 	}
-	s->last_seq = seq;
-	if (q_tail)
-		q_tail->next = op;
+	if (s->tail)
+		s->tail->next = op;
 	else
-		q_head = op;
-	q_tail = op;
+		s->head = op;
+	s->tail = op;
 	q_len++;
-	if (op->type == MOP_KERNEL) {
+	if (op->type == MOP_KERNEL || op->type == MOP_SPIN) {
 		uint32_t m = atomic_load(&shm->maxq);
 
 		q_kernels++;
@@ -262,41 +417,261 @@ uint64_t mock_submit(struct mock_stream *s, const struct mock_op *src)
 	return seq;
 }
 
-void mock_wait_seq(uint64_t seq)
+void mock_wait(struct mock_stream *s, uint64_t seq)
 {
+	s = real_stream(s);
 	pthread_mutex_lock(&dev_mu);
-	while (seq_done < seq)
+	while (s->done < seq)
 		pthread_cond_wait(&dev_cv, &dev_mu);
 	pthread_mutex_unlock(&dev_mu);
 }
 
-int mock_done_seq(uint64_t seq)
+int mock_done(struct mock_stream *s, uint64_t seq)
 {
 	int done;
 
+	s = real_stream(s);
 	pthread_mutex_lock(&dev_mu);
-	done = seq_done >= seq;
+	done = s->done >= seq;
 	pthread_mutex_unlock(&dev_mu);
 	return done;
 }
 
 void mock_sync_all(void)
 {
-	uint64_t s;
+	struct mock_stream *o;
+	int busy = 1;
 
 	pthread_mutex_lock(&dev_mu);
-	s = seq_submitted;
+	while (busy) {
+		busy = 0;
+		for (o = streams; o; o = o->next)
+			if (o->done < o->submitted) {
+				busy = 1;
+				pthread_cond_wait(&dev_cv, &dev_mu);
+				break; /* the list may have changed */
+			}
+	}
 	pthread_mutex_unlock(&dev_mu);
-	mock_wait_seq(s);
 }
 
 void mock_sync_stream(struct mock_stream *s)
 {
-	mock_wait_seq((s ? s : &default_stream)->last_seq);
+	s = real_stream(s);
+	mock_wait(s, s->submitted);
+}
+
+void mock_stream_release(struct mock_stream *s)
+{
+	struct mock_stream **pp;
+
+	if (!s || s == &legacy_stream)
+		return;
+	pthread_mutex_lock(&dev_mu);
+	if (s->registered) {
+		s->dying = 1;
+		pthread_cond_broadcast(&dev_cv);
+		while (!s->worker_done)
+			pthread_cond_wait(&dev_cv, &dev_mu);
+		for (pp = &streams; *pp; pp = &(*pp)->next)
+			if (*pp == s) {
+				*pp = s->next;
+				break;
+			}
+	}
+	if (s->cap_status != MOCK_CAP_NONE) {
+		cap_active--;
+		cap_untrack(s);
+	}
+	mock_graph_free(s->cap_head);
+	pthread_mutex_unlock(&dev_mu);
 }
 
 uint64_t mock_kernels_total(void)
 {
 	pthread_once(&dev_once, dev_start);
 	return atomic_load(&shm->kernels);
+}
+
+/* ---- stream capture --------------------------------------------------------- */
+
+void mock_capture_exchange_mode(int *mode)
+{
+	int old = cap_mode_tls;
+
+	cap_mode_tls = *mode;
+	*mode = old;
+}
+
+int mock_capture_begin(struct mock_stream *s, int mode)
+{
+	int rc = 0;
+
+	if (!s || mode < MOCK_MODE_GLOBAL || mode > MOCK_MODE_RELAXED)
+		return -1;
+	pthread_mutex_lock(&dev_mu);
+	if (s->cap_status != MOCK_CAP_NONE) {
+		rc = -1;
+	} else {
+		s->cap_status = MOCK_CAP_ACTIVE;
+		s->cap_mode = mode;
+		s->cap_thread = pthread_self();
+		s->cap_id = ++cap_ids;
+		s->cap_head = s->cap_tail = NULL;
+		cap_active++;
+		cap_track(s);
+	}
+	pthread_mutex_unlock(&dev_mu);
+	return rc;
+}
+
+int mock_capture_end(struct mock_stream *s, struct mock_op **graph)
+{
+	int st;
+
+	*graph = NULL;
+	if (!s)
+		return MOCK_CAP_NONE;
+	pthread_mutex_lock(&dev_mu);
+	st = s->cap_status;
+	if (st != MOCK_CAP_NONE) {
+		cap_active--;
+		cap_untrack(s);
+		s->cap_status = MOCK_CAP_NONE;
+		if (st == MOCK_CAP_ACTIVE)
+			*graph = s->cap_head;
+		else
+			mock_graph_free(s->cap_head);
+		s->cap_head = s->cap_tail = NULL;
+	}
+	pthread_mutex_unlock(&dev_mu);
+	return st;
+}
+
+int mock_capture_status(struct mock_stream *s, uint64_t *id)
+{
+	int st;
+
+	pthread_mutex_lock(&dev_mu);
+	s = real_stream(s);
+	st = s->cap_status;
+	if (id)
+		*id = st ? s->cap_id : 0;
+	if (s == &legacy_stream && cap_active) {
+		/* The legacy stream is never captured; asking about it while a
+		 * blocking stream captures is an implicit dependency. */
+		int i;
+
+		for (i = 0; i < 64; i++)
+			if (cap_streams[i] && cap_streams[i]->cap_status == MOCK_CAP_ACTIVE &&
+			    !(cap_streams[i]->flags & MOCK_STREAM_NONBLOCKING))
+				st = -1;
+	}
+	pthread_mutex_unlock(&dev_mu);
+	return st;
+}
+
+int mock_captures_active(void)
+{
+	int n;
+
+	pthread_mutex_lock(&dev_mu);
+	n = cap_active;
+	pthread_mutex_unlock(&dev_mu);
+	return n;
+}
+
+int mock_unsafe(struct mock_stream *target, int device_wide)
+{
+	pthread_t me = pthread_self();
+	struct mock_stream *c;
+	int i, rc = 0, bad;
+
+	pthread_mutex_lock(&dev_mu);
+	if (!cap_active) {
+		pthread_mutex_unlock(&dev_mu);
+		return 0;
+	}
+	for (i = 0; i < 64; i++) {
+		c = cap_streams[i];
+		if (!c || c->cap_status == MOCK_CAP_NONE)
+			continue;
+		bad = device_wide || c == target ||
+		      (pthread_equal(c->cap_thread, me) && c->cap_mode != MOCK_MODE_RELAXED) ||
+		      (c->cap_mode == MOCK_MODE_GLOBAL && cap_mode_tls != MOCK_MODE_RELAXED);
+		if (bad) {
+			if (c->cap_status == MOCK_CAP_ACTIVE && getenv("KREX_MOCK_DEBUG"))
+				fprintf(stderr,
+				        "mock: capture %llu invalidated by an unsafe call\n",
+				        (unsigned long long)c->cap_id);
+			c->cap_status = MOCK_CAP_INVALIDATED;
+			rc = -1;
+		}
+	}
+	pthread_mutex_unlock(&dev_mu);
+	return rc;
+}
+
+int mock_capture_op(struct mock_stream *s, const struct mock_op *src)
+{
+	struct mock_op *op;
+	struct mock_stream *c;
+	int i, rc = 0;
+
+	pthread_mutex_lock(&dev_mu);
+	if (!cap_active) {
+		pthread_mutex_unlock(&dev_mu);
+		return 0;
+	}
+	if (!s) {
+		/* legacy stream: an implicit dependency on every capturing
+		 * blocking stream */
+		for (i = 0; i < 64; i++) {
+			c = cap_streams[i];
+			if (c && c->cap_status == MOCK_CAP_ACTIVE &&
+			    !(c->flags & MOCK_STREAM_NONBLOCKING)) {
+				c->cap_status = MOCK_CAP_INVALIDATED;
+				rc = -1;
+			}
+		}
+	} else if (s->cap_status == MOCK_CAP_INVALIDATED) {
+		rc = -1;
+	} else if (s->cap_status == MOCK_CAP_ACTIVE) {
+		op = malloc(sizeof(*op));
+		*op = *src;
+		op->next = NULL;
+		op->deps = NULL;
+		op->dep_seqs = NULL;
+		op->ndeps = 0;
+		op->dep_s = NULL;
+		if (op->type == MOP_EVENT) {
+			op->ev->captured = 1;
+			op->ev->s = s;
+		}
+		if (s->cap_tail)
+			s->cap_tail->next = op;
+		else
+			s->cap_head = op;
+		s->cap_tail = op;
+		rc = 1;
+	}
+	pthread_mutex_unlock(&dev_mu);
+	return rc;
+}
+
+void mock_graph_launch(const struct mock_op *g, struct mock_stream *s)
+{
+	for (; g; g = g->next)
+		if (g->type != MOP_EVENT)
+			mock_submit(s, g);
+}
+
+void mock_graph_free(struct mock_op *g)
+{
+	struct mock_op *n;
+
+	for (; g; g = n) {
+		n = g->next;
+		op_free(g);
+	}
 }

@@ -6,6 +6,8 @@
  *
  * hipLaunchKernel / hipModuleLaunchKernel run a "kernel" of args[1]
  * (long long *) microseconds and write that number to *(void **)args[0].
+ * Stream capture (hipStreamBeginCapture ... hipGraphLaunch) follows the
+ * same rules as the CUDA mock (mock_gpu.h mock_unsafe).
  */
 #include "config.h"
 
@@ -18,6 +20,10 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define hipErrorInvalidValue 1
+#define hipErrorStreamCaptureUnsupported 900
+#define hipErrorStreamCaptureInvalidated 901
+#define hipErrorStreamCaptureImplicit 906
+#define hipErrorCapturedEvent 907
 
 struct ihipStream_t {
 	struct mock_stream s;
@@ -25,12 +31,36 @@ struct ihipStream_t {
 struct ihipEvent_t {
 	struct mock_event e;
 };
+struct ihipGraph {
+	struct mock_op *ops;
+};
+struct hipGraphExec {
+	struct mock_op *ops;
+};
 
 static __thread int cur_dev;
 
 static struct mock_stream *mstream(hipStream_t s)
 {
+	if (s == hipStreamPerThread)
+		return mock_per_thread();
 	return s ? &s->s : NULL;
+}
+
+/* Queue op on s or record it into s's capture; *seq 0 when captured. */
+static hipError_t submit(hipStream_t s, const struct mock_op *op, uint64_t *seq)
+{
+	struct mock_stream *ms = mstream(s);
+	int c = mock_capture_op(ms, op);
+	uint64_t n = 0;
+
+	if (c < 0)
+		return ms ? hipErrorStreamCaptureInvalidated : hipErrorStreamCaptureImplicit;
+	if (c == 0)
+		n = mock_submit(ms, op);
+	if (seq)
+		*seq = n;
+	return hipSuccess;
 }
 
 EXPORT hipError_t hipInit(unsigned int flags)
@@ -60,6 +90,8 @@ EXPORT hipError_t hipSetDevice(int d)
 
 EXPORT hipError_t hipDeviceSynchronize(void)
 {
+	if (mock_unsafe(NULL, 1))
+		return hipErrorStreamCaptureUnsupported;
 	mock_sync_all();
 	return hipSuccess;
 }
@@ -83,8 +115,27 @@ EXPORT hipError_t hipStreamCreate(hipStream_t *s)
 	return *s ? hipSuccess : 2;
 }
 
+EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned int flags)
+{
+	*s = calloc(1, sizeof(**s));
+	if (!*s)
+		return 2;
+	(*s)->s.flags = flags & 1 ? MOCK_STREAM_NONBLOCKING : 0; /* hipStreamNonBlocking */
+	return hipSuccess;
+}
+
+EXPORT hipError_t hipStreamGetFlags(hipStream_t s, unsigned int *flags)
+{
+	struct mock_stream *ms = mstream(s);
+
+	*flags = ms && (ms->flags & MOCK_STREAM_NONBLOCKING) ? 1 : 0;
+	return hipSuccess;
+}
+
 EXPORT hipError_t hipStreamSynchronize(hipStream_t s)
 {
+	if (mock_unsafe(mstream(s), 0))
+		return hipErrorStreamCaptureUnsupported;
 	mock_sync_stream(mstream(s));
 	return hipSuccess;
 }
@@ -99,15 +150,27 @@ EXPORT hipError_t hipEventRecord(hipEvent_t e, hipStream_t s)
 {
 	struct mock_op op = {.type = MOP_EVENT, .ev = &e->e};
 
-	mock_submit(mstream(s), &op);
-	return hipSuccess;
+	return submit(s, &op, NULL);
+}
+
+static hipError_t event_check(hipEvent_t e)
+{
+	if (!e)
+		return hipErrorInvalidValue;
+	if (e->e.captured) {
+		mock_unsafe(e->e.s, 0);
+		return hipErrorCapturedEvent;
+	}
+	return mock_unsafe(NULL, 0) ? hipErrorStreamCaptureUnsupported : hipSuccess;
 }
 
 EXPORT hipError_t hipEventSynchronize(hipEvent_t e)
 {
-	if (e->e.seq)
-		mock_wait_seq(e->e.seq);
-	return hipSuccess;
+	hipError_t r = event_check(e);
+
+	if (r == hipSuccess && e->e.s)
+		mock_wait(e->e.s, e->e.seq);
+	return r;
 }
 
 EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags)
@@ -118,12 +181,19 @@ EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags)
 
 EXPORT hipError_t hipEventQuery(hipEvent_t e)
 {
-	return !e->e.seq || mock_done_seq(e->e.seq) ? hipSuccess : 600; /* hipErrorNotReady */
+	hipError_t r = event_check(e);
+
+	if (r != hipSuccess)
+		return r;
+	return !e->e.s || mock_done(e->e.s, e->e.seq) ? hipSuccess : 600; /* hipErrorNotReady */
 }
 
 EXPORT hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b)
 {
-	mock_wait_seq(b->e.seq > a->e.seq ? b->e.seq : a->e.seq);
+	if (!a->e.s || !b->e.s)
+		return hipErrorInvalidValue;
+	mock_wait(a->e.s, a->e.seq);
+	mock_wait(b->e.s, b->e.seq);
 	*ms = (float)((double)((int64_t)(b->e.t_ns - a->e.t_ns)) / 1e6);
 	return hipSuccess;
 }
@@ -136,8 +206,7 @@ static hipError_t kernel(void **args, hipStream_t s)
 		op.dst = args[0] ? *(void **)args[0] : NULL;
 		op.us = args[1] ? (uint64_t) * (long long *)args[1] : 0;
 	}
-	mock_submit(mstream(s), &op);
-	return hipSuccess;
+	return submit(s, &op, NULL);
 }
 
 hipError_t mock_hip_hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shm,
@@ -157,11 +226,15 @@ hipError_t mock_hip_hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsi
 static hipError_t copy(void *dst, const void *src, size_t n, hipStream_t s, int sync)
 {
 	struct mock_op op = {.type = MOP_COPY, .dst = dst, .src = src, .n = n};
-	uint64_t seq = mock_submit(mstream(s), &op);
+	uint64_t seq;
+	hipError_t r;
 
-	if (sync)
-		mock_wait_seq(seq);
-	return hipSuccess;
+	if (sync && mock_unsafe(NULL, 0))
+		return hipErrorStreamCaptureUnsupported;
+	r = submit(s, &op, &seq);
+	if (r == hipSuccess && sync && seq)
+		mock_wait(mstream(s), seq);
+	return r;
 }
 
 hipError_t mock_hip_hipMemcpy(void *dst, const void *src, size_t n, hipMemcpyKind k)
@@ -179,6 +252,95 @@ hipError_t mock_hip_hipMemset(void *dst, int v, size_t n)
 {
 	struct mock_op op = {.type = MOP_SET, .dst = dst, .value = (uint32_t)v, .elem = 1, .n = n};
 
-	mock_wait_seq(mock_submit(NULL, &op));
+	uint64_t seq;
+	hipError_t r;
+
+	if (mock_unsafe(NULL, 0))
+		return hipErrorStreamCaptureUnsupported;
+	r = submit(NULL, &op, &seq);
+	if (r == hipSuccess && seq)
+		mock_wait(NULL, seq);
+	return r;
+}
+
+/* ---- stream capture and graphs ------------------------------------------------ */
+
+EXPORT hipError_t hipThreadExchangeStreamCaptureMode(int *mode)
+{
+	if (!mode || *mode < 0 || *mode > 2)
+		return hipErrorInvalidValue;
+	mock_capture_exchange_mode(mode);
+	return hipSuccess;
+}
+
+hipError_t mock_hip_hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode)
+{
+	if (!mstream(s))
+		return hipErrorStreamCaptureUnsupported;
+	return mock_capture_begin(mstream(s), mode) == 0 ? hipSuccess : hipErrorInvalidValue;
+}
+
+hipError_t mock_hip_hipStreamEndCapture(hipStream_t s, hipGraph_t *g)
+{
+	struct mock_op *ops;
+	int st;
+
+	if (!g)
+		return hipErrorInvalidValue;
+	st = mock_capture_end(mstream(s), &ops);
+	*g = NULL;
+	if (st == MOCK_CAP_NONE)
+		return hipErrorInvalidValue;
+	if (st == MOCK_CAP_INVALIDATED)
+		return hipErrorStreamCaptureInvalidated;
+	*g = calloc(1, sizeof(**g));
+	(*g)->ops = ops;
+	return hipSuccess;
+}
+
+EXPORT hipError_t hipStreamIsCapturing(hipStream_t s, int *status)
+{
+	int st = mock_capture_status(mstream(s), NULL);
+
+	if (st < 0)
+		return hipErrorStreamCaptureImplicit;
+	*status = st;
+	return hipSuccess;
+}
+
+EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *x, hipGraph_t g, void *errnode, char *log,
+                                      size_t logsz)
+{
+	struct mock_op *o, *copy, **tail;
+
+	if (!x || !g)
+		return hipErrorInvalidValue;
+	*x = calloc(1, sizeof(**x));
+	tail = &(*x)->ops;
+	for (o = g->ops; o; o = o->next) {
+		copy = malloc(sizeof(*copy));
+		*copy = *o;
+		copy->next = NULL;
+		*tail = copy;
+		tail = &copy->next;
+	}
+	return hipSuccess;
+}
+
+EXPORT hipError_t hipGraphDestroy(hipGraph_t g)
+{
+	if (g)
+		mock_graph_free(g->ops);
+	free(g);
+	return hipSuccess;
+}
+
+hipError_t mock_hip_hipGraphLaunch(hipGraphExec_t x, hipStream_t s)
+{
+	if (!x)
+		return hipErrorInvalidValue;
+	if (mock_capture_status(mstream(s), NULL) != MOCK_CAP_NONE)
+		return hipErrorStreamCaptureUnsupported;
+	mock_graph_launch(x->ops, mstream(s));
 	return hipSuccess;
 }

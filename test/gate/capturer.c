@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * capturer - a mock-driver sibling for the gate tests (test/mock, not a
+ * real GPU program): the submission patterns that broke the old drain and
+ * bounded queue.  Linked against the mock libcuda.so.1.
+ *
+ *	capturer capture MODE BLOCKING DIR
+ *	    queue 10 x 20 ms of kernels on a stream (real queued work), then
+ *	    capture 3 kernels on another stream (BLOCKING 1: a blocking stream,
+ *	    0: non-blocking, as PyTorch's) in MODE global|thread|relaxed; touch
+ *	    DIR/ready; wait for DIR/go; end the capture, instantiate, launch the
+ *	    graph and check it ran; write "capture rc=R graph=ok|fail" to DIR/out.
+ *	capturer hostflag HOW N DIR
+ *	    on one stream: a kernel released by the host (HOW spin: a kernel
+ *	    spinning on a host-mapped flag, 3 s timeout; waitvalue:
+ *	    cuStreamWaitValue32 on it; hostfn: cuLaunchHostFunc waiting for it),
+ *	    then N kernels of 1 ms, then the host writes the flag (no driver
+ *	    call); write "released status=S ms=T" (S 1: released by the host,
+ *	    2: the spin kernel timed out) to DIR/out.
+ *	capturer hostdrain DIR
+ *	    a spin kernel (10 s timeout) on a stream, touch DIR/ready, wait for
+ *	    DIR/go, release it; write "released status=S ms=T" to DIR/out.
+ *	capturer threads N DIR
+ *	    N threads, each launching 2 ms kernels round-robin on its own
+ *	    stream, its per-thread default stream (_ptsz) and the legacy
+ *	    stream, until DIR/stop exists; DIR/count holds the launches.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gate_types.h"
+
+CUresult cuInit(unsigned int);
+CUresult cuDeviceGet(CUdevice *, int);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
+CUresult cuCtxSetCurrent(CUcontext);
+CUresult cuModuleLoadData(CUmodule *, const void *);
+CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
+CUresult cuStreamCreate(CUstream *, unsigned int);
+CUresult cuStreamSynchronize(CUstream);
+CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, CUstream, void **, void **);
+CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
+CUresult cuLaunchHostFunc(CUstream, CUhostFn, void *);
+CUresult cuStreamWaitValue32_v2(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+CUresult cuStreamBeginCapture_v2(CUstream, int);
+CUresult cuStreamEndCapture(CUstream, CUgraph *);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *, CUgraph, unsigned long long);
+CUresult cuGraphLaunch(CUgraphExec, CUstream);
+CUresult cuMemHostAlloc(void **, size_t, unsigned int);
+
+static CUfunction fma_fn, spin_fn;
+static CUcontext ctx;
+static const char *dir;
+
+static void die(const char *what, CUresult r)
+{
+	fprintf(stderr, "capturer: %s failed (%d)\n", what, r);
+	exit(1);
+}
+
+#define CK(call)                                                                                   \
+	do {                                                                                       \
+		CUresult r_ = (call);                                                              \
+		if (r_ != CUDA_SUCCESS)                                                            \
+			die(#call, r_);                                                            \
+	} while (0)
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static char *path(const char *name)
+{
+	static __thread char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return buf;
+}
+
+static void touch(const char *name)
+{
+	FILE *f = fopen(path(name), "w");
+
+	if (f)
+		fclose(f);
+}
+
+static int wait_file(const char *name, int seconds)
+{
+	double end = now_ms() + seconds * 1e3;
+
+	while (access(path(name), F_OK) != 0) {
+		if (now_ms() > end)
+			return -1;
+		usleep(5000);
+	}
+	return 0;
+}
+
+__attribute__((format(printf, 1, 2))) static void out(const char *fmt, ...)
+{
+	FILE *f = fopen(path("out.tmp"), "w");
+	char final[4096];
+	va_list ap;
+
+	if (!f)
+		exit(1);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+	snprintf(final, sizeof(final), "%s/out", dir);
+	rename(path("out.tmp"), final);
+}
+
+/* One fma_loop of us microseconds writing us to *word. */
+static CUresult kernel(CUstream s, long long us, uint32_t *word, int pt)
+{
+	CUdeviceptr d = (CUdeviceptr)(uintptr_t)word;
+	void *params[] = {&d, &us};
+
+	return (pt ? cuLaunchKernel_ptsz : cuLaunchKernel)(fma_fn, 1, 1, 1, 32, 1, 1, 0, s, params,
+	                                                   NULL);
+}
+
+static void setup(void)
+{
+	CUdevice dev;
+	CUmodule mod;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuModuleLoadData(&mod, "mock"));
+	CK(cuModuleGetFunction(&fma_fn, mod, "fma_loop"));
+	CK(cuModuleGetFunction(&spin_fn, mod, "spin_flag"));
+}
+
+static int do_capture(const char *mode, int blocking)
+{
+	static uint32_t words[16];
+	int m = strcmp(mode, "global") == 0    ? 0
+	        : strcmp(mode, "thread") == 0  ? 1
+	        : strcmp(mode, "relaxed") == 0 ? 2
+	                                       : -1;
+	CUstream work, cap;
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+	CUresult r;
+	int i, ok;
+
+	if (m < 0)
+		return 2;
+	CK(cuStreamCreate(&work, 0));
+	CK(cuStreamCreate(&cap, blocking ? 0 : 1 /* CU_STREAM_NON_BLOCKING */));
+	for (i = 0; i < 10; i++)
+		CK(kernel(work, 20000, &words[0], 0));
+	CK(cuStreamBeginCapture_v2(cap, m));
+	for (i = 1; i <= 3; i++)
+		CK(kernel(cap, 100 * i, &words[i], 0));
+	touch("ready");
+	if (wait_file("go", 30) < 0)
+		return 1;
+	r = cuStreamEndCapture(cap, &g);
+	ok = 0;
+	if (r == CUDA_SUCCESS && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS &&
+	    cuGraphLaunch(x, cap) == CUDA_SUCCESS && cuStreamSynchronize(cap) == CUDA_SUCCESS)
+		ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
+	out("capture rc=%d graph=%d\n", (int)r, ok); /* graph=1: it ran */
+	return 0;
+}
+
+static _Atomic uint32_t *hostfn_flag;
+
+static void hostfn_wait(void *arg)
+{
+	double end = now_ms() + 3000;
+
+	(void)arg;
+	while (!atomic_load(hostfn_flag) && now_ms() < end)
+		usleep(100);
+}
+
+static int do_hostflag(const char *how, int n)
+{
+	static uint32_t word;
+	_Atomic uint32_t *flag;
+	uint32_t *status;
+	CUdeviceptr dflag, dstatus;
+	long long timeout = 3000000;
+	void *params[] = {&dflag, &timeout, &dstatus};
+	CUstream s;
+	double t0;
+	int i;
+
+	CK(cuMemHostAlloc((void **)&flag, 64, 0x2 /* CU_MEMHOSTALLOC_DEVICEMAP */));
+	status = (uint32_t *)flag + 8;
+	dflag = (CUdeviceptr)(uintptr_t)flag;
+	dstatus = (CUdeviceptr)(uintptr_t)status;
+	CK(cuStreamCreate(&s, 0));
+	t0 = now_ms();
+	if (strcmp(how, "spin") == 0) {
+		CK(cuLaunchKernel(spin_fn, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+	} else if (strcmp(how, "waitvalue") == 0) {
+		CK(cuStreamWaitValue32_v2(s, dflag, 1, 0 /* CU_STREAM_WAIT_VALUE_GEQ */));
+		*status = 1;
+	} else if (strcmp(how, "hostfn") == 0) {
+		hostfn_flag = flag;
+		CK(cuLaunchHostFunc(s, hostfn_wait, NULL));
+		*status = 1;
+	} else {
+		return 2;
+	}
+	for (i = 0; i < n; i++)
+		CK(kernel(s, 1000, &word, 0));
+	atomic_store(flag, 1); /* the host releases the GPU: a plain store */
+	if (strcmp(how, "spin") != 0 && now_ms() - t0 >= 3000)
+		*status = 2; /* the launches were held until a timeout */
+	CK(cuStreamSynchronize(s));
+	out("released status=%u ms=%.0f\n", *status, now_ms() - t0);
+	return 0;
+}
+
+static int do_hostdrain(void)
+{
+	_Atomic uint32_t *flag;
+	uint32_t *status;
+	CUdeviceptr dflag, dstatus;
+	long long timeout = 10000000;
+	void *params[] = {&dflag, &timeout, &dstatus};
+	CUstream s;
+	double t0 = now_ms();
+
+	CK(cuMemHostAlloc((void **)&flag, 64, 0x2));
+	status = (uint32_t *)flag + 8;
+	dflag = (CUdeviceptr)(uintptr_t)flag;
+	dstatus = (CUdeviceptr)(uintptr_t)status;
+	CK(cuStreamCreate(&s, 0));
+	CK(cuLaunchKernel(spin_fn, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+	touch("ready");
+	if (wait_file("go", 30) < 0)
+		return 1;
+	atomic_store(flag, 1);
+	CK(cuStreamSynchronize(s));
+	out("released status=%u ms=%.0f\n", *status, now_ms() - t0);
+	return 0;
+}
+
+static _Atomic unsigned long launches;
+
+static void *submitter(void *arg)
+{
+	static uint32_t word;
+	CUstream s;
+	int i;
+
+	(void)arg;
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuStreamCreate(&s, 0));
+	for (i = 0; access(path("stop"), F_OK) != 0; i++) {
+		switch (i % 3) {
+		case 0:
+			CK(kernel(s, 2000, &word, 0));
+			break;
+		case 1:
+			CK(kernel(0, 2000, &word, 1)); /* per-thread default stream */
+			break;
+		default:
+			CK(kernel(0, 2000, &word, 0)); /* legacy default stream */
+		}
+		atomic_fetch_add(&launches, 1);
+	}
+	return NULL;
+}
+
+static int do_threads(int n)
+{
+	pthread_t t[16];
+	char tmp[4096];
+	FILE *f;
+	int i;
+
+	if (n < 1 || n > 16)
+		return 2;
+	for (i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, submitter, NULL);
+	while (access(path("stop"), F_OK) != 0) {
+		usleep(20000);
+		snprintf(tmp, sizeof(tmp), "%s", path("count.tmp"));
+		if ((f = fopen(tmp, "w"))) {
+			fprintf(f, "%lu\n", atomic_load(&launches));
+			fclose(f);
+			rename(tmp, path("count"));
+		}
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: capturer capture|hostflag|hostdrain|threads ... DIR\n");
+		return 2;
+	}
+	dir = argv[argc - 1];
+	setup();
+	if (strcmp(argv[1], "capture") == 0 && argc == 5)
+		return do_capture(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "hostflag") == 0 && argc == 5)
+		return do_hostflag(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "hostdrain") == 0 && argc == 3)
+		return do_hostdrain();
+	if (strcmp(argv[1], "threads") == 0 && argc == 4)
+		return do_threads(atoi(argv[2]));
+	fprintf(stderr, "capturer: bad arguments\n");
+	return 2;
+}
