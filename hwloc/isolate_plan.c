@@ -136,7 +136,10 @@ static void walk_tree(struct walk *w, const char *dir, hwloc_const_bitmap_t want
 		goto out;
 	}
 	r = isolate_cgroup_set(dir, want, kids, now, w->plan->rec, w->plan->rec_ctx, w->undo);
-	if (r < 0)
+	if (r == 2) { /* a v2 cpuset that inherits its parent's: its processes by affinity */
+		hwloc_bitmap_zero(now);
+		walk_procs(w, dir, want);
+	} else if (r < 0)
 		walk_failed(w, "cgroup", dir);
 	else if (r == 1 && want != w->owner)
 		w->moved += cgroup_nprocs(dir);
