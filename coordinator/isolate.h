@@ -53,7 +53,8 @@ struct isolate_req {
 /*
  * Load the node's topology (krexd.conf topology, gpuN_pci) now rather than
  * at the first region, whose isolate_us it would inflate; again on reload
- * when they changed.  0, or -1 (logged; regions then retry and fail).
+ * when they changed.  Opens NVML and the spare fds (isolate_fds_reserve)
+ * too, for the same reason.  0, or -1 (logged; regions then retry and fail).
  */
 int isolate_load(const char *topology, const char (*gpu_pci)[16]);
 
