@@ -136,8 +136,14 @@ static int state_rec_batch(void *ctx, const char *line)
 
 int part_freeze_prepare(struct krexd *k, struct part *p)
 {
+	char line[600];
+
 	if (p->freeze_refs++ > 0)
 		return 0;
+	/* Its last thaw still retried: this freeze's thaw takes over. */
+	freezer_line(&k->fz, &p->ft, line, sizeof(line));
+	if (line[0])
+		state_retry_cancel(&k->st, line);
 	if (freezer_prepare(&k->fz, &p->ft, state_rec_batch, k) < 0) {
 		int err = errno;
 		freezer_thaw(&k->fz, &p->ft, state_unrec, k);

@@ -170,6 +170,8 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 
 	r->t_close = now;
 	r->cert.wait_us = us(now - r->rq.enq_ns);
+	if (k->st.retries) /* failed undos and thaws: once more before anything changes */
+		state_retry_flush(&k->st, now);
 	for (p = k->parts; p; p = p->next)
 		if (p->id != r->owner && (p->mask & r->rq.mask) && sib_add(r, p->id) == 0)
 			p->gated++;
@@ -534,6 +536,13 @@ static void region_isolate(struct krexd *k, struct region *r)
 	req.owner_cpuset = owner ? owner->ft.cpuset_cg : "";
 	req.owner_cpus = owner ? owner->cpus : "";
 	req.mode = k->cfg.isolate;
+	/* Never isolate on top of an undo still retried: its "old" values would
+	 * be the isolation's, and the retry would undo this region's moves. */
+	if (req.mode != ISOLATE_NONE &&
+	    (state_retry_pending(&k->st, "cpuset ") || state_retry_pending(&k->st, "affinity "))) {
+		req.mode = ISOLATE_NONE;
+		region_note(r, "isolation skipped: an earlier undo is still being retried");
+	}
 	req.region_cores = k->cfg.region_cores;
 	req.topology = k->cfg.topology;
 	req.gpu_pci = (const char(*)[16])k->cfg.gpu_pci;

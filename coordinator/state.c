@@ -311,3 +311,38 @@ uint64_t state_retry_next(const struct state *st)
 			best = r->next_ns;
 	return best;
 }
+
+void state_retry_flush(struct state *st, uint64_t now)
+{
+	struct state_retry *r;
+
+	for (r = st->retries; r; r = r->next)
+		r->next_ns = now;
+	state_retry_run(st, now);
+}
+
+int state_retry_pending(const struct state *st, const char *prefix)
+{
+	const struct state_retry *r;
+	int n = 0;
+
+	for (r = st->retries; r; r = r->next)
+		n += !prefix || !strncmp(r->line, prefix, strlen(prefix));
+	return n;
+}
+
+int state_retry_cancel(struct state *st, const char *line)
+{
+	struct state_retry **pp, *r;
+
+	for (pp = &st->retries; (r = *pp); pp = &r->next)
+		if (!strcmp(r->line, line)) {
+			*pp = r->next;
+			log_info("state: '%s' (%s) made again: no longer retried", r->line, r->who);
+			state_drop(st, r->line);
+			free(r->line);
+			free(r);
+			return 1;
+		}
+	return 0;
+}

@@ -84,6 +84,19 @@ int state_retry_add(struct state *st, const char *line, uint64_t group, const ch
 /* Run the retries that are due; returns how many are still waiting. */
 int state_retry_run(struct state *st, uint64_t now);
 
+/* Run every retry now, due or not (before a region changes anything). */
+void state_retry_flush(struct state *st, uint64_t now);
+
+/* Retries still waiting whose line starts with prefix (NULL: any). */
+int state_retry_pending(const struct state *st, const char *prefix);
+
+/*
+ * The change of line is made again (a sibling frozen again while its thaw
+ * is still retried): stop retrying it and drop the failed undo's copy of
+ * the line (the new change has its own).  1 if it was being retried.
+ */
+int state_retry_cancel(struct state *st, const char *line);
+
 /* When the next retry is due (0: none). */
 uint64_t state_retry_next(const struct state *st);
 
