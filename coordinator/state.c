@@ -255,16 +255,22 @@ int state_retry_add(struct state *st, const char *line, uint64_t group, const ch
 int state_retry_run(struct state *st, uint64_t now)
 {
 	struct state_retry **pp = &st->retries, *r;
-	uint64_t held = 0;
-	int held_any = 0, left = 0, changed = 0;
+	uint64_t held = 0, until = 0;
+	int left = 0, changed = 0;
 	state_undo_fn fn;
 
 	while ((r = *pp)) {
-		if ((held_any && r->group && r->group == held) || r->next_ns > now) {
-			if (r->group) {
-				held = r->group;
-				held_any = 1;
-			}
+		if (held && r->group == held) {
+			/* Behind a line of its group still failing: due no earlier. */
+			if (r->next_ns < until)
+				r->next_ns = until;
+			pp = &r->next;
+			left++;
+			continue;
+		}
+		if (r->next_ns > now) {
+			held = r->group;
+			until = r->next_ns;
 			pp = &r->next;
 			left++;
 			continue;
@@ -284,10 +290,8 @@ int state_retry_run(struct state *st, uint64_t now)
 		} else {
 			r->step_ns = r->step_ns * 2 > 5 * NS_PER_S ? 5 * NS_PER_S : r->step_ns * 2;
 			r->next_ns = now + r->step_ns;
-			if (r->group) {
-				held = r->group;
-				held_any = 1;
-			}
+			held = r->group;
+			until = r->next_ns;
 			pp = &r->next;
 			left++;
 			continue;
