@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -80,13 +81,22 @@ static int descends(pid_t pid, pid_t root)
 	return 0;
 }
 
-/* Does the cgroup dir hold only root's process tree (its cgroup.procs)? */
-static int cgroup_only(const char *dir, pid_t root)
+/*
+ * Does the cgroup tree at dir hold only root's process tree?  The whole
+ * tree: on v2, /proc/PID/cpuset names the nearest cgroup with the cpuset
+ * controller, whose own cgroup.procs is empty while its children (krexd's
+ * p<ID> of every participant, say) hold everyone.
+ */
+static int cgroup_only(const char *dir, pid_t root, int depth)
 {
-	char path[CG_LEN + 32], line[32];
+	char path[CG_LEN + 300], line[32];
+	struct dirent *de;
 	int only = 1;
 	FILE *f;
+	DIR *d;
 
+	if (depth > 32)
+		return 0;
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	f = fopen(path, "re");
 	if (!f)
@@ -94,6 +104,17 @@ static int cgroup_only(const char *dir, pid_t root)
 	while (only && fgets(line, sizeof(line), f))
 		only = descends((pid_t)atoi(line), root);
 	fclose(f);
+	d = only ? opendir(dir) : NULL;
+	while (d && only && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			only = 0;
+		else
+			only = cgroup_only(path, root, depth + 1);
+	}
+	if (d)
+		closedir(d);
 	return only;
 }
 
@@ -162,7 +183,7 @@ int isolate_region_enter(struct krex_topo *topo, const struct isolate_sys *sys,
 	/* Narrowing a cgroup the owner shares would put the others on its cores
 	 * (the kernel resets every task's mask to the cgroup's new set). */
 	if (owner_cg[0] && !(req->owner_cpuset && req->owner_cpuset[0]) &&
-	    !cgroup_only(owner_cg, req->owner_pid))
+	    !cgroup_only(owner_cg, req->owner_pid, 0))
 		owner_cg[0] = '\0';
 	plan.owner.cgroup = owner_cg[0] ? owner_cg : NULL;
 	plan.owner.pid = req->owner_pid;

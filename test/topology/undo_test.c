@@ -109,7 +109,7 @@ static void get(const char *dir, const char *file, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-static const char *const subs[] = {"inh", "shared", "nar", NULL};
+static const char *const subs[] = {"inh", "shared", "nar", "nest", NULL};
 
 static void cleanup(void)
 {
@@ -355,6 +355,52 @@ static void t_shared(struct krex_topo *topo)
 	   "shared: both back on 0-1");
 }
 
+/*
+ * 2b: the H200's layout: krexd's v2 subtree (cpuset.cpus empty, no process
+ * of its own) with a p<ID> child per participant that has no cpuset files;
+ * /proc/PID/cpuset of every participant names the subtree.  Nothing may be
+ * written, and nobody may land on the owner's cores but the owner.
+ */
+static void t_subtree(struct krex_topo *topo)
+{
+	struct isolate_region_req req;
+	struct isolate_region_out out;
+	char fdir[800], kid[900], val[32], buf[64];
+	pid_t o = spawn_sleeper(), s = spawn_sleeper();
+	const char *gpus[] = {"0"};
+	int rc;
+
+	if (!ok(o > 0 && s > 0 && make_pair("nest", "", "", fdir, sizeof(fdir)) == 0 &&
+	                join("nest", o) == 0 && join("nest", s) == 0 && wait_threads(o, 2) &&
+	                wait_threads(s, 2),
+	        "subtree: owner and sibling in p<ID> children of a v2 subtree"))
+		return;
+	snprintf(kid, sizeof(kid), "%s/p1", fdir);
+	snprintf(val, sizeof(val), "%d\n", (int)o);
+	mkdir(kid, 0755);
+	put(kid, "cgroup.procs", val);
+	snprintf(kid, sizeof(kid), "%s/p2", fdir);
+	snprintf(val, sizeof(val), "%d\n", (int)s);
+	mkdir(kid, 0755);
+	put(kid, "cgroup.procs", val);
+	memset(&req, 0, sizeof(req));
+	req.owner_pid = o;
+	req.owner_allowed = "0-1";
+	req.gpus = gpus;
+	req.ngpus = 1;
+	req.others = &s;
+	req.nothers = 1;
+	nlines = 0;
+	rc = isolate_region_enter(topo, &v2sys, &req, rec_line, NULL, &out);
+	get(fdir, "cpuset.cpus", buf, sizeof(buf));
+	ok(rc == 0 && !have_line("cpuset v2") && !buf[0],
+	   "subtree: the subtree's cpuset is not written (rc %d, '%s')", rc, buf);
+	ok(threads_on(o, out.owner_cpus) && threads_on(s, out.rest_cpus),
+	   "subtree: owner on %s, sibling on %s", out.owner_cpus, out.rest_cpus);
+	ok(undo_lines() == 0 && threads_on(o, "0-1") && threads_on(s, "0-1"),
+	   "subtree: both back on 0-1");
+}
+
 /* 3 and 5: a cpuset undo is verified; with the fd opened at the move, no fd needed. */
 static void t_verify(void)
 {
@@ -499,7 +545,7 @@ int main(void)
 	v2sys.kind = ISOLATE_CGROUP2;
 	snprintf(v2sys.mount, sizeof(v2sys.mount), "%s", fake);
 	snprintf(buf, sizeof(buf), "%s%s", fake, strrchr(v1, '/'));
-	plan(21);
+	plan(25);
 	if (!ok(mkdir(v1, 0755) == 0 && put(v1, "cpuset.mems", "0") == 0 &&
 	                put(v1, "cpuset.cpus", "0-1") == 0 && mkdir(buf, 0755) == 0 &&
 	                put(buf, "cpuset.cpus", "0-1") == 0 &&
@@ -508,8 +554,10 @@ int main(void)
 		return tap_done();
 	topo = topo_load("synthetic:pack:1 core:2 pu:1", NULL, err, sizeof(err));
 	t_inherit();
-	if (topo)
+	if (topo) {
 		t_shared(topo);
+		t_subtree(topo);
+	}
 	topo_free(topo);
 	t_verify();
 	t_einval();
