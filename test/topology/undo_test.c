@@ -40,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgtest.h"
 #include "cpulist.h"
 #include "isolate_plan.h"
 #include "isolate_region.h"
@@ -77,36 +78,6 @@ static pid_t spawn_sleeper(void)
 	pthread_create(&t, NULL, nap, NULL);
 	for (;;)
 		pause();
-}
-
-static int put(const char *dir, const char *file, const char *val)
-{
-	char path[700];
-	FILE *f;
-	int rc;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "we");
-	if (!f)
-		return -1;
-	rc = fputs(val, f) < 0 ? -1 : 0;
-	return fclose(f) < 0 ? -1 : rc;
-}
-
-static void get(const char *dir, const char *file, char *buf, size_t len)
-{
-	char path[700];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	buf[0] = '\0';
-	f = fopen(path, "re");
-	if (f) {
-		if (!fgets(buf, (int)len, f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = '\0';
 }
 
 static const char *const subs[] = {"inh", "shared", "nar", "nest", NULL};
@@ -161,31 +132,6 @@ static int join(const char *sub, pid_t pid)
 	snprintf(dir, sizeof(dir), "%s/%s", v1, sub);
 	snprintf(val, sizeof(val), "%d", (int)pid);
 	return put(dir, "cgroup.procs", val);
-}
-
-static void mask_of(pid_t tid, char *buf, size_t len)
-{
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	cpu_set_t cs;
-
-	buf[0] = '\0';
-	if (sched_getaffinity(tid, sizeof(cs), &cs) == 0) {
-		cpulist_from_cpuset(&cs, set);
-		cpulist_format(set, buf, len);
-	}
-	hwloc_bitmap_free(set);
-}
-
-static int set_mask(pid_t tid, const char *list)
-{
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	cpu_set_t cs;
-	int rc = cpulist_parse(list, set) < 0 || cpulist_to_cpuset(set, &cs) < 0
-	                 ? -1
-	                 : sched_setaffinity(tid, sizeof(cs), &cs);
-
-	hwloc_bitmap_free(set);
-	return rc;
 }
 
 /* Every thread of pid on list? */
