@@ -8,6 +8,7 @@
 #     the sibling is thawed and back on its cores, its state lines kept
 #     until then;
 #   - a participant of another GPU (not a sibling) is never moved;
+#   - a state file that cannot be written refuses the freeze (noted);
 #   - a region without siblings does its isolation before the freeze
 #     phase, which then measures the freeze only (drain_us covers the
 #     isolation, freeze_us does not).
@@ -28,7 +29,7 @@ state_lines() { cat "$KT_DIR/krexd.state" 2>/dev/null | grep -c .; }
 
 kt_setup
 kt_conf "gpus = g0,g1,g2" "freezer = cgroup1"
-plan 14
+plan 16
 KREX_TEST_UNDO_FAULTS=1 KREX_TEST_THAW_FAULTS=1 ok "krexd starts with one dropped undo and one dropped thaw" krexd_start
 kt_participant sib --gpus g0 --ack-drains
 kt_participant far --gpus g1 --ack-drains
@@ -65,6 +66,18 @@ i=$(kt_field "$KT_DIR/lone.out" isolate_us)
 diag "no siblings: drain_us $d, isolate_us $i, freeze_us $f"
 ok "no siblings: the isolation is counted before the freeze, not in freeze_us" \
 	test "${i:-0}" -gt 0 -a "${d:-0}" -ge "${i:-1}"
+# The state file cannot be written (its temp file's name taken by a directory):
+# the sibling is not frozen without a record, and the certificate says so.
+mkdir "$KT_DIR/krexd.state.tmp"
+kt_bg own3 "$CLIENT" region --gpus g0 --hold-ms 800
+granted_runs() { wait_for 5 grep -qs granted "$KT_DIR/own3.out" && kt_progress sib; }
+ok "state file unwritable: region granted, the sibling not frozen" granted_runs
+wait_for 10 kt_gone "$own3"
+note=$(kt_field "$KT_DIR/own3.out" note)
+diag "certificate: $(kt_field "$KT_DIR/own3.out" outcome), note: $note"
+ok "state file unwritable: certificate degraded, saying why" \
+	sh -c "[ '$(kt_field "$KT_DIR/own3.out" outcome)' = degraded ] && echo '$note' | grep -q 'participant $sib_id not frozen: state file not written'"
+rmdir "$KT_DIR/krexd.state.tmp"
 krexd_stop
 [ -s "$KT_DIR/krexd.log" ] && sed 's/^/# krexd: /' "$KT_DIR/krexd.log" | grep -i "undo\|thaw\|retry" | head -20
 done_testing
