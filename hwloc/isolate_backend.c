@@ -270,6 +270,24 @@ static int proc_starttime(pid_t pid, unsigned long long *start)
 	return 0;
 }
 
+int isolate_proc_stat(pid_t pid, pid_t *ppid, unsigned *flags)
+{
+	char path[64], buf[1024], *p;
+	int pp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) < 0)
+		return -1;
+	/* "PID (comm) S PPID PGRP SESSION TTY TPGID FLAGS ...": comm may hold ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %d %*d %*d %*d %*d %u", &pp, flags) != 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	*ppid = (pid_t)pp;
+	return 0;
+}
+
 /* The thread ids of pid, into a malloc'd array; returns the count or -1. */
 static int proc_tids(pid_t pid, pid_t **tids)
 {

@@ -60,23 +60,16 @@ static size_t region_targets(const struct isolate_sys *sys, const struct isolate
 /* Is pid root or a descendant of root (by /proc/PID/stat parents)? */
 static int descends(pid_t pid, pid_t root)
 {
-	char path[64], buf[1024], *p;
-	int depth, ppid;
-	FILE *f;
+	unsigned flags;
+	pid_t ppid;
+	int depth;
 
 	for (depth = 0; depth < 64 && pid > 1; depth++) {
 		if (pid == root)
 			return 1;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "re");
-		if (!f)
+		if (isolate_proc_stat(pid, &ppid, &flags) < 0)
 			return 0;
-		p = fgets(buf, sizeof(buf), f);
-		fclose(f);
-		p = p ? strrchr(buf, ')') : NULL;
-		if (!p || sscanf(p + 2, "%*c %d", &ppid) != 1)
-			return 0;
-		pid = (pid_t)ppid;
+		pid = ppid;
 	}
 	return 0;
 }
