@@ -29,7 +29,7 @@ state_lines() { cat "$KT_DIR/krexd.state" 2>/dev/null | grep -c .; }
 
 kt_setup
 kt_conf "gpus = g0,g1,g2" "freezer = cgroup1"
-plan 16
+plan 18
 KREX_TEST_UNDO_FAULTS=1 KREX_TEST_THAW_FAULTS=1 ok "krexd starts with one dropped undo and one dropped thaw" krexd_start
 kt_participant sib --gpus g0 --ack-drains
 kt_participant far --gpus g1 --ack-drains
@@ -78,6 +78,21 @@ diag "certificate: $(kt_field "$KT_DIR/own3.out" outcome), note: $note"
 ok "state file unwritable: certificate degraded, saying why" \
 	sh -c "[ '$(kt_field "$KT_DIR/own3.out" outcome)' = degraded ] && echo '$note' | grep -q 'participant $sib_id not frozen: state file not written'"
 rmdir "$KT_DIR/krexd.state.tmp"
+krexd_stop
+# An undo still being retried when the next region starts: that region is not
+# isolated on top of it (its undo lines would record the isolation's values).
+KREX_TEST_UNDO_FAULTS=3 krexd_start
+kt_bg a "$CLIENT" region --gpus g0 --hold-ms 400
+wait_for 5 grep -qs granted "$KT_DIR/a.out"
+kt_bg b "$CLIENT" region --gpus g0 --hold-ms 200
+wait_for 10 kt_gone "$a"
+wait_for 10 kt_gone "$b"
+note=$(kt_field "$KT_DIR/b.out" note)
+diag "next region: $(kt_field "$KT_DIR/b.out" outcome), moved $(kt_field "$KT_DIR/b.out" moved), note: $note"
+ok "the next region is not isolated while an undo is retried, and says so" \
+	sh -c "echo '$note' | grep -q 'isolation skipped: an earlier undo is still being retried'"
+ok "then the retries finish: sibling's cpuset back, state file empty" \
+	wait_for 10 sh -c "[ \"\$(cat /sys/fs/cgroup/cpuset\$(cat /proc/$sib/cpuset)/cpuset.cpus)\" = '$before' ] && [ \"\$(cat '$KT_DIR/krexd.state' | grep -c .)\" = 0 ]"
 krexd_stop
 [ -s "$KT_DIR/krexd.log" ] && sed 's/^/# krexd: /' "$KT_DIR/krexd.log" | grep -i "undo\|thaw\|retry" | head -20
 done_testing
