@@ -423,6 +423,7 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 
 	memset(t, 0, sizeof(*t));
 	t->root = pid;
+	t->thaw_fd = t->thaw_chk_fd = -1;
 	if (f->kind == FREEZER_SIGNAL)
 		return 0;
 	if (cgroup && cgroup[0]) {
@@ -478,6 +479,133 @@ int freezer_add_pid(struct freezer_target *t, pid_t pid)
 	t->extra = n;
 	t->extra[t->nextra++] = pid;
 	return 0;
+}
+
+/* ---- thaw: fds opened with the freeze, verified (see freezer.h) ---- */
+
+static int thaw_faults = -1;
+
+static int thaw_path(int kind, const char *cg);
+
+/* The test hook: drop this thaw write (as if it never reached the kernel)? */
+static int thaw_fault_take(void)
+{
+	const char *e;
+
+	if (thaw_faults < 0) {
+		e = getenv("KREX_TEST_THAW_FAULTS");
+		thaw_faults = e ? atoi(e) : 0;
+	}
+	if (thaw_faults <= 0)
+		return 0;
+	thaw_faults--;
+	return 1;
+}
+
+static int thaw_fds_open(struct freezer *f, struct freezer_target *t)
+{
+	char p[600];
+	int err;
+
+	if (t->thaw_fds)
+		return 0;
+	t->thaw_fd = t->thaw_chk_fd = -1;
+	if (cg_file(p, sizeof(p), t->cg,
+	            f->kind == FREEZER_CGROUP1 ? "freezer.state" : "cgroup.freeze") < 0 ||
+	    (t->thaw_fd = open(p, O_RDWR | O_CLOEXEC)) < 0)
+		return -1;
+	if (f->kind == FREEZER_CGROUP1 &&
+	    (cg_file(p, sizeof(p), t->cg, "freezer.self_freezing") < 0 ||
+	     (t->thaw_chk_fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)) {
+		err = errno;
+		close(t->thaw_fd);
+		t->thaw_fd = -1;
+		errno = err;
+		return -1;
+	}
+	t->thaw_fds = 1;
+	return 0;
+}
+
+static void thaw_fds_close(struct freezer_target *t)
+{
+	if (!t->thaw_fds)
+		return;
+	close(t->thaw_fd);
+	if (t->thaw_chk_fd >= 0)
+		close(t->thaw_chk_fd);
+	t->thaw_fd = t->thaw_chk_fd = -1;
+	t->thaw_fds = 0;
+}
+
+/* Lifted?  v1: freezer.self_freezing reads 0; v2: cgroup.freeze reads 0.  1, 0, -1. */
+static int thaw_read(int fd)
+{
+	char buf[16];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	return buf[0] == '0';
+}
+
+/* Write the thaw through wfd and read it back through rfd. */
+static int thaw_fd_do(int kind, int wfd, int rfd)
+{
+	const char *v = kind == FREEZER_CGROUP1 ? "THAWED" : "0";
+	int r;
+
+	if (!thaw_fault_take() && pwrite(wfd, v, strlen(v), 0) < 0)
+		return -1;
+	r = thaw_read(rfd);
+	if (r == 1)
+		return 0;
+	if (r == 0)
+		errno = EIO; /* still frozen by krexd: the write did not take */
+	return -1;
+}
+
+/* Thaw t through its fds (by path when they could not be opened). */
+static int thaw_do(struct freezer *f, struct freezer_target *t)
+{
+	if (!t->thaw_fds)
+		return thaw_path(f->kind, t->cg);
+	return thaw_fd_do(f->kind, t->thaw_fd,
+	                  f->kind == FREEZER_CGROUP1 ? t->thaw_chk_fd : t->thaw_fd);
+}
+
+/* Thaw the cgroup at cg by path (a retry, or a line a previous krexd left). */
+static int thaw_path(int kind, const char *cg)
+{
+	char p[600];
+	int wfd, rfd = -1, rc = -1, err;
+
+	if (cg_file(p, sizeof(p), cg, kind == FREEZER_CGROUP1 ? "freezer.state" : "cgroup.freeze") <
+	    0)
+		return -1;
+	wfd = open(p, O_RDWR | O_CLOEXEC);
+	if (wfd < 0)
+		return errno == ENOENT ? 0 : -1; /* the cgroup is gone: nothing frozen */
+	if (kind == FREEZER_CGROUP1 && (cg_file(p, sizeof(p), cg, "freezer.self_freezing") < 0 ||
+	                                (rfd = open(p, O_RDONLY | O_CLOEXEC)) < 0))
+		goto out;
+	rc = thaw_fd_do(kind, wfd, kind == FREEZER_CGROUP1 ? rfd : wfd);
+out:
+	err = errno;
+	close(wfd);
+	if (rfd >= 0)
+		close(rfd);
+	errno = err;
+	return rc;
+}
+
+void freezer_line(const struct freezer *f, const struct freezer_target *t, char *buf, size_t len)
+{
+	if (f->kind == FREEZER_SIGNAL)
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, "%s %s", f->kind == FREEZER_CGROUP1 ? "cgroup1" : "cgroup2",
+		         t->cg);
 }
 
 /* ---- freezing ---- */
@@ -588,6 +716,8 @@ int freezer_prepare(struct freezer *f, struct freezer_target *t, freezer_rec_fn 
 		errno = EPERM;
 		return -1;
 	}
+	if (thaw_fds_open(f, t) < 0)
+		return -1; /* no fd for its thaw now: do not freeze it */
 	snprintf(line, sizeof(line), "%s %s", f->kind == FREEZER_CGROUP1 ? "cgroup1" : "cgroup2",
 	         t->cg);
 	if (rec(ctx, line) < 0)
@@ -642,13 +772,13 @@ int freezer_poll(struct freezer *f, struct freezer_target *t)
 	return 1;
 }
 
-void freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx)
+int freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx)
 {
 	char line[600];
 	size_t i;
 
 	if (!t->frozen)
-		return;
+		return 0;
 	t->frozen = 0;
 	if (f->kind == FREEZER_SIGNAL) {
 		for (i = 0; i < t->nstopped; i++) {
@@ -659,18 +789,13 @@ void freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn d
 		free(t->stopped);
 		t->stopped = NULL;
 		t->nstopped = 0;
-		return;
+		return 0;
 	}
-	if (f->kind == FREEZER_CGROUP1) {
-		if (cg_write(t->cg, "freezer.state", "THAWED") < 0)
-			log_error("thaw %s: %s", t->cg, strerror(errno));
-		snprintf(line, sizeof(line), "cgroup1 %s", t->cg);
-	} else {
-		if (cg_write(t->cg, "cgroup.freeze", "0") < 0)
-			log_error("thaw %s: %s", t->cg, strerror(errno));
-		snprintf(line, sizeof(line), "cgroup2 %s", t->cg);
-	}
+	if (thaw_do(f, t) < 0)
+		return -1; /* its line stays: the caller retries */
+	freezer_line(f, t, line, sizeof(line));
 	drop(ctx, line);
+	return 0;
 }
 
 /* Move every pid left in cg to back (its cgroup before krexd's, else the root), then remove cg. */
@@ -697,6 +822,7 @@ void freezer_release(struct freezer *f, struct freezer_target *t, freezer_drop_f
 		cg_remove(t->cg, t->orig_cg, f->root);
 	if (t->cpuset_cg[0])
 		cg_remove(t->cpuset_cg, t->orig_cpuset, f->cpuset_root);
+	thaw_fds_close(t);
 	free(t->extra);
 	free(t->stopped);
 	memset(t, 0, sizeof(*t));
@@ -706,10 +832,8 @@ int freezer_undo_line(const char *line)
 {
 	long pid;
 
-	if (!strncmp(line, "cgroup1 ", 8))
-		return cg_write(line + 8, "freezer.state", "THAWED");
-	if (!strncmp(line, "cgroup2 ", 8))
-		return cg_write(line + 8, "cgroup.freeze", "0");
+	if (!strncmp(line, "cgroup1 ", 8) || !strncmp(line, "cgroup2 ", 8))
+		return thaw_path(line[6] == '1' ? FREEZER_CGROUP1 : FREEZER_CGROUP2, line + 8);
 	if (!strncmp(line, "pid ", 4) && (pid = strtol(line + 4, NULL, 10)) > 1)
 		return kill((pid_t)pid, SIGCONT) < 0 && errno != ESRCH ? -1 : 0;
 	errno = EINVAL;

@@ -46,6 +46,11 @@ struct freezer_target {
 	pid_t *stopped; /* signals: pids stopped now */
 	size_t nstopped;
 	int frozen; /* a freeze was started and not undone */
+	/* What a thaw needs, opened with the freeze (freezer_prepare), kept
+	 * until the participant ends: fd exhaustion cannot lose a thaw. */
+	int thaw_fds;    /* the two below are open */
+	int thaw_fd;     /* v1 freezer.state, v2 cgroup.freeze (read-write) */
+	int thaw_chk_fd; /* v1 freezer.self_freezing (read), or -1 */
 };
 
 /*
@@ -90,8 +95,17 @@ void freezer_snapshot(const struct freezer *f);
 /* 1 when the kernel reports t frozen, 0 not yet, -1/errno. */
 int freezer_poll(struct freezer *f, struct freezer_target *t);
 
-/* Thaw t; drop is called after each change is undone. */
-void freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx);
+/*
+ * Thaw t through the fds opened with the freeze, and read it back (v1
+ * freezer.self_freezing 0, v2 cgroup.freeze 0: krexd's own freeze is
+ * lifted, whatever a parent cgroup does); drop is called after each change
+ * is undone and verified.  0, or -1/errno (EIO: it read back frozen) with
+ * the state line kept: the caller retries it (freezer_line, state_retry_add).
+ */
+int freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx);
+
+/* The state line of t's freeze ("cgroup1 PATH", "cgroup2 PATH"; "" with signals). */
+void freezer_line(const struct freezer *f, const struct freezer_target *t, char *buf, size_t len);
 
 /*
  * The participant ends: thaw, move leftover pids back to the cgroups they
@@ -99,7 +113,12 @@ void freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn d
  */
 void freezer_release(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx);
 
-/* Undo one state line (cgroup1 PATH, cgroup2 PATH, pid PID).  0 or -1/errno. */
+/*
+ * Undo one state line (cgroup1 PATH, cgroup2 PATH, pid PID) and read it
+ * back.  0 or -1/errno.  Test hook: KREX_TEST_THAW_FAULTS=N in krexd's
+ * environment drops the next N thaw writes (as if lost) to show the
+ * verification and the retries at work.
+ */
 int freezer_undo_line(const char *line);
 
 /* Thaw and remove every p* cgroup a previous krexd left under its subtree. */

@@ -10,15 +10,18 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "isolate.h"
 #include "isolate_region.h"
 #include "krexd_config.h"
 #include "log.h"
+#include "nvml.h"
 
 const char *const isolate_undo_kinds[] = {"cpuset", "affinity", NULL};
 
@@ -69,8 +72,35 @@ static struct krex_topo *isolate_topo(const char *spec, const char (*gpu_pci)[16
 	return iso_topo;
 }
 
+#define ISO_SPARE_FDS 8
+static int iso_spare[ISO_SPARE_FDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
+
+void isolate_fds_reserve(void)
+{
+	int i;
+
+	for (i = 0; i < ISO_SPARE_FDS; i++)
+		if (iso_spare[i] < 0)
+			iso_spare[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void isolate_fds_release(void)
+{
+	int i;
+
+	for (i = 0; i < ISO_SPARE_FDS; i++)
+		if (iso_spare[i] >= 0) {
+			close(iso_spare[i]);
+			iso_spare[i] = -1;
+		}
+}
+
 int isolate_load(const char *topology, const char (*gpu_pci)[16])
 {
+	isolate_fds_reserve();
+	/* NVML's first open (dlopen + nvmlInit, tens of ms) at start-up too, not
+	 * in the first region's entry (the telemetry at its start opens it). */
+	nvml_open();
 	return isolate_topo(topology, gpu_pci) ? 0 : -1;
 }
 
@@ -123,6 +153,9 @@ int isolate_enter(const struct isolate_req *req, isolate_rec_fn rec, void *ctx,
 	rr.nothers = req->nother;
 	rr.node = req->mode == ISOLATE_NODE;
 	rr.want_cores = (unsigned)cores;
+	rr.node_gpus = req->node_gpus;
+	if (topo_gpu_count(topo) > (int)rr.node_gpus)
+		rr.node_gpus = (unsigned)topo_gpu_count(topo);
 	if (isolate_region_enter(topo, &iso_sys, &rr, rec, ctx, &out) < 0) {
 		log_warn("isolate: region %llu: %s", (unsigned long long)req->region_id, out.why);
 		return -1;

@@ -41,8 +41,9 @@ struct isolate_req {
 	const char *owner_cpus;   /* its allowed cpus from registration, or "" */
 	const char *const *gpus;  /* node-wide GPU names of the region */
 	unsigned ngpus;
-	const pid_t *other_pids; /* root pids of the other participants */
+	const pid_t *other_pids; /* root pids of the siblings (those sharing a GPU of the region) */
 	size_t nother;
+	unsigned node_gpus;       /* GPUs krexd knows on the node (the owner's fair share) */
 	int mode;                 /* enum isolate_mode */
 	const char *region_cores; /* krexd.conf region_cores */
 	const char *topology;     /* krexd.conf topology */
@@ -53,7 +54,8 @@ struct isolate_req {
 /*
  * Load the node's topology (krexd.conf topology, gpuN_pci) now rather than
  * at the first region, whose isolate_us it would inflate; again on reload
- * when they changed.  0, or -1 (logged; regions then retry and fail).
+ * when they changed.  Opens NVML and the spare fds (isolate_fds_reserve)
+ * too, for the same reason.  0, or -1 (logged; regions then retry and fail).
  */
 int isolate_load(const char *topology, const char (*gpu_pci)[16]);
 
@@ -71,7 +73,21 @@ const char *isolate_backend_name(void);
 int isolate_enter(const struct isolate_req *req, isolate_rec_fn rec, void *ctx,
                   struct krex_certificate *cert);
 
-/* Undo one recorded line.  0 or -1/errno. */
+/* Undo one recorded line and read it back (hwloc/isolate_backend.h).  0 or -1/errno. */
 int isolate_undo_line(const char *line);
+
+/* The fd undoing line needs, opened when the change is made (-1: none needed).  0 or -1. */
+int isolate_undo_open(const char *line, int *fd);
+
+/* isolate_undo_line() through the fd isolate_undo_open() gave. */
+int isolate_undo_line_fd(const char *line, int fd);
+
+/*
+ * Spare fds krexd keeps (opened at isolate_load) and lets go of just
+ * before it undoes and thaws, so that what the undo still opens (/proc of
+ * an affinity line, a retry) finds fds even when clients took all others.
+ */
+void isolate_fds_release(void);
+void isolate_fds_reserve(void);
 
 #endif /* KREXD_ISOLATE_H */

@@ -123,7 +123,8 @@ void part_end(struct krexd *k, struct part *p, const char *why);
  * the state file, 0 when another region froze it already, -1/errno. */
 int part_freeze_prepare(struct krexd *k, struct part *p);
 int part_freeze_start(struct krexd *k, struct part *p);
-void part_thaw(struct krexd *k, struct part *p);
+/* Drop a freeze reference; the last thaws (0), or keeps the line and retries it (-1). */
+int part_thaw(struct krexd *k, struct part *p);
 void part_check_proc(struct krexd *k, uint64_t now);
 int state_rec(void *ctx, const char *line);
 void state_unrec(void *ctx, const char *line);

@@ -137,8 +137,14 @@ static int state_rec_batch(void *ctx, const char *line)
 
 int part_freeze_prepare(struct krexd *k, struct part *p)
 {
+	char line[600];
+
 	if (p->freeze_refs++ > 0)
 		return 0;
+	/* Its last thaw still retried: this freeze's thaw takes over. */
+	freezer_line(&k->fz, &p->ft, line, sizeof(line));
+	if (line[0])
+		state_retry_cancel(&k->st, line);
 	if (freezer_prepare(&k->fz, &p->ft, state_rec_batch, k) < 0) {
 		int err = errno;
 		freezer_thaw(&k->fz, &p->ft, state_unrec, k);
@@ -154,13 +160,38 @@ int part_freeze_start(struct krexd *k, struct part *p)
 	return freezer_start(&k->fz, &p->ft);
 }
 
-void part_thaw(struct krexd *k, struct part *p)
+/*
+ * Thaw p now.  A thaw that fails (or reads back frozen) keeps its state
+ * line and is retried from the event loop (state_retry_add).  0 or -1.
+ */
+static int part_thaw_now(struct krexd *k, struct part *p)
 {
+	char line[600], who[64];
+	int err;
+
+	if (freezer_thaw(&k->fz, &p->ft, state_unrec, k) == 0)
+		return 0;
+	err = errno;
+	freezer_line(&k->fz, &p->ft, line, sizeof(line));
+	snprintf(who, sizeof(who), "participant %u, pid %d", p->id, (int)p->pid);
+	log_error("participant %u (pid %d): thaw failed: %s; kept in the state file, retrying",
+	          p->id, (int)p->pid, strerror(err));
+	if (line[0])
+		state_retry_add(&k->st, line, 0, who, time_now_ns());
+	errno = err;
+	return -1;
+}
+
+int part_thaw(struct krexd *k, struct part *p)
+{
+	int rc;
+
 	if (p->freeze_refs <= 0 || --p->freeze_refs > 0)
-		return;
-	freezer_thaw(&k->fz, &p->ft, state_unrec, k);
+		return 0;
+	rc = part_thaw_now(k, p);
 	if (state_sync(&k->st) < 0)
 		log_error("state file %s: %s", k->st.path, strerror(errno));
+	return rc;
 }
 
 /* ---- registration ---- */
@@ -401,6 +432,7 @@ void part_end(struct krexd *k, struct part *p, const char *why)
 		if (c->part == p)
 			part_detach(k, c);
 	p->freeze_refs = 0;
+	part_thaw_now(k, p);
 	freezer_release(&k->fz, &p->ft, state_unrec, k);
 	if (state_sync(&k->st) < 0)
 		log_error("state file %s: %s", k->st.path, strerror(errno));

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "isolate.h"
 #include "nvml.h"
@@ -48,7 +49,8 @@ struct region {
 	size_t nsibs;
 	uint64_t *pending; /* conn serials that owe an ack */
 	size_t npending;
-	char **undo; /* isolation undo lines, oldest first */
+	char **undo;  /* isolation undo lines, oldest first */
+	int *undo_fd; /* what each needs, opened with the change (-1: none) */
 	size_t nundo;
 	struct krex_certificate cert;
 	uint64_t turn;       /* loop turn it was asked in */
@@ -63,6 +65,8 @@ static void region_isolate(struct krexd *k, struct region *r);
 static void region_telemetry_start(struct krexd *k, struct region *r);
 static void region_grant(struct krexd *k, struct region *r, uint64_t now);
 static void region_finish(struct krexd *k, struct region *r, int why, const char *who);
+static void region_note(struct region *r, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 
 static uint64_t us(uint64_t ns)
 {
@@ -164,6 +168,8 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 
 	r->t_close = now;
 	r->cert.wait_us = us(now - r->rq.enq_ns);
+	if (k->st.retries) /* failed undos and thaws: once more before anything changes */
+		state_retry_flush(&k->st, now);
 	for (p = k->parts; p; p = p->next)
 		if (p->id != r->owner && (p->mask & r->rq.mask) && sib_add(r, p->id) == 0)
 			p->gated++;
@@ -173,8 +179,13 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 		gate_line(line, sizeof(line), i, r->owner);
 		state_add(&k->st, "%s", line);
 	}
-	if (state_sync(&k->st) < 0) /* written before the gates close, or not at all */
-		log_error("state file %s: %s (closing anyway)", k->st.path, strerror(errno));
+	if (state_sync(&k->st) < 0) { /* written before the gates close, or not at all */
+		/* A gate needs no line to be reopened (a starting krexd opens every
+		 * slot), so the gates close, and the certificate says so. */
+		log_error("state file %s: %s (closing the gates anyway)", k->st.path,
+		          strerror(errno));
+		region_note(r, "state file not written: %s", strerror(errno));
+	}
 	for (i = 0; i < k->ngpus; i++)
 		if (r->rq.mask >> i & 1)
 			gatectl_close_slot(&k->gate, i, r->owner, r->rq.id);
@@ -197,7 +208,9 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 	r->cert.isolate_us = us(time_now_ns() - r->t_iso);
 	region_telemetry_start(k, r);
 	if (!r->npending) {
-		region_freeze(k, r, now);
+		/* Now, not the close's now: the freeze phase must not count the
+		 * isolation and telemetry above (freeze_us 22490 without siblings). */
+		region_freeze(k, r, time_now_ns());
 		return;
 	}
 	r->phase = PH_DRAIN;
@@ -292,9 +305,6 @@ void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a
 /* ---- freeze ---- */
 
 static void region_note(struct region *r, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
-
-static void region_note(struct region *r, const char *fmt, ...)
 {
 	size_t off = strlen(r->cert.note);
 	va_list ap;
@@ -364,6 +374,23 @@ static int sib_freeze_prepare(struct krexd *k, struct region *r, struct sib *s)
 	return 1;
 }
 
+/*
+ * The state file could not be written: a freeze without its line could
+ * outlive a killed krexd, so s is not frozen (its reference goes back).
+ */
+static void sib_freeze_refuse(struct krexd *k, struct region *r, struct sib *s, int err)
+{
+	struct part *p = part_find_id(k, s->part);
+
+	log_error("region %llu: participant %u not frozen: state file %s: %s",
+	          (unsigned long long)r->rq.id, s->part, k->st.path, strerror(err));
+	s->ref = 0;
+	s->freeze_err = 1;
+	if (p)
+		part_thaw(k, p);
+	region_note(r, "participant %u not frozen: state file not written", s->part);
+}
+
 /* Start freezing sibling s, once: after sib_freeze_prepare() and a state sync. */
 static void sib_freeze_start(struct krexd *k, struct region *r, struct sib *s)
 {
@@ -391,8 +418,10 @@ static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s)
 	freezer_snapshot(&k->fz);
 	if (!sib_freeze_prepare(k, r, s))
 		return;
-	if (state_sync(&k->st) < 0)
-		log_error("state file %s: %s (freezing anyway)", k->st.path, strerror(errno));
+	if (state_sync(&k->st) < 0) {
+		sib_freeze_refuse(k, r, s, errno);
+		return;
+	}
 	sib_freeze_start(k, r, s);
 }
 
@@ -425,9 +454,12 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 		freezer_snapshot(&k->fz);
 		for (i = 0; i < r->nsibs; i++)
 			sib_freeze_prepare(k, r, &r->sibs[i]);
-		if (state_sync(&k->st) < 0)
-			log_error("state file %s: %s (freezing anyway)", k->st.path,
-			          strerror(errno));
+		if (state_sync(&k->st) < 0) {
+			int err = errno;
+			for (i = 0; i < r->nsibs; i++)
+				if (r->sibs[i].ref && !r->sibs[i].started)
+					sib_freeze_refuse(k, r, &r->sibs[i], err);
+		}
 	}
 	for (i = 0; i < r->nsibs; i++)
 		sib_freeze_start(k, r, &r->sibs[i]);
@@ -443,20 +475,35 @@ static int undo_rec(void *ctx, const char *line)
 	struct region *r = ((void **)ctx)[1];
 	char **n, *dup;
 
-	if (state_rec(((void **)ctx)[0], line) < 0)
-		return -1;
-	n = realloc(r->undo, (r->nundo + 1) * sizeof(*n));
-	dup = strdup(line);
-	if (!n || !dup) {
-		free(dup);
-		if (n)
-			r->undo = n;
-		state_unrec(((void **)ctx)[0], line);
+	int *fds, fd = -1;
+
+	/* What the undo needs is opened now, with the change, not at the end. */
+	if (isolate_undo_open(line, &fd) < 0) {
+		log_warn("region %llu: not isolating '%s': %s", (unsigned long long)r->rq.id, line,
+		         strerror(errno));
 		return -1;
 	}
-	r->undo = n;
+	if (state_rec(((void **)ctx)[0], line) < 0)
+		goto fail;
+	n = realloc(r->undo, (r->nundo + 1) * sizeof(*n));
+	if (n)
+		r->undo = n;
+	fds = realloc(r->undo_fd, (r->nundo + 1) * sizeof(*fds));
+	if (fds)
+		r->undo_fd = fds;
+	dup = strdup(line);
+	if (!n || !fds || !dup) {
+		free(dup);
+		state_unrec(((void **)ctx)[0], line);
+		goto fail;
+	}
+	r->undo_fd[r->nundo] = fd;
 	r->undo[r->nundo++] = dup;
 	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 static void region_isolate(struct krexd *k, struct region *r)
@@ -474,17 +521,26 @@ static void region_isolate(struct krexd *k, struct region *r)
 			names[n++] = k->gpu[i];
 	req.gpus = names;
 	req.ngpus = n;
+	/* Siblings only: a job of another GPU is never moved (doc/topology.md). */
 	for (p = k->parts, n = 0; p && n < 256; p = p->next)
-		if (p->id != r->owner)
+		if (p->id != r->owner && (p->mask & r->rq.mask))
 			others[n++] = p->pid;
 	req.other_pids = others;
 	req.nother = n;
+	req.node_gpus = k->ngpus;
 	req.region_id = r->rq.id;
 	req.owner_pid = owner ? owner->pid : 0;
 	req.owner_cgroup = owner ? owner->ft.cg : "";
 	req.owner_cpuset = owner ? owner->ft.cpuset_cg : "";
 	req.owner_cpus = owner ? owner->cpus : "";
 	req.mode = k->cfg.isolate;
+	/* Never isolate on top of an undo still retried: its "old" values would
+	 * be the isolation's, and the retry would undo this region's moves. */
+	if (req.mode != ISOLATE_NONE &&
+	    (state_retry_pending(&k->st, "cpuset ") || state_retry_pending(&k->st, "affinity "))) {
+		req.mode = ISOLATE_NONE;
+		region_note(r, "isolation skipped: an earlier undo is still being retried");
+	}
 	req.region_cores = k->cfg.region_cores;
 	req.topology = k->cfg.topology;
 	req.gpu_pci = (const char(*)[16])k->cfg.gpu_pci;
@@ -600,26 +656,105 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 
 /* ---- the way out ---- */
 
+/* The participant an undo line is about (0: none known): its pid, or its cpuset cgroup. */
+static uint32_t undo_part(struct krexd *k, const char *line)
+{
+	char dir[1024], path[1100], buf[32];
+	const char *sp;
+	struct part *p;
+	size_t n;
+	int pid = 0;
+	FILE *f;
+
+	if (sscanf(line, "affinity %d", &pid) == 1)
+		return (p = part_find_pid(k, pid)) ? p->id : 0;
+	sp = strrchr(line, ' ');
+	if (strncmp(line, "cpuset v", 8) || !sp || sp < line + 10)
+		return 0;
+	n = (size_t)(sp - (line + 10)); /* "cpuset vN DIR CPUS" */
+	if (n >= sizeof(dir))
+		return 0;
+	memcpy(dir, line + 10, n);
+	dir[n] = '\0';
+	for (p = k->parts; p; p = p->next)
+		if (!strcmp(p->ft.cpuset_cg, dir) || !strcmp(p->ft.cg, dir))
+			return p->id;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (f && fgets(buf, sizeof(buf), f))
+		pid = atoi(buf);
+	if (f)
+		fclose(f);
+	return pid > 0 && (p = part_find_pid(k, pid)) ? p->id : 0;
+}
+
+/*
+ * Undo the isolation, newest first, each line verified (isolate_undo_line).
+ * A line that fails keeps its state line and goes to the retries, with
+ * every older line of the region after it (they may depend on it: a
+ * thread's mask inside a cpuset still narrow); logged and noted once per
+ * participant.
+ */
+static void region_undo(struct krexd *k, struct region *r)
+{
+	uint32_t noted[16], id;
+	unsigned nnoted = 0, j;
+	uint64_t now = time_now_ns();
+	int failed = 0, rc, fd, err;
+	char who[64];
+	char *l;
+
+	while (r->nundo > 0) { /* newest first */
+		l = r->undo[--r->nundo];
+		fd = r->undo_fd[r->nundo];
+		rc = isolate_undo_line_fd(l, fd);
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		if (rc == 0 && !failed) {
+			state_drop(&k->st, l);
+			free(l);
+			continue;
+		}
+		id = undo_part(k, l);
+		if (id)
+			snprintf(who, sizeof(who), "participant %u", id);
+		else
+			snprintf(who, sizeof(who), "no participant");
+		if (rc < 0) {
+			for (j = 0; j < nnoted && noted[j] != id; j++)
+				;
+			if (j == nnoted) {
+				log_error(
+				        "region %llu: %s: undo '%s' failed: %s; kept in the state file, retrying",
+				        (unsigned long long)r->rq.id, who, l, strerror(err));
+				region_note(r, "%s: undo of its CPU isolation failed (%s), retried",
+				            who, strerror(err));
+				if (nnoted < 16)
+					noted[nnoted++] = id;
+			}
+			failed = 1;
+		}
+		state_retry_add(&k->st, l, r->rq.id, who, now);
+		free(l);
+	}
+}
+
 static void region_unwind(struct krexd *k, struct region *r)
 {
 	char line[64];
 	struct part *p;
 	size_t i;
 
-	while (r->nundo > 0) { /* newest first */
-		char *l = r->undo[--r->nundo];
-		if (isolate_undo_line(l) < 0)
-			log_error("region %llu: undo '%s': %s", (unsigned long long)r->rq.id, l,
-			          strerror(errno));
-		state_drop(&k->st, l);
-		free(l);
-	}
+	isolate_fds_release(); /* what the undo still opens finds fds */
+	region_undo(k, r);
 	for (i = 0; i < r->nsibs; i++) {
 		p = part_find_id(k, r->sibs[i].part);
 		if (!p)
 			continue;
-		if (r->sibs[i].ref)
-			part_thaw(k, p);
+		if (r->sibs[i].ref && part_thaw(k, p) < 0)
+			region_note(r, "participant %u: thaw failed (%s), retried", p->id,
+			            strerror(errno));
 		p->gated--;
 	}
 	for (i = 0; i < k->ngpus; i++) {
@@ -632,6 +767,7 @@ static void region_unwind(struct krexd *k, struct region *r)
 	gatectl_bump(&k->gate);
 	if (state_sync(&k->st) < 0)
 		log_error("state file %s: %s", k->st.path, strerror(errno));
+	isolate_fds_reserve();
 }
 
 static void region_certify(struct krexd *k, struct region *r, int why, const char *who,
@@ -722,6 +858,7 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	free(r->sibs);
 	free(r->pending);
 	free(r->undo);
+	free(r->undo_fd);
 	free(r);
 	k->resched = 1;
 }
@@ -815,6 +952,9 @@ void region_tick(struct krexd *k, uint64_t now)
 	struct region *r, *next;
 	struct rq_req *q;
 
+	if (k->st.retries && state_retry_next(&k->st) <= now)
+		state_retry_run(&k->st, now); /* failed undos and thaws */
+
 	for (q = k->rq.head; q; q = q->next)
 		if (q->state == RQ_QUEUED && q->not_before_ns && q->not_before_ns <= now) {
 			q->not_before_ns = 0; /* its grace is over */
@@ -840,6 +980,9 @@ uint64_t region_next_deadline(struct krexd *k)
 	uint64_t best = rq_next_deadline(&k->rq), d;
 	struct region *r;
 
+	d = state_retry_next(&k->st);
+	if (d && (!best || d < best))
+		best = d;
 	for (r = regions; r; r = r->next) {
 		d = r->phase == PH_DRAIN    ? r->drain_deadline
 		    : r->phase == PH_FREEZE ? r->poll_at

@@ -21,6 +21,16 @@
 #include "defs.h"
 #include "log.h"
 #include "state.h"
+#include "timeutil.h"
+
+struct state_retry {
+	char *line;
+	char who[96];
+	uint64_t group;
+	unsigned tries;
+	uint64_t next_ns, step_ns;
+	struct state_retry *next;
+};
 
 #define STATE_MAX_HANDLERS 8
 
@@ -60,7 +70,14 @@ int state_init(struct state *st, const char *run_dir)
 
 void state_free(struct state *st)
 {
+	struct state_retry *r;
 	size_t i;
+
+	while ((r = st->retries)) {
+		st->retries = r->next;
+		free(r->line);
+		free(r);
+	}
 
 	for (i = 0; i < st->n; i++)
 		free(st->lines[i]);
@@ -68,6 +85,8 @@ void state_free(struct state *st)
 	st->lines = NULL;
 	st->n = st->cap = 0;
 }
+
+static state_undo_fn state_builtin; /* the built-in kinds' handler, from state_recover */
 
 static state_undo_fn state_handler(const char *line, state_undo_fn builtin)
 {
@@ -90,8 +109,10 @@ int state_recover(struct state *st, state_undo_fn builtin)
 	state_undo_fn fn;
 	int n = 0;
 
+	state_builtin = builtin;
 	if (!f && errno != ENOENT)
 		return -1;
+	state_free(st);
 	while (f && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		if (!line[0])
@@ -99,14 +120,18 @@ int state_recover(struct state *st, state_undo_fn builtin)
 		fn = state_handler(line, builtin);
 		if (!fn)
 			log_warn("state: no handler for '%s' left by a previous krexd", line);
-		else if (fn(line) < 0)
-			log_warn("state: could not undo '%s': %s", line, strerror(errno));
-		else
+		else if (fn(line) < 0) {
+			log_warn(
+			        "state: could not undo '%s' left by a previous krexd: %s; kept, retrying",
+			        line, strerror(errno));
+			if (state_add(st, "%s", line) == 0)
+				state_retry_add(st, line, 0, "left by a previous krexd",
+				                time_now_ns());
+		} else
 			n++;
 	}
 	if (f)
 		fclose(f);
-	state_free(st);
 	st->dirty = 1;
 	if (state_sync(st) < 0)
 		return -1;
@@ -204,4 +229,124 @@ int state_sync(struct state *st)
 size_t state_count(const struct state *st)
 {
 	return st->n;
+}
+
+/* ---- retries of failed undos ---- */
+
+int state_retry_add(struct state *st, const char *line, uint64_t group, const char *who,
+                    uint64_t now)
+{
+	struct state_retry *r = calloc(1, sizeof(*r)), **pp;
+
+	if (!r || !(r->line = strdup(line))) {
+		free(r);
+		errno = ENOMEM;
+		return -1;
+	}
+	snprintf(r->who, sizeof(r->who), "%s", who ? who : "");
+	r->group = group;
+	r->step_ns = 10 * NS_PER_MS;
+	r->next_ns = now + r->step_ns;
+	for (pp = &st->retries; *pp; pp = &(*pp)->next)
+		;
+	*pp = r;
+	return 0;
+}
+
+int state_retry_run(struct state *st, uint64_t now)
+{
+	struct state_retry **pp = &st->retries, *r;
+	uint64_t held = 0, until = 0;
+	int left = 0, changed = 0;
+	state_undo_fn fn;
+
+	while ((r = *pp)) {
+		if (held && r->group == held) {
+			/* Behind a line of its group still failing: due no earlier. */
+			if (r->next_ns < until)
+				r->next_ns = until;
+			pp = &r->next;
+			left++;
+			continue;
+		}
+		if (r->next_ns > now) {
+			held = r->group;
+			until = r->next_ns;
+			pp = &r->next;
+			left++;
+			continue;
+		}
+		fn = state_handler(r->line, state_builtin);
+		r->tries++;
+		if (fn && fn(r->line) == 0) {
+			log_info("state: '%s' (%s) undone on retry %u", r->line, r->who, r->tries);
+			state_drop(st, r->line);
+			changed = 1;
+		} else if (r->tries >= STATE_RETRY_MAX || !fn) {
+			log_error(
+			        "state: '%s' (%s) still not undone after %u retries: %s; kept in %s for the next krexd start",
+			        r->line, r->who, r->tries, fn ? strerror(errno) : "no handler",
+			        st->path);
+		} else {
+			r->step_ns = r->step_ns * 2 > 5 * NS_PER_S ? 5 * NS_PER_S : r->step_ns * 2;
+			r->next_ns = now + r->step_ns;
+			held = r->group;
+			until = r->next_ns;
+			pp = &r->next;
+			left++;
+			continue;
+		}
+		*pp = r->next;
+		free(r->line);
+		free(r);
+	}
+	if (changed && state_sync(st) < 0)
+		log_error("state file %s: %s", st->path, strerror(errno));
+	return left;
+}
+
+uint64_t state_retry_next(const struct state *st)
+{
+	const struct state_retry *r;
+	uint64_t best = 0;
+
+	for (r = st->retries; r; r = r->next)
+		if (!best || r->next_ns < best)
+			best = r->next_ns;
+	return best;
+}
+
+void state_retry_flush(struct state *st, uint64_t now)
+{
+	struct state_retry *r;
+
+	for (r = st->retries; r; r = r->next)
+		r->next_ns = now;
+	state_retry_run(st, now);
+}
+
+int state_retry_pending(const struct state *st, const char *prefix)
+{
+	const struct state_retry *r;
+	int n = 0;
+
+	for (r = st->retries; r; r = r->next)
+		n += !prefix || !strncmp(r->line, prefix, strlen(prefix));
+	return n;
+}
+
+int state_retry_cancel(struct state *st, const char *line)
+{
+	struct state_retry **pp, *r;
+
+	for (pp = &st->retries; (r = *pp); pp = &r->next)
+		if (!strcmp(r->line, line)) {
+			*pp = r->next;
+			log_info("state: '%s' (%s) made again: no longer retried", r->line, r->who);
+			state_drop(st, r->line);
+			free(r->line);
+			free(r);
+			return 1;
+		}
+	return 0;
 }

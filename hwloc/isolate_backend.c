@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cpulist.h"
@@ -32,19 +33,48 @@ const char *isolate_kind_name(enum isolate_kind kind)
 	}
 }
 
-static int write_small(const char *path, const char *s)
+/*
+ * Write s as the whole value of an open cgroup file (pwrite at 0: the fd
+ * may be reused).  A regular file (a fake cgroup tree in the tests) is
+ * truncated first; cgroup files have size 0 and need nothing.
+ */
+static int write_fd(int fd, const char *s)
 {
 	size_t len = strlen(s);
+	struct stat sb;
 	ssize_t n;
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 && ftruncate(fd, 0) < 0)
+		return -1;
+	/* cgroup files take one value per write(); an empty v2 cpuset.cpus is "\n". */
+	n = pwrite(fd, len ? s : "\n", len ? len : 1, 0);
+	return n < 0 ? -1 : 0;
+}
+
+static int write_small(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc, err;
 
 	if (fd < 0)
 		return -1;
-	/* cgroup files take one value per write(); an empty v2 cpuset.cpus is "\n". */
-	n = write(fd, len ? s : "\n", len ? len : 1);
-	if (close(fd) < 0 && n >= 0)
+	rc = write_fd(fd, s);
+	err = errno;
+	if (close(fd) < 0 && rc == 0)
 		return -1;
-	return n < 0 ? -1 : 0;
+	errno = err;
+	return rc;
+}
+
+/* Read an open cgroup file from its start, like file_read_line(). */
+static int read_fd(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
 }
 
 static int path_join(char *out, size_t len, const char *a, const char *b)
@@ -175,6 +205,13 @@ int isolate_cgroup_set(const char *dir, hwloc_const_bitmap_t want, hwloc_const_b
 	    path_join(path, sizeof(path), dir, "cpuset.cpus") < 0 ||
 	    file_read_line(path, raw, sizeof(raw)) < 0)
 		goto out;
+	if (v == 2 && !raw[0]) {
+		/* v2 "inherit": once narrowed it cannot be made empty again while
+		 * it holds processes (the kernel answers ENOSPC until Linux 6.13),
+		 * so it is left as it is and the caller moves its processes. */
+		rc = 2;
+		goto out;
+	}
 	hwloc_bitmap_and(now, old, want);
 	if (hwloc_bitmap_iszero(now))
 		hwloc_bitmap_copy(now, old); /* it has only CPUs we do not want: leave it */
@@ -215,6 +252,24 @@ static int proc_starttime(pid_t pid, unsigned long long *start)
 		errno = EINVAL;
 		return -1;
 	}
+	return 0;
+}
+
+int isolate_proc_stat(pid_t pid, pid_t *ppid, unsigned *flags)
+{
+	char path[64], buf[1024], *p;
+	int pp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (file_read_line(path, buf, sizeof(buf)) < 0)
+		return -1;
+	/* "PID (comm) S PPID PGRP SESSION TTY TPGID FLAGS ...": comm may hold ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %d %*d %*d %*d %*d %u", &pp, flags) != 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	*ppid = (pid_t)pp;
 	return 0;
 }
 
@@ -416,6 +471,100 @@ static int parse_word(const char *s, hwloc_bitmap_t set)
 	return cpulist_parse(word, set);
 }
 
+/* ---- undo: every line verified after it runs ---- */
+
+static int undo_faults = -1;
+
+void isolate_undo_fault(int n)
+{
+	undo_faults = n;
+}
+
+/* The test hook: drop this undo write (as if it never reached the kernel)? */
+static int undo_fault_take(void)
+{
+	const char *e;
+
+	if (undo_faults < 0) {
+		e = getenv("KREX_TEST_UNDO_FAULTS");
+		undo_faults = e ? atoi(e) : 0;
+	}
+	if (undo_faults <= 0)
+		return 0;
+	undo_faults--;
+	return 1;
+}
+
+/* What the cpuset of thread tid allows now (every CPU without a cpuset controller). */
+static void thread_allowed(pid_t tid, hwloc_bitmap_t set)
+{
+	static struct isolate_sys sys;
+	static int probed;
+	char dir[1024], path[1100], val[LIST_LEN];
+	int v;
+
+	hwloc_bitmap_fill(set);
+	if (!probed) {
+		isolate_probe(&sys);
+		probed = 1;
+	}
+	if (isolate_pid_cgroup(&sys, tid, dir, sizeof(dir)) < 0 || !dir[0] ||
+	    (v = isolate_cgroup_version(dir)) < 0 ||
+	    path_join(path, sizeof(path), dir,
+	              v == 1 ? "cpuset.effective_cpus" : "cpuset.cpus.effective") < 0 ||
+	    file_read_line(path, val, sizeof(val)) < 0 || cpulist_parse(val, set) < 0 ||
+	    hwloc_bitmap_iszero(set))
+		hwloc_bitmap_fill(set);
+}
+
+/*
+ * Put one thread back on set and read it back.  What its cpuset no longer
+ * allows is not asked for.  When it allows none of set (EINVAL) the thread
+ * goes to every CPU its cpuset allows, never stays on the isolation's
+ * CPUs, and the undo fails with EINVAL (retried: a cpuset undo still due
+ * may widen it).  A thread that exited is not an error.
+ */
+static int undo_tid(pid_t tid, hwloc_const_bitmap_t set)
+{
+	hwloc_bitmap_t allowed = hwloc_bitmap_alloc(), want = hwloc_bitmap_alloc(),
+	               got = hwloc_bitmap_alloc();
+	cpu_set_t cs;
+	int rc = -1, err = 0;
+
+	if (!allowed || !want || !got)
+		goto out;
+	thread_allowed(tid, allowed);
+	hwloc_bitmap_and(want, set, allowed);
+	if (hwloc_bitmap_iszero(want)) {
+		hwloc_bitmap_copy(want, allowed);
+		err = EINVAL;
+	}
+	if (cpulist_to_cpuset(want, &cs) < 0)
+		goto out;
+	if (!undo_fault_take() && sched_setaffinity(tid, sizeof(cs), &cs) < 0) {
+		if (errno == ESRCH)
+			rc = 0;
+		goto out;
+	}
+	if (tid_get(tid, got) < 0) {
+		rc = errno == ESRCH ? 0 : -1;
+		goto out;
+	}
+	if (!hwloc_bitmap_isequal(got, want)) {
+		errno = EIO; /* the kernel did not take it (or the test hook dropped it) */
+		goto out;
+	}
+	rc = err ? -1 : 0;
+	errno = err;
+out:
+	err = errno;
+	hwloc_bitmap_free(allowed);
+	hwloc_bitmap_free(want);
+	hwloc_bitmap_free(got);
+	errno = err;
+	return rc;
+}
+
 /* Undo "affinity PID START MAIN [TID=CPUS]...". */
 static int undo_affinity(const char *args)
 {
@@ -424,7 +573,7 @@ static int undo_affinity(const char *args)
 	char main_list[LIST_LEN], key[32];
 	const char *p;
 	pid_t *tids = NULL;
-	int pid, off, n, i, rc = -1;
+	int pid, off, n, i, rc = -1, err = 0;
 
 	if (!main_set || !set ||
 	    sscanf(args, "%d %llu %4095s%n", &pid, &start, main_list, &off) != 3 || pid <= 0 ||
@@ -436,22 +585,31 @@ static int undo_affinity(const char *args)
 	if (proc_starttime(pid, &now) < 0 || now != start)
 		goto out; /* gone, or the pid now names another process */
 	n = proc_tids(pid, &tids);
+	if (n < 0) {
+		rc = errno == ENOENT ? 0 : -1;
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		hwloc_bitmap_copy(set, main_set);
 		snprintf(key, sizeof(key), " %d=", (int)tids[i]);
 		p = strstr(args + off, key);
 		if (p && parse_word(p + strlen(key), set) < 0) {
 			rc = -1;
-			errno = EINVAL;
+			err = EINVAL;
 			continue;
 		}
-		if (tid_set(tids[i], set) < 0)
+		if (undo_tid(tids[i], set) < 0) {
 			rc = -1;
+			err = errno;
+		}
 	}
+	errno = err;
 out:
+	err = errno;
 	free(tids);
 	hwloc_bitmap_free(main_set);
 	hwloc_bitmap_free(set);
+	errno = err;
 	return rc;
 }
 
@@ -498,49 +656,138 @@ out:
 	return rc;
 }
 
-/* Undo "cpuset vN DIR CPUS|-": DIR may hold spaces, CPUS is the last word. */
-static int undo_cpuset(const char *args)
+/* Split "vN DIR CPUS|-" into dir and val ("" for "-"); the version, or -1 (EINVAL). */
+static int cpuset_args(const char *args, char *dir, size_t dlen_max, const char **val)
 {
-	char dir[1024], path[1100];
-	const char *sp = strrchr(args, ' '), *val;
-	hwloc_bitmap_t set;
+	const char *sp = strrchr(args, ' ');
 	size_t dlen;
-	int rc;
 
 	if (!sp || (args[0] != '1' && args[0] != '2') || args[1] != ' ') {
 		errno = EINVAL;
 		return -1;
 	}
 	dlen = (size_t)(sp - (args + 2));
-	if (dlen == 0 || dlen >= sizeof(dir)) {
+	if (dlen == 0 || dlen >= dlen_max) {
 		errno = EINVAL;
 		return -1;
 	}
 	memcpy(dir, args + 2, dlen);
 	dir[dlen] = '\0';
-	val = strcmp(sp + 1, "-") == 0 ? "" : sp + 1;
-	if (path_join(path, sizeof(path), dir, "cpuset.cpus") < 0)
-		return -1;
-	if (write_small(path, val) == 0)
-		return 0;
-	if (errno == ENOENT)
-		return 0; /* the cgroup is gone: nothing to restore */
-	if (args[0] != '1' || !(set = hwloc_bitmap_alloc()))
-		return -1;
-	rc = cpulist_parse(val, set) < 0 || widen_ancestors(dir, set) < 0 ? -1
-	                                                                  : write_small(path, val);
-	hwloc_bitmap_free(set);
+	*val = strcmp(sp + 1, "-") == 0 ? "" : sp + 1;
+	return args[0] - '0';
+}
+
+/* Write val to DIR/cpuset.cpus through fd (or the path when fd < 0). */
+static int cpuset_put(const char *path, int fd, const char *val)
+{
+	if (undo_fault_take())
+		return 0; /* the test hook: lost on the way, as far as the caller knows */
+	return fd >= 0 ? write_fd(fd, val) : write_small(path, val);
+}
+
+/* Does DIR/cpuset.cpus read val back?  1, 0, or -1 (errno). */
+static int cpuset_holds(const char *path, int fd, const char *val)
+{
+	hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
+	char buf[LIST_LEN];
+	int rc = -1;
+
+	if (a && b &&
+	    (fd >= 0 ? read_fd(fd, buf, sizeof(buf)) : file_read_line(path, buf, sizeof(buf))) ==
+	            0 &&
+	    cpulist_parse(buf, a) == 0 && cpulist_parse(val, b) == 0)
+		rc = hwloc_bitmap_isequal(a, b);
+	hwloc_bitmap_free(a);
+	hwloc_bitmap_free(b);
 	return rc;
 }
 
-int isolate_undo_line(const char *line)
+/*
+ * v2: a populated cpuset cannot go back to empty ("inherit") before Linux
+ * 6.13 (ENOSPC); lines an older krexd left ask for it.  Give it what it
+ * inherited, its parent's effective CPUs: the same CPUs, now explicit.
+ */
+static int cpuset_v2_inherit(const char *dir, const char *path, int fd)
+{
+	char up[1024], eff[1100], val[LIST_LEN], *slash;
+
+	if (snprintf(up, sizeof(up), "%s", dir) >= (int)sizeof(up) || !(slash = strrchr(up, '/')) ||
+	    slash == up)
+		return -1;
+	*slash = '\0';
+	if (path_join(eff, sizeof(eff), up, "cpuset.cpus.effective") < 0 ||
+	    file_read_line(eff, val, sizeof(val)) < 0 || !val[0])
+		return -1;
+	if (cpuset_put(path, fd, val) < 0)
+		return -1;
+	if (cpuset_holds(path, fd, val) == 1)
+		return 0;
+	errno = EIO;
+	return -1;
+}
+
+/* Undo "cpuset vN DIR CPUS|-": DIR may hold spaces, CPUS is the last word. */
+static int undo_cpuset(const char *args, int fd)
+{
+	char dir[1024], path[1100];
+	const char *val;
+	hwloc_bitmap_t set;
+	int v = cpuset_args(args, dir, sizeof(dir), &val), rc;
+
+	if (v < 0 || path_join(path, sizeof(path), dir, "cpuset.cpus") < 0)
+		return -1;
+	if (cpuset_put(path, fd, val) < 0) {
+		if (errno == ENOENT || errno == ENODEV)
+			return 0; /* the cgroup is gone: nothing to restore */
+		if (v == 2 && !val[0] && errno == ENOSPC)
+			return cpuset_v2_inherit(dir, path, fd);
+		if (v != 1 || !(set = hwloc_bitmap_alloc()))
+			return -1;
+		rc = cpulist_parse(val, set) < 0 || widen_ancestors(dir, set) < 0
+		             ? -1
+		             : cpuset_put(path, fd, val);
+		hwloc_bitmap_free(set);
+		if (rc < 0)
+			return -1;
+	}
+	rc = cpuset_holds(path, fd, val);
+	if (rc < 0 && (errno == ENOENT || errno == ENODEV))
+		return 0;
+	if (rc == 1)
+		return 0;
+	if (rc == 0)
+		errno = EIO; /* read back something else: the write did not take */
+	return -1;
+}
+
+int isolate_undo_open(const char *line, int *fd)
+{
+	char dir[1024], path[1100];
+	const char *val;
+
+	*fd = -1;
+	if (strncmp(line, "cpuset v", 8) != 0)
+		return 0; /* affinity: nothing to hold */
+	if (cpuset_args(line + 8, dir, sizeof(dir), &val) < 0 ||
+	    path_join(path, sizeof(path), dir, "cpuset.cpus") < 0)
+		return -1;
+	*fd = open(path, O_RDWR | O_CLOEXEC);
+	return *fd < 0 ? -1 : 0;
+}
+
+int isolate_undo_line_fd(const char *line, int fd)
 {
 	if (strncmp(line, "cpuset v", 8) == 0)
-		return undo_cpuset(line + 8);
+		return undo_cpuset(line + 8, fd);
 	if (strncmp(line, "affinity ", 9) == 0)
 		return undo_affinity(line + 9);
 	errno = EINVAL;
 	return -1;
+}
+
+int isolate_undo_line(const char *line)
+{
+	return isolate_undo_line_fd(line, -1);
 }
 
 int isolate_undo_all(struct isolate_undo *undo)

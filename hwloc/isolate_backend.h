@@ -65,6 +65,9 @@ const char *isolate_kind_name(enum isolate_kind kind);
  */
 int isolate_pid_cgroup(const struct isolate_sys *sys, pid_t pid, char *dir, size_t len);
 
+/* Parent pid and flags (PF_*) of pid from /proc/PID/stat.  0, or -1 (errno). */
+int isolate_proc_stat(pid_t pid, pid_t *ppid, unsigned *flags);
+
 /* Which cgroup version a cpuset directory belongs to: 1, 2, or -1 (ENOENT). */
 int isolate_cgroup_version(const char *dir);
 
@@ -73,7 +76,9 @@ int isolate_cgroup_version(const char *dir);
  * already has (or keep it when it has none of them), widened to cover kids
  * (what its children keep, v1 needs parent >= child).  The value it ends
  * with goes into now.  Records, then writes, only on a change.  Returns 1
- * when it changed, 0 when not, -1 (errno) on a failure.
+ * when it changed, 0 when not, 2 when it left a v2 cpuset alone because
+ * its cpuset.cpus is empty (it inherits: the caller moves its processes
+ * instead, see isolate_undo_line), -1 (errno) on a failure.
  */
 int isolate_cgroup_set(const char *dir, hwloc_const_bitmap_t want, hwloc_const_bitmap_t kids,
                        hwloc_bitmap_t now, isolate_rec_fn rec, void *ctx,
@@ -90,8 +95,34 @@ int isolate_affinity_set(pid_t pid, hwloc_const_bitmap_t want, isolate_rec_fn re
 
 /* (Both return -1 with errno ECANCELED when rec refused the undo line.) */
 
-/* Undo one line.  Returns 0 (also when its target is gone), -1 (errno). */
+/*
+ * Undo one line and verify it: the cpuset read back, each thread's mask
+ * read back (what its cpuset allows of the old mask).  Returns 0 (also
+ * when its target is gone), -1 (errno; EIO: it read back something else,
+ * EINVAL for an affinity line: the thread's cpuset allows none of its old
+ * CPUs, and it was put on every CPU its cpuset allows instead).  A v2 line
+ * "-" that the kernel refuses (ENOSPC: a populated cpuset cannot become
+ * empty again) gets the parent's effective CPUs, the ones it inherited.
+ */
 int isolate_undo_line(const char *line);
+
+/*
+ * What undoing line needs, opened when the change is made, so that the
+ * undo cannot fail for want of an fd: for a cpuset line, DIR/cpuset.cpus
+ * (O_RDWR, into *fd); -1 for an affinity line (nothing to hold).  0, or
+ * -1 (errno) when it cannot be opened: then do not make the change.
+ */
+int isolate_undo_open(const char *line, int *fd);
+
+/* isolate_undo_line() through the fd isolate_undo_open() gave (-1: by path). */
+int isolate_undo_line_fd(const char *line, int fd);
+
+/*
+ * Test hook: the next n undo writes are dropped, as if they never reached
+ * the kernel, so that the verification and the retries can be seen to
+ * work.  krexd takes n from KREX_TEST_UNDO_FAULTS in its environment.
+ */
+void isolate_undo_fault(int n);
 
 /* Undo all lines of undo in reverse order and empty it; -1 if one failed. */
 int isolate_undo_all(struct isolate_undo *undo);

@@ -137,7 +137,10 @@ static void walk_tree(struct walk *w, const char *dir, hwloc_const_bitmap_t want
 		goto out;
 	}
 	r = isolate_cgroup_set(dir, want, kids, now, w->plan->rec, w->plan->rec_ctx, w->undo);
-	if (r < 0)
+	if (r == 2) { /* a v2 cpuset that inherits its parent's: its processes by affinity */
+		hwloc_bitmap_zero(now);
+		walk_procs(w, dir, want);
+	} else if (r < 0)
 		walk_failed(w, "cgroup", dir);
 	else if (r == 1 && want != w->owner)
 		w->moved += cgroup_nprocs(dir);
@@ -174,25 +177,17 @@ static void walk_target(struct walk *w, const struct isolate_target *t, hwloc_co
 static int pid_movable(struct walk *w, pid_t pid, const char *root)
 {
 	const struct isolate_plan *p = w->plan;
-	char path[64], buf[1024], cg[1024], *s;
+	char cg[1024];
 	unsigned flags;
 	unsigned i;
-	FILE *f;
+	pid_t ppid;
 
 	if (pid == 1 || pid == getpid() || pid == p->owner.pid)
 		return 0;
 	for (i = 0; i < p->nothers; i++)
 		if (p->others[i].pid == pid)
 			return 0; /* done already */
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	s = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	s = s ? strrchr(buf, ')') : NULL;
-	if (!s || sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %u", &flags) != 1 ||
-	    (flags & (PF_KTHREAD | PF_NO_SETAFFINITY)))
+	if (isolate_proc_stat(pid, &ppid, &flags) < 0 || (flags & (PF_KTHREAD | PF_NO_SETAFFINITY)))
 		return 0;
 	if (p->may_move && !p->may_move(p->may_move_ctx, pid))
 		return 0;

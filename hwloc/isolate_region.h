@@ -23,6 +23,7 @@ struct isolate_region_req {
 	size_t nothers;
 	int node;            /* isolate = node */
 	unsigned want_cores; /* region_cores; 0 = default */
+	unsigned node_gpus;  /* GPUs of the node (0 or 1: no fair-share cap) */
 };
 
 struct isolate_region_out {
@@ -34,9 +35,24 @@ struct isolate_region_out {
 };
 
 /*
+ * Choose the owner's and the rest's CPUs (out->owner_cpus, rest_cpus, why,
+ * skipped) without moving anything.  Fair share: an owner without an
+ * allocation of its own (its allowed CPUs are every core of the node) on
+ * a node of node_gpus > 1 GPUs gets at most cores / node_gpus cores (and
+ * no more than region_cores or the cores local to its GPUs would give it),
+ * so that the jobs of the other GPUs keep cores of their own.  An owner
+ * with an allocation (Slurm's) may use all of it.  0, or -1 (errno; why).
+ */
+int isolate_region_choose(struct krex_topo *topo, const struct isolate_region_req *req,
+                          struct isolate_region_out *out);
+
+/*
  * Isolate a region's owner.  Each other participant is moved through its
  * cpuset cgroup when it has one of its own (not the owner's), else through
- * its pid's affinity.  Undo lines go to rec (see isolate_backend.h); the
+ * its pid's affinity.  The owner is moved through its cpuset cgroup only
+ * when that cgroup holds nothing but the owner's process tree (krexd's
+ * own p<ID> cgroup, or owner_cpuset given); a cgroup it shares (with
+ * siblings, with a whole session) is never narrowed: by affinity then.  Undo lines go to rec (see isolate_backend.h); the
  * caller keeps them and undoes them newest first with isolate_undo_line().
  * Returns 0 (out filled, also when skipped), or -1 (errno; out->why).
  */

@@ -275,6 +275,26 @@ const char *topo_gpu_note(const struct krex_topo *topo)
 	return topo->note;
 }
 
+int topo_cores_in(struct krex_topo *topo, const char *cpulist)
+{
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	hwloc_obj_t core = NULL;
+	int n = 0;
+
+	if (!set)
+		return -1;
+	if (!cpulist || !*cpulist)
+		hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo->t));
+	else if (cpulist_parse(cpulist, set) < 0) {
+		hwloc_bitmap_free(set);
+		return -1;
+	}
+	while ((core = hwloc_get_next_obj_by_type(topo->t, topo->core_type, core)))
+		n += hwloc_bitmap_intersects(core->cpuset, set);
+	hwloc_bitmap_free(set);
+	return n;
+}
+
 int topo_export_xml(struct krex_topo *topo, const char *path)
 {
 	return hwloc_topology_export_xml(topo->t, path, 0);

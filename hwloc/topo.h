@@ -74,6 +74,9 @@ int topo_choose(struct krex_topo *topo, const char *owner_allowed, const char *c
                 unsigned ngpus, unsigned want_cores, char *owner_cpus, size_t olen, char *rest_cpus,
                 size_t rlen, char *why, size_t wlen);
 
+/* Cores with a PU in cpulist (the node's cores for NULL or ""); -1 (EINVAL). */
+int topo_cores_in(struct krex_topo *topo, const char *cpulist);
+
 /* Export the loaded topology as XML (an admin sends it to the developers). */
 int topo_export_xml(struct krex_topo *topo, const char *path);
 

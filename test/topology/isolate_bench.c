@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgtest.h"
 #include "isolate_plan.h"
 #include "tap.h"
 #include "topo.h"
@@ -92,20 +93,6 @@ static void stop_spinners(void)
 	nspin = 0;
 	if (cg[0])
 		rmdir(cg);
-}
-
-static int put(const char *dir, const char *file, const char *val)
-{
-	char path[600];
-	FILE *f;
-	int rc;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "we");
-	if (!f)
-		return -1;
-	rc = fputs(val, f) < 0 ? -1 : 0;
-	return fclose(f) < 0 ? -1 : rc;
 }
 
 /* One busy loop per CPU, all in the cgroup cg (when there is one). */

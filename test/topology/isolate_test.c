@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgtest.h"
 #include "cpulist.h"
 #include "isolate_plan.h"
 #include "isolate_region.h"
@@ -103,7 +104,7 @@ static void cleanup(void)
 	}
 }
 
-static int put(const char *path, const char *val)
+static int put_path(const char *path, const char *val)
 {
 	FILE *f = fopen(path, "we");
 	int rc;
@@ -114,22 +115,6 @@ static int put(const char *path, const char *val)
 	return fclose(f) < 0 ? -1 : rc;
 }
 
-static void get(const char *dir, const char *file, char *buf, size_t len)
-{
-	char path[600];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	buf[0] = '\0';
-	f = fopen(path, "re");
-	if (f) {
-		if (!fgets(buf, (int)len, f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
 /* mkdir a v1 cpuset cgroup with cpus and the parent's mems. */
 static int cg_make(const char *dir, const char *cpus)
 {
@@ -138,10 +123,10 @@ static int cg_make(const char *dir, const char *cpus)
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -1;
 	snprintf(path, sizeof(path), "%s/cpuset.mems", dir);
-	if (put(path, "0") < 0)
+	if (put_path(path, "0") < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/cpuset.cpus", dir);
-	return put(path, cpus);
+	return put_path(path, cpus);
 }
 
 static int cg_add(const char *dir, pid_t pid)
@@ -150,34 +135,10 @@ static int cg_add(const char *dir, pid_t pid)
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(val, sizeof(val), "%d", (int)pid);
-	return put(path, val);
+	return put_path(path, val);
 }
 
 /* The CPU list of one thread. */
-static void mask_of(pid_t tid, char *buf, size_t len)
-{
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	cpu_set_t cs;
-
-	buf[0] = '\0';
-	if (sched_getaffinity(tid, sizeof(cs), &cs) == 0) {
-		cpulist_from_cpuset(&cs, set);
-		cpulist_format(set, buf, len);
-	}
-	hwloc_bitmap_free(set);
-}
-
-static int set_mask(pid_t tid, const char *list)
-{
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	cpu_set_t cs;
-	int rc = cpulist_parse(list, set) < 0 || cpulist_to_cpuset(set, &cs) < 0
-	                 ? -1
-	                 : sched_setaffinity(tid, sizeof(cs), &cs);
-
-	hwloc_bitmap_free(set);
-	return rc;
-}
 
 /* Do all threads of pid but skip have the mask list? */
 static int threads_but(pid_t pid, pid_t skip, const char *list, int *nthreads)

@@ -25,6 +25,22 @@ static int record(const char *line)
 	return 0;
 }
 
+/* A handler that fails while fails_left > 0 (for "flaky" lines). */
+static int fails_left;
+static char order[16][64];
+static int norder;
+
+static int flaky(const char *line)
+{
+	if (norder < 16)
+		snprintf(order[norder++], sizeof(order[0]), "%s", line);
+	if (strstr(line, "bad") && fails_left > 0) {
+		fails_left--;
+		return -1;
+	}
+	return 0;
+}
+
 static int file_lines(const char *path)
 {
 	char line[256];
@@ -45,7 +61,7 @@ int main(void)
 	struct gatectl g;
 	uint32_t gen;
 
-	plan(16);
+	plan(26);
 	if (!mkdtemp(dir))
 		return 1;
 	ok(state_init(&st, dir) == 0, "state_init");
@@ -67,6 +83,49 @@ int main(void)
 	ok(nseen == 2 && !strcmp(seen[0], "gate 0 7") && !strcmp(seen[1], "cpuset /y/p2 0-3"),
 	   "built-in and registered handlers called in file order");
 	ok(file_lines(st.path) == 0, "the file is empty after recovery");
+	state_free(&st);
+
+	/* Retries: kept lines, backoff, a failed line holds back its group, give-up keeps it. */
+	ok(state_register_undo("flaky", flaky) == 0 && state_init(&st, dir) == 0 &&
+	           state_add(&st, "flaky bad 1") == 0 && state_add(&st, "flaky good 1") == 0 &&
+	           state_add(&st, "flaky good 2") == 0 && state_sync(&st) == 0,
+	   "retry: three lines on disk");
+	fails_left = 2;
+	norder = 0;
+	ok(state_retry_add(&st, "flaky bad 1", 7, "participant 1", 0) == 0 &&
+	           state_retry_add(&st, "flaky good 1", 7, "participant 1", 0) == 0 &&
+	           state_retry_add(&st, "flaky good 2", 8, "participant 2", 0) == 0 &&
+	           state_retry_next(&st) == 10 * 1000000ULL,
+	   "retry: first one due after 10 ms");
+	ok(state_retry_run(&st, 5 * 1000000ULL) == 3 && norder == 0,
+	   "retry: nothing before it is due");
+	ok(state_retry_run(&st, 10 * 1000000ULL) == 2 && norder == 2 &&
+	           !strcmp(order[0], "flaky bad 1") && !strcmp(order[1], "flaky good 2") &&
+	           file_lines(st.path) == 2,
+	   "retry: the failing line holds back its group; another group's line is undone and dropped");
+	ok(state_retry_next(&st) == 30 * 1000000ULL, "retry: backoff doubles (20 ms)");
+	ok(state_retry_run(&st, 30 * 1000000ULL) == 2 && fails_left == 0,
+	   "retry: fails again, still held");
+	ok(state_retry_run(&st, 200 * 1000000ULL) == 0 && file_lines(st.path) == 0 &&
+	           state_retry_pending(&st, NULL) == 0,
+	   "retry: succeeds, then its group follows, both dropped from the file");
+	fails_left = 1000;
+	state_add(&st, "flaky bad 2");
+	state_sync(&st);
+	state_retry_add(&st, "flaky bad 2", 0, "participant 3", 0);
+	for (gen = 0; gen < STATE_RETRY_MAX + 2; gen++)
+		state_retry_run(&st, (uint64_t)(gen + 1) * 10000000000ULL);
+	ok(state_retry_pending(&st, NULL) == 0 && file_lines(st.path) == 1,
+	   "retry: given up after STATE_RETRY_MAX, its line kept for the next start");
+	state_free(&st);
+	nseen = 0;
+	fails_left = 1000;
+	ok(state_init(&st, dir) == 0 && state_recover(&st, record) == 0 &&
+	           state_retry_pending(&st, "flaky bad 2") == 1 && file_lines(st.path) == 1,
+	   "recover: a line that cannot be undone is kept and retried");
+	ok(state_retry_cancel(&st, "flaky bad 2") == 1 && state_sync(&st) == 0 &&
+	           file_lines(st.path) == 0 && state_retry_pending(&st, NULL) == 0,
+	   "cancel: a change made again stops the retry and drops the old copy");
 	state_free(&st);
 
 	snprintf(path, sizeof(path), "%s/gate", dir);
