@@ -37,10 +37,16 @@ void config_defaults(struct krexd_config *c)
 		snprintf(c->node_name, sizeof(c->node_name), "localhost");
 	c->node_name[sizeof(c->node_name) - 1] = '\0';
 	snprintf(c->cgroup_subtree, sizeof(c->cgroup_subtree), "%s", KREX_CGROUP_SUBTREE);
+	c->settle = SETTLE_WAIT;
+	c->settle_timeout_ns = KREX_DEFAULT_SETTLE_TIMEOUT_MS * NS_PER_MS;
+	c->clock_tolerance = KREX_DEFAULT_CLOCK_TOLERANCE;
+	c->require_clocks = REQUIRE_CLOCKS_AUTO;
 }
 
 static const char *const freezer_names[] = {"auto", "cgroup2", "cgroup1", "signal"};
 static const char *const isolate_names[] = {"participants", "node", "none"};
+static const char *const settle_names[] = {"wait", "mark", "off"};
+static const char *const require_clocks_names[] = {"auto", "yes", "no"};
 
 const char *config_freezer_name(int kind)
 {
@@ -50,6 +56,16 @@ const char *config_freezer_name(int kind)
 const char *config_isolate_name(int mode)
 {
 	return mode >= 0 && mode < 3 ? isolate_names[mode] : "?";
+}
+
+const char *config_settle_name(int mode)
+{
+	return mode >= 0 && mode < 3 ? settle_names[mode] : "?";
+}
+
+const char *config_require_clocks_name(int v)
+{
+	return v >= 0 && v < 3 ? require_clocks_names[v] : "?";
 }
 
 static int parse_enum(const char *v, const char *const *names, int n, int *out)
@@ -83,6 +99,22 @@ static int parse_share(const char *v, double *out)
 	errno = 0;
 	d = strtod(v, &end);
 	if (errno || end == v || *end || !(d > 0.0 && d <= 1.0))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+/* A percentage, 0 to 50. */
+static int parse_percent(const char *v, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (end != v && *end == '%')
+		end++;
+	if (errno || end == v || *end || !(d >= 0.0 && d <= 50.0))
 		return -1;
 	*out = d;
 	return 0;
@@ -142,6 +174,21 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		                             : 0);
 		if (rc == 0)
 			rc = set_str(c->gpus, sizeof(c->gpus), v);
+	} else if (!strcmp(key, "settle"))
+		rc = parse_enum(v, settle_names, 3, &c->settle);
+	else if (!strcmp(key, "settle_timeout")) {
+		rc = parse_dur(v, &ns);
+		if (rc == 0 && ns > KREX_MAX_SETTLE_TIMEOUT_MS * NS_PER_MS)
+			rc = -1;
+		c->settle_timeout_ns = rc ? c->settle_timeout_ns : ns;
+	} else if (!strcmp(key, "clock_tolerance"))
+		rc = parse_percent(v, &c->clock_tolerance);
+	else if (!strcmp(key, "require_clocks")) {
+		if (!strcmp(v, "true") || !strcmp(v, "1"))
+			v = "yes";
+		else if (!strcmp(v, "false") || !strcmp(v, "0"))
+			v = "no";
+		rc = parse_enum(v, require_clocks_names, 3, &c->require_clocks);
 	} else if (!strcmp(key, "max_share"))
 		rc = parse_share(v, &c->max_share);
 	else if (!strcmp(key, "share_window"))

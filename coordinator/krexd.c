@@ -25,6 +25,7 @@
 #include "isolate.h"
 #include "krexd.h"
 #include "log.h"
+#include "nvml.h"
 #include "timeutil.h"
 
 static struct krexd K;
@@ -450,8 +451,15 @@ int main(int argc, char **argv)
 	setup(k);
 	isolate_load(k->cfg.topology, (const char(*)[16])k->cfg.gpu_pci);
 	pidfile_write(k);
-	log_info("started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s)", k->cfg.node_name,
-	         k->cfg.run_dir, freezer_name(&k->fz), isolate_backend_name(), k->ngpus);
+	k->nvml_gpus = nvml_gpu_count();
+	log_info("started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s); settle %s, "
+	         "NVML sees %u GPU(s), clocks required: %s",
+	         k->cfg.node_name, k->cfg.run_dir, freezer_name(&k->fz), isolate_backend_name(),
+	         k->ngpus, config_settle_name(k->cfg.settle), k->nvml_gpus,
+	         k->cfg.require_clocks == REQUIRE_CLOCKS_YES ||
+	                         (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus)
+	                 ? "yes"
+	                 : "no");
 	startup_done();
 	loop(k);
 	teardown(k);
