@@ -362,7 +362,8 @@ EXPORT int nvmlDeviceGetViolationStatus(void *dev, int policy, struct violation_
 	if (policy != 0 && policy != 1)
 		return E_NOT_SUPPORTED;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	v->reference_time = (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
+	v->reference_time =
+	        (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
 	v->violation_time = integrate(policy == 0 ? 0x84ULL : 0x60ULL);
 	return OK;
 }
