@@ -69,30 +69,7 @@ fi
 [ -z "$RT" ] || "$NVCC" -O2 -o "$RT" "$src/test/gpu/rt_prog.cu" >"$W/nvcc.log" 2>&1 ||
 	{ echo "FAIL: nvcc rt_prog.cu"; cat "$W/nvcc.log"; exit 1; }
 
-PIDS=
-KD=
-kill_tree() {
-	local c
-	for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
-	kill -CONT "$1" 2>/dev/null
-	kill -TERM "$1" 2>/dev/null
-}
-stop_all() {
-	local p
-	for p in $PIDS; do kill_tree "$p"; done
-	sleep 0.5
-	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
-	wait $PIDS 2>/dev/null
-	PIDS=
-}
-krexd_down() {
-	[ -n "$KD" ] || return 0
-	kill "$KD" 2>/dev/null
-	for _ in $(seq 50); do kill -0 "$KD" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$KD" 2>/dev/null
-	wait "$KD" 2>/dev/null
-	KD=
-}
+. "$src/test/gpu/gpu-lib.sh"
 cleanup() {
 	stop_all
 	krexd_down
