@@ -52,13 +52,14 @@ struct region {
 	struct krex_certificate cert;
 	/* The GPU's state (settle, samples): doc/architecture.md "Settle". */
 	uint64_t t_settle, settle_deadline, settle_poll_at, sample_at;
-	int32_t busy_min, busy_max; /* SM clock over samples without the idle reason, -1 none */
-	int32_t all_min, all_max;   /* over every sample */
-	int clock_low;              /* a busy sample under the tolerance, no reason given */
-	int sample_failed;          /* an NVML read during the region failed */
-	struct nvml_edge edge0;     /* temperature and violation counters at grant */
-	uint64_t turn;              /* loop turn it was asked in */
-	struct region *next;        /* every region, for ticks and status */
+	int32_t busy_min, busy_max;     /* SM clock over samples without the idle reason, -1 none */
+	int32_t all_min, all_max;       /* over every sample */
+	int clock_low;                  /* a busy sample under the tolerance, no reason given */
+	int sample_failed;              /* an NVML read during the region failed */
+	int32_t nominal[KREX_MAX_GPUS]; /* per GPU slot, -1 unknown */
+	struct nvml_edge edge0[KREX_MAX_GPUS]; /* temperature, violation counters at grant */
+	uint64_t turn;                         /* loop turn it was asked in */
+	struct region *next;                   /* every region, for ticks and status */
 };
 
 static struct region *regions;
@@ -504,27 +505,20 @@ static void region_isolate(struct krexd *k, struct region *r)
 		region_note(r, "isolation failed: %s", strerror(errno));
 }
 
-/* The region's first GPU, for NVML. */
-static const char *region_first_gpu(struct krexd *k, struct region *r)
-{
-	unsigned i;
-
-	for (i = 0; i < k->ngpus; i++)
-		if (r->rq.mask >> i & 1)
-			return k->gpu[i];
-	return NULL;
-}
+/* for each GPU slot i of region r */
+#define FOR_GPU(k, r, i)                                                                           \
+	for ((i) = 0; (i) < (k)->ngpus; (i)++)                                                     \
+		if ((r)->rq.mask >> (i)&1)
 
 /*
- * GPU telemetry while the siblings drain: the nominal SM clock of the
- * region's first GPU, and compute processes on its GPUs that are not
+ * GPU telemetry while the siblings drain: the nominal SM clock of each of
+ * the region's GPUs, and compute processes on them that are not
  * participants (KREX cannot quiet those, so the certificate reports them).
  * Unknown without NVML.  The clock samples start at the grant.
  */
 static void region_telemetry_start(struct krexd *k, struct region *r)
 {
 	struct krex_certificate *c = &r->cert;
-	const char *g = region_first_gpu(k, r);
 	pid_t pids[256];
 	unsigned i;
 	int n, j, foreign = 0, known = 1;
@@ -535,12 +529,16 @@ static void region_telemetry_start(struct krexd *k, struct region *r)
 	c->temp_start_c = c->temp_end_c = -1;
 	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS | KREX_CERT_TEMP | KREX_CERT_VIOLATION);
 	r->busy_min = r->busy_max = r->all_min = r->all_max = -1;
-	if (!g || nvml_open() < 0)
+	for (i = 0; i < KREX_MAX_GPUS; i++)
+		r->nominal[i] = -1;
+	if (!r->rq.mask || nvml_open() < 0)
 		return;
-	c->sm_clock_nominal_mhz = nvml_nominal_clock(g);
-	for (i = 0; i < k->ngpus; i++) {
-		if (!(r->rq.mask >> i & 1))
-			continue;
+	FOR_GPU(k, r, i)
+	{
+		r->nominal[i] = nvml_nominal_clock(k->gpu[i]);
+		if (r->nominal[i] > 0 &&
+		    (c->sm_clock_nominal_mhz < 0 || r->nominal[i] < c->sm_clock_nominal_mhz))
+			c->sm_clock_nominal_mhz = r->nominal[i];
 		n = nvml_gpu_pids(k->gpu[i], pids, 256);
 		if (n < 0) {
 			known = 0;
@@ -580,26 +578,59 @@ static void minmax(int32_t v, int32_t *lo, int32_t *hi)
 		*hi = v;
 }
 
-/* Take one sample of the region's first GPU into the certificate. */
-static int region_sample(struct krexd *k, struct region *r, struct nvml_sample *s)
+/*
+ * Take one sample of every GPU of the region into the certificate: the
+ * reasons ORed, the clocks into min/max.  *all gets the lowest clock and the
+ * OR of the reasons of this round.  -1 when a read failed.
+ */
+static int region_sample(struct krexd *k, struct region *r, struct nvml_sample *all)
 {
 	struct krex_certificate *c = &r->cert;
-	const char *g = region_first_gpu(k, r);
+	struct nvml_sample s;
+	unsigned i;
+	int rc = 0;
 
-	if (!g || nvml_sample(g, s) < 0) {
+	all->sm_clock_mhz = -1;
+	all->event_reasons = 0;
+	FOR_GPU(k, r, i)
+	{
+		if (nvml_sample(k->gpu[i], &s) < 0) {
+			rc = -1;
+			continue;
+		}
+		all->event_reasons |= s.event_reasons;
+		if (all->sm_clock_mhz < 0 || s.sm_clock_mhz < all->sm_clock_mhz)
+			all->sm_clock_mhz = s.sm_clock_mhz;
+		c->clock_reasons |= s.event_reasons;
+		minmax(s.sm_clock_mhz, &r->all_min, &r->all_max);
+		if (!(s.event_reasons & NVML_REASON_GPU_IDLE)) {
+			minmax(s.sm_clock_mhz, &r->busy_min, &r->busy_max);
+			if (!(s.event_reasons & ~NVML_REASONS_BENIGN) &&
+			    !clock_ok(k, r->nominal[i], &s))
+				r->clock_low = 1;
+		}
+	}
+	if (rc < 0)
 		r->sample_failed = 1;
-		return -1;
+	else
+		c->clock_samples++;
+	return rc;
+}
+
+/* Every GPU of the region at its unthrottled clock?  -1 when a read failed. */
+static int region_settled(struct krexd *k, struct region *r)
+{
+	struct nvml_sample s;
+	unsigned i;
+
+	FOR_GPU(k, r, i)
+	{
+		if (nvml_sample(k->gpu[i], &s) < 0)
+			return -1;
+		if (!clock_ok(k, r->nominal[i], &s))
+			return 0;
 	}
-	c->clock_samples++;
-	c->clock_reasons |= s->event_reasons;
-	minmax(s->sm_clock_mhz, &r->all_min, &r->all_max);
-	if (!(s->event_reasons & NVML_REASON_GPU_IDLE)) {
-		minmax(s->sm_clock_mhz, &r->busy_min, &r->busy_max);
-		if (!(s->event_reasons & ~NVML_REASONS_BENIGN) &&
-		    !clock_ok(k, c->sm_clock_nominal_mhz, s))
-			r->clock_low = 1;
-	}
-	return 0;
+	return 1;
 }
 
 /* Sampling during the region: not with settle = off, nor without NVML. */
@@ -608,13 +639,16 @@ static int region_sampling(const struct krexd *k, const struct region *r)
 	return k->cfg.settle != SETTLE_OFF && r->sample_at;
 }
 
-/* The clock and the edge counters at the end; clocks stay known only if every read worked. */
+/* Temperature (the hottest GPU) and violation counters (the largest growth)
+ * at the end; clocks stay known only if every read worked. */
 static void region_telemetry_end(struct krexd *k, struct region *r)
 {
 	struct krex_certificate *c = &r->cert;
-	const char *g = region_first_gpu(k, r);
 	struct nvml_sample smp;
-	struct nvml_edge e;
+	struct nvml_edge e, *e0;
+	uint64_t dp, dt;
+	int temp = 1, viol = 1;
+	unsigned i;
 
 	if (!(c->known & KREX_CERT_CLOCKS))
 		return;
@@ -626,21 +660,35 @@ static void region_telemetry_end(struct krexd *k, struct region *r)
 		c->known &= ~KREX_CERT_CLOCKS;
 	c->sm_clock_min_mhz = r->busy_min >= 0 ? r->busy_min : r->all_min;
 	c->sm_clock_max_mhz = r->busy_max >= 0 ? r->busy_max : r->all_max;
-	nvml_edge(g, &e);
-	if (e.temp_c >= 0 && r->edge0.temp_c >= 0) {
-		c->temp_start_c = r->edge0.temp_c;
-		c->temp_end_c = e.temp_c;
+	FOR_GPU(k, r, i)
+	{
+		e0 = &r->edge0[i];
+		nvml_edge(k->gpu[i], &e);
+		if (e.temp_c >= 0 && e0->temp_c >= 0) {
+			c->temp_start_c =
+			        e0->temp_c > c->temp_start_c ? e0->temp_c : c->temp_start_c;
+			c->temp_end_c = e.temp_c > c->temp_end_c ? e.temp_c : c->temp_end_c;
+		} else
+			temp = 0;
+		if (!e.viol_known || !e0->viol_known) {
+			viol = 0;
+			continue;
+		}
+		/* a counter that went back (reset) grew by nothing we can tell */
+		dp = e.viol_power_ns > e0->viol_power_ns
+		             ? (e.viol_power_ns - e0->viol_power_ns) / 1000
+		             : 0;
+		dt = e.viol_thermal_ns > e0->viol_thermal_ns
+		             ? (e.viol_thermal_ns - e0->viol_thermal_ns) / 1000
+		             : 0;
+		c->violation_power_us = dp > c->violation_power_us ? dp : c->violation_power_us;
+		c->violation_thermal_us =
+		        dt > c->violation_thermal_us ? dt : c->violation_thermal_us;
+	}
+	if (temp)
 		c->known |= KREX_CERT_TEMP;
-	}
-	if (e.viol_known && r->edge0.viol_known) {
-		c->violation_power_us = (e.viol_power_ns - r->edge0.viol_power_ns) / 1000;
-		c->violation_thermal_us = (e.viol_thermal_ns - r->edge0.viol_thermal_ns) / 1000;
-		if (e.viol_power_ns < r->edge0.viol_power_ns)
-			c->violation_power_us = 0; /* counter reset: no growth to report */
-		if (e.viol_thermal_ns < r->edge0.viol_thermal_ns)
-			c->violation_thermal_us = 0;
+	if (viol)
 		c->known |= KREX_CERT_VIOLATION;
-	}
 }
 
 /* The freeze is over (all frozen, or freeze_timeout): account for it. */
@@ -669,10 +717,7 @@ static void region_frozen(struct krexd *k, struct region *r)
  */
 static void region_settle_poll(struct krexd *k, struct region *r, uint64_t now)
 {
-	struct nvml_sample smp;
-	const char *g = region_first_gpu(k, r);
-
-	if (!g || nvml_sample(g, &smp) < 0 || clock_ok(k, r->cert.sm_clock_nominal_mhz, &smp)) {
+	if (region_settled(k, r) != 0) {
 		region_grant(k, r, now);
 		return;
 	}
@@ -689,7 +734,7 @@ static void region_settle_poll(struct krexd *k, struct region *r, uint64_t now)
 static void region_settle(struct krexd *k, struct region *r, uint64_t now)
 {
 	region_frozen(k, r);
-	if (k->cfg.settle != SETTLE_WAIT || !region_first_gpu(k, r) || nvml_open() < 0) {
+	if (k->cfg.settle != SETTLE_WAIT || !r->rq.mask || nvml_open() < 0) {
 		region_grant(k, r, now);
 		return;
 	}
@@ -703,8 +748,8 @@ static void region_settle(struct krexd *k, struct region *r, uint64_t now)
 
 static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 {
-	const char *g = region_first_gpu(k, r);
 	struct nvml_sample smp;
+	unsigned i;
 	union proto_body m;
 
 	now = time_now_ns(); /* the caller's now predates the freeze work */
@@ -727,11 +772,14 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	          (unsigned long long)r->cert.settle_us, (unsigned long long)m.grant.isolate_us);
 	if (r->conn)
 		conn_send(k, r->conn, PROTO_GRANT, r->seq, &m);
-	/* The region's first sample and the edge counters: after the GRANT is
+	/* The region's first samples and the edge counters: after the GRANT is
 	 * on its way, so the owner does not wait for these NVML reads. */
-	if (!g || nvml_open() < 0)
+	if (nvml_open() < 0)
 		return;
-	nvml_edge(g, &r->edge0);
+	FOR_GPU(k, r, i)
+	{
+		nvml_edge(k->gpu[i], &r->edge0[i]);
+	}
 	if (region_sample(k, r, &smp) < 0)
 		return;
 	r->cert.sm_clock_start_mhz = smp.sm_clock_mhz;

@@ -30,7 +30,7 @@ restart() { krexd_stop && krexd_start "$@"; }
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "settle_timeout = 2s"
-plan 33
+plan 35
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd saw the mock GPU and requires clocks" grep -qs "NVML sees 1 GPU(s), clocks required: yes" "$KT_DIR/krexd.log"
 
@@ -123,7 +123,20 @@ else
 	skip "krex CLI not built" 2
 fi
 
-# 10. STATUS is answered while a region settles.
+# 10. Two GPUs: each must settle (GPU 1 is capped, GPU 0 is not); judged over both.
+restart -o gpus=0,1
+nvml "gpus=2 max=1980 app=1980" "0 sm=1980 reasons=0 temp=50" \
+	"0 gpu=1 sm=1500 reasons=0x4 temp=70" "300 gpu=1 sm=1980 reasons=0"
+"$CLIENT" region --gpus 0,1 --hold-ms 100 >"$KT_DIR/two.out" 2>&1
+ok "two GPUs: waited for the capped second GPU (>= 250 ms), then clean" \
+	test "$(field two outcome)" = clean -a "$(field two settle_us)" -ge 250000
+nvml "gpus=2 max=1980 app=1980" "0 sm=1980 reasons=0 temp=50" "0 gpu=1 sm=1500 reasons=0x4"
+restart -o gpus=0,1 -o settle=mark
+"$CLIENT" region --gpus 0,1 --hold-ms 100 >"$KT_DIR/two_mark.out" 2>&1
+ok "two GPUs, mark: the second GPU's power cap degrades the region" \
+	grep -qs '^note=power cap: SM 1500 MHz of 1980' "$KT_DIR/two_mark.out"
+
+# 11. STATUS is answered while a region settles.
 restart -o settle_timeout=2s
 nvml "0 sm=1500 reasons=0x4 temp=70"
 kt_bg slow "$CLIENT" region --gpus 0 --hold-ms 50

@@ -17,7 +17,8 @@
  *	300 sm=1980 reasons=0 temp=65
  *
  * A time line's keys carry over to the next line.  Before the first time
- * the first line's state holds.  The file is read again whenever its mtime
+ * the first line's state holds.  A time line with gpu=N applies to GPU N
+ * only ("300 gpu=1 sm=1980"); one without to every GPU.  The file is read again whenever its mtime
  * or size changes, and the clock restarts at the new mtime: a test rewrites
  * it (write a temp file, mv) to start a new story.  The violation counters
  * integrate the scripted reasons: power (sw_power_cap, hw_power_brake) and
@@ -53,15 +54,23 @@ static struct {
 	off_t size;
 	int loaded;
 	unsigned gpus, max, app;
-	int fail; /* 0 none, 1 sample, 2 all */
-	struct step steps[MAX_STEPS];
-	int nsteps;
+	int fail;                               /* 0 none, 1 sample, 2 all */
+	struct step steps[MAX_GPUS][MAX_STEPS]; /* per GPU */
+	int nsteps[MAX_GPUS];
 } S;
 
 static int dev_ids[MAX_GPUS];
 
-static void parse_kv(char *tok, struct step *st, int header)
+/* Which keys a time line set, to apply them to one GPU or every GPU. */
+struct delta {
+	int gpu; /* -1 every GPU */
+	int has_sm, has_reasons, has_temp;
+	struct step v;
+};
+
+static void parse_kv(char *tok, struct delta *d, int header)
 {
+	struct step *st = &d->v;
 	char *eq = strchr(tok, '=');
 	const char *k = tok, *v;
 
@@ -70,11 +79,13 @@ static void parse_kv(char *tok, struct step *st, int header)
 	*eq = '\0';
 	v = eq + 1;
 	if (!strcmp(k, "sm"))
-		st->sm = (unsigned)strtoul(v, NULL, 0);
+		st->sm = (unsigned)strtoul(v, NULL, 0), d->has_sm = 1;
 	else if (!strcmp(k, "reasons"))
-		st->reasons = strtoull(v, NULL, 0);
+		st->reasons = strtoull(v, NULL, 0), d->has_reasons = 1;
 	else if (!strcmp(k, "temp"))
-		st->temp = (unsigned)strtoul(v, NULL, 0);
+		st->temp = (unsigned)strtoul(v, NULL, 0), d->has_temp = 1;
+	else if (!header && !strcmp(k, "gpu"))
+		d->gpu = (int)strtol(v, NULL, 0);
 	else if (header && !strcmp(k, "gpus"))
 		S.gpus = (unsigned)strtoul(v, NULL, 0);
 	else if (header && !strcmp(k, "max"))
@@ -86,12 +97,25 @@ static void parse_kv(char *tok, struct step *st, int header)
 }
 
 /* (Re)read the script when it changed; -1 when it cannot be read. */
+static void apply(struct step *cur, const struct delta *d, double t)
+{
+	if (d->has_sm)
+		cur->sm = d->v.sm;
+	if (d->has_reasons)
+		cur->reasons = d->v.reasons;
+	if (d->has_temp)
+		cur->temp = d->v.temp;
+	cur->t_ms = t;
+}
+
 static int load(void)
 {
-	struct step cur = {0, 1980, 40, 0};
+	struct step cur[MAX_GPUS];
 	char line[512], *tok, *save, *end;
+	struct delta d;
 	struct stat sb;
 	FILE *f;
+	int g;
 
 	if (!S.path[0] || stat(S.path, &sb) < 0)
 		return -1;
@@ -105,27 +129,37 @@ static int load(void)
 	S.max = 1980;
 	S.app = 1980;
 	S.fail = 0;
-	S.nsteps = 0;
+	for (g = 0; g < MAX_GPUS; g++) {
+		S.nsteps[g] = 0;
+		cur[g] = (struct step){0, 1980, 40, 0};
+	}
 	while (fgets(line, sizeof(line), f)) {
 		double t;
 		tok = strtok_r(line, " \t\r\n", &save);
 		if (!tok || tok[0] == '#')
 			continue;
+		memset(&d, 0, sizeof(d));
+		d.gpu = -1;
 		t = strtod(tok, &end);
-		if (end != tok && *end == '\0') {
-			while ((tok = strtok_r(NULL, " \t\r\n", &save)))
-				parse_kv(tok, &cur, 0);
-			cur.t_ms = t;
-			if (S.nsteps < MAX_STEPS)
-				S.steps[S.nsteps++] = cur;
+		if (end == tok || *end != '\0') {
+			for (; tok; tok = strtok_r(NULL, " \t\r\n", &save))
+				parse_kv(tok, &d, 1);
 			continue;
 		}
-		for (; tok; tok = strtok_r(NULL, " \t\r\n", &save))
-			parse_kv(tok, &cur, 1);
+		while ((tok = strtok_r(NULL, " \t\r\n", &save)))
+			parse_kv(tok, &d, 0);
+		for (g = 0; g < MAX_GPUS; g++) {
+			if (d.gpu >= 0 && d.gpu != g)
+				continue;
+			apply(&cur[g], &d, t);
+			if (S.nsteps[g] < MAX_STEPS)
+				S.steps[g][S.nsteps[g]++] = cur[g];
+		}
 	}
 	fclose(f);
-	if (S.nsteps == 0)
-		S.steps[S.nsteps++] = cur;
+	for (g = 0; g < MAX_GPUS; g++)
+		if (S.nsteps[g] == 0)
+			S.steps[g][S.nsteps[g]++] = cur[g];
 	if (S.gpus > MAX_GPUS)
 		S.gpus = MAX_GPUS;
 	S.mtime = sb.st_mtim;
@@ -143,29 +177,30 @@ static double now_ms(void)
 	return (double)(ts.tv_sec - S.mtime.tv_sec) * 1e3 + (ts.tv_nsec - S.mtime.tv_nsec) / 1e6;
 }
 
-static const struct step *state_now(void)
+static const struct step *state_now(int g)
 {
 	double t = now_ms();
 	int i, cur = 0;
 
-	for (i = 0; i < S.nsteps; i++)
-		if (S.steps[i].t_ms <= t)
+	for (i = 0; i < S.nsteps[g]; i++)
+		if (S.steps[g][i].t_ms <= t)
 			cur = i;
-	return &S.steps[cur];
+	return &S.steps[g][cur];
 }
 
-/* Nanoseconds since the mtime spent in steps whose reasons hit mask. */
-static unsigned long long integrate(unsigned long long mask)
+/* Nanoseconds since the mtime GPU g spent in steps whose reasons hit mask. */
+static unsigned long long integrate(int g, unsigned long long mask)
 {
+	const struct step *st = S.steps[g];
 	double t = now_ms(), sum = 0, a, b;
-	int i;
+	int i, n = S.nsteps[g];
 
-	for (i = 0; i < S.nsteps; i++) {
-		a = i == 0 ? 0 : S.steps[i].t_ms;
-		b = i + 1 < S.nsteps ? S.steps[i + 1].t_ms : t;
+	for (i = 0; i < n; i++) {
+		a = i == 0 ? 0 : st[i].t_ms;
+		b = i + 1 < n ? st[i + 1].t_ms : t;
 		if (b > t)
 			b = t;
-		if (b > a && (S.steps[i].reasons & mask))
+		if (b > a && (st[i].reasons & mask))
 			sum += b - a;
 	}
 	return (unsigned long long)(sum * 1e6);
@@ -293,7 +328,7 @@ EXPORT int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
 		return rc;
 	if (type != 1 && type != 0)
 		return E_NOT_SUPPORTED;
-	*mhz = state_now()->sm;
+	*mhz = state_now(*(int *)dev)->sm;
 	return OK;
 }
 
@@ -327,7 +362,7 @@ EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long 
 
 	if (rc)
 		return rc;
-	*r = state_now()->reasons;
+	*r = state_now(*(int *)dev)->reasons;
 	return OK;
 }
 
@@ -344,7 +379,7 @@ EXPORT int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned *c)
 		return rc;
 	if (sensor != 0)
 		return E_NOT_SUPPORTED;
-	*c = state_now()->temp;
+	*c = state_now(*(int *)dev)->temp;
 	return OK;
 }
 
@@ -364,7 +399,7 @@ EXPORT int nvmlDeviceGetViolationStatus(void *dev, int policy, struct violation_
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	v->reference_time =
 	        (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
-	v->violation_time = integrate(policy == 0 ? 0x84ULL : 0x60ULL);
+	v->violation_time = integrate(*(int *)dev, policy == 0 ? 0x84ULL : 0x60ULL);
 	return OK;
 }
 

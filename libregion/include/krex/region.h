@@ -115,8 +115,8 @@ struct krex_certificate {
 	uint64_t throttle_end;
 	char gpus[256]; /* the region's GPUs, comma separated */
 	char note[256]; /* why the outcome is not clean, if it is not */
-	/* Added with protocol 3: the GPU's own state, of the region's
-	 * first GPU, from NVML.  See krex_region_begin(3) "The GPU's state". */
+	/* Added with protocol 3: the GPU's own state, over the region's
+	 * GPUs, from NVML.  See krex_region_begin(3). */
 	uint64_t settle_us;           /* waited after the freeze for the clock (KREX_CERT_SETTLE) */
 	int32_t sm_clock_min_mhz;     /* lowest SM clock sampled from grant to end (not idle) */
 	int32_t sm_clock_max_mhz;     /* highest */
