@@ -119,7 +119,7 @@ void nvml_edge(const char *gpu, struct nvml_edge *e)
 
 	e->temp_c = -1;
 	e->viol_known = 0;
-	e->viol_power_ns = e->viol_thermal_ns = 0;
+	e->viol_power_ns = e->viol_thermal_ns = e->viol_ref_us = 0;
 	if (nvml_device(gpu, &dev) < 0)
 		return;
 	if (nv->temperature && nv->temperature(dev, NVML_TEMPERATURE_GPU, &temp) == NVML_SUCCESS)
@@ -128,6 +128,8 @@ void nvml_edge(const char *gpu, struct nvml_edge *e)
 	    nv->violation(dev, NVML_PERF_POLICY_THERMAL, &t) == NVML_SUCCESS) {
 		e->viol_power_ns = p.violation_time;
 		e->viol_thermal_ns = t.violation_time;
+		e->viol_ref_us =
+		        p.reference_time > t.reference_time ? p.reference_time : t.reference_time;
 		e->viol_known = 1;
 	}
 }

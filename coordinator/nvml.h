@@ -24,6 +24,7 @@ struct nvml_edge {
 	int32_t temp_c;         /* -1 unknown */
 	uint64_t viol_power_ns; /* violation counters (cumulative), valid if viol_known */
 	uint64_t viol_thermal_ns;
+	uint64_t viol_ref_us; /* NVML's reference time of the counters (latest of the two) */
 	int viol_known;
 };
 

@@ -58,6 +58,7 @@ struct region {
 	int sample_failed;              /* an NVML read during the region failed */
 	int32_t nominal[KREX_MAX_GPUS]; /* per GPU slot, -1 unknown */
 	struct nvml_edge edge0[KREX_MAX_GPUS]; /* temperature, violation counters at grant */
+	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
 	uint64_t turn;                         /* loop turn it was asked in */
 	struct region *next;                   /* every region, for ticks and status */
 };
@@ -681,6 +682,9 @@ static void region_telemetry_end(struct krexd *k, struct region *r)
 		dt = e.viol_thermal_ns > e0->viol_thermal_ns
 		             ? (e.viol_thermal_ns - e0->viol_thermal_ns) / 1000
 		             : 0;
+		if (e.viol_ref_us > e0->viol_ref_us &&
+		    e.viol_ref_us - e0->viol_ref_us > r->viol_window_us)
+			r->viol_window_us = e.viol_ref_us - e0->viol_ref_us;
 		c->violation_power_us = dp > c->violation_power_us ? dp : c->violation_power_us;
 		c->violation_thermal_us =
 		        dt > c->violation_thermal_us ? dt : c->violation_thermal_us;
@@ -844,8 +848,12 @@ static void region_judge_clocks(struct krexd *k, struct region *r)
 		            c->sm_clock_min_mhz, c->sm_clock_nominal_mhz, k->cfg.clock_tolerance);
 		return;
 	}
+	/* The counters' growth is judged only when NVML's reference times say
+	 * the two readings span no more than the region (and a sample period):
+	 * a stale reading at the grant could carry the settle's throttling. */
 	viol = c->violation_power_us + c->violation_thermal_us;
 	if (c->known & KREX_CERT_VIOLATION && c->held_us &&
+	    r->viol_window_us <= c->held_us + 2 * KREX_CLOCK_SAMPLE_MS * 1000ULL &&
 	    viol * 100.0 > k->cfg.clock_tolerance * (double)c->held_us)
 		region_note(r, "%s between samples: %llu us of %llu us held",
 		            c->violation_power_us >= c->violation_thermal_us ? "power cap"

@@ -30,7 +30,7 @@ restart() { krexd_stop && krexd_start "$@"; }
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "settle_timeout = 2s"
-plan 35
+plan 36
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd saw the mock GPU and requires clocks" grep -qs "NVML sees 1 GPU(s), clocks required: yes" "$KT_DIR/krexd.log"
 
@@ -99,6 +99,12 @@ restart -o clock_tolerance=5
 nvml "0 sm=1980 reasons=0" "150 sm=1900"
 region low5 500
 ok "clock_tolerance = 5: the same clock is clean" test "$(field low5 outcome)" = clean
+
+# A power cap too short for the 20 ms samples: the violation counter catches it.
+nvml "0 sm=1980 reasons=0" "100 hidden=0x4" "150 hidden=0"
+region blip 400
+ok "throttle between samples: degraded by the violation counter" \
+	grep -qs '^note=power cap between samples: [0-9]* us of [0-9]* us held' "$KT_DIR/blip.out"
 
 # 8. NVML there at start-up but its reads fail: unknown, degraded (require_clocks auto).
 nvml "fail=sample" "0 sm=1980 reasons=0"

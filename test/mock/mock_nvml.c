@@ -22,7 +22,8 @@
  * or size changes, and the clock restarts at the new mtime: a test rewrites
  * it (write a temp file, mv) to start a new story.  The violation counters
  * integrate the scripted reasons: power (sw_power_cap, hw_power_brake) and
- * thermal (sw_thermal, hw_thermal) time since the mtime, in ns.
+ * thermal (sw_thermal, hw_thermal) time since the mtime, in ns; "hidden=0x4"
+ * adds reasons that only the counters see (a throttle between two samples).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ struct step {
 	double t_ms;
 	unsigned sm, temp;
 	unsigned long long reasons;
+	unsigned long long hidden; /* counted by the violation counters, not reported */
 };
 
 static struct {
@@ -64,7 +66,7 @@ static int dev_ids[MAX_GPUS];
 /* Which keys a time line set, to apply them to one GPU or every GPU. */
 struct delta {
 	int gpu; /* -1 every GPU */
-	int has_sm, has_reasons, has_temp;
+	int has_sm, has_reasons, has_temp, has_hidden;
 	struct step v;
 };
 
@@ -84,6 +86,8 @@ static void parse_kv(char *tok, struct delta *d, int header)
 		st->reasons = strtoull(v, NULL, 0), d->has_reasons = 1;
 	else if (!strcmp(k, "temp"))
 		st->temp = (unsigned)strtoul(v, NULL, 0), d->has_temp = 1;
+	else if (!strcmp(k, "hidden"))
+		st->hidden = strtoull(v, NULL, 0), d->has_hidden = 1;
 	else if (!header && !strcmp(k, "gpu"))
 		d->gpu = (int)strtol(v, NULL, 0);
 	else if (header && !strcmp(k, "gpus"))
@@ -105,6 +109,8 @@ static void apply(struct step *cur, const struct delta *d, double t)
 		cur->reasons = d->v.reasons;
 	if (d->has_temp)
 		cur->temp = d->v.temp;
+	if (d->has_hidden)
+		cur->hidden = d->v.hidden;
 	cur->t_ms = t;
 }
 
@@ -131,7 +137,7 @@ static int load(void)
 	S.fail = 0;
 	for (g = 0; g < MAX_GPUS; g++) {
 		S.nsteps[g] = 0;
-		cur[g] = (struct step){0, 1980, 40, 0};
+		cur[g] = (struct step){0, 1980, 40, 0, 0};
 	}
 	while (fgets(line, sizeof(line), f)) {
 		double t;
@@ -200,7 +206,7 @@ static unsigned long long integrate(int g, unsigned long long mask)
 		b = i + 1 < n ? st[i + 1].t_ms : t;
 		if (b > t)
 			b = t;
-		if (b > a && (st[i].reasons & mask))
+		if (b > a && ((st[i].reasons | st[i].hidden) & mask))
 			sum += b - a;
 	}
 	return (unsigned long long)(sum * 1e6);
