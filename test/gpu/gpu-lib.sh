@@ -28,3 +28,27 @@ krexd_down() {
 	wait "$KD" 2>/dev/null
 	KD=
 }
+
+# gpu_build DIR LOGDIR: set B to a built tree: DIR if it has krexd, else a
+# build from .gpu/'s dist tarball (scripts/gpu-build.sh), else ./configure &&
+# make in the source tree ($src).  Logs under LOGDIR.  Returns 1 without one.
+gpu_build() {
+	local hw
+	B=$1
+	if [ ! -x "$B/coordinator/krexd" ]; then
+		cd "$src" || return 1
+		if ls .gpu/krex-*.tar.gz >/dev/null 2>&1 && [ -f scripts/gpu-build.sh ]; then
+			B=$(timeout 300 bash scripts/gpu-build.sh | tail -1)
+		elif [ -x ./configure ]; then
+			# No libhwloc-dev pkg-config on the GPU image: hand configure the flags.
+			hw=
+			pkg-config --exists hwloc 2>/dev/null ||
+				hw="HWLOC_CFLAGS= HWLOC_LIBS=$(ls /usr/lib/x86_64-linux-gnu/libhwloc.so* 2>/dev/null | head -1)"
+			env $hw ./configure -q --with-cuda=/usr/local/cuda >"$2/configure.log" 2>&1 &&
+				timeout 300 make -j"$(nproc)" >"$2/make.log" 2>&1
+			B=$src
+		fi
+	fi
+	[ -x "$B/coordinator/krexd" ] || return 1
+	B=$(cd "$B" && pwd)
+}

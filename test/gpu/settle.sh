@@ -4,6 +4,8 @@
 #
 #	bash test/gpu/settle.sh [BUILDDIR]        (from the source tree's root, as root)
 #
+# BUILDDIR: a built tree (default $KREX_BUILDDIR, else the source tree; if
+# neither has krexd it builds, as run-gpu.sh does).
 # A power-hungry sibling (torch, 8192x8192 fp16 matmuls back to back, under
 # `krex run`) and a measuring job that takes REGIONS regions, each after
 # GAP_MS ms in which the sibling runs, timing SAMPLES 4096x4096 fp16 matmuls
@@ -42,9 +44,8 @@ if [ "$MOCK" != 1 ]; then
 	python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
 		{ echo "SKIP: no torch with CUDA"; exit 0; }
 fi
-B=${1:-${KREX_BUILDDIR:-$src}}
-[ -x "$B/coordinator/krexd" ] || { echo "FAIL: no krexd in $B (build first, or pass BUILDDIR)"; exit 1; }
-B=$(cd "$B" && pwd)
+. "$src/test/gpu/gpu-lib.sh"
+gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
 KREXD=$B/coordinator/krexd
 KREX=$B/tools/krex
 JOB="python3 $src/test/gpu/settle_job.py"
@@ -60,7 +61,6 @@ if [ "$MOCK" = 1 ]; then
 	HEAT_S=${HEAT_S_MOCK:-1}
 fi
 
-. "$src/test/gpu/gpu-lib.sh"
 cleanup() {
 	stop_all
 	krexd_down
