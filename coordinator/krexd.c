@@ -452,6 +452,11 @@ int main(int argc, char **argv)
 	isolate_load(k->cfg.topology, (const char(*)[16])k->cfg.gpu_pci);
 	pidfile_write(k);
 	k->nvml_gpus = nvml_gpu_count();
+	for (unsigned g = 0; k->nvml_gpus && g < k->ngpus; g++)
+		if (!nvml_has(k->gpu[g]))
+			log_warn(
+			        "GPU %s: NVML does not know it, its clocks stay unknown (name GPUs by index, PCI bus id or UUID)",
+			        k->gpu[g]);
 	log_info("started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s); settle %s, "
 	         "NVML sees %u GPU(s), clocks required: %s",
 	         k->cfg.node_name, k->cfg.run_dir, freezer_name(&k->fz), isolate_backend_name(),

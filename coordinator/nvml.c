@@ -75,6 +75,13 @@ static int nvml_device(const char *gpu, nvml_device_t *dev)
 	return rc;
 }
 
+int nvml_has(const char *gpu)
+{
+	nvml_device_t dev;
+
+	return nvml_device(gpu, &dev) == 0;
+}
+
 int nvml_sample(const char *gpu, struct nvml_sample *s)
 {
 	nvml_device_t dev;

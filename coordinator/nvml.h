@@ -36,6 +36,9 @@ void nvml_close(void);
 /* Number of GPUs NVML sees, 0 without NVML. */
 unsigned nvml_gpu_count(void);
 
+/* 1 when NVML knows the GPU named gpu (PCI bus id, UUID or index), else 0. */
+int nvml_has(const char *gpu);
+
 /* Clock and throttle reasons of a GPU named by PCI bus id, UUID or index. */
 int nvml_sample(const char *gpu, struct nvml_sample *s);
 

@@ -812,13 +812,29 @@ static void region_judge_clocks(struct krexd *k, struct region *r)
 	uint64_t bad = c->clock_reasons & ~NVML_REASONS_BENIGN, viol;
 	char names[256], causes[160] = "";
 	size_t off = 0;
+	unsigned i;
 
 	if (k->cfg.settle == SETTLE_OFF)
 		return;
 	if (!(c->known & KREX_CERT_CLOCKS)) {
-		if (clocks_required(k))
-			region_note(r, "GPU clocks unknown: %s",
-			            nvml_open() < 0 ? "NVML not available" : "NVML read failed");
+		if (!clocks_required(k))
+			return;
+		if (nvml_open() < 0) {
+			region_note(r, "GPU clocks unknown: NVML not available");
+			return;
+		}
+		FOR_GPU(k, r, i)
+		{
+			if (!nvml_has(k->gpu[i])) {
+				region_note(
+				        r,
+				        "GPU clocks unknown: NVML does not know GPU %s (name GPUs "
+				        "by index, PCI bus id or UUID)",
+				        k->gpu[i]);
+				return;
+			}
+		}
+		region_note(r, "GPU clocks unknown: NVML read failed");
 		return;
 	}
 #define CAUSE(mask, text)                                                                          \

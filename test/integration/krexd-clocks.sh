@@ -30,7 +30,7 @@ restart() { krexd_stop && krexd_start "$@"; }
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "settle_timeout = 2s"
-plan 36
+plan 38
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd saw the mock GPU and requires clocks" grep -qs "NVML sees 1 GPU(s), clocks required: yes" "$KT_DIR/krexd.log"
 
@@ -115,6 +115,14 @@ restart -o require_clocks=no
 region broken_no 100
 ok "require_clocks = no: clean, clocks unknown" \
 	test "$(field broken_no outcome)/$(($(field broken_no known) & 4))" = clean/0
+
+# A GPU name NVML cannot resolve: unknown clocks, and the note says why.
+restart -o require_clocks=yes -o gpus=g0
+nvml "0 sm=1980 reasons=0"
+"$CLIENT" region --gpus g0 --hold-ms 50 >"$KT_DIR/noname.out" 2>&1
+ok "a GPU name NVML does not know: degraded, the note names it" \
+	grep -qs '^note=GPU clocks unknown: NVML does not know GPU g0' "$KT_DIR/noname.out"
+ok "krexd warned at start-up" grep -qs 'GPU g0: NVML does not know it' "$KT_DIR/krexd.log"
 
 # 9. Reason names, not a mask, in the CLI's JSON.
 restart -o settle=mark
