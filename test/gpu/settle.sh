@@ -71,8 +71,10 @@ trap 'exit 130' INT TERM
 
 clocks() { # a line of the GPU's clock state, read only
 	[ "$MOCK" = 1 ] && { echo "mock: $(tail -n 1 "$KREX_MOCK_NVML")"; return; }
-	nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks_event_reasons.active,power.draw,temperature.gpu \
-		--format=csv,noheader 2>/dev/null | head -1
+	local q=clocks.sm,clocks.max.sm,power.draw,temperature.gpu out
+	out=$(nvidia-smi --query-gpu=$q,clocks_event_reasons.active --format=csv,noheader 2>/dev/null) ||
+		out=$(nvidia-smi --query-gpu=$q,clocks_throttle_reasons.active --format=csv,noheader 2>/dev/null)
+	echo "$out" | head -1
 }
 
 echo "build: $B; modes: $MODES; $REGIONS regions x $SAMPLES samples, ${GAP_MS} ms sibling gap"
@@ -87,7 +89,8 @@ for m in $MODES; do
 		continue
 	fi
 	mkdir -p "$W/run"
-	"$KREXD" -F -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-settle" \
+	rm -f "$KREX_SOCKET"
+	"$KREXD" -F -v -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-settle" \
 		>"$W/krexd-$m.log" 2>&1 &
 	KD=$!
 	for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && break; sleep 0.1; done
