@@ -55,7 +55,16 @@
 #define KREX_DEFAULT_QUEUE_US 1000           /* queue_time: GPU time a sibling stream may queue */
 #define KREX_DEFAULT_QUEUE_CAP 2             /* queue_cap: launches between gate events; 0 = off */
 #define KREX_DEFAULT_GATE_TIMEOUT_MS 120000  /* longest a gated thread waits before failing open */
-#define KREX_DEFAULT_IO_TIMEOUT_MS 5000      /* deadline for one message read or write */
+/* settle_timeout: longest wait for the GPU's clock after the freeze.  On the
+ * H200 the SM clock came back from the power cap 515-526 ms after a sibling
+ * running 8192x8192 fp16 matmuls stopped (6 of 6); 750 ms covers that with
+ * ~40 % margin.  After a light sibling the clock is up already: no wait. */
+#define KREX_DEFAULT_SETTLE_TIMEOUT_MS 750
+#define KREX_MAX_SETTLE_TIMEOUT_MS 2000  /* stays within the client's grant slack */
+#define KREX_DEFAULT_CLOCK_TOLERANCE 1.0 /* clock_tolerance: percent under nominal allowed */
+#define KREX_SETTLE_POLL_MS 2            /* NVML poll period while settling */
+#define KREX_CLOCK_SAMPLE_MS 20          /* NVML sample period during a region */
+#define KREX_DEFAULT_IO_TIMEOUT_MS 5000  /* deadline for one message read or write */
 #define KREX_DEFAULT_CONNECT_TIMEOUT_MS 2000
 
 #define KREX_MAX_GPUS 64     /* slots in the gate page */

@@ -228,6 +228,16 @@ static void put_cert(struct pbuf *b, const struct krex_certificate *c)
 	pbuf_put_u64(b, c->throttle_end);
 	pbuf_put_str(b, c->gpus);
 	pbuf_put_str(b, c->note);
+	pbuf_put_u64(b, c->settle_us);
+	pbuf_put_u32(b, (uint32_t)c->sm_clock_min_mhz);
+	pbuf_put_u32(b, (uint32_t)c->sm_clock_max_mhz);
+	pbuf_put_u32(b, (uint32_t)c->sm_clock_nominal_mhz);
+	pbuf_put_u32(b, c->clock_samples);
+	pbuf_put_u64(b, c->clock_reasons);
+	pbuf_put_u32(b, (uint32_t)c->temp_start_c);
+	pbuf_put_u32(b, (uint32_t)c->temp_end_c);
+	pbuf_put_u64(b, c->violation_power_us);
+	pbuf_put_u64(b, c->violation_thermal_us);
 }
 
 static void get_cert(struct pbuf *b, struct krex_certificate *c)
@@ -256,6 +266,16 @@ static void get_cert(struct pbuf *b, struct krex_certificate *c)
 	c->throttle_end = pbuf_get_u64(b);
 	pbuf_get_str(b, c->gpus, sizeof(c->gpus));
 	pbuf_get_str(b, c->note, sizeof(c->note));
+	c->settle_us = pbuf_get_u64(b);
+	c->sm_clock_min_mhz = (int32_t)pbuf_get_u32(b);
+	c->sm_clock_max_mhz = (int32_t)pbuf_get_u32(b);
+	c->sm_clock_nominal_mhz = (int32_t)pbuf_get_u32(b);
+	c->clock_samples = pbuf_get_u32(b);
+	c->clock_reasons = pbuf_get_u64(b);
+	c->temp_start_c = (int32_t)pbuf_get_u32(b);
+	c->temp_end_c = (int32_t)pbuf_get_u32(b);
+	c->violation_power_us = pbuf_get_u64(b);
+	c->violation_thermal_us = pbuf_get_u64(b);
 	if (!b->err && c->outcome > KREX_OUTCOME_UNPROTECTED)
 		b->err = EPROTO;
 }

@@ -39,7 +39,15 @@ void config_defaults(struct krexd_config *c)
 		snprintf(c->node_name, sizeof(c->node_name), "localhost");
 	c->node_name[sizeof(c->node_name) - 1] = '\0';
 	snprintf(c->cgroup_subtree, sizeof(c->cgroup_subtree), "%s", KREX_CGROUP_SUBTREE);
+	c->settle = SETTLE_WAIT;
+	c->settle_timeout_ns = KREX_DEFAULT_SETTLE_TIMEOUT_MS * NS_PER_MS;
+	c->clock_tolerance = KREX_DEFAULT_CLOCK_TOLERANCE;
+	c->require_clocks = REQUIRE_CLOCKS_AUTO;
 }
+
+/* NULL-ended, for conf_parse_enum(); in the order of the enums. */
+static const char *const settle_names[] = {"wait", "mark", "off", NULL};
+static const char *const require_clocks_names[] = {"auto", "yes", "no", NULL};
 
 const char *config_freezer_name(int kind)
 {
@@ -49,6 +57,32 @@ const char *config_freezer_name(int kind)
 const char *config_isolate_name(int mode)
 {
 	return mode >= 0 && mode < 3 ? conf_isolate_names[mode] : "?";
+}
+
+const char *config_settle_name(int mode)
+{
+	return mode >= 0 && mode < 3 ? settle_names[mode] : "?";
+}
+
+const char *config_require_clocks_name(int v)
+{
+	return v >= 0 && v < 3 ? require_clocks_names[v] : "?";
+}
+
+/* A percentage, 0 to 50. */
+static int parse_percent(const char *v, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (end != v && *end == '%')
+		end++;
+	if (errno || end == v || *end || !(d >= 0.0 && d <= 50.0))
+		return -1;
+	*out = d;
+	return 0;
 }
 
 static int set_str(char *dst, size_t len, const char *v)
@@ -61,6 +95,7 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 	char items[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
 	unsigned gi;
 	int rc = -1, lvl, n = 0;
+	uint64_t ns;
 
 	if (!strcmp(key, "run_dir"))
 		rc = v[0] == '/' ? set_str(c->run_dir, sizeof(c->run_dir), v) : -1;
@@ -99,6 +134,21 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		                             : 0);
 		if (rc == 0)
 			rc = set_str(c->gpus, sizeof(c->gpus), v);
+	} else if (!strcmp(key, "settle"))
+		rc = conf_parse_enum(v, settle_names, &c->settle);
+	else if (!strcmp(key, "settle_timeout")) {
+		rc = conf_parse_duration(v, &ns);
+		if (rc == 0 && ns > KREX_MAX_SETTLE_TIMEOUT_MS * NS_PER_MS)
+			rc = -1;
+		c->settle_timeout_ns = rc ? c->settle_timeout_ns : ns;
+	} else if (!strcmp(key, "clock_tolerance"))
+		rc = parse_percent(v, &c->clock_tolerance);
+	else if (!strcmp(key, "require_clocks")) {
+		if (!strcmp(v, "true") || !strcmp(v, "1"))
+			v = "yes";
+		else if (!strcmp(v, "false") || !strcmp(v, "0"))
+			v = "no";
+		rc = conf_parse_enum(v, require_clocks_names, &c->require_clocks);
 	} else if (!strcmp(key, "max_share"))
 		rc = conf_parse_share(v, &c->max_share);
 	else if (!strcmp(key, "share_window"))

@@ -26,6 +26,7 @@
 #include "isolate.h"
 #include "krexd.h"
 #include "log.h"
+#include "nvml.h"
 #include "timeutil.h"
 
 static struct krexd K;
@@ -451,8 +452,20 @@ int main(int argc, char **argv)
 	setup(k);
 	isolate_load(k->cfg.topology, (const char(*)[16])k->cfg.gpu_pci);
 	pidfile_write(k);
-	log_info("started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s)", k->cfg.node_name,
-	         k->cfg.run_dir, freezer_name(&k->fz), isolate_backend_name(), k->ngpus);
+	k->nvml_gpus = nvml_gpu_count();
+	for (unsigned g = 0; k->nvml_gpus && g < k->ngpus; g++)
+		if (!nvml_has(k->gpu[g]))
+			log_warn(
+			        "GPU %s: NVML does not know it, its clocks stay unknown (name GPUs by index, PCI bus id or UUID)",
+			        k->gpu[g]);
+	log_info(
+	        "started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s); settle %s, NVML sees %u GPU(s), clocks required: %s",
+	        k->cfg.node_name, k->cfg.run_dir, freezer_name(&k->fz), isolate_backend_name(),
+	        k->ngpus, config_settle_name(k->cfg.settle), k->nvml_gpus,
+	        k->cfg.require_clocks == REQUIRE_CLOCKS_YES ||
+	                        (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus)
+	                ? "yes"
+	                : "no");
 	startup_done();
 	loop(k);
 	teardown(k);

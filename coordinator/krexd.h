@@ -105,8 +105,9 @@ struct krexd {
 	uint64_t regions_total;
 	uint64_t proc_check_ns; /* next /proc check of participants without a pidfd */
 	int stopping;
-	uint64_t turn; /* loop turns, for the fairness tie-break */
-	int resched;   /* something ended or arrived: run region_schedule this turn */
+	uint64_t turn;      /* loop turns, for the fairness tie-break */
+	int resched;        /* something ended or arrived: run region_schedule this turn */
+	unsigned nvml_gpus; /* GPUs NVML saw at start-up (require_clocks = auto) */
 };
 
 /* ---- part.c ---- */

@@ -13,6 +13,10 @@
 
 enum freezer_kind { FREEZER_AUTO = 0, FREEZER_CGROUP2, FREEZER_CGROUP1, FREEZER_SIGNAL };
 enum isolate_mode { ISOLATE_PARTICIPANTS = 0, ISOLATE_NODE, ISOLATE_NONE };
+/* settle: wait for the GPU's clock before the grant and judge it, judge it
+ * only, or neither (doc/architecture.md "Settle"). */
+enum settle_mode { SETTLE_WAIT = 0, SETTLE_MARK, SETTLE_OFF };
+enum require_clocks { REQUIRE_CLOCKS_AUTO = 0, REQUIRE_CLOCKS_YES, REQUIRE_CLOCKS_NO };
 
 struct krexd_config {
 	char run_dir[256];
@@ -36,6 +40,10 @@ struct krexd_config {
 	char cgroup_subtree
 	        [128]; /* krexd's cgroups: <root>/<this>/p<ID>; one per krexd on a node */
 	char gpu_pci[KREX_MAX_GPUS][16]; /* gpuN_pci: PCI bus id of the node's GPU N, "" unset */
+	int settle;                      /* enum settle_mode */
+	uint64_t settle_timeout_ns;      /* longest wait for the clock after the freeze */
+	double clock_tolerance;          /* percent under the nominal SM clock still clean */
+	int require_clocks;              /* enum require_clocks: unknown clocks => degraded */
 };
 
 /* Every default written out. */
@@ -62,5 +70,7 @@ int config_apply_live(struct krexd_config *cur, const struct krexd_config *next,
 
 const char *config_freezer_name(int kind);
 const char *config_isolate_name(int mode);
+const char *config_settle_name(int mode);
+const char *config_require_clocks_name(int v);
 
 #endif /* KREXD_CONFIG_H */

@@ -20,7 +20,7 @@
 #include "log.h"
 #include "timeutil.h"
 
-enum phase { PH_QUEUED = 0, PH_DRAIN, PH_FREEZE, PH_HELD };
+enum phase { PH_QUEUED = 0, PH_DRAIN, PH_FREEZE, PH_SETTLE, PH_HELD };
 
 enum end_why { END_BY_OWNER, END_EXPIRED, END_RELEASED, END_GONE, END_TIMEOUT, END_STOP };
 
@@ -53,8 +53,17 @@ struct region {
 	int *undo_fd; /* what each needs, opened with the change (-1: none) */
 	size_t nundo;
 	struct krex_certificate cert;
-	uint64_t turn;       /* loop turn it was asked in */
-	struct region *next; /* every region, for ticks and status */
+	/* The GPU's state (settle, samples): doc/architecture.md "Settle". */
+	uint64_t t_settle, settle_deadline, settle_poll_at, sample_at;
+	int32_t busy_min, busy_max;     /* SM clock over samples without the idle reason, -1 none */
+	int32_t all_min, all_max;       /* over every sample */
+	int clock_low;                  /* a busy sample under the tolerance, no reason given */
+	int sample_failed;              /* an NVML read during the region failed */
+	int32_t nominal[KREX_MAX_GPUS]; /* per GPU slot, -1 unknown */
+	struct nvml_edge edge0[KREX_MAX_GPUS]; /* temperature, violation counters at grant */
+	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
+	uint64_t turn;                         /* loop turn it was asked in */
+	struct region *next;                   /* every region, for ticks and status */
 };
 
 static struct region *regions;
@@ -63,6 +72,7 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now);
 static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s);
 static void region_isolate(struct krexd *k, struct region *r);
 static void region_telemetry_start(struct krexd *k, struct region *r);
+static void region_settle(struct krexd *k, struct region *r, uint64_t now);
 static void region_grant(struct krexd *k, struct region *r, uint64_t now);
 static void region_finish(struct krexd *k, struct region *r, int why, const char *who);
 static void region_note(struct region *r, const char *fmt, ...)
@@ -316,7 +326,9 @@ static void region_note(struct region *r, const char *fmt, ...)
 		off += 2;
 	}
 	va_start(ap, fmt);
-	vsnprintf(r->cert.note + off, sizeof(r->cert.note) - off, fmt, ap);
+	if (vsnprintf(r->cert.note + off, sizeof(r->cert.note) - off, fmt, ap) >=
+	    (int)(sizeof(r->cert.note) - off))
+		memcpy(r->cert.note + sizeof(r->cert.note) - 4, "...", 4); /* cut, and says so */
 	va_end(ap);
 }
 
@@ -343,7 +355,7 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 			all = 0;
 	}
 	if (all || now >= r->freeze_deadline) {
-		region_grant(k, r, now);
+		region_settle(k, r, now);
 		return;
 	}
 	/* Poll fast first (a cgroup usually freezes within a millisecond), then back off. */
@@ -548,44 +560,40 @@ static void region_isolate(struct krexd *k, struct region *r)
 		region_note(r, "isolation failed: %s", strerror(errno));
 }
 
-/* The region's first GPU, for NVML. */
-static const char *region_first_gpu(struct krexd *k, struct region *r)
-{
-	unsigned i;
-
-	for (i = 0; i < k->ngpus; i++)
-		if (r->rq.mask >> i & 1)
-			return k->gpu[i];
-	return NULL;
-}
+/* for each GPU slot i of region r */
+#define FOR_GPU(k, r, i)                                                                           \
+	for ((i) = 0; (i) < (k)->ngpus; (i)++)                                                     \
+		if ((r)->rq.mask >> (i)&1)
 
 /*
- * GPU telemetry at grant: SM clock and throttle reasons of the region's first
- * GPU, and compute processes on its GPUs that are not participants (KREX
- * cannot quiet those, so the certificate reports them).  Unknown without NVML.
+ * GPU telemetry while the siblings drain: the nominal SM clock of each of
+ * the region's GPUs, and compute processes on them that are not
+ * participants (KREX cannot quiet those, so the certificate reports them).
+ * Unknown without NVML.  The clock samples start at the grant.
  */
 static void region_telemetry_start(struct krexd *k, struct region *r)
 {
 	struct krex_certificate *c = &r->cert;
-	const char *g = region_first_gpu(k, r);
-	struct nvml_sample smp;
 	pid_t pids[256];
 	unsigned i;
 	int n, j, foreign = 0, known = 1;
 
 	c->foreign = -1;
 	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
-	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS);
-	if (!g || nvml_open() < 0)
+	c->sm_clock_min_mhz = c->sm_clock_max_mhz = c->sm_clock_nominal_mhz = -1;
+	c->temp_start_c = c->temp_end_c = -1;
+	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS | KREX_CERT_TEMP | KREX_CERT_VIOLATION);
+	r->busy_min = r->busy_max = r->all_min = r->all_max = -1;
+	for (i = 0; i < KREX_MAX_GPUS; i++)
+		r->nominal[i] = -1;
+	if (!r->rq.mask || nvml_open() < 0)
 		return;
-	if (nvml_sample(g, &smp) == 0) {
-		c->sm_clock_start_mhz = smp.sm_clock_mhz;
-		c->throttle_start = smp.event_reasons;
-		c->known |= KREX_CERT_CLOCKS;
-	}
-	for (i = 0; i < k->ngpus; i++) {
-		if (!(r->rq.mask >> i & 1))
-			continue;
+	FOR_GPU(k, r, i)
+	{
+		r->nominal[i] = nvml_nominal_clock(k->gpu[i]);
+		if (r->nominal[i] > 0 &&
+		    (c->sm_clock_nominal_mhz < 0 || r->nominal[i] < c->sm_clock_nominal_mhz))
+			c->sm_clock_nominal_mhz = r->nominal[i];
 		n = nvml_gpu_pids(k->gpu[i], pids, 256);
 		if (n < 0) {
 			known = 0;
@@ -603,30 +611,151 @@ static void region_telemetry_start(struct krexd *k, struct region *r)
 	}
 }
 
-/* The clock at the end; clocks stay known only if both ends were read. */
+/*
+ * Is sample s of a GPU at its unthrottled clock?  No clocks-event reason but
+ * idle or application clocks, and the SM clock within clock_tolerance of
+ * nominal (an idle GPU's low clock rises with the first kernel: not judged).
+ */
+static int clock_ok(const struct krexd *k, int32_t nominal, const struct nvml_sample *s)
+{
+	if (s->event_reasons & ~NVML_REASONS_BENIGN)
+		return 0;
+	if (s->event_reasons & NVML_REASON_GPU_IDLE || nominal <= 0)
+		return 1;
+	return s->sm_clock_mhz * 100.0 >= nominal * (100.0 - k->cfg.clock_tolerance);
+}
+
+static void minmax(int32_t v, int32_t *lo, int32_t *hi)
+{
+	if (*lo < 0 || v < *lo)
+		*lo = v;
+	if (*hi < 0 || v > *hi)
+		*hi = v;
+}
+
+/*
+ * Take one sample of every GPU of the region into the certificate: the
+ * reasons ORed, the clocks into min/max.  *all gets the lowest clock and the
+ * OR of the reasons of this round.  -1 when a read failed.
+ */
+static int region_sample(struct krexd *k, struct region *r, struct nvml_sample *all)
+{
+	struct krex_certificate *c = &r->cert;
+	struct nvml_sample s;
+	unsigned i;
+	int rc = 0;
+
+	all->sm_clock_mhz = -1;
+	all->event_reasons = 0;
+	FOR_GPU(k, r, i)
+	{
+		if (nvml_sample(k->gpu[i], &s) < 0) {
+			rc = -1;
+			continue;
+		}
+		all->event_reasons |= s.event_reasons;
+		if (all->sm_clock_mhz < 0 || s.sm_clock_mhz < all->sm_clock_mhz)
+			all->sm_clock_mhz = s.sm_clock_mhz;
+		c->clock_reasons |= s.event_reasons;
+		minmax(s.sm_clock_mhz, &r->all_min, &r->all_max);
+		if (!(s.event_reasons & NVML_REASON_GPU_IDLE)) {
+			minmax(s.sm_clock_mhz, &r->busy_min, &r->busy_max);
+			if (!(s.event_reasons & ~NVML_REASONS_BENIGN) &&
+			    !clock_ok(k, r->nominal[i], &s))
+				r->clock_low = 1;
+		}
+	}
+	if (rc < 0)
+		r->sample_failed = 1;
+	else
+		c->clock_samples++;
+	return rc;
+}
+
+/* Every GPU of the region at its unthrottled clock?  -1 when a read failed. */
+static int region_settled(struct krexd *k, struct region *r)
+{
+	struct nvml_sample s;
+	unsigned i;
+
+	FOR_GPU(k, r, i)
+	{
+		if (nvml_sample(k->gpu[i], &s) < 0)
+			return -1;
+		if (!clock_ok(k, r->nominal[i], &s))
+			return 0;
+	}
+	return 1;
+}
+
+/* Sampling during the region: not with settle = off, nor without NVML. */
+static int region_sampling(const struct krexd *k, const struct region *r)
+{
+	return k->cfg.settle != SETTLE_OFF && r->sample_at;
+}
+
+/* Temperature (the hottest GPU) and violation counters (the largest growth)
+ * at the end; clocks stay known only if every read worked. */
 static void region_telemetry_end(struct krexd *k, struct region *r)
 {
 	struct krex_certificate *c = &r->cert;
-	const char *g = region_first_gpu(k, r);
 	struct nvml_sample smp;
+	struct nvml_edge e, *e0;
+	uint64_t dp, dt;
+	int temp = 1, viol = 1;
+	unsigned i;
 
 	if (!(c->known & KREX_CERT_CLOCKS))
 		return;
-	if (!g || nvml_sample(g, &smp) < 0) {
-		c->known &= ~KREX_CERT_CLOCKS;
-		return;
+	if (region_sample(k, r, &smp) == 0) {
+		c->sm_clock_end_mhz = smp.sm_clock_mhz;
+		c->throttle_end = smp.event_reasons;
 	}
-	c->sm_clock_end_mhz = smp.sm_clock_mhz;
-	c->throttle_end = smp.event_reasons;
+	if (r->sample_failed)
+		c->known &= ~KREX_CERT_CLOCKS;
+	c->sm_clock_min_mhz = r->busy_min >= 0 ? r->busy_min : r->all_min;
+	c->sm_clock_max_mhz = r->busy_max >= 0 ? r->busy_max : r->all_max;
+	FOR_GPU(k, r, i)
+	{
+		e0 = &r->edge0[i];
+		nvml_edge(k->gpu[i], &e);
+		if (e.temp_c >= 0 && e0->temp_c >= 0) {
+			c->temp_start_c =
+			        e0->temp_c > c->temp_start_c ? e0->temp_c : c->temp_start_c;
+			c->temp_end_c = e.temp_c > c->temp_end_c ? e.temp_c : c->temp_end_c;
+		} else
+			temp = 0;
+		if (!e.viol_known || !e0->viol_known) {
+			viol = 0;
+			continue;
+		}
+		/* a counter that went back (reset) grew by nothing we can tell */
+		dp = e.viol_power_ns > e0->viol_power_ns
+		             ? (e.viol_power_ns - e0->viol_power_ns) / 1000
+		             : 0;
+		dt = e.viol_thermal_ns > e0->viol_thermal_ns
+		             ? (e.viol_thermal_ns - e0->viol_thermal_ns) / 1000
+		             : 0;
+		if (e.viol_ref_us > e0->viol_ref_us &&
+		    e.viol_ref_us - e0->viol_ref_us > r->viol_window_us)
+			r->viol_window_us = e.viol_ref_us - e0->viol_ref_us;
+		c->violation_power_us = dp > c->violation_power_us ? dp : c->violation_power_us;
+		c->violation_thermal_us =
+		        dt > c->violation_thermal_us ? dt : c->violation_thermal_us;
+	}
+	if (temp)
+		c->known |= KREX_CERT_TEMP;
+	if (viol)
+		c->known |= KREX_CERT_VIOLATION;
 }
 
-static void region_grant(struct krexd *k, struct region *r, uint64_t now)
+/* The freeze is over (all frozen, or freeze_timeout): account for it. */
+static void region_frozen(struct krexd *k, struct region *r)
 {
-	union proto_body m;
 	size_t i;
 
-	now = time_now_ns(); /* the caller's now predates the freeze work */
-	r->cert.freeze_us = us(now - r->t_freeze);
+	(void)k;
+	r->cert.freeze_us = us(time_now_ns() - r->t_freeze);
 	for (i = 0; i < r->nsibs; i++) {
 		if (r->sibs[i].frozen)
 			r->cert.frozen++;
@@ -635,6 +764,55 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 			            r->sibs[i].freeze_err ? "could not be frozen"
 			                                  : "not frozen within freeze_timeout");
 	}
+}
+
+/*
+ * One settle poll: grant when the GPU is at its unthrottled clock, or when
+ * settle_timeout has passed (the region is then judged on what it got), or
+ * when NVML cannot be read (judged as unknown).  Otherwise poll again in
+ * KREX_SETTLE_POLL_MS, from the epoll loop's timer: other clients are served
+ * meanwhile.
+ */
+static void region_settle_poll(struct krexd *k, struct region *r, uint64_t now)
+{
+	if (region_settled(k, r) != 0) {
+		region_grant(k, r, now);
+		return;
+	}
+	if (now >= r->settle_deadline) {
+		region_note(r, "GPU not settled within settle_timeout (%llu ms)",
+		            (unsigned long long)(k->cfg.settle_timeout_ns / NS_PER_MS));
+		region_grant(k, r, now);
+		return;
+	}
+	r->settle_poll_at = now + KREX_SETTLE_POLL_MS * NS_PER_MS;
+}
+
+/* After the freeze: settle (settle = wait, with NVML), then grant. */
+static void region_settle(struct krexd *k, struct region *r, uint64_t now)
+{
+	region_frozen(k, r);
+	if (k->cfg.settle != SETTLE_WAIT || !r->rq.mask || nvml_open() < 0) {
+		region_grant(k, r, now);
+		return;
+	}
+	now = time_now_ns();
+	r->phase = PH_SETTLE;
+	r->t_settle = now;
+	r->settle_deadline = now + k->cfg.settle_timeout_ns;
+	r->cert.known |= KREX_CERT_SETTLE;
+	region_settle_poll(k, r, now);
+}
+
+static void region_grant(struct krexd *k, struct region *r, uint64_t now)
+{
+	struct nvml_sample smp;
+	unsigned i;
+	union proto_body m;
+
+	now = time_now_ns(); /* the caller's now predates the freeze work */
+	if (r->phase == PH_SETTLE)
+		r->cert.settle_us = us(now - r->t_settle);
 	rq_grant(&k->rq, &r->rq, now);
 	r->phase = PH_HELD;
 	k->regions_total++;
@@ -646,12 +824,110 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	m.grant.freeze_us = r->cert.freeze_us;
 	m.grant.isolate_us = r->cert.isolate_us;
 	log_debug(
-	        "region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; isolate %llu us, during the drain)",
+	        "region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; settle %llu us; isolate %llu us, during the drain)",
 	        (unsigned long long)r->rq.id, r->owner, (unsigned long long)m.grant.wait_us,
 	        (unsigned long long)m.grant.drain_us, (unsigned long long)m.grant.freeze_us,
-	        (unsigned long long)m.grant.isolate_us);
+	        (unsigned long long)r->cert.settle_us, (unsigned long long)m.grant.isolate_us);
 	if (r->conn)
 		conn_send(k, r->conn, PROTO_GRANT, r->seq, &m);
+	/* The region's first samples and the edge counters: after the GRANT is
+	 * on its way, so the owner does not wait for these NVML reads. */
+	if (nvml_open() < 0)
+		return;
+	FOR_GPU(k, r, i)
+	{
+		nvml_edge(k->gpu[i], &r->edge0[i]);
+	}
+	if (region_sample(k, r, &smp) < 0)
+		return;
+	r->cert.sm_clock_start_mhz = smp.sm_clock_mhz;
+	r->cert.throttle_start = smp.event_reasons;
+	r->cert.known |= KREX_CERT_CLOCKS;
+	r->sample_at = time_now_ns() + KREX_CLOCK_SAMPLE_MS * NS_PER_MS;
+}
+
+/* Whether unknown GPU clocks make a region degraded (krexd.conf require_clocks). */
+static int clocks_required(const struct krexd *k)
+{
+	return k->cfg.require_clocks == REQUIRE_CLOCKS_YES ||
+	       (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus);
+}
+
+/*
+ * The GPU's part of the outcome rule: clean only if every sample from the
+ * grant to the end had no clocks-event reason but idle or application
+ * clocks, every busy sample was within clock_tolerance of the nominal clock,
+ * and the violation counters did not grow by more than clock_tolerance of
+ * the time held.  Each cause becomes a note.
+ */
+static void region_judge_clocks(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+	uint64_t bad = c->clock_reasons & ~NVML_REASONS_BENIGN, viol;
+	char names[256], causes[160] = "";
+	size_t off = 0;
+	unsigned i;
+
+	if (k->cfg.settle == SETTLE_OFF)
+		return;
+	if (!(c->known & KREX_CERT_CLOCKS)) {
+		if (!clocks_required(k))
+			return;
+		if (nvml_open() < 0) {
+			region_note(r, "GPU clocks unknown: NVML not available");
+			return;
+		}
+		FOR_GPU(k, r, i)
+		{
+			if (!nvml_has(k->gpu[i])) {
+				region_note(
+				        r,
+				        "GPU clocks unknown: NVML does not know GPU %s (name GPUs by index, PCI bus id or UUID)",
+				        k->gpu[i]);
+				return;
+			}
+		}
+		region_note(r, "GPU clocks unknown: NVML read failed");
+		return;
+	}
+#define CAUSE(mask, text)                                                                          \
+	if (bad & (mask))                                                                          \
+	off += (size_t)snprintf(causes + off, off < sizeof(causes) ? sizeof(causes) - off : 0,     \
+	                        "%s%s", off ? ", " : "", text)
+	CAUSE(NVML_REASONS_POWER, "power cap");
+	CAUSE(NVML_REASONS_THERMAL, "thermal slowdown");
+	CAUSE(NVML_REASON_HW_SLOWDOWN, "hardware slowdown");
+	CAUSE(NVML_REASON_SYNC_BOOST, "sync boost");
+	CAUSE(NVML_REASON_DISPLAY_CLOCK, "display clock setting");
+	CAUSE(~(NVML_REASONS_BENIGN | NVML_REASONS_POWER | NVML_REASONS_THERMAL |
+	        NVML_REASON_HW_SLOWDOWN | NVML_REASON_SYNC_BOOST | NVML_REASON_DISPLAY_CLOCK),
+	      "clocks held back");
+#undef CAUSE
+	if (bad) {
+		nvml_reason_names(bad, ",", names, sizeof(names));
+		if (c->sm_clock_min_mhz >= 0 && c->sm_clock_nominal_mhz > 0)
+			region_note(r, "%s: SM %d MHz of %d (%s)", causes, c->sm_clock_min_mhz,
+			            c->sm_clock_nominal_mhz, names);
+		else
+			region_note(r, "%s (%s)", causes, names);
+		return;
+	}
+	if (r->clock_low) {
+		region_note(r, "SM clock low: %d MHz of %d, beyond clock_tolerance %g%%",
+		            c->sm_clock_min_mhz, c->sm_clock_nominal_mhz, k->cfg.clock_tolerance);
+		return;
+	}
+	/* The counters' growth is judged only when NVML's reference times say
+	 * the two readings span no more than the region (and a sample period):
+	 * a stale reading at the grant could carry the settle's throttling. */
+	viol = c->violation_power_us + c->violation_thermal_us;
+	if (c->known & KREX_CERT_VIOLATION && c->held_us &&
+	    r->viol_window_us <= c->held_us + 2 * KREX_CLOCK_SAMPLE_MS * 1000ULL &&
+	    viol * 100.0 > k->cfg.clock_tolerance * (double)c->held_us)
+		region_note(r, "%s between samples: %llu us of %llu us held",
+		            c->violation_power_us >= c->violation_thermal_us ? "power cap"
+		                                                             : "thermal slowdown",
+		            (unsigned long long)viol, (unsigned long long)c->held_us);
 }
 
 /* ---- the way out ---- */
@@ -770,6 +1046,13 @@ static void region_unwind(struct krexd *k, struct region *r)
 	isolate_fds_reserve();
 }
 
+/*
+ * The outcome rule: expired when the lease ran out or the region was taken
+ * away; clean only when the drain, the freeze, the isolation and the undo
+ * went to plan (no note) and the GPU was at its nominal clock with no
+ * throttling from grant to end (region_judge_clocks); otherwise degraded,
+ * the note naming each cause.
+ */
 static void region_certify(struct krexd *k, struct region *r, int why, const char *who,
                            uint64_t now)
 {
@@ -785,13 +1068,19 @@ static void region_certify(struct krexd *k, struct region *r, int why, const cha
 	} else {
 		c->foreign = -1;
 		c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
-		c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS);
+		c->sm_clock_min_mhz = c->sm_clock_max_mhz = -1;
+		c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS | KREX_CERT_TEMP |
+		              KREX_CERT_VIOLATION);
 	}
 	gpu_list(k, r->rq.mask, c->gpus, sizeof(c->gpus));
 	if (why == END_EXPIRED || why == END_RELEASED || why == END_STOP) {
 		c->outcome = KREX_OUTCOME_EXPIRED;
 		region_note(r, "%s", why == END_EXPIRED ? "lease expired" : who);
-	} else if (c->late || c->frozen < c->siblings || c->note[0])
+		return;
+	}
+	if (r->phase == PH_HELD)
+		region_judge_clocks(k, r);
+	if (c->late || c->frozen < c->siblings || c->note[0])
 		c->outcome = KREX_OUTCOME_DEGRADED;
 	else
 		c->outcome = KREX_OUTCOME_CLEAN;
@@ -966,6 +1255,13 @@ void region_tick(struct krexd *k, uint64_t now)
 			region_freeze(k, r, now);
 		else if (r->phase == PH_FREEZE && now >= r->poll_at)
 			region_poll(k, r, now);
+		else if (r->phase == PH_SETTLE && now >= r->settle_poll_at)
+			region_settle_poll(k, r, now);
+		else if (r->phase == PH_HELD && region_sampling(k, r) && now >= r->sample_at) {
+			struct nvml_sample smp;
+			region_sample(k, r, &smp);
+			r->sample_at = now + KREX_CLOCK_SAMPLE_MS * NS_PER_MS;
+		}
 	}
 	while ((q = rq_expired(&k->rq, now))) {
 		r = q->data;
@@ -984,9 +1280,11 @@ uint64_t region_next_deadline(struct krexd *k)
 	if (d && (!best || d < best))
 		best = d;
 	for (r = regions; r; r = r->next) {
-		d = r->phase == PH_DRAIN    ? r->drain_deadline
-		    : r->phase == PH_FREEZE ? r->poll_at
-		                            : 0;
+		d = r->phase == PH_DRAIN                           ? r->drain_deadline
+		    : r->phase == PH_FREEZE                        ? r->poll_at
+		    : r->phase == PH_SETTLE                        ? r->settle_poll_at
+		    : r->phase == PH_HELD && region_sampling(k, r) ? r->sample_at
+		                                                   : 0;
 		if (d && (!best || d < best))
 			best = d;
 	}

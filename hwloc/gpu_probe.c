@@ -6,13 +6,13 @@
 
 #include <ctype.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu_probe.h"
+#include "nvmlapi.h"
 
 int gpu_busid_normalize(const char *s, char *out)
 {
@@ -35,54 +35,27 @@ int gpu_busid_normalize(const char *s, char *out)
 	return 0;
 }
 
-/*
- * The few NVML declarations needed, from nvml.h (not installed on CPU
- * build hosts).  nvmlDeviceGetPciInfo is a macro for _v3 since CUDA 9;
- * its struct has kept this layout since then.
- */
-typedef struct {
-	char bus_id_legacy[16];
-	unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
-	char bus_id[32];
-} nvml_pci_info;
-
 int gpu_probe_nvml(struct gpu_entry *tab, int max)
 {
-	int (*init)(void), (*shutdown)(void), (*count)(unsigned *);
-	int (*handle)(unsigned, void **), (*pci)(void *, nvml_pci_info *);
-	int (*uuid)(void *, char *, unsigned);
+	const struct nvml_api *nv = nvml_api_load();
+	struct nvml_pci_info info;
 	unsigned i, cnt = 0;
+	nvml_device_t h;
 	int n = 0;
-	void *lib, *h;
-	nvml_pci_info info;
 
-	lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
+	if (!nv || !nv->count || !nv->pci_info || nv->count(&cnt) != NVML_SUCCESS)
 		return 0;
-	*(void **)&init = dlsym(lib, "nvmlInit_v2");
-	*(void **)&shutdown = dlsym(lib, "nvmlShutdown");
-	*(void **)&count = dlsym(lib, "nvmlDeviceGetCount_v2");
-	*(void **)&handle = dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
-	*(void **)&pci = dlsym(lib, "nvmlDeviceGetPciInfo_v3");
-	*(void **)&uuid = dlsym(lib, "nvmlDeviceGetUUID");
-	if (!init || !shutdown || !count || !handle || !pci || init() != 0)
-		goto out;
-	if (count(&cnt) != 0)
-		cnt = 0;
 	for (i = 0; i < cnt && n < max; i++) {
-		if (handle(i, &h) != 0 || pci(h, &info) != 0)
+		if (nv->by_index(i, &h) != NVML_SUCCESS || nv->pci_info(h, &info) != NVML_SUCCESS)
 			continue;
 		tab[n].index = (int)i;
 		snprintf(tab[n].busid, GPU_BUSID_LEN, "%04x:%02x:%02x.0", info.domain & 0xffff,
 		         info.bus & 0xff, info.device & 0x1f);
 		tab[n].uuid[0] = '\0';
-		if (uuid && uuid(h, tab[n].uuid, GPU_UUID_LEN) != 0)
+		if (nv->uuid && nv->uuid(h, tab[n].uuid, GPU_UUID_LEN) != NVML_SUCCESS)
 			tab[n].uuid[0] = '\0';
 		n++;
 	}
-	shutdown();
-out:
-	dlclose(lib);
 	return n;
 }
 

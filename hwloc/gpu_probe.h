@@ -31,7 +31,7 @@ struct gpu_entry {
  */
 int gpu_busid_normalize(const char *s, char *out);
 
-/* NVML through dlopen; returns the count found (0 when NVML is absent). */
+/* NVML (common/nvmlapi.h, loaded once and kept); returns the count found (0 when NVML is absent). */
 int gpu_probe_nvml(struct gpu_entry *tab, int max);
 
 /*

@@ -16,6 +16,7 @@
 #include "defs.h"
 #include "krex/region.h"
 #include "krex_cmd.h"
+#include "nvmlapi.h"
 #include "timeutil.h"
 
 /* Seconds (fractions allowed) to microseconds; dies on junk. */
@@ -53,10 +54,24 @@ static void print_cert(FILE *f, const struct krex_certificate *c)
 		fprintf(f, "krex:   isolation: unknown\n");
 	if (c->known & KREX_CERT_FOREIGN)
 		fprintf(f, "krex:   foreign processes on the GPUs: %d\n", c->foreign);
-	if (c->known & KREX_CERT_CLOCKS)
-		fprintf(f, "krex:   SM clock %d -> %d MHz, throttle 0x%llx -> 0x%llx\n",
-		        c->sm_clock_start_mhz, c->sm_clock_end_mhz,
-		        (unsigned long long)c->throttle_start, (unsigned long long)c->throttle_end);
+	if (c->known & KREX_CERT_SETTLE)
+		fprintf(f, "krex:   settle: waited %.3f ms for the GPU's clock\n",
+		        c->settle_us / 1e3);
+	if (c->known & KREX_CERT_CLOCKS) {
+		char names[512];
+		nvml_reason_names(c->clock_reasons, ", ", names, sizeof(names));
+		fprintf(f, "krex:   SM clock %d -> %d MHz, %d-%d MHz of %d nominal in %u samples\n",
+		        c->sm_clock_start_mhz, c->sm_clock_end_mhz, c->sm_clock_min_mhz,
+		        c->sm_clock_max_mhz, c->sm_clock_nominal_mhz, c->clock_samples);
+		fprintf(f, "krex:   clocks-event reasons seen: %s\n", names[0] ? names : "none");
+	} else
+		fprintf(f, "krex:   GPU clocks: unknown\n");
+	if (c->known & KREX_CERT_TEMP)
+		fprintf(f, "krex:   temperature %d -> %d C\n", c->temp_start_c, c->temp_end_c);
+	if (c->known & KREX_CERT_VIOLATION)
+		fprintf(f, "krex:   power / thermal violation during the region: %llu / %llu us\n",
+		        (unsigned long long)c->violation_power_us,
+		        (unsigned long long)c->violation_thermal_us);
 }
 
 static void write_cert(const struct krex_certificate *c, int json, const char *file)

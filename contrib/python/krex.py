@@ -43,9 +43,24 @@ ERRORS = {0: "KREX_OK", 1: "KREX_ENOKREXD", 2: "KREX_EPROTO", 3: "KREX_EPERM", 4
 
 # Bits of krex_certificate.known, and the fields each one vouches for.
 CERT_FOREIGN, CERT_ISOLATION, CERT_CLOCKS = 0x1, 0x2, 0x4
+CERT_TEMP, CERT_VIOLATION, CERT_SETTLE = 0x8, 0x10, 0x20
 _KNOWN = {CERT_FOREIGN: ("foreign",), CERT_ISOLATION: ("owner_cores", "moved"),
           CERT_CLOCKS: ("sm_clock_start_mhz", "sm_clock_end_mhz", "throttle_start",
-                        "throttle_end")}
+                        "throttle_end", "sm_clock_min_mhz", "sm_clock_max_mhz",
+                        "sm_clock_nominal_mhz", "clock_reasons"),
+          CERT_TEMP: ("temp_start_c", "temp_end_c"),
+          CERT_VIOLATION: ("violation_power_us", "violation_thermal_us"),
+          CERT_SETTLE: ("settle_us",)}
+
+# NVML clocks-event reason bits, as the certificate's clock_reasons names them.
+CLOCK_REASONS = {0x1: "gpu_idle", 0x2: "app_clocks_setting", 0x4: "sw_power_cap",
+                 0x8: "hw_slowdown", 0x10: "sync_boost", 0x20: "sw_thermal",
+                 0x40: "hw_thermal", 0x80: "hw_power_brake", 0x100: "display_clock_setting"}
+
+
+def reason_names(mask):
+    """The names of the bits of a clocks-event reason mask, lowest bit first."""
+    return [CLOCK_REASONS.get(1 << b, hex(1 << b)) for b in range(64) if mask >> b & 1]
 
 
 class RegionOpts(ctypes.Structure):
@@ -69,7 +84,14 @@ class Certificate(ctypes.Structure):
                 ("owner_cores", ctypes.c_char * 128), ("sm_clock_start_mhz", ctypes.c_int32),
                 ("sm_clock_end_mhz", ctypes.c_int32), ("throttle_start", ctypes.c_uint64),
                 ("throttle_end", ctypes.c_uint64), ("gpus", ctypes.c_char * 256),
-                ("note", ctypes.c_char * 256)]
+                ("note", ctypes.c_char * 256),
+                # added with protocol 3: the GPU's own state
+                ("settle_us", ctypes.c_uint64), ("sm_clock_min_mhz", ctypes.c_int32),
+                ("sm_clock_max_mhz", ctypes.c_int32), ("sm_clock_nominal_mhz", ctypes.c_int32),
+                ("clock_samples", ctypes.c_uint32), ("clock_reasons", ctypes.c_uint64),
+                ("temp_start_c", ctypes.c_int32), ("temp_end_c", ctypes.c_int32),
+                ("violation_power_us", ctypes.c_uint64),
+                ("violation_thermal_us", ctypes.c_uint64)]
 
 
 _lib = None
@@ -174,6 +196,8 @@ def certificate_dict(c):
         if not c.known & bit:
             for n in names:
                 d[n] = None
+    if d["clock_reasons"] is not None:
+        d["clock_reasons"] = reason_names(d["clock_reasons"])
     d["outcome_name"] = _load().krex_outcome_name(c.outcome).decode(errors="replace")
     return d
 

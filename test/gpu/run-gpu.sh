@@ -30,23 +30,8 @@ NVCC=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/c
 [ -n "$NVCC" ] || [ "$MOCK" = 1 ] || { echo "SKIP: no nvcc"; exit 0; }
 
 # ---- build --------------------------------------------------------------------
-B=${1:-${KREX_BUILDDIR:-$src}}
-if [ ! -x "$B/coordinator/krexd" ]; then
-	cd "$src" || exit 1
-	if ls .gpu/krex-*.tar.gz >/dev/null 2>&1 && [ -f scripts/gpu-build.sh ]; then
-		B=$(timeout 300 bash scripts/gpu-build.sh | tail -1)
-	elif [ -x ./configure ]; then
-		# No libhwloc-dev pkg-config on the GPU image: hand configure the flags.
-		hw=
-		pkg-config --exists hwloc 2>/dev/null ||
-			hw="HWLOC_CFLAGS= HWLOC_LIBS=$(ls /usr/lib/x86_64-linux-gnu/libhwloc.so* 2>/dev/null | head -1)"
-		env $hw ./configure -q --with-cuda=/usr/local/cuda >"$W/configure.log" 2>&1 &&
-			timeout 300 make -j"$(nproc)" >"$W/make.log" 2>&1
-		B=$src
-	fi
-fi
-[ -x "$B/coordinator/krexd" ] || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
-B=$(cd "$B" && pwd)
+. "$src/test/gpu/gpu-lib.sh"
+gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
 echo "build: $B"
 WL=$B/test/workloads
 KREXD=$B/coordinator/krexd
@@ -70,30 +55,6 @@ fi
 [ -z "$RT" ] || "$NVCC" -O2 -o "$RT" "$src/test/gpu/rt_prog.cu" >"$W/nvcc.log" 2>&1 ||
 	{ echo "FAIL: nvcc rt_prog.cu"; cat "$W/nvcc.log"; exit 1; }
 
-PIDS=
-KD=
-kill_tree() {
-	local c
-	for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
-	kill -CONT "$1" 2>/dev/null
-	kill -TERM "$1" 2>/dev/null
-}
-stop_all() {
-	local p
-	for p in $PIDS; do kill_tree "$p"; done
-	sleep 0.5
-	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
-	wait $PIDS 2>/dev/null
-	PIDS=
-}
-krexd_down() {
-	[ -n "$KD" ] || return 0
-	kill "$KD" 2>/dev/null
-	for _ in $(seq 50); do kill -0 "$KD" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$KD" 2>/dev/null
-	wait "$KD" 2>/dev/null
-	KD=
-}
 cleanup() {
 	stop_all
 	krexd_down

@@ -243,6 +243,15 @@ static void print_cert(const struct krex_certificate *c)
 	       (unsigned long long)c->held_us, (unsigned long long)c->lease_us, c->siblings,
 	       c->drained, c->late, c->frozen, c->known, c->foreign, c->moved,
 	       c->sm_clock_start_mhz, c->gpus, c->note);
+	printf("settle_us=%llu\nsm_clock_end_mhz=%d\nsm_clock_min_mhz=%d\nsm_clock_max_mhz=%d\n"
+	       "sm_clock_nominal_mhz=%d\nclock_samples=%u\nclock_reasons=%llu\n"
+	       "temp_start_c=%d\ntemp_end_c=%d\nviolation_power_us=%llu\n"
+	       "violation_thermal_us=%llu\n",
+	       (unsigned long long)c->settle_us, c->sm_clock_end_mhz, c->sm_clock_min_mhz,
+	       c->sm_clock_max_mhz, c->sm_clock_nominal_mhz, c->clock_samples,
+	       (unsigned long long)c->clock_reasons, c->temp_start_c, c->temp_end_c,
+	       (unsigned long long)c->violation_power_us,
+	       (unsigned long long)c->violation_thermal_us);
 	fflush(stdout);
 }
 

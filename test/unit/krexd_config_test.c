@@ -41,7 +41,7 @@ int main(void)
 	struct krexd_config c, n;
 	char err[512];
 
-	plan(25);
+	plan(30);
 	config_defaults(&c);
 	ok(!strcmp(c.run_dir, KREX_DEFAULT_RUNDIR), "default run_dir");
 	ok(c.max_region_ns == KREX_DEFAULT_MAX_REGION_MS * NS_PER_MS, "default max_region");
@@ -108,6 +108,32 @@ int main(void)
 	                   "a,this-name-is-longer-than-sixty-three-bytes-which-is-the-gpu-name-limit",
 	                   err, sizeof(err)) < 0,
 	   "gpus list checked (a name over the limit rejected)");
+	config_defaults(&c);
+	ok(c.settle == SETTLE_WAIT && c.settle_timeout_ns == 750 * NS_PER_MS &&
+	           c.clock_tolerance == 1.0 && c.require_clocks == REQUIRE_CLOCKS_AUTO,
+	   "settle defaults: wait, 750 ms, 1 %%, require_clocks auto");
+	ok(config_set(&c, "settle", "mark", err, sizeof(err)) == 0 && c.settle == SETTLE_MARK &&
+	           config_set(&c, "settle", "off", err, sizeof(err)) == 0 &&
+	           c.settle == SETTLE_OFF &&
+	           config_set(&c, "settle", "sometimes", err, sizeof(err)) < 0 &&
+	           c.settle == SETTLE_OFF,
+	   "settle = wait|mark|off, anything else rejected");
+	ok(config_set(&c, "settle_timeout", "3s", err, sizeof(err)) < 0 &&
+	           config_set(&c, "settle_timeout", "200ms", err, sizeof(err)) == 0 &&
+	           c.settle_timeout_ns == 200 * NS_PER_MS,
+	   "settle_timeout over 2 s rejected");
+	ok(config_set(&c, "clock_tolerance", "2.5%", err, sizeof(err)) == 0 &&
+	           c.clock_tolerance == 2.5 &&
+	           config_set(&c, "clock_tolerance", "60", err, sizeof(err)) < 0 &&
+	           config_set(&c, "clock_tolerance", "-1", err, sizeof(err)) < 0 &&
+	           c.clock_tolerance == 2.5,
+	   "clock_tolerance 0-50 %%, with or without %%");
+	ok(config_set(&c, "require_clocks", "yes", err, sizeof(err)) == 0 &&
+	           c.require_clocks == REQUIRE_CLOCKS_YES &&
+	           config_set(&c, "require_clocks", "no", err, sizeof(err)) == 0 &&
+	           c.require_clocks == REQUIRE_CLOCKS_NO &&
+	           config_set(&c, "require_clocks", "maybe", err, sizeof(err)) < 0,
+	   "require_clocks = auto|yes|no");
 
 	config_defaults(&c);
 	n = c;

@@ -30,10 +30,10 @@ static int unpack_bytes(const uint8_t *bytes, size_t len, union proto_body *m, i
 
 static void test_golden(void)
 {
-	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x02, 0x00, 0x07,
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x03, 0x00, 0x07,
 	                               0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x07,
 	                               0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
-	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x02, 0x00, 0x0d,
+	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x03, 0x00, 0x0d,
 	                                   0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,
 	                                   0x00, 0x00, 0x00, 0x05, 0x00, 0x02, 'h',  'i'};
 	union proto_body m;
@@ -106,11 +106,33 @@ static void test_roundtrips(void)
 	a.cert.sm_clock_end_mhz = -1;
 	strcpy(a.cert.gpus, "gpu0");
 	strcpy(a.cert.note, "1 sibling late");
+	a.cert.settle_us = 515000;
+	a.cert.sm_clock_min_mhz = 1500;
+	a.cert.sm_clock_max_mhz = 1980;
+	a.cert.sm_clock_nominal_mhz = 1980;
+	a.cert.clock_samples = 7;
+	a.cert.clock_reasons = 0x5;
+	a.cert.temp_start_c = -1;
+	a.cert.temp_end_c = 61;
+	a.cert.violation_power_us = 0x0102030405060708ULL;
+	a.cert.violation_thermal_us = 9;
 	pbuf_init(&buf);
 	ok(proto_pack(&buf, PROTO_CERT, 2, &a) == 0 &&
 	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
 	           memcmp(&a.cert, &b.cert, sizeof(a.cert)) == 0,
 	   "CERT round trip, negative 'unknown' fields kept");
+	{
+		/* The protocol 3 tail, after the note: settle_us, min, max, nominal,
+		 * samples, reasons, temperatures, violation counters. */
+		static const uint8_t tail[] = {
+		        0,    0,    0, 0, 0,    0x07, 0xdb, 0xb8, 0, 0, 0x05, 0xdc, 0, 0,
+		        0x07, 0xbc, 0, 0, 0x07, 0xbc, 0,    0,    0, 7, 0,    0,    0, 0,
+		        0,    0,    0, 5, 0xff, 0xff, 0xff, 0xff, 0, 0, 0,    61,   1, 2,
+		        3,    4,    5, 6, 7,    8,    0,    0,    0, 0, 0,    0,    0, 9};
+		ok(buf.len > sizeof(tail) &&
+		           memcmp(buf.data + buf.len - sizeof(tail), tail, sizeof(tail)) == 0,
+		   "CERT ends with the protocol 3 GPU-state fields, golden bytes");
+	}
 	pbuf_free(&buf);
 
 	memset(&a, 0, sizeof(a));
@@ -267,7 +289,7 @@ static void test_socket(void)
 
 int main(void)
 {
-	plan(24);
+	plan(25);
 	test_golden();
 	test_roundtrips();
 	test_malformed();

@@ -148,7 +148,7 @@ int main(void)
 	pthread_t t, w;
 	int fd, waited = -1;
 
-	plan(19);
+	plan(22);
 	mkdtemp(dir);
 	snprintf(sockpath, sizeof(sockpath), "%s/krexd.sock", dir);
 	snprintf(gatepath, sizeof(gatepath), "%s/gate", dir);
@@ -195,6 +195,22 @@ int main(void)
 	ok(strstr(json, "\"outcome\":\"degraded\"") && strstr(json, "1 sibling \\\"late\\\"") &&
 	           strstr(json, "\"moved\":null"),
 	   "certificate JSON escapes and marks unknowns: %s", json);
+	ok(strstr(json, "\"clock_reasons\":null") && strstr(json, "\"settle_us\":null") &&
+	           strstr(json, "\"sm_clock_min_mhz\":null") &&
+	           strstr(json, "\"temp_start_c\":null"),
+	   "GPU state unknown (known bits clear): null in the JSON");
+	c.known |= KREX_CERT_CLOCKS | KREX_CERT_SETTLE;
+	c.clock_reasons = 0x4 | 0x20 | 0x400;
+	c.sm_clock_min_mhz = 1500;
+	c.settle_us = 750000;
+	krex_certificate_json(&c, json, sizeof(json));
+	ok(strstr(json, "\"clock_reasons\":[\"sw_power_cap\",\"sw_thermal\",\"0x400\"]") &&
+	           strstr(json, "\"sm_clock_min_mhz\":1500") &&
+	           strstr(json, "\"settle_us\":750000"),
+	   "reasons named in the JSON (an undefined bit in hex): %s", json);
+	c.clock_reasons = 0;
+	krex_certificate_json(&c, json, sizeof(json));
+	ok(strstr(json, "\"clock_reasons\":[]") != NULL, "no reason: an empty list");
 
 	/* Joining: drain callback on a closed gate, acknowledgement, gate wait. */
 	struct krex_join_opts jo = KREX_JOIN_OPTS_INIT;

@@ -85,9 +85,12 @@ enum krex_outcome {
 };
 
 /* Bits of krex_certificate.known: a field whose bit is clear is unknown. */
-#define KREX_CERT_FOREIGN 0x1u   /* foreign */
-#define KREX_CERT_ISOLATION 0x2u /* owner_cores, moved */
-#define KREX_CERT_CLOCKS 0x4u    /* sm_clock_*, throttle_* */
+#define KREX_CERT_FOREIGN 0x1u    /* foreign */
+#define KREX_CERT_ISOLATION 0x2u  /* owner_cores, moved */
+#define KREX_CERT_CLOCKS 0x4u     /* sm_clock_*, throttle_*, clock_reasons, clock_samples */
+#define KREX_CERT_TEMP 0x8u       /* temp_start_c, temp_end_c */
+#define KREX_CERT_VIOLATION 0x10u /* violation_power_us, violation_thermal_us */
+#define KREX_CERT_SETTLE 0x20u    /* settle_us: krexd waited for the GPU's clock */
 
 struct krex_certificate {
 	uint32_t size; /* sizeof(struct krex_certificate), set by the library */
@@ -113,6 +116,18 @@ struct krex_certificate {
 	uint64_t throttle_end;
 	char gpus[256]; /* the region's GPUs, comma separated */
 	char note[256]; /* why the outcome is not clean, if it is not */
+	/* Added with protocol 3: the GPU's own state, over the region's
+	 * GPUs, from NVML.  See krex_region_begin(3). */
+	uint64_t settle_us;           /* waited after the freeze for the clock (KREX_CERT_SETTLE) */
+	int32_t sm_clock_min_mhz;     /* lowest SM clock sampled from grant to end (not idle) */
+	int32_t sm_clock_max_mhz;     /* highest */
+	int32_t sm_clock_nominal_mhz; /* the unthrottled clock: application clock, else max */
+	uint32_t clock_samples;       /* samples taken from grant to end */
+	uint64_t clock_reasons;       /* OR of the clocks-event reasons seen from grant to end */
+	int32_t temp_start_c;         /* GPU temperature at grant and at end (KREX_CERT_TEMP) */
+	int32_t temp_end_c;
+	uint64_t violation_power_us;   /* growth of NVML's power and thermal violation */
+	uint64_t violation_thermal_us; /* counters during the region (KREX_CERT_VIOLATION) */
 };
 
 /*

@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# settle.sh - the proof of issue 11 on a real GPU, in one call (doc/performance-gpu.md
+# "Settle: the GPU's clock in the region").
+#
+#	bash test/gpu/settle.sh [BUILDDIR]        (from the source tree's root, as root)
+#
+# BUILDDIR: a built tree (default $KREX_BUILDDIR, else the source tree; if
+# neither has krexd it builds, as run-gpu.sh does).
+# A power-hungry sibling (torch, 8192x8192 fp16 matmuls back to back, under
+# `krex run`) and a measuring job that takes REGIONS regions, each after
+# GAP_MS ms in which the sibling runs, timing SAMPLES 4096x4096 fp16 matmuls
+# with CUDA events inside each; side by side:
+#   alone  no sibling, no krexd (the reference)
+#   off    sibling, krexd settle = off (neither waits nor judges the clock)
+#   mark   sibling, krexd settle = mark (no wait; a throttled region is degraded)
+#   wait   sibling, krexd settle = wait (waits for the clock, then judges)
+# Prints p50/p95 versus alone, the settle time, clean/degraded counts and the
+# two checks of the issue; writes every region's certificate fields as JSON
+# lines and table.md under $OUT (default ./settle-out).  MODES="alone off wait"
+# picks modes.  Reads GPU clocks, never sets them.  Each step has a time
+# limit; the whole stays under ~6 minutes with the defaults.
+#
+# KREX_GPU_MOCK=1: a dry run on the mock NVML (test/mock/mock_nvml.c, a TEST
+# DOUBLE) and the mock CUDA driver, without a GPU or torch: it checks the
+# script, the settle modes and the counting; its timings MEAN NOTHING.
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-$PWD/settle-out}
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+W=$OUT/work
+mkdir -p "$W"
+MOCK=${KREX_GPU_MOCK:-0}
+MODES=${MODES:-alone off mark wait}
+REGIONS=${REGIONS:-30}
+SAMPLES=${SAMPLES:-20}
+GAP_MS=${GAP_MS:-300}
+HEAT_S=${HEAT_S:-5}
+
+if [ "$MOCK" != 1 ]; then
+	if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+		echo "SKIP: no NVIDIA GPU here (nvidia-smi -L failed)"
+		exit 0
+	fi
+	python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
+		{ echo "SKIP: no torch with CUDA"; exit 0; }
+fi
+. "$src/test/gpu/gpu-lib.sh"
+gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
+KREXD=$B/coordinator/krexd
+KREX=$B/tools/krex
+JOB="python3 $src/test/gpu/settle_job.py"
+export KREX_GATE_LIB=$B/libregion/gate/.libs/libkrexgate.so
+export KREX_LIBREGION=$B/libregion/.libs/libkrexregion.so.1
+export KREX_SOCKET=$W/run/krexd.sock
+export KREX_GPUS=0
+if [ "$MOCK" = 1 ]; then
+	echo "MOCK RUN: mock NVML and mock CUDA driver, no GPU; the timings mean nothing"
+	export KREX_SETTLE_MOCK=1 KREX_MOCK_NVML=$W/nvml.txt KREX_MOCK_GPU=/krex-settle-$$
+	export LD_LIBRARY_PATH=$B/test/mock/nvml/.libs:$B/test/mock/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	printf 'max=1980 app=1980\n0 sm=1980 reasons=0 temp=40\n' >"$KREX_MOCK_NVML"
+	HEAT_S=${HEAT_S_MOCK:-1}
+fi
+
+cleanup() {
+	stop_all
+	krexd_down
+	[ "$MOCK" = 1 ] && rm -f "/dev/shm${KREX_MOCK_GPU:-/none}"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+clocks() { # a line of the GPU's clock state, read only
+	[ "$MOCK" = 1 ] && { echo "mock: $(tail -n 1 "$KREX_MOCK_NVML")"; return; }
+	local q=clocks.sm,clocks.max.sm,power.draw,temperature.gpu out
+	out=$(nvidia-smi --query-gpu=$q,clocks_event_reasons.active --format=csv,noheader 2>/dev/null) ||
+		out=$(nvidia-smi --query-gpu=$q,clocks_throttle_reasons.active --format=csv,noheader 2>/dev/null)
+	echo "$out" | head -1
+}
+
+echo "build: $B; modes: $MODES; $REGIONS regions x $SAMPLES samples, ${GAP_MS} ms sibling gap"
+echo "GPU before: $(clocks)"
+for m in $MODES; do
+	rm -f "$OUT/$m.jsonl"
+	if [ "$m" = alone ]; then
+		KREX_UNPROTECTED=1 KREX_SOCKET=$W/none.sock timeout 120 $JOB measure --label alone \
+			--out "$OUT/alone.jsonl" --regions "$REGIONS" --samples "$SAMPLES" --gap-ms 50 \
+			>"$W/alone.log" 2>&1 || { echo "FAIL: alone (see $W/alone.log)"; tail -5 "$W/alone.log"; exit 1; }
+		echo "alone: done"
+		continue
+	fi
+	mkdir -p "$W/run"
+	rm -f "$KREX_SOCKET"
+	"$KREXD" -F -v -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-settle" \
+		>"$W/krexd-$m.log" 2>&1 &
+	KD=$!
+	for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && break; sleep 0.1; done
+	[ -S "$KREX_SOCKET" ] || { echo "FAIL: krexd did not start (see $W/krexd-$m.log)"; exit 1; }
+	timeout 300 "$KREX" run -- $JOB hog >"$W/hog-$m.log" 2>&1 &
+	PIDS=$!
+	sleep "$HEAT_S" # to the power cap
+	echo "$m: GPU with the sibling: $(clocks)"
+	timeout 150 "$KREX" run -- $JOB measure --label "$m" --out "$OUT/$m.jsonl" \
+		--regions "$REGIONS" --samples "$SAMPLES" --gap-ms "$GAP_MS" >"$W/measure-$m.log" 2>&1 ||
+		{ echo "FAIL: measure $m (see $W/measure-$m.log)"; tail -5 "$W/measure-$m.log"; exit 1; }
+	stop_all
+	krexd_down
+	echo "$m: done"
+done
+echo "GPU after: $(clocks)"
+echo
+python3 "$src/test/gpu/settle_job.py" report "$OUT"

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""settle_job.py - the two jobs and the report of test/gpu/settle.sh.
+
+  settle_job.py hog [--size 8192] [--seconds S]
+      the power-hungry sibling: size x size fp16 matmuls back to back (torch)
+  settle_job.py measure --label L --out FILE [--regions N] [--samples M]
+                        [--size 4096] [--gap-ms G]
+      the measuring job: N regions (contrib/python/krex.py), each after G ms
+      in which the sibling runs; in each, 2 untimed matmuls then M timed ones
+      (CUDA events).  One JSON line per region: times, outcome, note, settle,
+      clocks.  Without krexd (KREX_UNPROTECTED=1) it is the "alone" reference.
+  settle_job.py report DIR
+      p50/p95 per mode versus alone, settle time, clean/degraded counts; and
+      the issue's two checks: every clean region within the goal of alone
+      (settle = wait), every region whose timing is off marked degraded.
+
+With KREX_SETTLE_MOCK=1 (no GPU, no torch: a dry run of the script on the mock
+NVML; the timings are a CPU busy loop and MEAN NOTHING): the hog sleeps, and
+before each region the measurer rewrites the mock NVML script
+($KREX_MOCK_NVML) as a sibling that just stopped would leave the GPU: power
+capped at 1500 MHz, back at 1980 MHz 500 ms later.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+MOCK = os.environ.get("KREX_SETTLE_MOCK") == "1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "contrib", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "perf"))
+
+
+def pct(values, q):
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def hog(a):
+    end = time.time() + a.seconds if a.seconds else None
+    if MOCK:
+        while end is None or time.time() < end:
+            time.sleep(0.01)
+        return 0
+    import torch
+    x = torch.randn(a.size, a.size, device="cuda", dtype=torch.float16)
+    y = torch.randn(a.size, a.size, device="cuda", dtype=torch.float16)
+    while end is None or time.time() < end:
+        for _ in range(8):
+            z = x @ y
+        torch.cuda.synchronize()
+    del z
+    return 0
+
+
+def mock_nvml_story():
+    path = os.environ.get("KREX_MOCK_NVML")
+    if not path:
+        return
+    with open(path + ".tmp", "w") as f:
+        f.write("# TEST DOUBLE story: a power-hungry sibling just stopped\n"
+                "max=1980 app=1980\n0 sm=1500 reasons=0x4 temp=72\n"
+                "500 sm=1980 reasons=0 temp=66\n")
+    os.rename(path + ".tmp", path)
+
+
+def measure(a):
+    import krex
+    if MOCK:
+        def timed():
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < 0.0002:
+                pass
+            return (time.perf_counter() - t0) * 1e3
+    else:
+        import torch
+        x = torch.randn(a.size, a.size, device="cuda", dtype=torch.float16)
+        y = torch.randn(a.size, a.size, device="cuda", dtype=torch.float16)
+        ev0 = torch.cuda.Event(enable_timing=True)
+        ev1 = torch.cuda.Event(enable_timing=True)
+
+        def timed():
+            ev0.record()
+            x @ y
+            ev1.record()
+            ev1.synchronize()
+            return ev0.elapsed_time(ev1)
+        for _ in range(20):
+            timed()
+    with open(a.out, "w") as out:
+        for i in range(a.regions):
+            time.sleep(a.gap_ms / 1e3)  # the sibling runs meanwhile
+            if MOCK:
+                mock_nvml_story()
+            t0 = time.perf_counter()
+            with krex.region(unprotected_ok=True) as cert:
+                t_in = time.perf_counter()
+                timed(), timed()  # untimed warm-up, as benchmark tools do
+                times = [timed() for _ in range(a.samples)]
+            rec = {"label": a.label, "i": i, "times_ms": times,
+                   "entry_ms": (t_in - t0) * 1e3,
+                   "outcome": cert.get("outcome_name"), "note": cert.get("note"),
+                   "settle_us": cert.get("settle_us"),
+                   "sm_min": cert.get("sm_clock_min_mhz"), "sm_max": cert.get("sm_clock_max_mhz"),
+                   "sm_nominal": cert.get("sm_clock_nominal_mhz"),
+                   "reasons": cert.get("clock_reasons"), "temp": cert.get("temp_end_c")}
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+    return 0
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def report(d):
+    modes = [m for m in ("alone", "off", "mark", "wait") if os.path.exists(os.path.join(d, m + ".jsonl"))]
+    if "alone" not in modes:
+        print("no alone.jsonl in", d)
+        return 1
+    data = {m: load(os.path.join(d, m + ".jsonl")) for m in modes}
+    ref = [t for r in data["alone"] for t in r["times_ms"]]
+    r50, r95 = pct(ref, 0.5), pct(ref, 0.95)
+    goal = 2.0  # percent: the issue's goal at 0.1 ms, the loosest of the three
+    lines = []
+    if MOCK:
+        lines.append("MOCK RUN (mock NVML, CPU busy loop): the timings MEAN NOTHING; "
+                     "the counts check the script and the settle logic only.")
+    lines.append("| mode | regions | p50 ms | p95 ms | p50 vs alone | p95 vs alone | "
+                 "clean | degraded | settle p50 / max ms | entry p50 ms | clean p50/p95 vs alone | "
+                 "off-by->%g%% regions marked degraded |" % goal)
+    lines.append("|" + "---|" * 12)
+    fails = []
+    for m in modes:
+        rs = data[m]
+        allt = [t for r in rs for t in r["times_ms"]]
+        clean = [r for r in rs if r["outcome"] == "clean"]
+        degr = [r for r in rs if r["outcome"] == "degraded"]
+        ct = [t for r in clean for t in r["times_ms"]]
+        st = [r["settle_us"] / 1e3 for r in rs if r.get("settle_us") is not None]
+        off = [r for r in rs if (pct(r["times_ms"], 0.5) / r50 - 1) * 100 > goal]
+        off_marked = sum(1 for r in off if r["outcome"] != "clean")
+        c50 = (pct(ct, 0.5) / r50 - 1) * 100 if ct else float("nan")
+        c95 = (pct(ct, 0.95) / r95 - 1) * 100 if ct else float("nan")
+        lines.append("| %s | %d | %.4f | %.4f | %+.1f%% | %+.1f%% | %s | %s | %s | %.1f | %s | %s |" % (
+            m, len(rs), pct(allt, 0.5), pct(allt, 0.95), (pct(allt, 0.5) / r50 - 1) * 100,
+            (pct(allt, 0.95) / r95 - 1) * 100,
+            len(clean) if m != "alone" else "-", len(degr) if m != "alone" else "-",
+            "%.1f / %.1f" % (pct(st, 0.5), max(st)) if st else "-",
+            pct([r["entry_ms"] for r in rs], 0.5),
+            "%+.1f%% / %+.1f%%" % (c50, c95) if m != "alone" and ct else "-",
+            "%d of %d" % (off_marked, len(off)) if m != "alone" else "-"))
+        if m == "wait" and ct and (c50 > goal or c95 > goal):
+            fails.append("wait: clean regions %+.1f%% / %+.1f%% vs alone (goal %g%%)" % (c50, c95, goal))
+        if m in ("mark", "wait") and off_marked < len(off):
+            fails.append("%s: %d region(s) off by more than %g%% certified clean" % (m, len(off) - off_marked, goal))
+    notes = {}
+    for m in modes:
+        for r in data[m]:
+            if r["outcome"] == "degraded":
+                key = "%s: %s" % (m, (r["note"] or "").split(": SM")[0])
+                notes[key] = notes.get(key, 0) + 1
+    lines.append("")
+    lines.append("degraded causes: " + ("; ".join("%s (x%d)" % kv for kv in sorted(notes.items())) or "none"))
+    if MOCK:
+        lines.append("verdict: not judged (mock run)")
+    else:
+        lines.append("verdict: " + ("PASS" if not fails else "FAIL: " + "; ".join(fails)))
+    text = "\n".join(lines)
+    with open(os.path.join(d, "table.md"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    h = sub.add_parser("hog")
+    h.add_argument("--size", type=int, default=8192)
+    h.add_argument("--seconds", type=float, default=0)
+    m = sub.add_parser("measure")
+    m.add_argument("--label", required=True)
+    m.add_argument("--out", required=True)
+    m.add_argument("--regions", type=int, default=30)
+    m.add_argument("--samples", type=int, default=20)
+    m.add_argument("--size", type=int, default=4096)
+    m.add_argument("--gap-ms", type=float, default=300)
+    r = sub.add_parser("report")
+    r.add_argument("dir")
+    a = ap.parse_args()
+    return {"hog": hog, "measure": measure, "report": lambda a: report(a.dir)}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

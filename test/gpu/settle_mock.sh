@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# The GPU proof script test/gpu/settle.sh, dry run end to end on the mock
+# NVML and the mock CUDA driver (TEST DOUBLES; no GPU, no torch; timings
+# mean nothing), so that the run on the H200 is not the script's first: every
+# mode runs, settle = mark degrades every region the story leaves capped,
+# settle = wait waits out the 500 ms story and is clean, off is clean, and the
+# report prints its table and verdict.
+. "$top_srcdir/test/lib.sh"
+[ -x "$top_builddir/coordinator/krexd" ] || skip_all "krexd not built"
+[ -x "$top_builddir/tools/krex" ] || skip_all "krex CLI not built"
+[ -e "$top_builddir/test/mock/nvml/.libs/libnvidia-ml.so.1" ] || skip_all "mock NVML not built"
+command -v python3 >/dev/null || skip_all "no python3"
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+count() { # MODE OUTCOME: regions of MODE with OUTCOME
+	grep -c "\"outcome\": \"$2\"" "$T/out/$1.jsonl" 2>/dev/null || echo 0
+}
+run_settle() {
+	env KREX_GPU_MOCK=1 REGIONS=4 SAMPLES=3 GAP_MS=50 OUT="$T/out" \
+		timeout 200 bash "$top_srcdir/test/gpu/settle.sh" "$top_builddir" >"$T/log" 2>&1
+}
+plan 7
+ok "settle.sh runs on the mock" run_settle
+ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
+ok "off: 4 regions clean (not judged)" test "$(count off clean)" = 4
+ok "mark: 4 regions degraded by the power cap" test "$(count mark degraded)" = 4 -a \
+	"$(grep -c '"note": "power cap: SM 1500 MHz of 1980' "$T/out/mark.jsonl")" = 4
+ok "wait: 4 regions clean" test "$(count wait clean)" = 4
+ok "wait: each waited about 500 ms" \
+	test "$(grep -o '"settle_us": [0-9]*' "$T/out/wait.jsonl" |
+		awk '$2 >= 400000 && $2 <= 800000' | wc -l)" = 4
+ok "the report has its table and says the timings are not judged" \
+	grep -qs "^verdict: not judged (mock run)" "$T/out/table.md"
+[ "$_tap_fail" = 0 ] || sed 's/^/# /' "$T/log" | tail -n 30
+done_testing

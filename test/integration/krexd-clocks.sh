@@ -1,0 +1,166 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# The GPU's state in the region, with the mock NVML (test/mock/mock_nvml.c, a
+# TEST DOUBLE that scripts SM clock, clocks-event reasons and temperature over
+# time): settle waits and grants when the clock recovers; settle_timeout
+# passes and the region is degraded with the cause named; settle = mark
+# judges without waiting; settle = off neither waits nor judges; a throttle
+# reason appearing mid-region degrades it; the idle reason alone stays clean;
+# min/max sampled; a low clock without a reason degrades; unknown clocks with
+# require_clocks; reason names in the CLI's JSON; STATUS is served while a
+# region settles.
+. "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/integration/krexd-lib.sh"
+
+NVML_LIBS=$top_builddir/test/mock/nvml/.libs
+KREX=$top_builddir/tools/krex
+[ -e "$NVML_LIBS/libnvidia-ml.so.1" ] || skip_all "mock NVML not built"
+kt_setup
+export LD_LIBRARY_PATH=$NVML_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export KREX_MOCK_NVML=$KT_DIR/nvml.txt
+
+# nvml LINE...: a new mock NVML story; its clock starts now (the file's mtime).
+nvml() {
+	printf '%s\n' "$@" >"$KT_DIR/nvml.tmp" && mv "$KT_DIR/nvml.tmp" "$KREX_MOCK_NVML"
+}
+field() { kt_field "$KT_DIR/$1.out" "$2"; }
+# region NAME HOLD_MS: one region on GPU 0, its certificate in NAME.out.
+region() { "$CLIENT" region --gpus 0 --hold-ms "$2" >"$KT_DIR/$1.out" 2>&1; }
+between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+restart() { krexd_stop && krexd_start "$@"; }
+
+nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
+kt_conf "gpus = 0" "settle_timeout = 2s"
+plan 38
+ok "krexd starts with the mock NVML" krexd_start
+ok "krexd saw the mock GPU and requires clocks" grep -qs "NVML sees 1 GPU(s), clocks required: yes" "$KT_DIR/krexd.log"
+
+# 1. Power-capped when the region begins, back at 1980 MHz 400 ms later.
+nvml "0 sm=1500 reasons=0x4 temp=70" "400 sm=1980 reasons=0 temp=65"
+region settle 100
+ok "settle: clean once the clock is back" test "$(field settle outcome)" = clean
+ok "settle: waited for the clock (300-1500 ms)" between "$(field settle settle_us)" 300000 1500000
+ok "settle: no reason seen from the grant on, min 1980" \
+	test "$(field settle clock_reasons)/$(field settle sm_clock_min_mhz)" = 0/1980
+ok "settle: nominal 1980, temperature recorded" \
+	test "$(field settle sm_clock_nominal_mhz)/$(field settle temp_end_c)" = 1980/65
+
+# 2. Never recovers: settle_timeout, then degraded with the cause.
+restart -o settle_timeout=200ms
+nvml "0 sm=1500 reasons=0x4 temp=70"
+region timeout 100
+ok "settle_timeout: degraded" test "$(field timeout outcome)" = degraded
+ok "settle_timeout: waited about 200 ms" between "$(field timeout settle_us)" 190000 1000000
+ok "settle_timeout: note says so" grep -qs '^note=.*not settled within settle_timeout (200 ms)' "$KT_DIR/timeout.out"
+ok "settle_timeout: note names the power cap and the clock" \
+	grep -qs '^note=.*power cap: SM 1500 MHz of 1980 (sw_power_cap)' "$KT_DIR/timeout.out"
+ok "settle_timeout: power violation counted" test "$(field timeout violation_power_us)" -gt 50000
+
+# 3. settle = mark: no wait, judged.
+restart -o settle=mark
+region mark 100
+ok "mark: granted without waiting" test "$(field mark settle_us)" = 0
+ok "mark: degraded, power cap named" grep -qs '^note=power cap: SM 1500 MHz of 1980' "$KT_DIR/mark.out"
+ok "mark: outcome degraded" test "$(field mark outcome)" = degraded
+
+# 4. settle = off: neither waits nor judges (the clocks are still recorded).
+restart -o settle=off
+region off 100
+ok "off: clean although capped (the site chose not to judge)" test "$(field off outcome)" = clean
+ok "off: start and end sampled only, reason recorded" \
+	test "$(field off clock_samples)/$(field off clock_reasons)" = 2/4
+
+# 5. A thermal slowdown appears mid-region.
+restart
+nvml "0 sm=1980 reasons=0 temp=60" "300 sm=1800 reasons=0x20 temp=88"
+region thermal 700
+ok "mid-region throttle: degraded" test "$(field thermal outcome)" = degraded
+ok "mid-region throttle: note names it" \
+	grep -qs '^note=thermal slowdown: SM 1800 MHz of 1980 (sw_thermal)' "$KT_DIR/thermal.out"
+ok "mid-region throttle: sampled during the region (>= 10 samples), max 1980" \
+	test "$(field thermal clock_samples)" -ge 10 -a "$(field thermal sm_clock_max_mhz)" = 1980
+
+# 6. The idle reason alone (low idle clock) stays clean.
+nvml "0 sm=345 reasons=0x1 temp=35"
+region idle 200
+ok "idle reason alone: clean, no wait" \
+	test "$(field idle outcome)/$(field idle note)" = clean/
+ok "idle reason alone: recorded" test "$(field idle clock_reasons)/$(field idle sm_clock_min_mhz)" = 1/345
+
+# 7. Min/max over the samples; within clock_tolerance (1 %) is clean, below it is not.
+nvml "0 sm=1980 reasons=0" "150 sm=1965" "350 sm=1980"
+region minmax 600
+ok "min/max sampled: 1965-1980, clean within 1 %" \
+	test "$(field minmax sm_clock_min_mhz)/$(field minmax sm_clock_max_mhz)/$(field minmax outcome)" = 1965/1980/clean
+nvml "0 sm=1980 reasons=0" "150 sm=1900"
+region low 500
+ok "clock under the tolerance with no reason: degraded" \
+	grep -qs '^note=SM clock low: 1900 MHz of 1980' "$KT_DIR/low.out"
+restart -o clock_tolerance=5
+nvml "0 sm=1980 reasons=0" "150 sm=1900"
+region low5 500
+ok "clock_tolerance = 5: the same clock is clean" test "$(field low5 outcome)" = clean
+
+# A power cap too short for the 20 ms samples: the violation counter catches it.
+nvml "0 sm=1980 reasons=0" "100 hidden=0x4" "150 hidden=0"
+region blip 400
+ok "throttle between samples: degraded by the violation counter" \
+	grep -qs '^note=power cap between samples: [0-9]* us of [0-9]* us held' "$KT_DIR/blip.out"
+
+# 8. NVML there at start-up but its reads fail: unknown, degraded (require_clocks auto).
+nvml "fail=sample" "0 sm=1980 reasons=0"
+region broken 100
+ok "broken NVML read: degraded" grep -qs '^note=GPU clocks unknown: NVML read failed' "$KT_DIR/broken.out"
+ok "broken NVML read: clocks bit clear" test $(($(field broken known) & 4)) = 0
+restart -o require_clocks=no
+region broken_no 100
+ok "require_clocks = no: clean, clocks unknown" \
+	test "$(field broken_no outcome)/$(($(field broken_no known) & 4))" = clean/0
+
+# A GPU name NVML cannot resolve: unknown clocks, and the note says why.
+restart -o require_clocks=yes -o gpus=g0
+nvml "0 sm=1980 reasons=0"
+"$CLIENT" region --gpus g0 --hold-ms 50 >"$KT_DIR/noname.out" 2>&1
+ok "a GPU name NVML does not know: degraded, the note names it" \
+	grep -qs '^note=GPU clocks unknown: NVML does not know GPU g0' "$KT_DIR/noname.out"
+ok "krexd warned at start-up" grep -qs 'GPU g0: NVML does not know it' "$KT_DIR/krexd.log"
+
+# 9. Reason names, not a mask, in the CLI's JSON.
+restart -o settle=mark
+nvml "0 sm=1500 reasons=0x5 temp=70"
+json_out() { KREX_GPUS=0 "$KREX" region --gpus 0 --json -- sleep 0.1 2>"$KT_DIR/json.out"; }
+if [ -x "$KREX" ]; then
+	json_out
+	ok "JSON: reasons decoded to names" grep -qs '"clock_reasons":\["gpu_idle","sw_power_cap"\]' "$KT_DIR/json.out"
+	ok "JSON: min/nominal clock, settle null under mark" \
+		grep -qs '"settle_us":null,.*"sm_clock_min_mhz":1500,"sm_clock_max_mhz":1500,"sm_clock_nominal_mhz":1980' "$KT_DIR/json.out"
+else
+	skip "krex CLI not built" 2
+fi
+
+# 10. Two GPUs: each must settle (GPU 1 is capped, GPU 0 is not); judged over both.
+restart -o gpus=0,1
+nvml "gpus=2 max=1980 app=1980" "0 sm=1980 reasons=0 temp=50" \
+	"0 gpu=1 sm=1500 reasons=0x4 temp=70" "300 gpu=1 sm=1980 reasons=0"
+"$CLIENT" region --gpus 0,1 --hold-ms 100 >"$KT_DIR/two.out" 2>&1
+ok "two GPUs: waited for the capped second GPU (>= 250 ms), then clean" \
+	test "$(field two outcome)" = clean -a "$(field two settle_us)" -ge 250000
+nvml "gpus=2 max=1980 app=1980" "0 sm=1980 reasons=0 temp=50" "0 gpu=1 sm=1500 reasons=0x4"
+restart -o gpus=0,1 -o settle=mark
+"$CLIENT" region --gpus 0,1 --hold-ms 100 >"$KT_DIR/two_mark.out" 2>&1
+ok "two GPUs, mark: the second GPU's power cap degrades the region" \
+	grep -qs '^note=power cap: SM 1500 MHz of 1980' "$KT_DIR/two_mark.out"
+
+# 11. STATUS is answered while a region settles.
+restart -o settle_timeout=2s
+nvml "0 sm=1500 reasons=0x4 temp=70"
+kt_bg slow "$CLIENT" region --gpus 0 --hold-ms 50
+sleep 0.3
+t0=$(date +%s%N)
+"$CLIENT" status >"$KT_DIR/status.out" 2>&1
+t1=$(date +%s%N)
+ok "status answered while the region settles (< 500 ms)" test $(((t1 - t0) / 1000000)) -lt 500
+ok "the settling region is not granted yet" sh -c "! grep -qs granted '$KT_DIR/slow.out'"
+ok "status lists it" grep -qs '^region ' "$KT_DIR/status.out"
+ok "it ends degraded after settle_timeout" wait_for 5 grep -qs '^outcome=degraded' "$KT_DIR/slow.out"
+done_testing

@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mock_nvml.c - TEST DOUBLE.  A fake libnvidia-ml.so.1 for make check on
+ * machines without a GPU: it answers the read calls KREX makes
+ * (common/nvmlapi.c) from a script, so that settle, sampling and the
+ * outcome rule can be tested.  Never installed; it changes nothing.
+ *
+ * Without KREX_MOCK_NVML in the environment nvmlInit fails (driver not
+ * loaded): the process then behaves as on a node without NVML.  With it,
+ * KREX_MOCK_NVML names a script file:
+ *
+ *	# header keys (no time): GPUs, max and application SM clock (0 = not
+ *	# supported), and which calls fail: none, sample (clock and reasons),
+ *	# all (every device call after init)
+ *	gpus=1 max=1980 app=1980 fail=none
+ *	# from T ms after the file's mtime on: SM clock, reasons mask, temperature
+ *	0 sm=1500 reasons=0x4 temp=70
+ *	300 sm=1980 reasons=0 temp=65
+ *
+ * A time line's keys carry over to the next line.  Before the first time
+ * the first line's state holds.  A time line with gpu=N applies to GPU N
+ * only ("300 gpu=1 sm=1980"); one without to every GPU.  The file is read again whenever its mtime
+ * or size changes, and the clock restarts at the new mtime: a test rewrites
+ * it (write a temp file, mv) to start a new story.  The violation counters
+ * integrate the scripted reasons: power (sw_power_cap, hw_power_brake) and
+ * thermal (sw_thermal, hw_thermal) time since the mtime, in ns; "hidden=0x4"
+ * adds reasons that only the counters see (a throttle between two samples).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define OK 0
+#define E_INVALID 2
+#define E_NOT_SUPPORTED 3
+#define E_NOT_FOUND 6
+#define E_DRIVER_NOT_LOADED 9
+#define E_UNKNOWN 999
+
+#define MAX_STEPS 64
+#define MAX_GPUS 8
+
+struct step {
+	double t_ms;
+	unsigned sm, temp;
+	unsigned long long reasons;
+	unsigned long long hidden; /* counted by the violation counters, not reported */
+};
+
+static struct {
+	char path[512];
+	struct timespec mtime;
+	off_t size;
+	int loaded;
+	unsigned gpus, max, app;
+	int fail;                               /* 0 none, 1 sample, 2 all */
+	struct step steps[MAX_GPUS][MAX_STEPS]; /* per GPU */
+	int nsteps[MAX_GPUS];
+} S;
+
+static int dev_ids[MAX_GPUS];
+
+/* Which keys a time line set, to apply them to one GPU or every GPU. */
+struct delta {
+	int gpu; /* -1 every GPU */
+	int has_sm, has_reasons, has_temp, has_hidden;
+	struct step v;
+};
+
+static void parse_kv(char *tok, struct delta *d, int header)
+{
+	struct step *st = &d->v;
+	char *eq = strchr(tok, '=');
+	const char *k = tok, *v;
+
+	if (!eq)
+		return;
+	*eq = '\0';
+	v = eq + 1;
+	if (!strcmp(k, "sm"))
+		st->sm = (unsigned)strtoul(v, NULL, 0), d->has_sm = 1;
+	else if (!strcmp(k, "reasons"))
+		st->reasons = strtoull(v, NULL, 0), d->has_reasons = 1;
+	else if (!strcmp(k, "temp"))
+		st->temp = (unsigned)strtoul(v, NULL, 0), d->has_temp = 1;
+	else if (!strcmp(k, "hidden"))
+		st->hidden = strtoull(v, NULL, 0), d->has_hidden = 1;
+	else if (!header && !strcmp(k, "gpu"))
+		d->gpu = (int)strtol(v, NULL, 0);
+	else if (header && !strcmp(k, "gpus"))
+		S.gpus = (unsigned)strtoul(v, NULL, 0);
+	else if (header && !strcmp(k, "max"))
+		S.max = (unsigned)strtoul(v, NULL, 0);
+	else if (header && !strcmp(k, "app"))
+		S.app = (unsigned)strtoul(v, NULL, 0);
+	else if (header && !strcmp(k, "fail"))
+		S.fail = !strcmp(v, "all") ? 2 : !strcmp(v, "sample") ? 1 : 0;
+}
+
+/* (Re)read the script when it changed; -1 when it cannot be read. */
+static void apply(struct step *cur, const struct delta *d, double t)
+{
+	if (d->has_sm)
+		cur->sm = d->v.sm;
+	if (d->has_reasons)
+		cur->reasons = d->v.reasons;
+	if (d->has_temp)
+		cur->temp = d->v.temp;
+	if (d->has_hidden)
+		cur->hidden = d->v.hidden;
+	cur->t_ms = t;
+}
+
+static int load(void)
+{
+	struct step cur[MAX_GPUS];
+	char line[512], *tok, *save, *end;
+	struct delta d;
+	struct stat sb;
+	FILE *f;
+	int g;
+
+	if (!S.path[0] || stat(S.path, &sb) < 0)
+		return -1;
+	if (S.loaded && sb.st_mtim.tv_sec == S.mtime.tv_sec &&
+	    sb.st_mtim.tv_nsec == S.mtime.tv_nsec && sb.st_size == S.size)
+		return 0;
+	f = fopen(S.path, "r");
+	if (!f)
+		return -1;
+	S.gpus = 1;
+	S.max = 1980;
+	S.app = 1980;
+	S.fail = 0;
+	for (g = 0; g < MAX_GPUS; g++) {
+		S.nsteps[g] = 0;
+		cur[g] = (struct step){0, 1980, 40, 0, 0};
+	}
+	while (fgets(line, sizeof(line), f)) {
+		double t;
+		tok = strtok_r(line, " \t\r\n", &save);
+		if (!tok || tok[0] == '#')
+			continue;
+		memset(&d, 0, sizeof(d));
+		d.gpu = -1;
+		t = strtod(tok, &end);
+		if (end == tok || *end != '\0') {
+			for (; tok; tok = strtok_r(NULL, " \t\r\n", &save))
+				parse_kv(tok, &d, 1);
+			continue;
+		}
+		while ((tok = strtok_r(NULL, " \t\r\n", &save)))
+			parse_kv(tok, &d, 0);
+		for (g = 0; g < MAX_GPUS; g++) {
+			if (d.gpu >= 0 && d.gpu != g)
+				continue;
+			apply(&cur[g], &d, t);
+			if (S.nsteps[g] < MAX_STEPS)
+				S.steps[g][S.nsteps[g]++] = cur[g];
+		}
+	}
+	fclose(f);
+	for (g = 0; g < MAX_GPUS; g++)
+		if (S.nsteps[g] == 0)
+			S.steps[g][S.nsteps[g]++] = cur[g];
+	if (S.gpus > MAX_GPUS)
+		S.gpus = MAX_GPUS;
+	S.mtime = sb.st_mtim;
+	S.size = sb.st_size;
+	S.loaded = 1;
+	return 0;
+}
+
+/* ms since the script's mtime. */
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)(ts.tv_sec - S.mtime.tv_sec) * 1e3 + (ts.tv_nsec - S.mtime.tv_nsec) / 1e6;
+}
+
+static const struct step *state_now(int g)
+{
+	double t = now_ms();
+	int i, cur = 0;
+
+	for (i = 0; i < S.nsteps[g]; i++)
+		if (S.steps[g][i].t_ms <= t)
+			cur = i;
+	return &S.steps[g][cur];
+}
+
+/* Nanoseconds since the mtime GPU g spent in steps whose reasons hit mask. */
+static unsigned long long integrate(int g, unsigned long long mask)
+{
+	const struct step *st = S.steps[g];
+	double t = now_ms(), sum = 0, a, b;
+	int i, n = S.nsteps[g];
+
+	for (i = 0; i < n; i++) {
+		a = i == 0 ? 0 : st[i].t_ms;
+		b = i + 1 < n ? st[i + 1].t_ms : t;
+		if (b > t)
+			b = t;
+		if (b > a && ((st[i].reasons | st[i].hidden) & mask))
+			sum += b - a;
+	}
+	return (unsigned long long)(sum * 1e6);
+}
+
+/* Checks common to every device call; level 1 = a clock sample call. */
+static int dev_check(void *dev, int level)
+{
+	int *id = dev;
+
+	if (load() < 0)
+		return E_UNKNOWN;
+	if (!id || *id < 0 || (unsigned)*id >= S.gpus)
+		return E_INVALID;
+	if (S.fail == 2 || (S.fail == 1 && level == 1))
+		return E_UNKNOWN;
+	return OK;
+}
+
+EXPORT int nvmlInit_v2(void)
+{
+	const char *p = getenv("KREX_MOCK_NVML");
+	int i;
+
+	if (!p || !*p)
+		return E_DRIVER_NOT_LOADED;
+	snprintf(S.path, sizeof(S.path), "%s", p);
+	for (i = 0; i < MAX_GPUS; i++)
+		dev_ids[i] = i;
+	return load() < 0 ? E_DRIVER_NOT_LOADED : OK;
+}
+
+EXPORT int nvmlInit(void)
+{
+	return nvmlInit_v2();
+}
+
+EXPORT int nvmlShutdown(void)
+{
+	return OK;
+}
+
+EXPORT const char *nvmlErrorString(int rc)
+{
+	return rc == OK ? "Success" : "mock NVML error";
+}
+
+EXPORT int nvmlDeviceGetCount_v2(unsigned *n)
+{
+	if (load() < 0)
+		return E_UNKNOWN;
+	*n = S.gpus;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **dev)
+{
+	if (load() < 0)
+		return E_UNKNOWN;
+	if (i >= S.gpus)
+		return E_INVALID;
+	*dev = &dev_ids[i];
+	return OK;
+}
+
+/* Bus ids "0000:0N:00.0" with N = index + 1, in any of NVML's spellings. */
+EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
+{
+	unsigned dom, b, d, fn;
+
+	if (load() < 0)
+		return E_UNKNOWN;
+	if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &fn) != 4 || b < 1 || b > S.gpus || d || fn)
+		return E_NOT_FOUND;
+	*dev = &dev_ids[b - 1];
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, void **dev)
+{
+	unsigned i;
+
+	if (load() < 0)
+		return E_UNKNOWN;
+	if (sscanf(uuid, "GPU-mock-%u", &i) != 1 || i >= S.gpus)
+		return E_NOT_FOUND;
+	*dev = &dev_ids[i];
+	return OK;
+}
+
+struct pci_info {
+	char bus_id_legacy[16];
+	unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+	char bus_id[32];
+};
+
+EXPORT int nvmlDeviceGetPciInfo_v3(void *dev, struct pci_info *p)
+{
+	int rc = dev_check(dev, 0);
+
+	if (rc)
+		return rc;
+	memset(p, 0, sizeof(*p));
+	p->bus = (unsigned)*(int *)dev + 1;
+	snprintf(p->bus_id, sizeof(p->bus_id), "00000000:%02X:00.0", p->bus);
+	snprintf(p->bus_id_legacy, sizeof(p->bus_id_legacy), "0000:%02X:00.0", p->bus);
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetUUID(void *dev, char *buf, unsigned len)
+{
+	int rc = dev_check(dev, 0);
+
+	if (rc)
+		return rc;
+	snprintf(buf, len, "GPU-mock-%d", *(int *)dev);
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
+{
+	int rc = dev_check(dev, 1);
+
+	if (rc)
+		return rc;
+	if (type != 1 && type != 0)
+		return E_NOT_SUPPORTED;
+	*mhz = state_now(*(int *)dev)->sm;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetMaxClockInfo(void *dev, int type, unsigned *mhz)
+{
+	int rc = dev_check(dev, 0);
+
+	if (rc)
+		return rc;
+	if ((type != 1 && type != 0) || !S.max)
+		return E_NOT_SUPPORTED;
+	*mhz = S.max;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetApplicationsClock(void *dev, int type, unsigned *mhz)
+{
+	int rc = dev_check(dev, 0);
+
+	if (rc)
+		return rc;
+	if ((type != 1 && type != 0) || !S.app)
+		return E_NOT_SUPPORTED;
+	*mhz = S.app;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *r)
+{
+	int rc = dev_check(dev, 1);
+
+	if (rc)
+		return rc;
+	*r = state_now(*(int *)dev)->reasons;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetCurrentClocksThrottleReasons(void *dev, unsigned long long *r)
+{
+	return nvmlDeviceGetCurrentClocksEventReasons(dev, r);
+}
+
+EXPORT int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned *c)
+{
+	int rc = dev_check(dev, 0);
+
+	if (rc)
+		return rc;
+	if (sensor != 0)
+		return E_NOT_SUPPORTED;
+	*c = state_now(*(int *)dev)->temp;
+	return OK;
+}
+
+struct violation_time {
+	unsigned long long reference_time, violation_time;
+};
+
+EXPORT int nvmlDeviceGetViolationStatus(void *dev, int policy, struct violation_time *v)
+{
+	struct timespec ts;
+	int rc = dev_check(dev, 0);
+
+	if (rc)
+		return rc;
+	if (policy != 0 && policy != 1)
+		return E_NOT_SUPPORTED;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	v->reference_time =
+	        (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
+	v->violation_time = integrate(*(int *)dev, policy == 0 ? 0x84ULL : 0x60ULL);
+	return OK;
+}
+
+struct process_info {
+	unsigned pid;
+	unsigned long long used;
+	unsigned gi, ci;
+};
+
+EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *n, struct process_info *p)
+{
+	int rc = dev_check(dev, 0);
+
+	(void)p;
+	if (rc)
+		return rc;
+	*n = 0; /* the mock GPU's processes are not known to this double */
+	return OK;
+}
