@@ -53,6 +53,9 @@ class Sibling:
         ap.add_argument("--hold-ms", type=float, default=30.0,
                         help="longest host pause inside a capture/compile phase (ms), so that "
                         "a region lands in it")
+        ap.add_argument("--new-shape-s", type=float, default=6.0,
+                        help="seconds between new shapes or kernels (compilation, "
+                        "autotuning during the run)")
         ap.add_argument("--linger", default=None,
                         help="after the loop, wait (at most 300 s) until this file exists "
                         "before the result line and exit: the harness looks at every "
@@ -111,6 +114,12 @@ class Sibling:
     # ---- the loop --------------------------------------------------------------
     def running(self):
         return time.monotonic() < self.deadline or self.iterations < self.args.min_iters
+
+    def may_start_new(self):
+        """Whether a new shape/compilation/autotuning may begin now: not in
+        the last fifth of --seconds (at least 5 s), so that none straddles the
+        end of the pass."""
+        return time.monotonic() < self.deadline - max(5.0, 0.2 * self.args.seconds)
 
     def step(self, fn, *a):
         """Run one iteration fn(*a); an exception is counted, printed, and
