@@ -9,17 +9,19 @@
 # built (default $KREX_BUILDDIR, else /tmp/krex-build when scripts/gpu-build.sh
 # made one, else the source tree; with none of those it builds from .gpu/'s
 # tarball with scripts/gpu-build.sh).  DIR: default $OUT, else ./harmless-out.
-# Every pass lasts S seconds (default 60; a run is two passes: ~2.5 minutes
-# on the H200); the whole is under one `timeout` of N * (2 * S + 150) + 240 s
-# (KREX_HARMLESS_LIMIT overrides it).  Without a GPU and without --mock it
-# prints a SKIP line and exits 0.  Reads GPU clocks, never sets them.
+# Every pass lasts S seconds (default 45; a run is two passes: about 2
+# minutes on the H200); the whole is under one `timeout` of N * (2 * S + 100)
+# + 60 s, at most 570 s (KREX_HARMLESS_LIMIT overrides it), and no run starts
+# that would not end before it (harmless.py --budget-s).  Without a GPU and
+# without --mock it prints a SKIP line and exits 0.  Reads GPU clocks, never
+# sets them.
 # Exit status: harmless.py's (0 goal met, 1 failed, 3 incomplete, 2 set-up).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 build=${KREX_BUILDDIR:-}
 out=${OUT:-$PWD/harmless-out}
-seconds=60
+seconds=45
 runs=1
 mock=0
 args=()
@@ -50,7 +52,7 @@ fi
 	{ echo "harmless.sh: no krexd under '${build:-}' (give --builddir, or build first: doc/gpu.md)" >&2; exit 2; }
 build=$(cd "$build" && pwd)
 mkdir -p "$out" && out=$(cd "$out" && pwd)
-limit=${KREX_HARMLESS_LIMIT:-$(awk -v n="$runs" -v s="$seconds" 'BEGIN { printf "%d", n * (2 * s + 150) + 240 }')}
+limit=${KREX_HARMLESS_LIMIT:-$(awk -v n="$runs" -v s="$seconds" 'BEGIN { l = n * (2 * s + 100) + 60; printf "%d", l < 570 ? l : 570 }')}
 {
 	date -u
 	uname -a
@@ -72,7 +74,7 @@ export PYTHONDONTWRITEBYTECODE=1
 # SIGTERM first (harmless.py then stops every sibling and krexd and still
 # writes the tables of what ran), SIGKILL 30 s later.
 timeout -k 30 "$limit" python3 "$here/harmless/harmless.py" --builddir "$build" --out "$out" \
-	"${args[@]}"
+	--budget-s $((limit - 20)) "${args[@]}"
 rc=$?
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=clocks.sm,clocks.mem,clocks_event_reasons.active \
 	--format=csv >>"$out/env.txt" 2>&1

@@ -20,7 +20,7 @@ clean/degraded/other | undo failures (krexd's log) | left frozen/pinned
 (every task of every sibling, /proc and the cgroup, after the last region,
 against before), as markdown and JSON in --out.
 
-  harmless.py --builddir BUILD [--seconds 60] [--runs 1] [--out DIR]
+  harmless.py --builddir BUILD [--seconds 45] [--runs 1] [--out DIR]
   harmless.py --mock --builddir BUILD ...    (the mock driver: harness logic only)
 
 Exit status: 0 when every run meets the goal (0 crashes, 0 new errors, 0
@@ -49,6 +49,9 @@ import procstate as PS  # noqa: E402
 
 REAL = ["torch-eager", "torch-graphs", "torch-compile", "jax", "cupy", "triton", "cuda-capture"]
 MOCK = ["mock-async", "mock-sync", "mock-threads", "mock-procaddr"]
+# Not in the default mock set: known to fail on the current tree (issue 10,
+# item 2: a launch behind a host-released stream waits); --only names them.
+MOCK_EXTRA = ["mock-hostrelease"]
 PLANTS = ["crash", "wrong", "exc", "warn", "pin", "stop", "hang", "undo"]
 PHASES = ("capture", "compile", "autotune")
 
@@ -57,7 +60,7 @@ def parse():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--builddir", default=os.environ.get("KREX_BUILDDIR", SRC))
     ap.add_argument("--out", default=os.environ.get("OUT") or "harmless-out")
-    ap.add_argument("--seconds", type=float, default=60, help="length of each pass (default 60)")
+    ap.add_argument("--seconds", type=float, default=45, help="length of each pass (default 45)")
     ap.add_argument("--runs", type=int, default=1, help="runs, each with both passes")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--mock", action="store_true",
@@ -112,7 +115,8 @@ def specs(a, tools, work):
         m = os.path.join(HERE, "sib_mock.py")
         out = [Spec("mock-async", [py, m, "async"]), Spec("mock-sync", [py, m, "sync"]),
                Spec("mock-threads", [py, m, "threads"]),
-               Spec("mock-procaddr", [py, m, "procaddr", "--procaddr", tools["procaddr"] or ""])]
+               Spec("mock-procaddr", [py, m, "procaddr", "--procaddr", tools["procaddr"] or ""]),
+               Spec("mock-hostrelease", [py, m, "hostrelease"])]
         for p in a.plant:
             if p != "undo":
                 out.append(Spec("plant-" + p, [py, m, "async", "--plant", p], plant=p))
@@ -126,10 +130,8 @@ def specs(a, tools, work):
                Spec("cupy", [py, os.path.join(HERE, "sib_cupy.py")]),
                Spec("triton", [py, os.path.join(HERE, "sib_triton.py")]),
                Spec("cuda-capture", [tools["capture"] or "/nonexistent/sib_capture"])]
-    if a.only:
-        keep = a.only.split(",")
-        out = [s for s in out if s.name in keep or s.plant]
-    return out
+    keep = a.only.split(",") if a.only else [n for n in REAL + MOCK]
+    return [s for s in out if s.name in keep or s.plant]
 
 
 def build_capture(a, work):

@@ -4,7 +4,7 @@
 cuBLAS (cupy.matmul, float32; CuPy keeps TF32 off unless CUPY_TF32=1), an
 ElementwiseKernel, a reduction, and RawKernels compiled by NVRTC: a new one
 every --new-shape-s seconds ("compile" phase, a module loaded mid-run),
-work split over the null stream and a non-blocking stream.  Every result is
+work split over two non-blocking streams.  Every result is
 checked against numpy (float64; the RawKernels' integers exactly).
 """
 
@@ -52,9 +52,10 @@ def main():
         sets.append(((cp.asarray(a), cp.asarray(b), cp.asarray(x), cp.asarray(y)), ref))
     xi = rng.integers(0, 1 << 12, size=1 << 16, dtype=np.int32)
     xig = cp.asarray(xi)
-    cp.cuda.Stream.null.synchronize()  # the inputs are there before the side stream reads them
+    cp.cuda.Device().synchronize()  # the inputs are there before the side stream reads them
     raws = []  # (kernel, a, k)
     st = {"next": time.monotonic()}
+    main_s = cp.cuda.Stream(non_blocking=True)
     side = cp.cuda.Stream(non_blocking=True)
 
     def new_raw():
@@ -62,7 +63,8 @@ def main():
         a = 3 + k % 7
         with sib.phase("compile"):
             kern = cp.RawKernel(RAW % {"k": k, "a": a}, "affine_%d" % k)
-            kern.compile()  # NVRTC and the module load, now
+            if hasattr(kern, "compile"):
+                kern.compile()  # NVRTC and the module load, now (else at its first call)
             sib.hold()
         raws.append((kern, a, k))
 
@@ -73,16 +75,17 @@ def main():
         outs = []
         for q in range(4):
             (a, b, x, y), ref = sets[(i + q) % len(sets)]
-            s = side if q % 2 else cp.cuda.Stream.null
+            s = side if q % 2 else main_s
             with s:
                 outs.append((cp.matmul(a, b), fma_sin(x, y), cp.sum(x * y), ref, x, y))
         yi = []
-        for kern, a, k in raws[-3:]:
-            out = cp.empty_like(xig)
-            kern(((xig.size + 255) // 256,), (256,), (xig, out, np.int32(xig.size)))
-            yi.append((out, a, k))
+        with main_s:
+            for kern, a, k in raws[-3:]:
+                out = cp.empty_like(xig)
+                kern(((xig.size + 255) // 256,), (256,), (xig, out, np.int32(xig.size)))
+                yi.append((out, a, k))
         side.synchronize()
-        cp.cuda.Stream.null.synchronize()
+        main_s.synchronize()
         for c, z, s, (rc, rz), x, y in outs:
             fast_check(sib, "cublas matmul", cp.asnumpy(c), rc)
             fast_check(sib, "ElementwiseKernel", cp.asnumpy(z), rz)

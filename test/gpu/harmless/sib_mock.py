@@ -12,6 +12,11 @@ KIND: async   batches of fma_loop kernels queued on a stream, then checked
       procaddr  test/workloads' krex-procaddr (driver API only through
               cuGetProcAddress; checks its own results) started again and
               again: a new CUDA context, under the gate, every iteration
+      hostrelease  XLA's timer on the mock: a host function that blocks the
+              stream until the host releases it (at most 2 s), kernels queued
+              behind it, then the release; a launch that waited for the
+              blocked stream makes the release late and the sibling prints
+              "delay kernel timed out", as XLA's cuda_timer does
 The mock's fma_loop(out, iters) runs iters microseconds and writes iters
 into *out (uint32): each kernel's result is known exactly.
 
@@ -36,7 +41,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sib_common import Sibling  # noqa: E402
 
-KINDS = ("async", "sync", "threads", "procaddr")
+KINDS = ("async", "sync", "threads", "procaddr", "hostrelease")
 PLANTS = ("crash", "wrong", "exc", "warn", "pin", "stop", "hang")
 
 
@@ -45,6 +50,9 @@ def args(ap):
     ap.add_argument("--plant", default="", choices=("",) + PLANTS)
     ap.add_argument("--procaddr", default=None, help="path of krex-procaddr")
     ap.add_argument("--batch", type=int, default=6, help="kernels per batch")
+
+
+HOSTFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class Cuda:
@@ -68,6 +76,7 @@ class Cuda:
         self.sig("cuStreamCreate", [ctypes.POINTER(p), u])
         self.sig("cuStreamSynchronize", [p])
         self.sig("cuLaunchKernel", [p, u, u, u, u, u, u, u, p, ctypes.POINTER(vp), vp])
+        self.sig("cuLaunchHostFunc", [p, HOSTFN, vp])
         self.ck("cuInit", 0)
         dev = ctypes.c_int()
         self.ck("cuDeviceGet", ctypes.byref(dev), 0)
@@ -163,6 +172,8 @@ def main():
         cu = Cuda()
         if a.kind == "threads":
             threads(sib, cu, a, plant)
+        elif a.kind == "hostrelease":
+            hostrelease(sib, cu, a)
         else:
             b = Batches(sib, cu, cu.stream(), a.batch)
             sib.loop(lambda i: one(sib, b, i, a.kind == "sync", plant))
@@ -223,6 +234,43 @@ def threads(sib, cu, a, plant):
     for t in ts:
         t.join()
     sib.iterations = sum(counts)
+
+
+def hostrelease(sib, cu, a):
+    """A stream blocked by a host function until the host releases it, the
+    work to time queued behind it, then the release (XLA's cuda_timer)."""
+    s = cu.stream()
+    b = Batches(sib, cu, s, a.batch)
+    st = {"timed_out": 0, "slowest_launch": 0.0}
+
+    def it(i):
+        release = threading.Event()
+        late = []
+
+        def delay(_arg):  # runs on the (simulated) GPU: spins until released
+            if not release.wait(2.0):
+                late.append(1)
+
+        fn = HOSTFN(delay)
+        cu.ck("cuLaunchHostFunc", s, fn, None)
+        want = [sib.rng.randint(100, 800) for _ in b.outs]
+        t = time.monotonic()
+        for d, n in zip(b.outs, want):
+            cu.launch(d, n, s)
+        st["slowest_launch"] = max(st["slowest_launch"], time.monotonic() - t)
+        release.set()
+        cu.ck("cuStreamSynchronize", s)
+        del fn
+        if late:
+            st["timed_out"] += 1
+            sys.stderr.write("%s: warning: delay kernel timed out: the launches behind it "
+                             "took %.3f s\n" % (sib.name, time.monotonic() - t))
+        sib.check("kernels behind the host function",
+                  [cu.read_u32(d)[0] for d in b.outs], want, "int")
+
+    sib.loop(it)
+    sib.note("delay timed out %d times; slowest launch sequence %.3f s" % (
+        st["timed_out"], st["slowest_launch"]))
 
 
 def procaddr(sib, a, plant):
