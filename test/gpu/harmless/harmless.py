@@ -540,8 +540,9 @@ class Report:
                     ended=ended)
 
     def pinned(self, ps, name, selfpinned):
-        """Tasks left frozen, and tasks on other CPUs than at the start (not
-        counting (comm, cpus) pairs the framework made itself in the base pass)."""
+        """Tasks left frozen, and tasks that lost CPUs the harness had (not
+        counting (comm, cpus) pairs the framework made itself in the base pass).
+        A wider set is no harm: krexd's cgroups may sit above the harness's."""
         aff0 = self.h.aff0
         frozen, pinned, seen = [], [], 0
         for tid, t in ps.after.get(name, {}).items():
@@ -553,7 +554,7 @@ class Report:
                 cpus = PS.parse_cpulist(t["cpus"])
             except ValueError:
                 continue
-            if cpus != aff0 and (t["comm"], t["cpus"]) not in selfpinned:
+            if aff0 - cpus and (t["comm"], t["cpus"]) not in selfpinned:
                 pinned.append("%s %d on %s" % (t["comm"], tid, t["cpus"]))
         return frozen, pinned, seen
 

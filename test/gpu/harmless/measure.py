@@ -144,7 +144,7 @@ def main():
             rec["after_100ms"] = {"frozen": frozen,
                                   "owner_affinity": procstate.cpulist(os.sched_getaffinity(0))}
             stuck += bool(frozen)
-            owner_pinned += sorted(os.sched_getaffinity(0)) != aff0
+            owner_pinned += bool(set(aff0) - os.sched_getaffinity(0))  # CPUs not given back
         out.write(json.dumps(rec) + "\n")
         n += 1
     out.close()
