@@ -150,8 +150,10 @@ def graphs(sib, torch):
     def capture():
         mode = modes[st["cap"] % 3]
         st["cap"] += 1
-        if st["g"] is not None:
+        if st["g"] is not None:  # the old graph and its output go first
+            st["out"] = None
             st["g"].reset()
+            st["g"] = None
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):  # warm-up on a side stream, as PyTorch asks
