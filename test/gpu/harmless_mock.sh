@@ -3,8 +3,9 @@
 # DOUBLE, no GPU): a clean run must say PASS with every column computed from
 # what the siblings, the certificates and /proc said; a run with planted
 # faults (a crash, a hang, a wrong result, an exception, a new warning, a
-# pinned thread, a stopped process, an undo failure) must report each one
-# where it happened, and no false one.  Nothing may be left running.
+# pinned thread, a stopped process, an undo failure, a certificate that is
+# not honest, a pinned bystander) must report each one where it happened,
+# and no false one.  Nothing may be left running.
 . "$top_srcdir/test/lib.sh"
 
 command -v python3 >/dev/null || skip_all "python3 not found"
@@ -31,7 +32,7 @@ q() {
 }
 is() { [ "$(q "$1" "$2")" = "$3" ] || { diag "$2: '$(q "$1" "$2")', expected '$3'"; return 1; }; }
 
-plan 16
+plan 19
 
 # ---- a clean run ---------------------------------------------------------------
 KREX_HARMLESS_LIMIT=120 bash "$h" --mock --builddir "$top_builddir" --out "$tmp/ok" --seconds 8 \
@@ -76,7 +77,8 @@ ok "the markdown table has a row per sibling and the goal line" \
 
 # ---- planted faults --------------------------------------------------------------
 KREX_HARMLESS_LIMIT=150 bash "$h" --mock --builddir "$top_builddir" --out "$tmp/bad" --seconds 8 \
-	--min-regions 1 --only mock-async --plant crash,hang,wrong,exc,warn,pin,stop,undo \
+	--min-regions 1 --check-every 1 --only mock-async \
+	--plant crash,hang,wrong,exc,warn,pin,stop,undo,cert,bystander \
 	>"$tmp/bad.txt" 2>"$tmp/bad.err"
 rc=$?
 B=$tmp/bad/harmless.json
@@ -91,6 +93,9 @@ ok "planted warning: exactly that line is new (the pid/address/time noise is not
 ok "planted pinned thread: left pinned" is "$B" 'rows["plant-pin"]["left_pinned"] >= 1 and rows["plant-pin"]["left_frozen"] == 0' True
 ok "planted stopped process: left frozen" is "$B" 'rows["plant-stop"]["left_frozen"] >= 1' True
 ok "planted undo failure: 1, from krexd's log" is "$B" 't["undo_failures"]' 1
+ok "planted stopped process: seen frozen 100 ms after a region ended" is "$B" 't["stuck_frozen"] >= 1' True
+ok "planted certificate (clean with a late sibling): the one not honest" is "$B" 't["dishonest_n"]' 1
+ok "planted pinned bystander (no participant): left pinned" is "$B" 'len(t["bystander_pinned"])' 1
 ok "no false report: the unplanted sibling is clean in the same run" is "$B" \
 	'[rows["mock-async"][k] for k in ("crashes", "new_warnings", "wrong", "exceptions", "errors", "left_frozen", "left_pinned")]' \
 	"[0, 0, 0, 0, 0, 0, 0]"

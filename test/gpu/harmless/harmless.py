@@ -52,7 +52,12 @@ MOCK = ["mock-async", "mock-sync", "mock-threads", "mock-procaddr"]
 # Not in the default mock set: known to fail on the current tree (issue 10,
 # item 2: a launch behind a host-released stream waits); --only names them.
 MOCK_EXTRA = ["mock-hostrelease"]
-PLANTS = ["crash", "wrong", "exc", "warn", "pin", "stop", "hang", "undo"]
+# Planted faults (self-test, --mock only).  The first seven are siblings of
+# their own (sib_mock.py --plant); undo: an undo error line in krexd's log;
+# cert: the measuring job marks one certificate clean that has a late
+# sibling; bystander: the harness pins the bystander to one CPU.
+PLANTS = ["crash", "wrong", "exc", "warn", "pin", "stop", "hang", "undo", "cert", "bystander"]
+HARNESS_PLANTS = ("undo", "cert", "bystander")
 PHASES = ("capture", "compile", "autotune")
 
 
@@ -82,6 +87,9 @@ def parse():
                     help="regions each sibling must see, else the run is incomplete")
     ap.add_argument("--gap-ms", type=float, default=50)
     ap.add_argument("--hold-ms", type=float, default=20)
+    ap.add_argument("--check-every", type=int, default=10,
+                    help="every Nth region the measuring job waits 100 ms and looks for "
+                    "siblings still frozen")
     ap.add_argument("--grace", type=float, default=None,
                     help="seconds a sibling may run past its pass before it counts as hung "
                     "(default 90, mock 10)")
@@ -118,7 +126,7 @@ def specs(a, tools, work):
                Spec("mock-procaddr", [py, m, "procaddr", "--procaddr", tools["procaddr"] or ""]),
                Spec("mock-hostrelease", [py, m, "hostrelease"])]
         for p in a.plant:
-            if p != "undo":
+            if p not in HARNESS_PLANTS:
                 out.append(Spec("plant-" + p, [py, m, "async", "--plant", p], plant=p))
     else:
         t = os.path.join(HERE, "sib_torch.py")
@@ -317,8 +325,11 @@ class Pass:
                     "--go", go, "--stop", stop, "--certs", os.path.join(self.dir, "certs.jsonl"),
                     "--phases", self.dir, "--pids", pidfile, "--seed", str(a.seed),
                     "--gap-ms", str(a.gap_ms), "--hold-ms", str(a.hold_ms),
+                    "--check-every", str(a.check_every),
                     "--seconds", str(a.seconds + a.grace),
                     "--startup-s", "%g" % min(3.0, a.seconds / 5)]
+                if "cert" in a.plant:
+                    cmd += ["--plant-dishonest", "1"]
                 self.measure = Proc("measure", cmd, env, self.dir)
             for s in h.specs:
                 e = dict(env)
@@ -331,6 +342,8 @@ class Pass:
                 f.write("".join("%d\n" % p.pid for p in self.sibs))
             self.before = {p.name: PS.snapshot([p.pid]) for p in self.sibs}
             self.before["bystander"] = PS.snapshot([self.bystander.pid])
+            if "bystander" in a.plant and self.kind == "krex":
+                os.sched_setaffinity(self.bystander.pid, {max(h.aff0)})
             open(go, "w").close()
             t_go = time.monotonic()
             # Regions until every sibling is done with its loop (lingering:

@@ -53,6 +53,9 @@ def parse():
     ap.add_argument("--timeout-ms", type=int, default=30000, help="longest wait for a grant")
     ap.add_argument("--check-every", type=int, default=10)
     ap.add_argument("--go-timeout", type=float, default=120)
+    ap.add_argument("--plant-dishonest", type=int, default=-1, metavar="I",
+                    help="self-test: record region I's certificate as clean with a late "
+                    "sibling (harmless.py --plant cert must call it not honest)")
     return ap.parse_args()
 
 
@@ -138,6 +141,8 @@ def main():
             rec["error"] = "end: %s" % e
             failed += 1
         rec["t_end"] = time.monotonic()
+        if n == a.plant_dishonest and "cert" in rec:
+            rec["cert"].update(outcome="clean", late=1, planted=1)
         if a.check_every and n % a.check_every == a.check_every - 1:
             time.sleep(0.1)
             frozen = procstate.frozen_pids(procstate.read_pids(a.pids)) if a.pids else []

@@ -157,6 +157,10 @@ def main():
     # Noise both passes print: the harness must normalise it away.
     sys.stderr.write("%s: warning: noise from pid %d at 0x%x, %s\n" % (
         sib.name, os.getpid(), id(sib), time.strftime("%H:%M:%S")))
+    t = time.time()
+    sys.stderr.write("W%s.%06d %7d noise.cc:42] glog-style warning, took %.3f ms\n" % (
+        time.strftime("%m%d %H:%M:%S", time.localtime(t)), int(t % 1 * 1e6),
+        threading.get_native_id(), (t % 1) * 100))
     if plant == "warn":
         sys.stderr.write("%s: warning: planted warning, printed only under KREX\n" % sib.name)
     child = None
