@@ -38,6 +38,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -253,7 +254,8 @@ class Pass:
         a = self.a
         e = dict(self.h.env)
         e["HARMLESS_PASS"] = self.kind
-        cache = os.path.join(self.dir, "cache")
+        # Outside --out: the caches are large and not results.
+        cache = os.path.join(self.h.tmp, os.path.relpath(self.dir, self.h.out))
         # Cold caches in both passes: every compilation and autotuning happens
         # again under KREX (the base pass would otherwise warm them).
         for k, sub in (("TRITON_CACHE_DIR", "triton"), ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
@@ -786,6 +788,7 @@ class Harness:
         self.tools["procaddr"] = pd if os.access(pd, os.X_OK) else None
         self.tools["capture"] = None
         self.binding = os.path.join(SRC, "contrib", "python")
+        self.tmp = tempfile.mkdtemp(prefix="krex-harmless-")  # compile caches, removed at the end
         self.specs = []
 
     def setup(self):
@@ -852,6 +855,7 @@ def main():
             except OSError:
                 pass
         P.cgroups_remove()
+        shutil.rmtree(h.tmp, ignore_errors=True)
     md = "\n".join(markdown(r) for r in reports)
     head = "# harmless.py: %d run(s), %s\n\n" % (len(reports), time.strftime("%Y-%m-%d %H:%M:%S"))
     verdicts = [r["goal"] for r in reports]
