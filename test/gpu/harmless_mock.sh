@@ -32,7 +32,7 @@ q() {
 }
 is() { [ "$(q "$1" "$2")" = "$3" ] || { diag "$2: '$(q "$1" "$2")', expected '$3'"; return 1; }; }
 
-plan 19
+plan 20
 
 # ---- a clean run ---------------------------------------------------------------
 KREX_HARMLESS_LIMIT=120 bash "$h" --mock --builddir "$top_builddir" --out "$tmp/ok" --seconds 8 \
@@ -69,6 +69,8 @@ r=$(recount)
 ok "columns recounted from certs.jsonl and the result lines agree: $r" [ "$r" = ok ]
 ok "every mock sibling ran in both passes and saw >= 20 regions" is "$J" \
 	'all(r["iterations"] > 0 and r["iterations_base"] > 0 and r["regions"] >= 20 for r in rows.values()) and len(rows) == 4' True
+ok "regions aimed at a sibling's phase (a module load) landed in it" is "$J" \
+	't["triggered"]["phase"] >= 1 and rows["mock-async"]["regions_in_phase"]["compile"] >= 1' True
 ok "certificates came from a real krexd (siblings frozen: 4 in a clean one)" is "$J" \
 	'any(json.loads(l)["cert"]["frozen"] == 4 for l in open("'"$K"'/certs.jsonl") if "cert" in l)' True
 ok "the markdown table has a row per sibling and the goal line" \

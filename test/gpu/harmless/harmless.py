@@ -122,7 +122,8 @@ def specs(a, tools, work):
     py = a.python
     if a.mock:
         m = os.path.join(HERE, "sib_mock.py")
-        out = [Spec("mock-async", [py, m, "async"]), Spec("mock-sync", [py, m, "sync"]),
+        out = [Spec("mock-async", [py, m, "async", "--new-shape-s", "2"]),
+               Spec("mock-sync", [py, m, "sync"]),
                Spec("mock-threads", [py, m, "threads"]),
                Spec("mock-procaddr", [py, m, "procaddr", "--procaddr", tools["procaddr"] or ""]),
                Spec("mock-hostrelease", [py, m, "hostrelease"])]

@@ -6,7 +6,8 @@ dlsym answers), checking every result the simulated GPU computes.
 
     sib_mock.py KIND [--seconds S] [--seed N] [--phases F] [--plant FAULT]
 
-KIND: async   batches of fma_loop kernels queued on a stream, then checked
+KIND: async   batches of fma_loop kernels queued on a stream, then checked;
+              the module loaded again every --new-shape-s ("compile" phase)
       sync    one kernel, a context synchronize, a check, again
       threads two threads, a stream each, async batches
       procaddr  test/workloads' krex-procaddr (driver API only through
@@ -83,10 +84,14 @@ class Cuda:
         self.ctx = p()
         self.ck("cuDevicePrimaryCtxRetain", ctypes.byref(self.ctx), dev)
         self.ck("cuCtxSetCurrent", self.ctx)
-        mod = p()
+        self.fma = self.load()
+
+    def load(self):
+        """Load the module (again) and return its fma_loop: what a JIT does."""
+        mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
         self.ck("cuModuleLoadData", ctypes.byref(mod), b"mock module image")
-        self.fma = p()
-        self.ck("cuModuleGetFunction", ctypes.byref(self.fma), mod, b"fma_loop")
+        self.ck("cuModuleGetFunction", ctypes.byref(fn), mod, b"fma_loop")
+        return fn
 
     def sig(self, name, argtypes):
         f = getattr(self.lib, name)
@@ -180,7 +185,17 @@ def main():
             hostrelease(sib, cu, a)
         else:
             b = Batches(sib, cu, cu.stream(), a.batch)
-            sib.loop(lambda i: one(sib, b, i, a.kind == "sync", plant))
+            nxt = [time.monotonic()]
+
+            def it(i):
+                # async: a module loaded again every --new-shape-s ("compile").
+                if a.kind == "async" and time.monotonic() >= nxt[0] and sib.may_start_new():
+                    with sib.phase("compile"):
+                        cu.fma = cu.load()
+                        time.sleep(sib.rng.uniform(0.1, 0.2))  # a JIT's time
+                    nxt[0] = time.monotonic() + sib.args.new_shape_s
+                one(sib, b, i, a.kind == "sync", plant)
+            sib.loop(it)
     if plant == "hang":
         sib.linger()
         sys.stderr.write("%s: hanging (planted)\n" % sib.name)
