@@ -74,6 +74,8 @@ class PhaseWatch(threading.Thread):
         while True:
             for f in glob.glob(os.path.join(self.d, "*.phases")):
                 try:
+                    if os.path.getsize(f) <= self.off.get(f, 0):
+                        continue
                     with open(f) as fh:
                         fh.seek(self.off.get(f, 0))
                         data = fh.read()
