@@ -12,7 +12,8 @@
 // thread: Q kernels c = 3a + r into Q buffers, copy back, synchronize its
 // own stream, check.  During a global-mode capture the launcher does not
 // synchronize (that would be the program's own error, not KREX's); in the
-// other modes it synchronizes freely, which those modes allow.
+// other modes it synchronizes freely, which those modes allow.  All memory is
+// allocated before the first capture.
 // Phases (sib_common.py's format): "T begin|end capture", init, linger, run.
 // Prints one JSON line (sib_common.py's fields, plus captures per mode);
 // exit 0 when every check passed and no call failed.
@@ -32,6 +33,9 @@
 static std::atomic<long> n_errors{0}, n_wrong{0}, n_checks{0}, n_iters{0};
 static std::atomic<long> n_capt[3];
 static std::atomic<bool> stop_now{false};
+// The launcher's set-up (cudaMalloc, an unsafe call during a global-mode
+// capture in any thread) is done before the first capture begins.
+static std::atomic<bool> launcher_ready{false};
 static std::shared_mutex sync_lock; // exclusive while a global-mode capture is open
 static std::mutex ph_lock;
 static FILE *ph;
@@ -121,6 +125,8 @@ static void capture_thread(unsigned seed)
 	    !CK(cudaMallocHost(&h_out, N * sizeof(int))) ||
 	    !CK(cudaMallocHost(&h_out2, N * sizeof(int))))
 		return;
+	while (!launcher_ready.load() && !stop_now.load())
+		usleep(1000);
 	while (!stop_now.load()) {
 		int m = (int)(cycle % 3);
 		cudaGraph_t g = nullptr;
@@ -197,17 +203,20 @@ static void launch_thread(unsigned seed)
 	int *a, *c[Q], *h_a, *h_c;
 	unsigned st = seed * 13 + 5;
 
-	if (!CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) ||
-	    !CK(cudaMalloc(&a, N * sizeof(int))) || !CK(cudaMallocHost(&h_a, N * sizeof(int))) ||
-	    !CK(cudaMallocHost(&h_c, Q * N * sizeof(int))))
+	bool ok = CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) &&
+	          CK(cudaMalloc(&a, N * sizeof(int))) && CK(cudaMallocHost(&h_a, N * sizeof(int))) &&
+	          CK(cudaMallocHost(&h_c, Q * N * sizeof(int)));
+	for (int q = 0; ok && q < Q; q++)
+		ok = CK(cudaMalloc(&c[q], N * sizeof(int)));
+	if (!ok) {
+		launcher_ready = true; // the capture thread runs without it
 		return;
-	for (int q = 0; q < Q; q++)
-		if (!CK(cudaMalloc(&c[q], N * sizeof(int))))
-			return;
+	}
 	for (int i = 0; i < N; i++)
 		h_a[i] = (int)(rnd(&st) & 0xfff);
 	CK(cudaMemcpyAsync(a, h_a, N * sizeof(int), cudaMemcpyHostToDevice, s));
 	CK(cudaStreamSynchronize(s));
+	launcher_ready = true;
 	while (!stop_now.load()) {
 		int r[Q];
 		for (int q = 0; q < Q; q++) {
@@ -234,13 +243,10 @@ static void launch_thread(unsigned seed)
 		}
 		n_iters++;
 	}
-	cudaStreamSynchronize(s);
-	for (int q = 0; q < Q; q++)
-		cudaFree(c[q]);
-	cudaFree(a);
-	cudaFreeHost(h_a);
-	cudaFreeHost(h_c);
-	cudaStreamDestroy(s);
+	// No frees here: the capture thread may still be in a global-mode
+	// capture; the process's end releases the memory.
+	std::shared_lock<std::shared_mutex> sh(sync_lock);
+	CK(cudaStreamSynchronize(s));
 }
 
 int main(int argc, char **argv)
