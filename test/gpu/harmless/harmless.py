@@ -687,8 +687,8 @@ class Report:
                 if r[k]:
                     fail.append("%s: %s %s" % (n, r[k], what))
             b = bi.get(n, {})
-            if b.get("crash") or (b.get("res") or {}).get("wrong") or \
-                    (b.get("res") or {}).get("exceptions"):
+            br = b.get("res") or {}
+            if b.get("crash") or br.get("wrong") or br.get("exceptions") or br.get("errors"):
                 inc.append("%s: the pass without KREX was not clean" % n)
             if r["regions"] < self.a.min_regions:
                 inc.append("%s: %d regions (< %d)" % (n, r["regions"], self.a.min_regions))
