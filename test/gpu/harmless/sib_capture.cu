@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+// sib_capture.cu - harmless.py's CUDA runtime sibling: stream capture in each
+// of the three modes (global, thread-local, relaxed), captured and replayed
+// in a loop on one thread while another thread launches kernels and
+// synchronizes its own stream, every result checked exactly (integers).
+//
+//	sib_capture [--seconds S] [--seed N] [--phases FILE] [--linger FILE] [--hold-ms MS]
+//
+// The capture thread: BeginCapture(mode) on its stream, M add_one kernels, a
+// device-to-device copy, a double_it kernel, a host pause of up to --hold-ms
+// (so that a region lands inside the capture), EndCapture, instantiate,
+// replay R times, check: buf = init + R*M, buf2 = 2 * buf.  The launcher
+// thread: Q kernels c = 3a + r into Q buffers, copy back, synchronize its
+// own stream, check.  During a global-mode capture the launcher does not
+// synchronize (that would be the program's own error, not KREX's); in the
+// other modes it synchronizes freely, which those modes allow.  All memory is
+// allocated before the first capture.
+// Phases (sib_common.py's format): "T begin|end capture", init, linger, run.
+// Prints one JSON line (sib_common.py's fields, plus captures per mode);
+// exit 0 when every check passed and no call failed.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+#include <cuda_runtime.h>
+
+static std::atomic<long> n_errors{0}, n_wrong{0}, n_checks{0}, n_iters{0};
+static std::atomic<long> n_capt[3];
+static std::atomic<bool> stop_now{false};
+// The launcher's set-up (cudaMalloc, an unsafe call during a global-mode
+// capture in any thread) is done before the first capture begins.
+static std::atomic<bool> launcher_ready{false};
+static std::shared_mutex sync_lock; // exclusive while a global-mode capture is open
+static std::mutex ph_lock;
+static FILE *ph;
+static const char *mode_name[3] = {"global", "thread_local", "relaxed"};
+static const cudaStreamCaptureMode modes[3] = {
+	cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed};
+
+static double now_s()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void phase(const char *what, const char *name)
+{
+	std::lock_guard<std::mutex> g(ph_lock);
+	if (ph) {
+		fprintf(ph, "%.6f %s %s\n", now_s(), what, name);
+		fflush(ph);
+	}
+}
+
+// ck: count and show (the first few) failed calls; false when it failed.
+static bool ck(cudaError_t e, const char *what)
+{
+	if (e == cudaSuccess)
+		return true;
+	long n = ++n_errors;
+	if (n <= 10)
+		fprintf(stderr, "cuda-capture: error: %s: %s\n", what, cudaGetErrorString(e));
+	return false;
+}
+#define CK(x) ck((x), #x)
+
+static void wrong(const char *what, long i, long got, long want)
+{
+	long n = ++n_wrong;
+	if (n <= 5)
+		fprintf(stderr, "cuda-capture: WRONG result %s at %ld: %ld, expected %ld\n", what, i,
+		        got, want);
+}
+
+__global__ void add_one(int *b, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		b[i] += 1;
+}
+
+__global__ void double_it(int *b, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		b[i] *= 2;
+}
+
+__global__ void lin(const int *a, int *c, int r, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		c[i] = 3 * a[i] + r;
+}
+
+static unsigned rnd(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (*s >> 8) & 0xffffff;
+}
+
+static const int N = 1 << 18;
+static const int M = 8;  // add_one kernels per graph
+static const int R = 5;  // replays per graph
+static const int Q = 4;  // launcher buffers
+static double hold_ms = 30;
+
+static void capture_thread(unsigned seed)
+{
+	cudaStream_t s;
+	int *buf, *buf2, *h_init, *h_out, *h_out2;
+	unsigned st = seed * 7 + 1;
+	long cycle = 0;
+
+	if (!CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) ||
+	    !CK(cudaMalloc(&buf, N * sizeof(int))) || !CK(cudaMalloc(&buf2, N * sizeof(int))) ||
+	    !CK(cudaMallocHost(&h_init, N * sizeof(int))) ||
+	    !CK(cudaMallocHost(&h_out, N * sizeof(int))) ||
+	    !CK(cudaMallocHost(&h_out2, N * sizeof(int))))
+		return;
+	while (!launcher_ready.load() && !stop_now.load())
+		usleep(1000);
+	while (!stop_now.load()) {
+		int m = (int)(cycle % 3);
+		cudaGraph_t g = nullptr;
+		cudaGraphExec_t ge = nullptr;
+		bool ok = true;
+
+		for (int i = 0; i < N; i++)
+			h_init[i] = (int)(rnd(&st) & 0xffff);
+		CK(cudaMemcpyAsync(buf, h_init, N * sizeof(int), cudaMemcpyHostToDevice, s));
+		CK(cudaStreamSynchronize(s));
+		{
+			std::unique_lock<std::shared_mutex> excl(sync_lock, std::defer_lock);
+			if (modes[m] == cudaStreamCaptureModeGlobal)
+				excl.lock();
+			phase("begin", "capture");
+			bool began = CK(cudaStreamBeginCapture(s, modes[m]));
+			ok = began;
+			for (int j = 0; ok && j < M; j++)
+				add_one<<<(N + 255) / 256, 256, 0, s>>>(buf, N);
+			ok = ok && CK(cudaGetLastError());
+			ok = ok && CK(cudaMemcpyAsync(buf2, buf, N * sizeof(int),
+			                              cudaMemcpyDeviceToDevice, s));
+			if (ok)
+				double_it<<<(N + 255) / 256, 256, 0, s>>>(buf2, N);
+			usleep((useconds_t)(hold_ms * 1000 * (0.2 + 0.8 * (rnd(&st) % 1000) / 1000.0)));
+			if (began) {
+				cudaError_t e = cudaStreamEndCapture(s, &g);
+				ok = ck(e, mode_name[m]) && ok && g;
+			}
+			phase("end", "capture");
+		}
+		if (ok && CK(cudaGraphInstantiate(&ge, g, 0))) {
+			for (int r = 0; r < R; r++)
+				CK(cudaGraphLaunch(ge, s));
+			CK(cudaMemcpyAsync(h_out, buf, N * sizeof(int), cudaMemcpyDeviceToHost, s));
+			CK(cudaMemcpyAsync(h_out2, buf2, N * sizeof(int), cudaMemcpyDeviceToHost, s));
+			if (CK(cudaStreamSynchronize(s))) {
+				n_checks += 2;
+				for (int i = 0; i < N; i++)
+					if (h_out[i] != h_init[i] + R * M) {
+						wrong("graph buf", i, h_out[i], h_init[i] + R * M);
+						break;
+					}
+				for (int i = 0; i < N; i++)
+					if (h_out2[i] != 2 * (h_init[i] + R * M)) {
+						wrong("graph buf2", i, h_out2[i], 2 * (h_init[i] + R * M));
+						break;
+					}
+				n_capt[m]++;
+				n_iters++;
+			}
+		} else {
+			// A failed capture leaves the stream usable; say which mode.
+			cudaGetLastError();
+		}
+		if (ge)
+			CK(cudaGraphExecDestroy(ge));
+		if (g)
+			CK(cudaGraphDestroy(g));
+		cycle++;
+	}
+	cudaStreamSynchronize(s);
+	cudaFree(buf);
+	cudaFree(buf2);
+	cudaFreeHost(h_init);
+	cudaFreeHost(h_out);
+	cudaFreeHost(h_out2);
+	cudaStreamDestroy(s);
+}
+
+static void launch_thread(unsigned seed)
+{
+	cudaStream_t s;
+	int *a, *c[Q], *h_a, *h_c;
+	unsigned st = seed * 13 + 5;
+
+	bool ok = CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) &&
+	          CK(cudaMalloc(&a, N * sizeof(int))) && CK(cudaMallocHost(&h_a, N * sizeof(int))) &&
+	          CK(cudaMallocHost(&h_c, Q * N * sizeof(int)));
+	for (int q = 0; ok && q < Q; q++)
+		ok = CK(cudaMalloc(&c[q], N * sizeof(int)));
+	if (!ok) {
+		launcher_ready = true; // the capture thread runs without it
+		return;
+	}
+	for (int i = 0; i < N; i++)
+		h_a[i] = (int)(rnd(&st) & 0xfff);
+	CK(cudaMemcpyAsync(a, h_a, N * sizeof(int), cudaMemcpyHostToDevice, s));
+	CK(cudaStreamSynchronize(s));
+	launcher_ready = true;
+	while (!stop_now.load()) {
+		int r[Q];
+		for (int q = 0; q < Q; q++) {
+			r[q] = (int)(rnd(&st) & 0xffff);
+			lin<<<(N + 255) / 256, 256, 0, s>>>(a, c[q], r[q], N);
+			CK(cudaGetLastError());
+			CK(cudaMemcpyAsync(h_c + q * N, c[q], N * sizeof(int), cudaMemcpyDeviceToHost,
+			                   s));
+		}
+		bool synced;
+		{
+			std::shared_lock<std::shared_mutex> sh(sync_lock);
+			synced = CK(cudaStreamSynchronize(s));
+		}
+		if (!synced)
+			continue;
+		for (int q = 0; q < Q; q++) {
+			n_checks++;
+			for (int i = 0; i < N; i++)
+				if (h_c[q * N + i] != 3 * h_a[i] + r[q]) {
+					wrong("launcher", i, h_c[q * N + i], 3 * h_a[i] + r[q]);
+					break;
+				}
+		}
+		n_iters++;
+	}
+	// No frees here: the capture thread may still be in a global-mode
+	// capture; the process's end releases the memory.
+	std::shared_lock<std::shared_mutex> sh(sync_lock);
+	CK(cudaStreamSynchronize(s));
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = 30, t0 = now_s();
+	unsigned seed = 1234;
+	const char *linger = nullptr;
+
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		if (i + 1 >= argc) {
+			fprintf(stderr, "cuda-capture: %s needs a value\n", argv[i]);
+			return 2;
+		}
+		if (a == "--seconds")
+			seconds = atof(argv[++i]);
+		else if (a == "--seed")
+			seed = (unsigned)atoi(argv[++i]);
+		else if (a == "--phases")
+			ph = fopen(argv[++i], "a");
+		else if (a == "--linger")
+			linger = argv[++i];
+		else if (a == "--hold-ms")
+			hold_ms = atof(argv[++i]);
+		else {
+			fprintf(stderr, "cuda-capture: bad argument %s\n", argv[i]);
+			return 2;
+		}
+	}
+	phase("begin", "init");
+	if (!CK(cudaFree(0))) { // the context, up front
+		printf("{\"harmless\": 1, \"name\": \"cuda-capture\", \"iterations\": 0, "
+		       "\"errors\": %ld, \"wrong\": 0, \"exceptions\": 0, \"checks\": 0, "
+		       "\"skipped\": null, \"notes\": [\"no CUDA context\"], \"pid\": %d}\n",
+		       n_errors.load(), (int)getpid());
+		return 1;
+	}
+	phase("end", "init");
+	std::thread tc(capture_thread, seed), tl(launch_thread, seed);
+	while (now_s() - t0 < seconds)
+		usleep(20000);
+	stop_now = true;
+	tc.join();
+	tl.join();
+	CK(cudaDeviceSynchronize());
+	if (linger) {
+		struct stat sb;
+		phase("begin", "linger");
+		for (double t = now_s(); stat(linger, &sb) != 0 && now_s() - t < 300;)
+			usleep(20000);
+	}
+	phase("end", "run");
+	printf("{\"harmless\": 1, \"name\": \"cuda-capture\", \"iterations\": %ld, \"errors\": %ld, "
+	       "\"wrong\": %ld, \"exceptions\": 0, \"checks\": %ld, \"seconds\": %.3f, "
+	       "\"skipped\": null, \"notes\": [\"captures global %ld, thread_local %ld, relaxed "
+	       "%ld\"], \"captures\": {\"global\": %ld, \"thread_local\": %ld, \"relaxed\": %ld}, "
+	       "\"pid\": %d}\n",
+	       n_iters.load(), n_errors.load(), n_wrong.load(), n_checks.load(), now_s() - t0,
+	       n_capt[0].load(), n_capt[1].load(), n_capt[2].load(), n_capt[0].load(),
+	       n_capt[1].load(), n_capt[2].load(), (int)getpid());
+	fflush(stdout);
+	return n_errors || n_wrong ? 1 : 0;
+}
