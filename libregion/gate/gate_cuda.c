@@ -657,11 +657,42 @@ static int cu_gq_record(void *ev, void *s)
 	return record && record((CUevent)ev, (CUstream)s) == CUDA_SUCCESS ? 0 : -1;
 }
 
+/*
+ * The bounded queue's event calls run on the application's launching thread,
+ * in its capture mode (global by default), where cuEventQuery and friends are
+ * "potentially unsafe": with another thread of the process capturing in
+ * global mode they invalidate that capture (seen on the H200 with a CUDA
+ * runtime program).  So each runs in relaxed mode, and the thread's own mode
+ * is put back after it.
+ */
+static int cu_relax(CUstreamCaptureMode *m)
+{
+	exchange_mode_fn xmode = gate_cuThreadExchangeStreamCaptureMode();
+
+	*m = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return xmode && xmode(m) == CUDA_SUCCESS;
+}
+
+static void cu_unrelax(int relaxed, CUstreamCaptureMode *m)
+{
+	exchange_mode_fn xmode = gate_cuThreadExchangeStreamCaptureMode();
+
+	if (relaxed && xmode)
+		xmode(m);
+}
+
 static int cu_gq_sync(void *ev)
 {
 	ev_sync_fn sync = gate_cuEventSynchronize();
+	CUstreamCaptureMode m;
+	int relaxed, rc;
 
-	return sync && sync((CUevent)ev) == CUDA_SUCCESS ? 0 : -1;
+	if (!sync)
+		return -1;
+	relaxed = cu_relax(&m);
+	rc = sync((CUevent)ev) == CUDA_SUCCESS ? 0 : -1;
+	cu_unrelax(relaxed, &m);
+	return rc;
 }
 
 static int cu_gq_query(void *ev);
@@ -675,21 +706,32 @@ static int cu_gq_wait(void *ev, uint64_t limit_ns)
 static int cu_gq_query(void *ev)
 {
 	ev_sync_fn query = gate_cuEventQuery();
+	CUstreamCaptureMode m;
 	CUresult r;
+	int relaxed;
 
 	if (!query)
 		return -1;
+	relaxed = cu_relax(&m);
 	r = query((CUevent)ev);
+	cu_unrelax(relaxed, &m);
 	return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
 }
 
 static int cu_gq_elapsed(float *ms, void *from, void *to)
 {
 	ev_elapsed_fn el = gate_cuEventElapsedTime_v2();
+	CUstreamCaptureMode m;
+	int relaxed, rc;
 
 	if (!el)
 		el = gate_cuEventElapsedTime();
-	return el && el(ms, (CUevent)from, (CUevent)to) == CUDA_SUCCESS ? 0 : -1;
+	if (!el)
+		return -1;
+	relaxed = cu_relax(&m);
+	rc = el(ms, (CUevent)from, (CUevent)to) == CUDA_SUCCESS ? 0 : -1;
+	cu_unrelax(relaxed, &m);
+	return rc;
 }
 
 /* 1 if stream s is capturing (or its state cannot be read with a driver

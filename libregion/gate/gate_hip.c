@@ -217,29 +217,66 @@ static int hip_gq_record(void *ev, void *s)
 	return f && f((hipEvent_t)ev, (hipStream_t)s) == hipSuccess ? 0 : -1;
 }
 
+/* As for CUDA (gate_cuda.c cu_relax): the queue's event calls run in
+ * relaxed capture mode, so they never invalidate another thread's global
+ * capture; the thread's own mode is put back after each. */
+static int hip_relax(hipStreamCaptureMode *m)
+{
+	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
+
+	*m = 2; /* hipStreamCaptureModeRelaxed */
+	return xmode && xmode(m) == hipSuccess;
+}
+
+static void hip_unrelax(int relaxed, hipStreamCaptureMode *m)
+{
+	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
+
+	if (relaxed && xmode)
+		xmode(m);
+}
+
 static int hip_gq_sync(void *ev)
 {
 	hip_ev_fn f = (hip_ev_fn)hq(HQ_SYNC);
+	hipStreamCaptureMode m;
+	int relaxed, rc;
 
-	return f && f((hipEvent_t)ev) == hipSuccess ? 0 : -1;
+	if (!f)
+		return -1;
+	relaxed = hip_relax(&m);
+	rc = f((hipEvent_t)ev) == hipSuccess ? 0 : -1;
+	hip_unrelax(relaxed, &m);
+	return rc;
 }
 
 static int hip_gq_query(void *ev)
 {
 	hip_ev_fn f = (hip_ev_fn)hq(HQ_QUERY);
+	hipStreamCaptureMode m;
 	hipError_t r;
+	int relaxed;
 
 	if (!f)
 		return -1;
+	relaxed = hip_relax(&m);
 	r = f((hipEvent_t)ev);
+	hip_unrelax(relaxed, &m);
 	return r == hipSuccess ? 1 : r == hipErrorNotReady ? 0 : -1;
 }
 
 static int hip_gq_elapsed(float *ms, void *from, void *to)
 {
 	hip_elapsed_fn f = (hip_elapsed_fn)hq(HQ_ELAPSED);
+	hipStreamCaptureMode m;
+	int relaxed, rc;
 
-	return f && f(ms, (hipEvent_t)from, (hipEvent_t)to) == hipSuccess ? 0 : -1;
+	if (!f)
+		return -1;
+	relaxed = hip_relax(&m);
+	rc = f(ms, (hipEvent_t)from, (hipEvent_t)to) == hipSuccess ? 0 : -1;
+	hip_unrelax(relaxed, &m);
+	return rc;
 }
 
 static int hip_gq_capturing(void *s)

@@ -20,6 +20,11 @@
  *	capturer hostdrain DIR
  *	    a spin kernel (10 s timeout) on a stream, touch DIR/ready, wait for
  *	    DIR/go, release it; write "released status=S ms=T" to DIR/out.
+ *	capturer capqueue N DIR
+ *	    one thread captures 3 kernels on a non-blocking stream in global
+ *	    mode while another launches N kernels of 200 us on its own stream
+ *	    (the bounded queue waits on its marks meanwhile); then the capture
+ *	    ends and its graph runs; "capture rc=R graph=ok|fail" to DIR/out.
  *	capturer threads N DIR
  *	    N threads, each launching 2 ms kernels round-robin on its own
  *	    stream, its per-thread default stream (_ptsz) and the legacy
@@ -185,6 +190,55 @@ static int do_capture(const char *mode, int blocking)
 	return 0;
 }
 
+static _Atomic int capq_capturing;
+static int capq_n;
+
+static void *capq_launcher(void *arg)
+{
+	static uint32_t word;
+	CUstream s;
+	int i;
+
+	(void)arg;
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuStreamCreate(&s, 1));
+	while (!atomic_load(&capq_capturing))
+		usleep(100);
+	/* no synchronize here: that call itself is illegal during a global capture */
+	for (i = 0; i < capq_n; i++)
+		CK(kernel(s, 200, &word, 0));
+	return NULL;
+}
+
+/* A global capture on this thread while another thread's launches go
+ * through the bounded queue (its event queries must not invalidate it). */
+static int do_capqueue(int n)
+{
+	static uint32_t words[4];
+	CUstream cap;
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+	pthread_t t;
+	CUresult r;
+	int i, ok = 0;
+
+	capq_n = n;
+	CK(cuStreamCreate(&cap, 1 /* CU_STREAM_NON_BLOCKING */));
+	if (pthread_create(&t, NULL, capq_launcher, NULL) != 0)
+		return 2;
+	CK(cuStreamBeginCapture_v2(cap, 0 /* global */));
+	for (i = 1; i <= 3; i++)
+		CK(kernel(cap, 100 * i, &words[i], 0));
+	atomic_store(&capq_capturing, 1);
+	pthread_join(t, NULL);
+	r = cuStreamEndCapture(cap, &g);
+	if (r == CUDA_SUCCESS && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS &&
+	    cuGraphLaunch(x, cap) == CUDA_SUCCESS && cuStreamSynchronize(cap) == CUDA_SUCCESS)
+		ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
+	out("capture rc=%d graph=%d\n", (int)r, ok);
+	return 0;
+}
+
 static _Atomic uint32_t *hostfn_flag;
 
 static void hostfn_wait(void *arg)
@@ -323,6 +377,8 @@ int main(int argc, char **argv)
 	setup();
 	if (strcmp(argv[1], "capture") == 0 && argc == 5)
 		return do_capture(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "capqueue") == 0 && argc == 4)
+		return do_capqueue(atoi(argv[2]));
 	if (strcmp(argv[1], "hostflag") == 0 && argc == 5)
 		return do_hostflag(argv[2], atoi(argv[3]));
 	if (strcmp(argv[1], "hostdrain") == 0 && argc == 3)

@@ -11,7 +11,7 @@
 # (own streams, per-thread and legacy default streams) is fully drained.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 40
+plan 41
 CAP=./capturer
 
 # capture MODE BLOCKING: the capture survives a drain that waited for the
@@ -61,6 +61,16 @@ for m in global thread relaxed; do
 	ok "HIP capture $m: the drain says it is incomplete (status $ST)" [ "$ST" != 0 ]
 	end_capture "HIP capture $m"
 done
+
+# A global capture on one thread while another thread's launches go through
+# the bounded queue: the queue's event queries must not invalidate it (seen
+# on the H200 with a CUDA runtime program, before they ran in relaxed mode).
+d=$T/capqueue
+mkdir -p "$d"
+page init 4 0
+gated timeout -k 2 20 "$CAP" capqueue 64 "$d"
+diag "capqueue: $(cat "$d/out" 2>/dev/null)"
+ok "a global capture survives another thread's bounded queue" grep -q "capture rc=0 graph=1" "$d/out"
 
 # hostflag HOW: a host-released op, then 40 launches, then the host writes
 # the flag; queue_cap 4 would make the launching thread wait for the held op.
