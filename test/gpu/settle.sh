@@ -15,6 +15,7 @@
 #   off    sibling, krexd settle = off (neither waits nor judges the clock)
 #   mark   sibling, krexd settle = mark (no wait; a throttled region is degraded)
 #   wait   sibling, krexd settle = wait (waits for the clock, then judges)
+#   alone-end  the reference again, last, on the GPU the sibling heated
 # Prints p50/p95 versus alone, the settle time, clean/degraded counts and the
 # two checks of the issue; writes every region's certificate fields as JSON
 # lines and table.md under $OUT (default ./settle-out).  MODES="alone off wait"
@@ -82,11 +83,12 @@ echo "build: $B; modes: $MODES; $REGIONS regions x $SAMPLES samples, ${GAP_MS} m
 echo "GPU before: $(clocks)"
 for m in $MODES; do
 	rm -f "$OUT/$m.jsonl"
-	if [ "$m" = alone ]; then
-		KREX_UNPROTECTED=1 KREX_SOCKET=$W/none.sock timeout 120 $JOB measure --label alone \
-			--out "$OUT/alone.jsonl" --regions "$REGIONS" --samples "$SAMPLES" --gap-ms 50 \
-			>"$W/alone.log" 2>&1 || { echo "FAIL: alone (see $W/alone.log)"; tail -5 "$W/alone.log"; exit 1; }
-		echo "alone: done"
+	if [ "$m" = alone ] || [ "$m" = alone-end ]; then
+		# alone-end: the reference again after the sibling has heated the GPU
+		KREX_UNPROTECTED=1 KREX_SOCKET=$W/none.sock timeout 120 $JOB measure --label "$m" \
+			--out "$OUT/$m.jsonl" --regions "$REGIONS" --samples "$SAMPLES" --gap-ms 50 \
+			>"$W/$m.log" 2>&1 || { echo "FAIL: $m (see $W/$m.log)"; tail -5 "$W/$m.log"; exit 1; }
+		echo "$m: done; GPU: $(clocks)"
 		continue
 	fi
 	mkdir -p "$W/run"

@@ -122,7 +122,7 @@ def load(path):
 
 
 def report(d):
-    modes = [m for m in ("alone", "off", "mark", "wait") if os.path.exists(os.path.join(d, m + ".jsonl"))]
+    modes = [m for m in ("alone", "off", "mark", "wait", "alone-end") if os.path.exists(os.path.join(d, m + ".jsonl"))]
     if "alone" not in modes:
         print("no alone.jsonl in", d)
         return 1
@@ -153,11 +153,11 @@ def report(d):
         lines.append("| %s | %d | %.4f | %.4f | %+.1f%% | %+.1f%% | %s | %s | %s | %.1f | %s | %s |" % (
             m, len(rs), pct(allt, 0.5), pct(allt, 0.95), (pct(allt, 0.5) / r50 - 1) * 100,
             (pct(allt, 0.95) / r95 - 1) * 100,
-            len(clean) if m != "alone" else "-", len(degr) if m != "alone" else "-",
+            len(clean) if not m.startswith("alone") else "-", len(degr) if not m.startswith("alone") else "-",
             "%.1f / %.1f" % (pct(st, 0.5), max(st)) if st else "-",
             pct([r["entry_ms"] for r in rs], 0.5),
-            "%+.1f%% / %+.1f%%" % (c50, c95) if m != "alone" and ct else "-",
-            "%d of %d" % (off_marked, len(off)) if m != "alone" else "-"))
+            "%+.1f%% / %+.1f%%" % (c50, c95) if not m.startswith("alone") and ct else "-",
+            "%d of %d" % (off_marked, len(off)) if not m.startswith("alone") else "-"))
         if m == "wait" and ct and (c50 > goal or c95 > goal):
             fails.append("wait: clean regions %+.1f%% / %+.1f%% vs alone (goal %g%%)" % (c50, c95, goal))
         if m in ("mark", "wait") and off_marked < len(off):
