@@ -116,8 +116,10 @@ mv -f "$R/gate.real" "$R/gate"
 
 # 7. krex_leave() unmaps the gate page and frees its view.
 "$JT" cycle 50 >"$EMB_DIR/cycle.out" 2>&1
-ok "50 join/leave cycles with a thread in krex_gate_wait: all joined, nothing left mapped ($(cat "$EMB_DIR/cycle.out"))" \
-	grep -q "^cycles 50 joined 50 mapped_after_leave 0$" "$EMB_DIR/cycle.out"
+# A view a preempted reader still holds stays mapped until the next leave (on
+# a loaded machine, now and then): counted, not failed; none may stay for good.
+ok "50 join/leave cycles with a thread in krex_gate_wait: all joined, nothing left mapped at the end ($(cat "$EMB_DIR/cycle.out"))" \
+	grep -q "^cycles 50 joined 50 mapped_after_leave [0-9]* mapped_at_end 0$" "$EMB_DIR/cycle.out"
 # A re-join after krexd restarted unmaps the old page once nobody reads it.
 KREX_LOG=info "$JT" hold 4 >"$EMB_DIR/hold.out" 2>&1 &
 HOLD=$!
