@@ -274,28 +274,29 @@ static void gate_cuda_track_stream(CUstream s, CUcontext c)
 }
 
 /* A submission to stream s (pt: a _ptsz/_ptds entry point) by this thread. */
-static void gate_cuda_track(CUstream s)
+static CUcontext gate_cuda_track(CUstream s)
 {
 	ctx_get_fn get = gate_cuCtxGetCurrent();
 	struct cu_ctx_slot *cs;
 	CUcontext c = NULL;
 
 	if (!get || get(&c) != CUDA_SUCCESS || !c)
-		return;
+		return NULL;
 	if (is_default_stream(s)) {
 		cs = gate_cuda_ctx_slot(c);
 		if (cs && !atomic_load_explicit(&cs->dflt_dirty, memory_order_relaxed))
 			atomic_store(&cs->dflt_dirty, 1);
-		return;
+		return c;
 	}
 	if (s == cu_last_stream && c == cu_last_ctx &&
 	    cu_last_gen == atomic_load_explicit(&cu_destroys, memory_order_relaxed))
-		return;
+		return c;
 	gate_cuda_ctx_slot(c);
 	gate_cuda_track_stream(s, c);
 	cu_last_stream = s;
 	cu_last_ctx = c;
 	cu_last_gen = atomic_load_explicit(&cu_destroys, memory_order_relaxed);
+	return c;
 }
 
 static struct cu_strm *gate_cuda_find_stream(CUstream s)
@@ -497,13 +498,8 @@ int gate_cuda_drain(uint64_t deadline)
 static _Atomic(CUcontext) cu_warm_last_ctx;
 static _Atomic(CUstream) cu_warm_last_stream;
 
-static void gate_cuda_note_launch(CUstream s)
+static void gate_cuda_note_launch(CUcontext c, CUstream s)
 {
-	ctx_get_fn get = gate_cuCtxGetCurrent();
-	CUcontext c = NULL;
-
-	if (!get || get(&c) != CUDA_SUCCESS || !c)
-		return;
 	atomic_store_explicit(&cu_warm_last_stream, s, memory_order_relaxed);
 	atomic_store_explicit(&cu_warm_last_ctx, c, memory_order_relaxed);
 }
@@ -796,9 +792,10 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 	t->q = cu_hooks[id].kind == GK_LAUNCH ? gate_cuda_queue_before(s, pt) : NULL;
 	t->joined = gate_enter();
 	if (t->joined) {
-		gate_cuda_track(s);
-		if (t->kind == GK_LAUNCH)
-			gate_cuda_note_launch(s);
+		CUcontext c = gate_cuda_track(s);
+
+		if (c && t->kind == GK_LAUNCH)
+			gate_cuda_note_launch(c, s);
 	}
 }
 
