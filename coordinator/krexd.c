@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -295,6 +296,13 @@ static void setup(struct krexd *k)
 	epoll_add(k, k->lfd, &k->ep_listen, EP_LISTEN);
 	epoll_add(k, k->sigfd, &k->ep_signal, EP_SIGNAL);
 	epoll_add(k, k->tfd, &k->ep_timer, EP_TIMER);
+	/* Writes to the participants' freezer files: someone else's suspend (part.c). */
+	k->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (k->ifd < 0)
+		log_warn("inotify: %s (a suspend by Slurm is seen at region entry only)",
+		         strerror(errno));
+	else
+		epoll_add(k, k->ifd, &k->ep_inotify, EP_INOTIFY);
 	k->start_ns = time_now_ns();
 }
 
@@ -377,6 +385,9 @@ static void loop_dispatch(struct krexd *k, struct epoll_event *ev, int n)
 			break;
 		case EP_PIDFD:
 			part_end(k, it->ptr, "root pid exited");
+			break;
+		case EP_INOTIFY:
+			part_ext_events(k);
 			break;
 		}
 	}

@@ -27,7 +27,7 @@
  */
 #define KREXD_FAIR_GRACE_NS (2 * 1000 * 1000ULL)
 
-enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD };
+enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD, EP_INOTIFY };
 
 struct ep_item {
 	int kind;
@@ -53,6 +53,13 @@ struct part {
 	int gated;             /* regions it is a sibling of */
 	unsigned members;      /* connections with a drain thread */
 	unsigned conns;
+	/* Someone else's suspend (Slurm's scontrol suspend, a SIGSTOP): part.c
+	 * "someone else's suspend", doc/architecture.md. */
+	int ext;               /* FREEZER_EXT_* as krexd last saw it */
+	uint64_t ext_since_ns; /* since when krexd has seen it so; 0 when not */
+	uint64_t quiet_mask; /* GPU slots on which it queued nothing since an acknowledged drain */
+	int ext_wd;          /* inotify watch on its freezer file, -1 none */
+	int ext_dirty;       /* that file was written: look again */
 	struct part *next;
 };
 
@@ -87,7 +94,8 @@ struct krexd {
 	int noverrides;
 	int foreground;
 	int epfd, lfd, sigfd, tfd;
-	struct ep_item ep_listen, ep_signal, ep_timer;
+	int ifd; /* inotify: writes to the participants' freezer files (someone else's suspend) */
+	struct ep_item ep_listen, ep_signal, ep_timer, ep_inotify;
 	struct gatectl gate;
 	struct state st;
 	struct freezer fz;
@@ -124,6 +132,12 @@ int part_freeze_prepare(struct krexd *k, struct part *p);
 int part_freeze_start(struct krexd *k, struct part *p);
 void part_thaw(struct krexd *k, struct part *p);
 void part_check_proc(struct krexd *k, uint64_t now);
+/* The freeze poll of a region (v1 writes FROZEN again while FREEZING). */
+int part_freeze_poll(struct krexd *k, struct part *p);
+/* Someone else's suspend: look at p now (at region entry); FREEZER_EXT_*. */
+int part_ext_check(struct krexd *k, struct part *p, uint64_t now);
+/* The inotify fd is readable, or krexd's own writes left events to sort. */
+void part_ext_events(struct krexd *k);
 int state_rec(void *ctx, const char *line);
 void state_unrec(void *ctx, const char *line);
 
@@ -138,6 +152,9 @@ void region_tick(struct krexd *k, uint64_t now);
 uint64_t region_next_deadline(struct krexd *k);
 void region_schedule(struct krexd *k);
 void region_stop_all(struct krexd *k);
+/* Someone else suspended p (during a drain: its acks are not awaited) or thawed it while a region holds it. */
+void region_ext_suspended(struct krexd *k, struct part *p);
+void region_ext_resumed(struct krexd *k, struct part *p);
 int region_status(struct krexd *k, struct proto_status_reply *s);
 
 /* ---- conn.c ---- */
