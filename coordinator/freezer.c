@@ -906,7 +906,7 @@ int freezer_v2_task_level(const struct freezer *f, struct freezer_target *t, pid
 	 * frozen while either says so, and slurmstepd is never in it. */
 	if (f->kind != FREEZER_CGROUP2 || pid_cgroup(f, pid, own, sizeof(own)) < 0)
 		return 0;
-	if (strncmp(own, t->cg, n) || own[n] != '/')
+	if (strncmp(own, t->cg, n) || strncmp(own + n, "/user/", 6))
 		return 0;
 	return xstrcpy(t->cg, sizeof(t->cg), own) < 0 ? -1 : 1;
 }

@@ -139,7 +139,7 @@ void freezer_ext_handover(struct freezer *f, struct freezer_target *t, freezer_d
                           void *ctx);
 
 /*
- * cgroup v2: when pid's own cgroup lies below t->cg (a Slurm step's
+ * cgroup v2: when pid's own cgroup lies below t->cg/user/ (a Slurm step's
  * step_M/user/task_N under step_M), make that t's cgroup.  1 if changed.
  */
 int freezer_v2_task_level(const struct freezer *f, struct freezer_target *t, pid_t pid);

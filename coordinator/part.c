@@ -294,6 +294,8 @@ int part_ext_check(struct krexd *k, struct part *p, uint64_t now)
 		ext = FREEZER_EXT_FROZEN; /* the file cannot say while krexd holds it too */
 	if (ext != FREEZER_EXT_FROZEN && p->ext_wd < 0)
 		p->ext_since_ns = 0; /* unwatched: since the last look only */
+	if (!ext && p->freeze_refs == 0)
+		p->quiet_mask = 0; /* it runs now */
 	ext_set(p, ext, now);
 	return ext;
 }
