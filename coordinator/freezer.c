@@ -323,6 +323,29 @@ static int cg_protected(const char *cg)
 	return 0;
 }
 
+/*
+ * 1 if cg or any cgroup below it (depth 8) holds a protected pid: freezing
+ * a cgroup freezes its whole subtree (v1 and v2), and with cgroup v2 a
+ * Slurm step's slurmstepd sits in step_M/slurm, below the step the plugin
+ * names.
+ */
+static int cg_protected_tree(const char *cg, int depth)
+{
+	char sub[600];
+	struct dirent *e;
+	DIR *d;
+	int hit = cg_protected(cg);
+
+	if (hit || depth >= 8 || !(d = opendir(cg)))
+		return hit;
+	while (!hit && (e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+		    xsnprintf(sub, sizeof(sub), "%s/%s", cg, e->d_name) >= 0)
+			hit = cg_protected_tree(sub, depth + 1);
+	closedir(d);
+	return hit;
+}
+
 /* The absolute cgroup of pid in the hierarchy at root (v1 controller ctrl, or v2). */
 static int pid_cgroup_in(const char *root, const char *ctrl, pid_t pid, char *out, size_t len)
 {
@@ -439,7 +462,7 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 			return -1;
 		if (freezer_v2_task_level(f, t, pid) < 0)
 			return -1;
-		if (!strcmp(t->cg, f->root) || cg_protected(t->cg)) {
+		if (!strcmp(t->cg, f->root) || cg_protected_tree(t->cg, 0)) {
 			errno = EPERM;
 			return -1;
 		}
@@ -592,7 +615,7 @@ int freezer_prepare(struct freezer *f, struct freezer_target *t, freezer_rec_fn 
 		}
 		return 0;
 	}
-	if (cg_protected(t->cg)) {
+	if (cg_protected_tree(t->cg, 0)) {
 		errno = EPERM;
 		return -1;
 	}

@@ -62,7 +62,8 @@ const char *freezer_name(const struct freezer *f);
 /*
  * Make t the freezer target of participant id whose root is pid.  cgroup is
  * the cgroup it has of its own ("" for none: krexd makes one and moves pid
- * in).  Refuses (EPERM) a cgroup that holds krexd, slurmd or slurmstepd.
+ * in).  Refuses (EPERM) a cgroup that holds krexd, slurmd or slurmstepd,
+ * itself or anywhere below it (a v2 Slurm step keeps slurmstepd in slurm/).
  */
 int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
                   const char *cgroup);

@@ -408,6 +408,9 @@ static void loop(struct krexd *k)
 		}
 		k->turn++;
 		loop_dispatch(k, ev, n > 0 ? n : 0);
+		/* Writes by others that krexd's own writes read off the inotify fd
+		 * this turn (part.c): looked at now, not at the next event. */
+		part_ext_events(k);
 		now = time_now_ns();
 		region_tick(k, now);
 		conn_tick(k, now);

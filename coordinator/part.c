@@ -262,6 +262,10 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		if (freezer_start(&k->fz, &p->ft) < 0)
 			log_error("participant %u: freezing again: %s", p->id, strerror(errno));
 		ext_own_write_end(k, p);
+		/* Events read since the state was read above are of the write it
+		 * showed (a shell's `echo > file` is two: O_TRUNC, then the write),
+		 * or of one krexd's FROZEN just overrode: not a suspend. */
+		p->ext_dirty = 0;
 		region_ext_resumed(k, p);
 		return;
 	}

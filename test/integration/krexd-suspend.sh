@@ -55,6 +55,12 @@ region_done() { wait_for 10 grep -qs '^outcome=' "$KT_DIR/owner.out"; }
 pstate() { sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null; }
 is_stopped() { [ "$(pstate "$1")" = T ]; }
 v1_is() { grep -q "^$1" "$EXT1/freezer.state"; }
+s_moves() {
+	kt_progress s || kt_progress s || {
+		diag "s: $(cat "$KT_DIR/s.out") count $(kt_count s) cgroup $(cat "/proc/$s/cgroup" 2>&1 | tr '\n' ' ') state $(pstate "$s")"
+		return 1
+	}
+}
 v2_frozen() { grep -q '^frozen 1' "$EXT2/job/step/user/task_0/cgroup.events"; }
 
 freezers=$(kt_freezers)
@@ -63,7 +69,7 @@ for f in $freezers; do n=$((n + 5)); done
 v1=0
 [ "$(id -u)" = 0 ] && [ -w "$V1/cgroup.procs" ] && v1=1 && n=$((n + 19))
 v2=0
-[ "$(id -u)" = 0 ] && [ -n "$V2" ] && [ -w "$V2/cgroup.procs" ] && v2=1 && n=$((n + 10))
+[ "$(id -u)" = 0 ] && [ -n "$V2" ] && [ -w "$V2/cgroup.procs" ] && v2=1 && n=$((n + 11))
 plan $n
 
 # ---- a sibling stopped by a third party (SIGSTOP) ----
@@ -131,6 +137,7 @@ if [ "$v1" = 1 ]; then
 	echo FROZEN >"$EXT1/freezer.state"
 	sleep 0.1
 	echo THAWED >"$EXT1/freezer.state"
+	sleep 0.2 # (it runs from that write until krexd's, microseconds on an idle host)
 	ok "v1: suspended and resumed inside the region, it does not run there" kt_stalled b
 	region_done
 	# v1 has one freezer.state for both: the third party's THAWED thaws it
@@ -168,8 +175,7 @@ if [ "$v2" = 1 ]; then
 	kt_bg s sh -c "echo \$\$ > $EXT2/job/step/slurm/cgroup.procs && while :; do date +%s%N > $KT_DIR/s.count; done"
 	region_bg 3000
 	# (up to 2 s to see it move, on a loaded host; the region holds 3 s)
-	ok "v2: a process in the step's slurm/ cgroup (slurmstepd's) runs through a region" \
-		eval "kt_progress s || kt_progress s"
+	ok "v2: a process in the step's slurm/ cgroup (slurmstepd's) runs through a region" s_moves
 	region_done
 	kill -KILL "$s" 2>/dev/null
 	wait "$s" 2>/dev/null
@@ -193,6 +199,19 @@ if [ "$v2" = 1 ]; then
 	ok "v2: it runs when the third party resumes it" kt_progress c
 	kill -KILL "$c" 2>/dev/null
 	wait "$c" 2>/dev/null
+	# A task registered with the step while it sits outside user/ (the plugin
+	# raced slurmstepd's move): krexd would freeze the step and slurmstepd
+	# with it; it refuses.
+	cp "$(command -v sleep)" "$KT_DIR/slurmstepd"
+	kt_bg fs sh -c "echo \$\$ > $EXT2/job/step/slurm/cgroup.procs && exec $KT_DIR/slurmstepd 60"
+	wait_for 5 grep -qs '^slurmstepd$' "/proc/$fs/comm"
+	"$CLIENT" participant --gpus g0 --enter "$EXT2/job/step" --cgroup "$EXT2/job/step" \
+		>"$KT_DIR/refused.out" 2>&1
+	diag "$(cat "$KT_DIR/refused.out")"
+	ok "v2: a step cgroup with slurmstepd below it is refused" \
+		grep -qs '^error.*not permitted' "$KT_DIR/refused.out"
+	kill -KILL "$fs" 2>/dev/null
+	wait "$fs" 2>/dev/null
 	krexd_stop
 fi
 done_testing
