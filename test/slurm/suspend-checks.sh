@@ -146,6 +146,22 @@ check_after() {
 	[ "$(jfield "$c" outcome)" = clean ] && [ "$(jfield "$c" drained)" = 1 ] && sib_moves
 }
 
+# No freezer cgroup of this test left FROZEN (v1), and no process of this
+# cluster in a frozen v2 cgroup (KC_CGROUP=v2).
+sus_none_frozen() {
+	local e p cg
+	check_none_frozen || return 1
+	for e in /proc/[0-9]*/environ; do
+		p=${e#/proc/}
+		p=${p%/environ}
+		{ tr '\0' '\n' <"$e"; } 2>/dev/null | grep -qx "SLURM_CONF=$KC_DIR/slurm.conf" || continue
+		cg=$(sed -n 's/^0::\(.*\)/\1/p' "/proc/$p/cgroup" 2>/dev/null)
+		[ -n "$cg" ] && grep -qs '^frozen 1' "/sys/fs/cgroup$cg/cgroup.events" &&
+			{ diag "frozen: pid $p in $cg"; return 1; }
+	done
+	return 0
+}
+
 suspend_run() {
 	local mode=$1 why
 	why=$(regions_why)
@@ -164,7 +180,7 @@ suspend_run() {
 		check_suspended_during
 	ok "$mode: suspended and resumed during a region: frozen to its end" check_both_during
 	ok "$mode: after it all, a region drains the sibling and is clean" check_after
+	ok "$mode: no process left frozen" sus_none_frozen
 	[ -n "$SIB" ] && krun scancel "$SIB"
-	ok "$mode: no process left frozen" check_none_frozen
 	done_testing
 }
