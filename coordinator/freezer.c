@@ -304,23 +304,29 @@ static int pid_protected(pid_t pid)
 	return !strcmp(comm, "slurmd") || !strcmp(comm, "slurmstepd") || !strcmp(comm, "krexd");
 }
 
-/* 1 if any pid in the cgroup's cgroup.procs is protected. */
-static int cg_protected(const char *cg)
+/* 1 if pred holds for a pid in the cgroup's cgroup.procs, 0 if for none, -1 unreadable. */
+static int cg_any_pid(const char *cg, int (*pred)(pid_t))
 {
 	char buf[65536], *p, *e;
 
 	if (cg_read(cg, "cgroup.procs", buf, sizeof(buf)) < 0)
-		return 0;
+		return -1;
 	for (p = buf; *p; p = e) {
 		long pid = strtol(p, &e, 10);
 		if (e == p)
 			break;
-		if (pid_protected((pid_t)pid))
+		if (pred((pid_t)pid))
 			return 1;
 		while (*e == '\n')
 			e++;
 	}
 	return 0;
+}
+
+/* 1 if any pid in the cgroup's cgroup.procs is protected. */
+static int cg_protected(const char *cg)
+{
+	return cg_any_pid(cg, pid_protected) == 1;
 }
 
 /*
@@ -932,4 +938,40 @@ int freezer_v2_task_level(const struct freezer *f, struct freezer_target *t, pid
 	if (strncmp(own, t->cg, n) || strncmp(own + n, "/user/", 6))
 		return 0;
 	return xstrcpy(t->cg, sizeof(t->cg), own) < 0 ? -1 : 1;
+}
+
+/* 1 if /proc/PID/status says SIGKILL is pending (SigPnd or ShdPnd). */
+static int pid_kill_pending(pid_t pid)
+{
+	char p[64], buf[4096], *l;
+	unsigned long long v;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	if (file_read(p, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if ((!strncmp(l, "SigPnd:", 7) || !strncmp(l, "ShdPnd:", 7)) &&
+		    sscanf(l + 7, "%llx", &v) == 1 && (v >> (SIGKILL - 1) & 1))
+			return 1;
+	return 0;
+}
+
+int freezer_ext_kill_pending(const struct freezer *f, const struct freezer_target *t)
+{
+	int rc = f->kind == FREEZER_SIGNAL || !t->cg[0] ? -1 : cg_any_pid(t->cg, pid_kill_pending);
+
+	return rc < 0 ? pid_kill_pending(t->root) : rc;
+}
+
+int freezer_ext_let_go(struct freezer *f, struct freezer_target *t)
+{
+	size_t i;
+
+	if (f->kind == FREEZER_SIGNAL) {
+		for (i = 0; t->frozen && i < t->nstopped; i++)
+			kill(t->stopped[i], SIGCONT);
+		return 0;
+	}
+	return cg_write(t->cg, f->kind == FREEZER_CGROUP1 ? "freezer.state" : "cgroup.freeze",
+	                f->kind == FREEZER_CGROUP1 ? "THAWED" : "0");
 }

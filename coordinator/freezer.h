@@ -140,6 +140,16 @@ void freezer_ext_handover(struct freezer *f, struct freezer_target *t, freezer_d
                           void *ctx);
 
 /*
+ * 1 if a process of t has SIGKILL pending: Slurm kills a step (scancel, a
+ * time limit) by thawing it and then sending SIGKILL, and a task frozen
+ * with SIGKILL pending does not die (cgroup v1).
+ */
+int freezer_ext_kill_pending(const struct freezer *f, const struct freezer_target *t);
+
+/* Thaw t now and leave it so; t stays marked frozen (its state line and undo stay for the thaw). */
+int freezer_ext_let_go(struct freezer *f, struct freezer_target *t);
+
+/*
  * cgroup v2: when pid's own cgroup lies below t->cg/user/ (a Slurm step's
  * step_M/user/task_N under step_M), make that t's cgroup.  1 if changed.
  */

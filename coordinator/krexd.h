@@ -60,6 +60,8 @@ struct part {
 	uint64_t quiet_mask; /* GPU slots on which it queued nothing since an acknowledged drain */
 	int ext_wd;          /* inotify watch on its freezer file, -1 none */
 	int ext_dirty;       /* that file was written: look again */
+	int ext_dying;       /* thawed by another to be killed: krexd does not freeze it again */
+	uint64_t ext_kill_until; /* after krexd froze it again: watch for a SIGKILL until then */
 	struct part *next;
 };
 
@@ -110,7 +112,8 @@ struct krexd {
 	uint64_t next_serial;
 	uint64_t start_ns;
 	uint64_t regions_total;
-	uint64_t proc_check_ns; /* next /proc check of participants without a pidfd */
+	uint64_t proc_check_ns;     /* next /proc check of participants without a pidfd */
+	uint64_t ext_kill_check_ns; /* next SIGKILL check of participants frozen again (part.c) */
 	int stopping;
 	uint64_t turn; /* loop turns, for the fairness tie-break */
 	int resched;   /* something ended or arrived: run region_schedule this turn */
@@ -138,6 +141,8 @@ int part_freeze_poll(struct krexd *k, struct part *p);
 int part_ext_check(struct krexd *k, struct part *p, uint64_t now);
 /* The inotify fd is readable, or krexd's own writes left events to sort. */
 void part_ext_events(struct krexd *k);
+/* Participants frozen again after another's thaw: one being killed is let go. */
+void part_ext_kill_check(struct krexd *k, uint64_t now);
 int state_rec(void *ctx, const char *line);
 void state_unrec(void *ctx, const char *line);
 
@@ -154,7 +159,7 @@ void region_schedule(struct krexd *k);
 void region_stop_all(struct krexd *k);
 /* Someone else suspended p (during a drain: its acks are not awaited) or thawed it while a region holds it. */
 void region_ext_suspended(struct krexd *k, struct part *p);
-void region_ext_resumed(struct krexd *k, struct part *p);
+void region_ext_resumed(struct krexd *k, struct part *p, int frozen_again);
 int region_status(struct krexd *k, struct proto_status_reply *s);
 
 /* ---- conn.c ---- */

@@ -251,6 +251,20 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 	int was = p->ext, ext;
 
 	p->ext_dirty = 0;
+	if (p->freeze_refs > 0 && freezer_ext_thawed_under(&k->fz, &p->ft) &&
+	    (p->ext != FREEZER_EXT_FROZEN || p->ext_dying)) {
+		/* Thawed by another that had not suspended it: Slurm does that only
+		 * to kill a step (THAWED, then SIGKILL; a frozen task cannot die),
+		 * else an administrator.  Left thawed. */
+		log_info(
+		        "participant %u: thawed by another (Slurm's kill?) while a region holds it frozen; left thawed",
+		        p->id);
+		ext_set(p, FREEZER_EXT_NONE, now);
+		p->quiet_mask = 0;
+		p->ext_dying = 1;
+		region_ext_resumed(k, p, 0);
+		return;
+	}
 	if (p->freeze_refs > 0 && freezer_ext_thawed_under(&k->fz, &p->ft)) {
 		/* Resumed by the other while krexd holds it: freeze it again now. */
 		log_info(
@@ -266,7 +280,11 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		 * showed (a shell's `echo > file` is two: O_TRUNC, then the write),
 		 * or of one krexd's FROZEN just overrode: not a suspend. */
 		p->ext_dirty = 0;
-		region_ext_resumed(k, p);
+		/* A kill of a suspended step thaws it too: watch for the SIGKILL. */
+		p->ext_kill_until = now + 2 * NS_PER_S;
+		if (!k->ext_kill_check_ns || k->ext_kill_check_ns > now + 10 * NS_PER_MS)
+			k->ext_kill_check_ns = now + 10 * NS_PER_MS;
+		region_ext_resumed(k, p, 1);
 		return;
 	}
 	if (p->freeze_refs > 0 && freezer_ext_shared(&k->fz, &p->ft))
@@ -281,6 +299,35 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		         ext ? "suspended (its freezer written)" : "resumed");
 	if (ext && !was)
 		region_ext_suspended(k, p);
+}
+
+void part_ext_kill_check(struct krexd *k, uint64_t now)
+{
+	struct part *p;
+	int any = 0;
+
+	if (!k->ext_kill_check_ns || now < k->ext_kill_check_ns)
+		return;
+	for (p = k->parts; p; p = p->next) {
+		if (!p->ext_kill_until)
+			continue;
+		if (p->freeze_refs > 0 && freezer_ext_kill_pending(&k->fz, &p->ft)) {
+			log_info(
+			        "participant %u: SIGKILL pending while krexd holds it frozen again: thawed so that it can exit",
+			        p->id);
+			p->ext_dying = 1;
+			ext_own_write_begin(k);
+			if (freezer_ext_let_go(&k->fz, &p->ft) < 0)
+				log_error("participant %u: thaw: %s", p->id, strerror(errno));
+			ext_own_write_end(k, p);
+			region_ext_resumed(k, p, 0);
+			p->ext_kill_until = 0;
+		} else if (now >= p->ext_kill_until || p->freeze_refs <= 0)
+			p->ext_kill_until = 0;
+		else
+			any = 1;
+	}
+	k->ext_kill_check_ns = any ? now + 10 * NS_PER_MS : 0;
 }
 
 int part_ext_check(struct krexd *k, struct part *p, uint64_t now)
@@ -370,6 +417,8 @@ void part_thaw(struct krexd *k, struct part *p)
 		if (!p->ext)
 			p->quiet_mask = 0; /* it runs again */
 	}
+	p->ext_dying = 0;
+	p->ext_kill_until = 0;
 	ext_own_write_end(k, p);
 	if (state_sync(&k->st) < 0)
 		log_error("state file %s: %s", k->st.path, strerror(errno));

@@ -967,15 +967,24 @@ void region_ext_suspended(struct krexd *k, struct part *p)
 	}
 }
 
-void region_ext_resumed(struct krexd *k, struct part *p)
+void region_ext_resumed(struct krexd *k, struct part *p, int frozen_again)
 {
 	struct region *r;
 	struct sib *s;
 
-	for (r = regions; r; r = r->next)
-		if (r->phase != PH_QUEUED && (s = sib_find(r, p->id)) && s->ref)
+	(void)k;
+	for (r = regions; r; r = r->next) {
+		if (r->phase == PH_QUEUED || !(s = sib_find(r, p->id)) || !s->ref)
+			continue;
+		if (frozen_again)
 			region_note(
 			        r,
 			        "participant %u was resumed by another during the region and ran until krexd froze it again",
 			        p->id);
+		else
+			region_note(
+			        r,
+			        "participant %u was thawed by another during the region (Slurm's kill?) and left to run",
+			        p->id);
+	}
 }

@@ -67,7 +67,7 @@ freezers=$(kt_freezers)
 n=0
 for f in $freezers; do n=$((n + 5)); done
 v1=0
-[ "$(id -u)" = 0 ] && [ -w "$V1/cgroup.procs" ] && v1=1 && n=$((n + 19))
+[ "$(id -u)" = 0 ] && [ -w "$V1/cgroup.procs" ] && v1=1 && n=$((n + 22))
 v2=0
 [ "$(id -u)" = 0 ] && [ -n "$V2" ] && [ -w "$V2/cgroup.procs" ] && v2=1 && n=$((n + 11))
 plan $n
@@ -144,10 +144,31 @@ if [ "$v1" = 1 ]; then
 	# until krexd, woken by the write, freezes it again (microseconds).
 	ok "v1: the certificate says it was resumed during the region" note_names "resumed"
 	ok "v1: it runs after the region" kt_progress b
+	# Thawed by the third party while only KREX froze it: not a resume (Slurm
+	# resumes only what it suspended) but the start of a kill (THAWED, then
+	# SIGKILL: a frozen task cannot die) or an administrator's thaw: left
+	# thawed, and the certificate says so.
+	region_bg 1500
+	echo THAWED >"$EXT1/freezer.state"
+	ok "v1: thawed by a third party that had not suspended it: left to run" kt_progress b
+	region_done
+	ok "v1: ... and the certificate says so" note_names "left to run"
+	# Slurm's kill of a suspended sibling inside a region: THAWED (krexd
+	# freezes it again: a resume, for all it knows), then SIGKILL: krexd
+	# sees the pending SIGKILL and lets it go, it dies before the region ends.
+	echo FROZEN >"$EXT1/freezer.state"
+	wait_for 5 v1_is FROZEN
+	region_bg 3000
+	echo THAWED >"$EXT1/freezer.state"
+	kill -KILL "$b"
+	ok "v1: killed while suspended, inside a region: it exits before the region ends" \
+		wait_for 1 kt_gone "$b"
+	region_done
+	wait "$b" 2>/dev/null
+	echo THAWED >"$EXT1/freezer.state"
+
 	# Suspended while the region waits for its drain (it never acknowledges):
 	# the region stops waiting for it at once.
-	kill -KILL "$b" 2>/dev/null
-	wait "$b" 2>/dev/null
 	kt_participant d --gpus g0 --gate-noack --enter "$EXT1" --cgroup "$EXT1"
 	kt_bg owner "$CLIENT" region --gpus g0 --hold-ms 100
 	sleep 0.3
