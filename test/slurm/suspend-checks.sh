@@ -146,6 +146,26 @@ check_after() {
 	[ "$(jfield "$c" outcome)" = clean ] && [ "$(jfield "$c" drained)" = 1 ] && sib_moves
 }
 
+# scancel of the sibling while a region holds it frozen (and, with
+# SUSPENDED=1, while Slurm has it suspended too): the job ends long before
+# the region does (Slurm thaws it, then SIGKILLs it; a frozen task cannot die).
+check_scancel_held() {
+	local o c=$(W kill.json)
+	if [ "${1:-}" = suspended ]; then
+		SIB=$(sus_sibling) || return 1
+		sib_moves || return 1
+		sus_suspend || return 1
+	fi
+	o=$(sus_owner "$c" "touch $(W holding); sleep 20") || return 1
+	wait_for 30 test -e "$(W holding)" || return 1
+	krun scancel "$SIB" || return 1
+	kwait 10 kjob_done "$SIB" || { diag "sibling: $(kjob_state "$SIB") $(sib_freezer)"; krun scancel "$o"; return 1; }
+	[ "$(kjob_state "$o")" = RUNNING ] || { diag "the region ended first"; return 1; }
+	krun scancel "$o"
+	kwait 10 kjob_done "$o"
+	SIB=""
+}
+
 # No freezer cgroup of this test left FROZEN (v1), and no process of this
 # cluster in a frozen v2 cgroup (KC_CGROUP=v2).
 sus_none_frozen() {
@@ -168,7 +188,7 @@ suspend_run() {
 	[ -x "$TESTCLIENT" ] || why="krex-testclient not built"
 	[ -z "$why" ] || skip_all "$why"
 	cluster_start "$mode" 1 || skip_all "$CLUSTER_WHY"
-	plan 8
+	plan 10
 	SIB=$(sus_sibling) || SIB=""
 	ok "$mode: the sibling runs" sib_moves
 	ok "$mode: suspended by Slurm before a region: no drain timeout, none late, still suspended after" \
@@ -181,6 +201,9 @@ suspend_run() {
 	ok "$mode: suspended and resumed during a region: frozen to its end" check_both_during
 	ok "$mode: after it all, a region drains the sibling and is clean" check_after
 	ok "$mode: no process left frozen" sus_none_frozen
+	ok "$mode: scancel of a sibling a region holds frozen: it ends before the region" \
+		check_scancel_held
+	ok "$mode: ... also when Slurm had it suspended" check_scancel_held suspended
 	[ -n "$SIB" ] && krun scancel "$SIB"
 	done_testing
 }
