@@ -159,7 +159,8 @@ void region_schedule(struct krexd *k);
 void region_stop_all(struct krexd *k);
 /* Someone else suspended p (during a drain: its acks are not awaited) or thawed it while a region holds it. */
 void region_ext_suspended(struct krexd *k, struct part *p);
-void region_ext_resumed(struct krexd *k, struct part *p, int frozen_again);
+enum { REGION_EXT_LEFT_THAWED = 0, REGION_EXT_FROZEN_AGAIN, REGION_EXT_KILLED };
+void region_ext_resumed(struct krexd *k, struct part *p, int how);
 int region_status(struct krexd *k, struct proto_status_reply *s);
 
 /* ---- conn.c ---- */

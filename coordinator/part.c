@@ -262,7 +262,7 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		ext_set(p, FREEZER_EXT_NONE, now);
 		p->quiet_mask = 0;
 		p->ext_dying = 1;
-		region_ext_resumed(k, p, 0);
+		region_ext_resumed(k, p, REGION_EXT_LEFT_THAWED);
 		return;
 	}
 	if (p->freeze_refs > 0 && freezer_ext_thawed_under(&k->fz, &p->ft)) {
@@ -284,7 +284,7 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		p->ext_kill_until = now + 2 * NS_PER_S;
 		if (!k->ext_kill_check_ns || k->ext_kill_check_ns > now + 10 * NS_PER_MS)
 			k->ext_kill_check_ns = now + 10 * NS_PER_MS;
-		region_ext_resumed(k, p, 1);
+		region_ext_resumed(k, p, REGION_EXT_FROZEN_AGAIN);
 		return;
 	}
 	if (p->freeze_refs > 0 && freezer_ext_shared(&k->fz, &p->ft))
@@ -301,33 +301,47 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		region_ext_suspended(k, p);
 }
 
+/*
+ * A task frozen in a v1 cgroup with SIGKILL pending never dies (v2 lets it
+ * die): a job cancelled (scancel, a time limit, under proctrack/linuxproc
+ * or after Slurm's thaw) while a region holds it frozen would stay until
+ * the region ends, and slurmd may call the step unkillable and drain the
+ * node.  While krexd holds v1 freezes it looks for a pending SIGKILL every
+ * 100 ms (every 10 ms for 2 s after it froze one again on another's thaw)
+ * and thaws such a participant so that it can exit; the regions note it.
+ */
 void part_ext_kill_check(struct krexd *k, uint64_t now)
 {
 	struct part *p;
-	int any = 0;
+	int any = 0, fast = 0;
 
 	if (!k->ext_kill_check_ns || now < k->ext_kill_check_ns)
 		return;
 	for (p = k->parts; p; p = p->next) {
-		if (!p->ext_kill_until)
+		if (p->freeze_refs <= 0 || p->ext_dying || k->fz.kind != FREEZER_CGROUP1) {
+			p->ext_kill_until = 0;
 			continue;
-		if (p->freeze_refs > 0 && freezer_ext_kill_pending(&k->fz, &p->ft)) {
+		}
+		if (freezer_ext_kill_pending(&k->fz, &p->ft)) {
 			log_info(
-			        "participant %u: SIGKILL pending while krexd holds it frozen again: thawed so that it can exit",
+			        "participant %u: SIGKILL pending while krexd holds it frozen: thawed so that it can exit",
 			        p->id);
 			p->ext_dying = 1;
+			p->ext_kill_until = 0;
 			ext_own_write_begin(k);
 			if (freezer_ext_let_go(&k->fz, &p->ft) < 0)
 				log_error("participant %u: thaw: %s", p->id, strerror(errno));
 			ext_own_write_end(k, p);
-			region_ext_resumed(k, p, 0);
-			p->ext_kill_until = 0;
-		} else if (now >= p->ext_kill_until || p->freeze_refs <= 0)
-			p->ext_kill_until = 0;
+			region_ext_resumed(k, p, REGION_EXT_KILLED);
+			continue;
+		}
+		any = 1;
+		if (p->ext_kill_until && now < p->ext_kill_until)
+			fast = 1;
 		else
-			any = 1;
+			p->ext_kill_until = 0;
 	}
-	k->ext_kill_check_ns = any ? now + 10 * NS_PER_MS : 0;
+	k->ext_kill_check_ns = !any ? 0 : now + (fast ? 10 : 100) * NS_PER_MS;
 }
 
 int part_ext_check(struct krexd *k, struct part *p, uint64_t now)
@@ -394,6 +408,8 @@ int part_freeze_start(struct krexd *k, struct part *p)
 	ext_own_write_begin(k);
 	rc = freezer_start(&k->fz, &p->ft);
 	ext_own_write_end(k, p);
+	if (!k->ext_kill_check_ns)
+		k->ext_kill_check_ns = time_now_ns() + 100 * NS_PER_MS;
 	return rc;
 }
 

@@ -967,7 +967,7 @@ void region_ext_suspended(struct krexd *k, struct part *p)
 	}
 }
 
-void region_ext_resumed(struct krexd *k, struct part *p, int frozen_again)
+void region_ext_resumed(struct krexd *k, struct part *p, int how)
 {
 	struct region *r;
 	struct sib *s;
@@ -976,10 +976,15 @@ void region_ext_resumed(struct krexd *k, struct part *p, int frozen_again)
 	for (r = regions; r; r = r->next) {
 		if (r->phase == PH_QUEUED || !(s = sib_find(r, p->id)) || !s->ref)
 			continue;
-		if (frozen_again)
+		if (how == REGION_EXT_FROZEN_AGAIN)
 			region_note(
 			        r,
 			        "participant %u was resumed by another during the region and ran until krexd froze it again",
+			        p->id);
+		else if (how == REGION_EXT_KILLED)
+			region_note(
+			        r,
+			        "participant %u was killed during the region (SIGKILL pending): krexd thawed it so that it can exit",
 			        p->id);
 		else
 			region_note(

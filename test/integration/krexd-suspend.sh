@@ -67,7 +67,7 @@ freezers=$(kt_freezers)
 n=0
 for f in $freezers; do n=$((n + 5)); done
 v1=0
-[ "$(id -u)" = 0 ] && [ -w "$V1/cgroup.procs" ] && v1=1 && n=$((n + 22))
+[ "$(id -u)" = 0 ] && [ -w "$V1/cgroup.procs" ] && v1=1 && n=$((n + 24))
 v2=0
 [ "$(id -u)" = 0 ] && [ -n "$V2" ] && [ -w "$V2/cgroup.procs" ] && v2=1 && n=$((n + 11))
 plan $n
@@ -96,6 +96,17 @@ done
 if [ "$v1" = 1 ]; then
 	mkdir -p "$EXT1"
 	krexd_start -o freezer=cgroup1 || diag "cgroup1: krexd did not start"
+	# Killed (scancel under proctrack/linuxproc: SIGKILL) while a region
+	# holds it frozen: a task frozen in a v1 cgroup cannot die, so krexd
+	# thaws it; it exits long before the region ends.
+	kt_participant e --gpus g0 --ack-drains
+	region_bg 3000
+	kill -KILL "$e"
+	ok "v1: a sibling killed while a region holds it frozen exits before the region ends" \
+		wait_for 1 kt_gone "$e"
+	region_done
+	ok "v1: ... and the certificate says so" note_names "killed during the region"
+	wait "$e" 2>/dev/null
 	kt_participant b --gpus g0 --ack-drains --enter "$EXT1" --cgroup "$EXT1"
 	ok "v1: the sibling runs in the third party's cgroup" kt_progress b
 
