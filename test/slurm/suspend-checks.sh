@@ -152,9 +152,10 @@ check_after() {
 check_scancel_held() {
 	local o c=$(W kill.json)
 	if [ "${1:-}" = suspended ]; then
+		rm -f "$(W sib.count)" # a new sibling: its counter starts anew
 		SIB=$(sus_sibling) || return 1
-		sib_moves || return 1
-		sus_suspend || return 1
+		sib_moves || { diag "new sibling $SIB: $(kjob_state "$SIB")"; return 1; }
+		sus_suspend || { diag "suspend: $(kjob_state "$SIB")"; return 1; }
 	fi
 	o=$(sus_owner "$c" "touch $(W holding); sleep 20") || return 1
 	wait_for 30 test -e "$(W holding)" || return 1
