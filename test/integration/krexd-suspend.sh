@@ -28,9 +28,10 @@ ext_thaw() {
 }
 ext_rm() {
 	[ -d "$EXT1" ] && rmdir "$EXT1" 2>/dev/null
-	[ -d "$EXT2" ] && for d in job/step/user/task_0 job/step/user job/step/slurm job/step job .; do
+	[ -d "$EXT2" ] && for d in job/step/user/task_0 job/step/user job/step/slurm job/step job; do
 		rmdir "$EXT2/$d" 2>/dev/null
 	done
+	[ -d "$EXT2" ] && rmdir "$EXT2" 2>/dev/null
 	return 0
 }
 
