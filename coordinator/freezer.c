@@ -305,23 +305,52 @@ static int pid_protected(pid_t pid)
 	return !strcmp(comm, "slurmd") || !strcmp(comm, "slurmstepd") || !strcmp(comm, "krexd");
 }
 
-/* 1 if any pid in the cgroup's cgroup.procs is protected. */
-static int cg_protected(const char *cg)
+/* 1 if pred holds for a pid in the cgroup's cgroup.procs, 0 if for none, -1 unreadable. */
+static int cg_any_pid(const char *cg, int (*pred)(pid_t))
 {
 	char buf[65536], *p, *e;
 
 	if (cg_read(cg, "cgroup.procs", buf, sizeof(buf)) < 0)
-		return 0;
+		return -1;
 	for (p = buf; *p; p = e) {
 		long pid = strtol(p, &e, 10);
 		if (e == p)
 			break;
-		if (pid_protected((pid_t)pid))
+		if (pred((pid_t)pid))
 			return 1;
 		while (*e == '\n')
 			e++;
 	}
 	return 0;
+}
+
+/* 1 if any pid in the cgroup's cgroup.procs is protected. */
+static int cg_protected(const char *cg)
+{
+	return cg_any_pid(cg, pid_protected) == 1;
+}
+
+/*
+ * 1 if cg or any cgroup below it (depth 8) holds a protected pid: freezing
+ * a cgroup freezes its whole subtree (v1 and v2), and with cgroup v2 a
+ * Slurm step's slurmstepd sits in step_M/slurm, below the step the plugin
+ * names.
+ */
+static int cg_protected_tree(const char *cg, int depth)
+{
+	char sub[600];
+	struct dirent *e;
+	DIR *d;
+	int hit = cg_protected(cg);
+
+	if (hit || depth >= 8 || !(d = opendir(cg)))
+		return hit;
+	while (!hit && (e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+		    xsnprintf(sub, sizeof(sub), "%s/%s", cg, e->d_name) >= 0)
+			hit = cg_protected_tree(sub, depth + 1);
+	closedir(d);
+	return hit;
 }
 
 /* The absolute cgroup of pid in the hierarchy at root (v1 controller ctrl, or v2). */
@@ -439,7 +468,9 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 			return -1;
 		if (stat(t->cg, &sb) < 0 || !S_ISDIR(sb.st_mode))
 			return -1;
-		if (!strcmp(t->cg, f->root) || cg_protected(t->cg)) {
+		if (freezer_v2_task_level(f, t, pid) < 0)
+			return -1;
+		if (!strcmp(t->cg, f->root) || cg_protected_tree(t->cg, 0)) {
 			errno = EPERM;
 			return -1;
 		}
@@ -674,7 +705,14 @@ static int snap_descends(pid_t pid, pid_t root)
 	return 0;
 }
 
-/* Every pid of t (signals): root, extra pids and their descendants.  Caller frees. */
+static int pid_stopped(pid_t pid);
+
+/*
+ * Every pid of t (signals): root, extra pids and their descendants, but not
+ * those stopped already (by Slurm's proctrack/linuxproc suspend, a shell's
+ * job control): krexd's SIGCONT must not continue what another stopped.
+ * Caller frees.
+ */
 static pid_t *signal_pids(const struct freezer_target *t, size_t *n)
 {
 	pid_t *v = calloc(nsnap + 1, sizeof(*v));
@@ -688,7 +726,7 @@ static pid_t *signal_pids(const struct freezer_target *t, size_t *n)
 		int in = snap_descends(pid, t->root);
 		for (j = 0; !in && j < t->nextra; j++)
 			in = snap_descends(pid, t->extra[j]);
-		if (in && !pid_protected(pid))
+		if (in && !pid_protected(pid) && !pid_stopped(pid))
 			v[(*n)++] = pid;
 	}
 	return v;
@@ -712,7 +750,7 @@ int freezer_prepare(struct freezer *f, struct freezer_target *t, freezer_rec_fn 
 		}
 		return 0;
 	}
-	if (cg_protected(t->cg)) {
+	if (cg_protected_tree(t->cg, 0)) {
 		errno = EPERM;
 		return -1;
 	}
@@ -889,4 +927,176 @@ void freezer_fini(struct freezer *f)
 {
 	subtree_remove(f->root, f->sub);
 	subtree_remove(f->cpuset_root, f->sub);
+}
+
+/* ---- someone else's suspend (Slurm's scontrol suspend, a SIGSTOP) ---- */
+
+/* 1 if pid is stopped (SIGSTOP, SIGTSTP, a tracer): state T or t. */
+static int pid_stopped(pid_t pid)
+{
+	char st;
+	pid_t pp;
+
+	return pid > 0 && proc_stat(pid, &st, &pp) == 0 && (st == 'T' || st == 't');
+}
+
+/* 1 if pid is one krexd stopped itself (signals). */
+static int pid_ours(const struct freezer_target *t, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; t->frozen && i < t->nstopped; i++)
+		if (t->stopped[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* 1 if some cgroup strictly above cg (up to root) has "1" in cgroup.freeze. */
+static int v2_ancestor_frozen(const char *root, const char *cg)
+{
+	char path[600], buf[16], *slash;
+
+	if (xstrcpy(path, sizeof(path), cg) < 0)
+		return 0;
+	while ((slash = strrchr(path, '/')) && (size_t)(slash - path) > strlen(root)) {
+		*slash = '\0';
+		if (cg_read(path, "cgroup.freeze", buf, sizeof(buf)) > 0 && buf[0] == '1')
+			return 1;
+	}
+	return 0;
+}
+
+int freezer_ext_state(const struct freezer *f, const struct freezer_target *t, const pid_t *pids,
+                      size_t n)
+{
+	char buf[64];
+	size_t i;
+	int frozen;
+
+	if (f->kind == FREEZER_CGROUP1 && t->cg[0]) {
+		if (cg_read(t->cg, "freezer.parent_freezing", buf, sizeof(buf)) > 0 &&
+		    buf[0] == '1')
+			return FREEZER_EXT_FROZEN;
+		/* One freezer.state for krexd and the other: only while krexd
+		 * holds none does FROZEN say the other froze it. */
+		if (!t->frozen && cg_read(t->cg, "freezer.state", buf, sizeof(buf)) > 0 &&
+		    strncmp(buf, "THAWED", 6))
+			return FREEZER_EXT_FROZEN;
+	} else if (f->kind == FREEZER_CGROUP2 && t->cg[0]) {
+		if (v2_ancestor_frozen(f->root, t->cg))
+			return FREEZER_EXT_FROZEN;
+		if (!t->frozen &&
+		    ((cg_read(t->cg, "cgroup.freeze", buf, sizeof(buf)) > 0 && buf[0] == '1') ||
+		     (cg_read(t->cg, "cgroup.events", buf, sizeof(buf)) > 0 &&
+		      freezer_parse_events(buf, &frozen) == 0 && frozen)))
+			return FREEZER_EXT_FROZEN;
+	}
+	if (pid_stopped(t->root) && !pid_ours(t, t->root))
+		return FREEZER_EXT_STOPPED;
+	for (i = 0; i < n; i++)
+		if (pid_stopped(pids[i]) && !pid_ours(t, pids[i]))
+			return FREEZER_EXT_STOPPED;
+	return FREEZER_EXT_NONE;
+}
+
+int freezer_ext_watch_path(const struct freezer *f, const struct freezer_target *t, char *out,
+                           size_t len)
+{
+	out[0] = '\0';
+	if (!t->cg[0] || f->kind == FREEZER_SIGNAL)
+		return -1;
+	/* v1: every write to freezer.state (inotify sees writes to cgroupfs
+	 * files); v2: cgroup.events changes when an ancestor freezes it too. */
+	return cg_file(out, len, t->cg,
+	               f->kind == FREEZER_CGROUP1 ? "freezer.state" : "cgroup.events") < 0
+	               ? -1
+	               : 0;
+}
+
+int freezer_ext_shared(const struct freezer *f, const struct freezer_target *t)
+{
+	return f->kind == FREEZER_CGROUP1 && t->cg[0] && !t->owned;
+}
+
+int freezer_ext_thawed_under(const struct freezer *f, const struct freezer_target *t)
+{
+	char buf[64];
+
+	if (!t->frozen || !t->cg[0])
+		return 0;
+	if (f->kind == FREEZER_CGROUP1)
+		return cg_read(t->cg, "freezer.state", buf, sizeof(buf)) > 0 &&
+		       !strncmp(buf, "THAWED", 6);
+	if (f->kind == FREEZER_CGROUP2)
+		return cg_read(t->cg, "cgroup.freeze", buf, sizeof(buf)) > 0 && buf[0] == '0';
+	return 0;
+}
+
+void freezer_ext_handover(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop,
+                          void *ctx)
+{
+	char line[600];
+
+	if (!t->frozen || !t->cg[0] || f->kind == FREEZER_SIGNAL) {
+		freezer_thaw(f, t, drop, ctx);
+		return;
+	}
+	/* Left frozen for the other, who thaws it when it resumes the job; the
+	 * state line goes, so that a krexd restart does not thaw it either. */
+	t->frozen = 0;
+	snprintf(line, sizeof(line), "%s %s", f->kind == FREEZER_CGROUP1 ? "cgroup1" : "cgroup2",
+	         t->cg);
+	drop(ctx, line);
+}
+
+int freezer_v2_task_level(const struct freezer *f, struct freezer_target *t, pid_t pid)
+{
+	char own[512];
+	size_t n = strlen(t->cg);
+
+	/* A Slurm cgroup/v2 step: tasks in step_M/user/task_N, slurmstepd in
+	 * step_M/slurm, and Slurm's suspend writes step_M/user/cgroup.freeze.
+	 * krexd freezes the task's own cgroup below that: the kernel keeps it
+	 * frozen while either says so, and slurmstepd is never in it. */
+	if (f->kind != FREEZER_CGROUP2 || pid_cgroup(f, pid, own, sizeof(own)) < 0)
+		return 0;
+	if (strncmp(own, t->cg, n) || strncmp(own + n, "/user/", 6))
+		return 0;
+	return xstrcpy(t->cg, sizeof(t->cg), own) < 0 ? -1 : 1;
+}
+
+/* 1 if /proc/PID/status says SIGKILL is pending (SigPnd or ShdPnd). */
+static int pid_kill_pending(pid_t pid)
+{
+	char p[64], buf[4096], *l;
+	unsigned long long v;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	if (file_read(p, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if ((!strncmp(l, "SigPnd:", 7) || !strncmp(l, "ShdPnd:", 7)) &&
+		    sscanf(l + 7, "%llx", &v) == 1 && (v >> (SIGKILL - 1) & 1))
+			return 1;
+	return 0;
+}
+
+int freezer_ext_kill_pending(const struct freezer *f, const struct freezer_target *t)
+{
+	int rc = f->kind == FREEZER_SIGNAL || !t->cg[0] ? -1 : cg_any_pid(t->cg, pid_kill_pending);
+
+	return rc < 0 ? pid_kill_pending(t->root) : rc;
+}
+
+int freezer_ext_let_go(struct freezer *f, struct freezer_target *t)
+{
+	size_t i;
+
+	if (f->kind == FREEZER_SIGNAL) {
+		for (i = 0; t->frozen && i < t->nstopped; i++)
+			kill(t->stopped[i], SIGCONT);
+		return 0;
+	}
+	return cg_write(t->cg, f->kind == FREEZER_CGROUP1 ? "freezer.state" : "cgroup.freeze",
+	                f->kind == FREEZER_CGROUP1 ? "THAWED" : "0");
 }

@@ -68,7 +68,8 @@ const char *freezer_name(const struct freezer *f);
 /*
  * Make t the freezer target of participant id whose root is pid.  cgroup is
  * the cgroup it has of its own ("" for none: krexd makes one and moves pid
- * in).  Refuses (EPERM) a cgroup that holds krexd, slurmd or slurmstepd.
+ * in).  Refuses (EPERM) a cgroup that holds krexd, slurmd or slurmstepd,
+ * itself or anywhere below it (a v2 Slurm step keeps slurmstepd in slurm/).
  */
 int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
                   const char *cgroup);
@@ -123,6 +124,56 @@ int freezer_undo_line(const char *line);
 
 /* Thaw and remove every p* cgroup a previous krexd left under its subtree. */
 int freezer_cleanup(struct freezer *f);
+
+/*
+ * ---- someone else's suspend ----
+ * Slurm suspends a job (scontrol suspend, PreemptMode=SUSPEND, gang
+ * scheduling) in the same places krexd freezes it: proctrack/cgroup with
+ * cgroup v1 writes the step's freezer.state (the participant's cgroup),
+ * cgroup v2 writes step_M/user/cgroup.freeze, proctrack/linuxproc sends
+ * SIGSTOP/SIGCONT.  These tell krexd what the other did; part.c composes.
+ */
+enum { FREEZER_EXT_NONE = 0, FREEZER_EXT_STOPPED = 1, FREEZER_EXT_FROZEN = 2 };
+
+/*
+ * Is t suspended by someone other than krexd now?  FROZEN: its cgroup is
+ * frozen by another writer (v1: freezer.state while krexd holds no freeze,
+ * or a frozen parent; v2: an ancestor's or, krexd holding none, its own
+ * cgroup.freeze); STOPPED: its root or one of pids is stopped (state T) and
+ * not by krexd.  NONE otherwise.
+ */
+int freezer_ext_state(const struct freezer *f, const struct freezer_target *t, const pid_t *pids,
+                      size_t n);
+
+/* The file to watch (inotify IN_MODIFY) for another's freeze or thaw of t: 0, or -1 (signals). */
+int freezer_ext_watch_path(const struct freezer *f, const struct freezer_target *t, char *out,
+                           size_t len);
+
+/* 1 when krexd's freeze of t is in the one file another writes too (v1, a cgroup krexd did not make). */
+int freezer_ext_shared(const struct freezer *f, const struct freezer_target *t);
+
+/* 1 when krexd holds t frozen but its own freeze file says thawed (another thawed it). */
+int freezer_ext_thawed_under(const struct freezer *f, const struct freezer_target *t);
+
+/* krexd lets go of t while another keeps it suspended: drop the state line, leave it frozen. */
+void freezer_ext_handover(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop,
+                          void *ctx);
+
+/*
+ * 1 if a process of t has SIGKILL pending: Slurm kills a step (scancel, a
+ * time limit) by thawing it and then sending SIGKILL, and a task frozen
+ * with SIGKILL pending does not die (cgroup v1).
+ */
+int freezer_ext_kill_pending(const struct freezer *f, const struct freezer_target *t);
+
+/* Thaw t now and leave it so; t stays marked frozen (its state line and undo stay for the thaw). */
+int freezer_ext_let_go(struct freezer *f, struct freezer_target *t);
+
+/*
+ * cgroup v2: when pid's own cgroup lies below t->cg/user/ (a Slurm step's
+ * step_M/user/task_N under step_M), make that t's cgroup.  1 if changed.
+ */
+int freezer_v2_task_level(const struct freezer *f, struct freezer_target *t, pid_t pid);
 
 /* ---- parsers (unit-tested) ---- */
 

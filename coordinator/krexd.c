@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -297,6 +298,13 @@ static void setup(struct krexd *k)
 	epoll_add(k, k->lfd, &k->ep_listen, EP_LISTEN);
 	epoll_add(k, k->sigfd, &k->ep_signal, EP_SIGNAL);
 	epoll_add(k, k->tfd, &k->ep_timer, EP_TIMER);
+	/* Writes to the participants' freezer files: someone else's suspend (part.c). */
+	k->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (k->ifd < 0)
+		log_warn("inotify: %s (a suspend by Slurm is seen at region entry only)",
+		         strerror(errno));
+	else
+		epoll_add(k, k->ifd, &k->ep_inotify, EP_INOTIFY);
 	k->start_ns = time_now_ns();
 }
 
@@ -340,12 +348,13 @@ static void on_signal(struct krexd *k)
 /* Arm the timer for the earliest deadline of anything. */
 static void timer_arm(struct krexd *k)
 {
-	uint64_t d[4] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns, 0};
+	uint64_t d[4] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
+	                 k->ext_kill_check_ns};
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	uint64_t best = 0;
 	int i;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		if (d[i] && (!best || d[i] < best))
 			best = d[i];
 	if (best) {
@@ -380,6 +389,9 @@ static void loop_dispatch(struct krexd *k, struct epoll_event *ev, int n)
 		case EP_PIDFD:
 			part_end(k, it->ptr, "root pid exited");
 			break;
+		case EP_INOTIFY:
+			part_ext_events(k);
+			break;
 		}
 	}
 }
@@ -399,10 +411,14 @@ static void loop(struct krexd *k)
 		}
 		k->turn++;
 		loop_dispatch(k, ev, n > 0 ? n : 0);
+		/* Writes by others that krexd's own writes read off the inotify fd
+		 * this turn (part.c): looked at now, not at the next event. */
+		part_ext_events(k);
 		now = time_now_ns();
 		region_tick(k, now);
 		conn_tick(k, now);
 		part_check_proc(k, now);
+		part_ext_kill_check(k, now);
 		if (k->resched) {
 			/* Take in what is readable already before deciding the next grant. */
 			n = epoll_wait(k->epfd, ev, 64, 0);

@@ -28,7 +28,7 @@
  */
 #define KREXD_FAIR_GRACE_NS (2 * 1000 * 1000ULL)
 
-enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD };
+enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD, EP_INOTIFY };
 
 struct ep_item {
 	int kind;
@@ -54,6 +54,15 @@ struct part {
 	int gated;             /* regions it is a sibling of */
 	unsigned members;      /* connections with a drain thread */
 	unsigned conns;
+	/* Someone else's suspend (Slurm's scontrol suspend, a SIGSTOP): part.c
+	 * "someone else's suspend", doc/architecture.md. */
+	int ext;               /* FREEZER_EXT_* as krexd last saw it */
+	uint64_t ext_since_ns; /* since when krexd has seen it so; 0 when not */
+	uint64_t quiet_mask; /* GPU slots on which it queued nothing since an acknowledged drain */
+	int ext_wd;          /* inotify watch on its freezer file, -1 none */
+	int ext_dirty;       /* that file was written: look again */
+	int ext_dying;       /* thawed by another to be killed: krexd does not freeze it again */
+	uint64_t ext_kill_until; /* after krexd froze it again: watch for a SIGKILL until then */
 	struct part *next;
 };
 
@@ -88,7 +97,8 @@ struct krexd {
 	int noverrides;
 	int foreground;
 	int epfd, lfd, sigfd, tfd;
-	struct ep_item ep_listen, ep_signal, ep_timer;
+	int ifd; /* inotify: writes to the participants' freezer files (someone else's suspend) */
+	struct ep_item ep_listen, ep_signal, ep_timer, ep_inotify;
 	struct gatectl gate;
 	struct state st;
 	struct freezer fz;
@@ -103,7 +113,8 @@ struct krexd {
 	uint64_t next_serial;
 	uint64_t start_ns;
 	uint64_t regions_total;
-	uint64_t proc_check_ns; /* next /proc check of participants without a pidfd */
+	uint64_t proc_check_ns;     /* next /proc check of participants without a pidfd */
+	uint64_t ext_kill_check_ns; /* next SIGKILL check of participants frozen again (part.c) */
 	int stopping;
 	uint64_t turn;      /* loop turns, for the fairness tie-break */
 	int resched;        /* something ended or arrived: run region_schedule this turn */
@@ -127,6 +138,14 @@ int part_freeze_start(struct krexd *k, struct part *p);
 /* Drop a freeze reference; the last thaws (0), or keeps the line and retries it (-1). */
 int part_thaw(struct krexd *k, struct part *p);
 void part_check_proc(struct krexd *k, uint64_t now);
+/* The freeze poll of a region (v1 writes FROZEN again while FREEZING). */
+int part_freeze_poll(struct krexd *k, struct part *p);
+/* Someone else's suspend: look at p now (at region entry); FREEZER_EXT_*. */
+int part_ext_check(struct krexd *k, struct part *p, uint64_t now);
+/* The inotify fd is readable, or krexd's own writes left events to sort. */
+void part_ext_events(struct krexd *k);
+/* Participants frozen again after another's thaw: one being killed is let go. */
+void part_ext_kill_check(struct krexd *k, uint64_t now);
 int state_rec(void *ctx, const char *line);
 void state_unrec(void *ctx, const char *line);
 
@@ -141,6 +160,10 @@ void region_tick(struct krexd *k, uint64_t now);
 uint64_t region_next_deadline(struct krexd *k);
 void region_schedule(struct krexd *k);
 void region_stop_all(struct krexd *k);
+/* Someone else suspended p (during a drain: its acks are not awaited) or thawed it while a region holds it. */
+void region_ext_suspended(struct krexd *k, struct part *p);
+enum { REGION_EXT_LEFT_THAWED = 0, REGION_EXT_FROZEN_AGAIN, REGION_EXT_KILLED };
+void region_ext_resumed(struct krexd *k, struct part *p, int how);
 int region_status(struct krexd *k, struct proto_status_reply *s);
 
 /* ---- conn.c ---- */

@@ -34,6 +34,7 @@ struct sib {
 	int started;   /* the freeze was started (early, or in the batch) */
 	int frozen;    /* the kernel said frozen */
 	int freeze_err;
+	int ext; /* suspended (by another, or by KREX for another region): no ack awaited */
 };
 
 struct region {
@@ -168,6 +169,52 @@ static void gate_line(char *buf, size_t len, unsigned slot, uint32_t owner)
 	snprintf(buf, len, "gate %u %u", slot, owner);
 }
 
+static void region_note(struct region *r, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/*
+ * A sibling suspended at entry (Slurm's scontrol suspend, a SIGSTOP, or a
+ * freeze by KREX for another region) cannot acknowledge a drain: no ack is
+ * awaited from it.  Its GPU work is accounted for instead: none when it has
+ * not run since it acknowledged a drain with these GPUs' gates closed
+ * (quiet_mask); when its freezer file has been watched frozen for at least
+ * drain_timeout, the work it queued before had the time a drain gets (the
+ * gate's bounded queue holds about queue_time of it); otherwise the
+ * certificate names it and the outcome is degraded.
+ */
+static void sib_ext_entry(struct krexd *k, struct region *r, struct sib *s, uint64_t now)
+{
+	struct part *p = part_find_id(k, s->part);
+	uint64_t since;
+	int ext;
+
+	if (!p)
+		return;
+	ext = part_ext_check(k, p, now);
+	if (!ext && p->freeze_refs == 0)
+		return; /* runs: drained as usual */
+	s->ext = 1;
+	if (!(r->rq.mask & p->mask & ~p->quiet_mask))
+		return; /* nothing queued on these GPUs since an acknowledged drain */
+	since = p->ext_since_ns ? now - p->ext_since_ns : 0;
+	if (ext == FREEZER_EXT_FROZEN && p->ext_wd >= 0 && p->ext_since_ns &&
+	    since >= k->cfg.drain_timeout_ns) {
+		log_debug(
+		        "region %llu: participant %u suspended by another for %llu ms: its queued GPU work had drain_timeout to finish",
+		        (unsigned long long)r->rq.id, p->id,
+		        (unsigned long long)(since / NS_PER_MS));
+		return;
+	}
+	region_note(
+	        r,
+	        "participant %u was suspended at entry (%s, %llu ms): the GPU work it queued before was not drained",
+	        p->id,
+	        ext == FREEZER_EXT_FROZEN    ? "its cgroup frozen by another: Slurm's suspend?"
+	        : ext == FREEZER_EXT_STOPPED ? "stopped by a signal: Slurm's suspend?"
+	                                     : "frozen by KREX for another region",
+	        (unsigned long long)(since / NS_PER_MS));
+}
+
 /* Close the region's gates and ask every sibling member to drain. */
 static void region_close(struct krexd *k, struct region *r, uint64_t now)
 {
@@ -201,9 +248,11 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 			gatectl_close_slot(&k->gate, i, r->owner, r->rq.id);
 	r->close_gen = gatectl_bump(&k->gate);
 	for (i = 0; i < r->nsibs; i++)
+		sib_ext_entry(k, r, &r->sibs[i], now);
+	for (i = 0; i < r->nsibs; i++)
 		for (c = k->conns; c; c = c->next)
-			if (!c->dead && c->gate && c->part && c->part->id == r->sibs[i].part &&
-			    pending_add(r, c->serial) == 0) {
+			if (!r->sibs[i].ext && !c->dead && c->gate && c->part &&
+			    c->part->id == r->sibs[i].part && pending_add(r, c->serial) == 0) {
 				r->sibs[i].gate = 1;
 				r->sibs[i].pending++;
 			}
@@ -343,10 +392,13 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 		if (!s->ref || s->frozen)
 			continue;
 		p = part_find_id(k, s->part);
-		rc = p ? freezer_poll(&k->fz, &p->ft) : 1;
-		if (rc == 1)
+		rc = p ? part_freeze_poll(k, p) : 1;
+		if (rc == 1) {
 			s->frozen = 1;
-		else if (rc < 0) {
+			/* drained with these gates closed, frozen since: nothing queued */
+			if (p && s->gate && !s->ext && !s->pending && !s->drain_err)
+				p->quiet_mask |= r->rq.mask;
+		} else if (rc < 0) {
 			s->freeze_err = 1;
 			s->ref = 0;
 			if (p)
@@ -447,7 +499,7 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 		struct sib *s = &r->sibs[i];
 		if (s->pending)
 			r->cert.late++;
-		else if (s->gate && !s->drain_err)
+		else if (s->gate && !s->drain_err && !s->ext)
 			r->cert.drained++;
 		if (s->drain_err)
 			region_note(r, "participant %u: drain failed", s->part);
@@ -1321,4 +1373,65 @@ int region_status(struct krexd *k, struct proto_status_reply *s)
 		gpu_list(k, r->rq.mask, o->gpus, sizeof(o->gpus));
 	}
 	return 0;
+}
+
+/* ---- someone else's suspend (part.c) ---- */
+
+/* Drop the acks p's members owe r. */
+static void sib_ext_drop_pending(struct krexd *k, struct region *r, struct sib *s, struct part *p)
+{
+	struct conn *c;
+
+	for (c = k->conns; c; c = c->next)
+		if (c->part == p && pending_take(r, c->serial) && s->pending > 0)
+			s->pending--;
+	s->pending = 0;
+}
+
+void region_ext_suspended(struct krexd *k, struct part *p)
+{
+	struct region *r, *next;
+	struct sib *s;
+
+	for (r = regions; r; r = next) {
+		next = r->next;
+		if (r->phase != PH_DRAIN || !(s = sib_find(r, p->id)) || !s->pending)
+			continue;
+		/* Suspended while it drains: its ack cannot come. */
+		s->ext = 1;
+		sib_ext_drop_pending(k, r, s, p);
+		region_note(
+		        r,
+		        "participant %u was suspended by another during the drain: the GPU work it queued was not drained",
+		        p->id);
+		if (!r->npending)
+			region_freeze(k, r, time_now_ns());
+	}
+}
+
+void region_ext_resumed(struct krexd *k, struct part *p, int how)
+{
+	struct region *r;
+	struct sib *s;
+
+	(void)k;
+	for (r = regions; r; r = r->next) {
+		if (r->phase == PH_QUEUED || !(s = sib_find(r, p->id)) || !s->ref)
+			continue;
+		if (how == REGION_EXT_FROZEN_AGAIN)
+			region_note(
+			        r,
+			        "participant %u was resumed by another during the region and ran until krexd froze it again",
+			        p->id);
+		else if (how == REGION_EXT_KILLED)
+			region_note(
+			        r,
+			        "participant %u was killed during the region (SIGKILL pending): krexd thawed it so that it can exit",
+			        p->id);
+		else
+			region_note(
+			        r,
+			        "participant %u was thawed by another during the region (Slurm's kill?) and left to run",
+			        p->id);
+	}
 }

@@ -100,12 +100,27 @@ static void pid_cgroup(pid_t pid, char *out, size_t len)
  * task may reach task_init_privileged first (seen on 22.05).  When the
  * parent is in a job_ cgroup we poll, bounded, until we are in the step's.
  */
+/* 1 if path is a cgroup v2 step's slurm/ (slurmstepd's own, .../step_M/slurm). */
+static int in_stepd_own(const char *path)
+{
+	const char *step = strstr(path, "/step_"), *next = step ? strchr(step + 1, '/') : NULL;
+
+	return next && !strncmp(next, "/slurm", 6) && (next[6] == '\0' || next[6] == '/');
+}
+
 static void stepd_cgroup(char *out, size_t len)
 {
 	uint64_t deadline = time_deadline_ms(STEP_CGROUP_WAIT_MS);
 	char parent[1024], *step, *end;
 
 	pid_cgroup(getpid(), out, len);
+	/* cgroup v2: a task still in slurmstepd's step_M/slurm moves to
+	 * step_M/user/task_N; krexd refuses a step with slurmstepd below the
+	 * task (it would freeze it), so wait for the move, bounded. */
+	while (in_stepd_own(out) && time_left_ms(deadline) > 0) {
+		usleep(2000);
+		pid_cgroup(getpid(), out, len);
+	}
 	if (!strstr(out, "/step_")) {
 		pid_cgroup(getppid(), parent, sizeof(parent));
 		while (strstr(parent, "/job_") && !strstr(out, "/step_") &&

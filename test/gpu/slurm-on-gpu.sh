@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# slurm-on-gpu.sh BUILDDIR - the README's main job (scripts/demo.sh) on the GPU
-# machine, which has no apt: Debian 12's Slurm and munge binaries are carried
-# in .gpu/slurm-bin.tar.gz (unpacked by scripts/gpu-build.sh) and a munge
-# user and key are made here.  Run as root from the source tree's root.
+# slurm-on-gpu.sh BUILDDIR [suspend-v2] - the README's main job
+# (scripts/demo.sh) on the GPU machine, which has no apt: Debian 12's Slurm
+# and munge binaries are carried in .gpu/slurm-bin.tar.gz (unpacked by
+# scripts/gpu-build.sh) and a munge user and key are made here.  Run as root
+# from the source tree's root.  With suspend-v2, instead: the Slurm tier's
+# scontrol suspend/resume checks with Slurm's cgroup/v2 plugin (that machine
+# is cgroup v2; the CPU test host's hybrid v1+v2 is refused by slurmd).
 set -u
-B=${1:?usage: slurm-on-gpu.sh BUILDDIR}
+B=${1:?usage: slurm-on-gpu.sh BUILDDIR [suspend-v2]}
 export PATH=$PATH:/usr/sbin:/sbin
 id munge >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin munge
 install -d -o munge -g munge -m 0700 /etc/munge
@@ -19,4 +22,9 @@ for b in slurmctld slurmd srun munged; do command -v $b >/dev/null || { echo "SK
 # the test doubles and workloads the demo uses are check programs
 make -C "$B/test/mock" -j"$(nproc)" check >/dev/null 2>&1
 make -C "$B/test/workloads" -j"$(nproc)" check >/dev/null 2>&1
+if [ "${2:-}" = suspend-v2 ]; then
+	make -C "$B/test/integration" -j"$(nproc)" krex-testclient >/dev/null 2>&1
+	KC_CGROUP=v2 top_srcdir=$PWD top_builddir=$B timeout 300 bash test/slurm/suspend-cgroup.sh
+	exit
+fi
 KREX_NO_INSTALL=1 KREX_BUILDDIR=$B timeout 300 bash scripts/demo.sh

@@ -4,7 +4,8 @@
  * and benchmark (libregion and the krex CLI are separate work).
  *
  *	krex-testclient [-s SOCKET] participant [--gpus g,..] [--counter FILE]
- *	                [--ack-drains | --gate-noack] [--label L]
+ *	                [--ack-drains | --gate-noack] [--label L] [--enter DIR]
+ *	                [--cgroup CG]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--count C]
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	krex-testclient [-s SOCKET] status | release ID | as-pid PID [CGROUP]
@@ -95,6 +96,8 @@ static void gpus_set(struct proto_gpus *g, const char *list)
 	}
 }
 
+static const char *reg_cgroup; /* participant --cgroup: the cgroup it names (root) */
+
 static int do_register(int fd, const char *gpus, uint32_t flags, pid_t pid, const char *label,
                        struct proto_registered *out)
 {
@@ -102,6 +105,8 @@ static int do_register(int fd, const char *gpus, uint32_t flags, pid_t pid, cons
 	uint16_t t;
 
 	memset(&req, 0, sizeof(req));
+	if (reg_cgroup)
+		snprintf(req.reg.cgroup, sizeof(req.reg.cgroup), "%s", reg_cgroup);
 	req.reg.pid = (uint32_t)pid;
 	req.reg.flags = flags;
 	snprintf(req.reg.label, sizeof(req.reg.label), "%s", label ? label : "testclient");
@@ -173,7 +178,7 @@ static void counter_write(int fd, unsigned long long n)
 
 static int cmd_participant(int argc, char **argv)
 {
-	const char *gpus = NULL, *counter = NULL, *label = NULL;
+	const char *gpus = NULL, *counter = NULL, *label = NULL, *enter = NULL;
 	int ack = 0, gate_noack = 0, fd, cfd = -1, i, rc;
 	static struct drainer d;
 	unsigned long long n = 0;
@@ -191,8 +196,22 @@ static int cmd_participant(int argc, char **argv)
 			ack = 1;
 		else if (!strcmp(argv[i], "--gate-noack"))
 			gate_noack = 1;
+		else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc)
+			reg_cgroup = argv[++i]; /* named in the registration (root) */
+		else if (!strcmp(argv[i], "--enter") && i + 1 < argc)
+			enter = argv[++i]; /* a cgroup krexd did not make (a Slurm step's) */
 		else
 			return 2;
+	}
+	if (enter) {
+		char path[600];
+		FILE *f;
+		snprintf(path, sizeof(path), "%s/cgroup.procs", enter);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+			fprintf(stderr, "cannot enter %s: %s\n", enter, strerror(errno));
+			return 2;
+		}
 	}
 	fd = xconnect();
 	rc = do_register(fd, gpus, ack || gate_noack ? PROTO_REG_GATE : 0, 0, label, &d.reg);

@@ -137,7 +137,10 @@ _kc_conf() {
 		echo "GresTypes=gpu,shard"
 		echo "KillWait=2"
 		echo "InactiveLimit=0"
-		if [ "$mode" = cgroup ]; then
+		if [ "$mode" = cgroup ] && [ "${KC_CGROUP:-v1}" = v2 ]; then
+			echo "ProctrackType=proctrack/cgroup"
+			echo "TaskPlugin=${KC_TASKPLUGIN:-task/cgroup,task/affinity}"
+		elif [ "$mode" = cgroup ]; then
 			echo "ProctrackType=proctrack/cgroup"
 			echo "TaskPlugin=task/cgroup,task/affinity"
 		else
@@ -172,8 +175,16 @@ _kc_conf() {
 			echo "NodeName=$2 Name=shard Count=8 File=$KC_GPU1"
 		fi
 	} >"$KC_DIR/gres.conf"
-	printf 'CgroupPlugin=cgroup/v1\nConstrainCores=yes\nConstrainDevices=yes\n' \
-		>"$KC_DIR/cgroup.conf"
+	if [ "${KC_CGROUP:-v1}" = v2 ]; then
+		# Slurm's cgroup/v2 plugin without systemd (slurmd makes its own
+		# tree); KC_CGROUP_MNT: a cgroup2 mount elsewhere than /sys/fs/cgroup
+		printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\nCgroupAutomount=yes\n%s' \
+			"${KC_CGROUP_MNT:+CgroupMountpoint=$KC_CGROUP_MNT
+}" >"$KC_DIR/cgroup.conf"
+	else
+		printf 'CgroupPlugin=cgroup/v1\nConstrainCores=yes\nConstrainDevices=yes\n' \
+			>"$KC_DIR/cgroup.conf"
+	fi
 }
 
 # All nodes idle (or mixed/allocated: up) in sinfo.

@@ -4,14 +4,176 @@
  * cgroup.events (v2), /proc/PID/stat, /proc/PID/cgroup, /proc/self/mountinfo.
  * The cgroup v2 backend is also run by the integration tests where a
  * cgroup2 mount has cgroup.freeze.
+ *
+ * And someone else's suspend (freezer_ext_*) against a fake cgroup tree in
+ * a temp dir: a Slurm cgroup/v2 step (job/step/user/task_0, Slurm writing
+ * user/cgroup.freeze) and a v1 freezer cgroup, and a child stopped with
+ * SIGSTOP.  The real kernel's v1 and v2 freezers: krexd-suspend.sh.
  */
 #include "config.h"
 
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "freezer.h"
 #include "tap.h"
+
+static void put(const char *dir, const char *file, const char *text)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* freezer_ext_state() of the fake f and t, with no member pids */
+#define EXT_IS(want, what) ok(freezer_ext_state(&f, &t, NULL, 0) == (want), what)
+
+static char dropped[600];
+
+static void drop(void *ctx, const char *line)
+{
+	(void)ctx;
+	snprintf(dropped, sizeof(dropped), "%s", line);
+}
+
+/* A fake freezer of kind rooted at a new temp dir (root: its template). */
+static int fake_freezer(char *root, int kind, struct freezer *f, struct freezer_target *t)
+{
+	if (!mkdtemp(root)) {
+		ok(0, "mkdtemp");
+		return -1;
+	}
+	memset(f, 0, sizeof(*f));
+	memset(t, 0, sizeof(*t));
+	f->kind = kind;
+	snprintf(f->root, sizeof(f->root), "%s", root);
+	return 0;
+}
+
+static void ext_v2(void)
+{
+	char root[] = "/tmp/krex-fzt.XXXXXX", d[600], user[600];
+	struct freezer f;
+	struct freezer_target t;
+
+	if (fake_freezer(root, FREEZER_CGROUP2, &f, &t) < 0)
+		return;
+	snprintf(d, sizeof(d), "%s/job", root);
+	mkdir(d, 0755);
+	put(d, "cgroup.freeze", "0\n");
+	snprintf(d, sizeof(d), "%s/job/step", root);
+	mkdir(d, 0755);
+	put(d, "cgroup.freeze", "0\n");
+	snprintf(user, sizeof(user), "%s/job/step/user", root);
+	mkdir(user, 0755);
+	put(user, "cgroup.freeze", "0\n");
+	snprintf(t.cg, sizeof(t.cg), "%s/job/step/user/task_0", root);
+	mkdir(t.cg, 0755);
+	put(t.cg, "cgroup.freeze", "0\n");
+	put(t.cg, "cgroup.events", "populated 1\nfrozen 0\n");
+	EXT_IS(FREEZER_EXT_NONE, "v2: nobody froze it");
+	put(user, "cgroup.freeze", "1\n");
+	EXT_IS(FREEZER_EXT_FROZEN, "v2: Slurm froze step/user: suspended by another");
+	t.frozen = 1;
+	EXT_IS(FREEZER_EXT_FROZEN, "v2: ... also while krexd holds task_0 frozen");
+	put(user, "cgroup.freeze", "0\n");
+	put(t.cg, "cgroup.freeze", "1\n");
+	EXT_IS(FREEZER_EXT_NONE, "v2: krexd's own freeze of task_0 is not another's");
+	t.frozen = 0;
+	EXT_IS(FREEZER_EXT_FROZEN, "v2: task_0 frozen while krexd holds none: another's");
+	put(t.cg, "cgroup.freeze", "0\n");
+	put(t.cg, "cgroup.events", "populated 1\nfrozen 1\n");
+	EXT_IS(FREEZER_EXT_FROZEN, "v2: cgroup.events frozen 1 while krexd holds none: another's");
+	t.frozen = 1;
+	ok(freezer_ext_thawed_under(&f, &t) == 1,
+	   "v2: krexd holds it but its cgroup.freeze reads 0: thawed by another");
+	put(t.cg, "cgroup.freeze", "1\n");
+	ok(freezer_ext_thawed_under(&f, &t) == 0, "v2: ... not while it reads 1");
+	ok(!freezer_ext_shared(&f, &t), "v2: krexd's level is its own (nothing to hand over)");
+	snprintf(d, sizeof(d), "rm -rf '%s'", root);
+	(void)!system(d);
+}
+
+static void ext_v1(void)
+{
+	char root[] = "/tmp/krex-fzt.XXXXXX", cmd[600];
+	struct freezer f;
+	struct freezer_target t;
+	char buf[64] = "";
+	FILE *fp;
+
+	if (fake_freezer(root, FREEZER_CGROUP1, &f, &t) < 0)
+		return;
+	snprintf(t.cg, sizeof(t.cg), "%s/step_0", root);
+	mkdir(t.cg, 0755);
+	put(t.cg, "freezer.state", "THAWED\n");
+	put(t.cg, "freezer.parent_freezing", "0\n");
+	EXT_IS(FREEZER_EXT_NONE, "v1: thawed");
+	put(t.cg, "freezer.state", "FROZEN\n");
+	EXT_IS(FREEZER_EXT_FROZEN, "v1: FROZEN while krexd holds none: Slurm's suspend");
+	t.frozen = 1;
+	EXT_IS(FREEZER_EXT_NONE,
+	       "v1: FROZEN while krexd holds it: the file cannot say (the watch does)");
+	put(t.cg, "freezer.parent_freezing", "1\n");
+	EXT_IS(FREEZER_EXT_FROZEN, "v1: a frozen parent is another's freeze");
+	put(t.cg, "freezer.state", "THAWED\n");
+	ok(freezer_ext_thawed_under(&f, &t) == 1, "v1: krexd holds it, THAWED: thawed by another");
+	ok(freezer_ext_shared(&f, &t), "v1: a cgroup krexd did not make is shared with Slurm");
+	put(t.cg, "freezer.state", "FROZEN\n");
+	freezer_ext_handover(&f, &t, drop, NULL);
+	fp = fopen(strcat(strcpy(cmd, t.cg), "/freezer.state"), "r");
+	if (fp) {
+		(void)!fgets(buf, sizeof(buf), fp);
+		fclose(fp);
+	}
+	ok(!t.frozen && !strncmp(buf, "FROZEN", 6) && !strncmp(dropped, "cgroup1 ", 8),
+	   "v1: handover leaves it FROZEN and drops krexd's state line");
+	t.owned = 1;
+	ok(!freezer_ext_shared(&f, &t), "v1: a cgroup krexd made is not shared");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	(void)!system(cmd);
+}
+
+static void ext_stopped(void)
+{
+	struct freezer f;
+	struct freezer_target t;
+	pid_t kid = fork();
+	int st;
+
+	if (kid == 0) {
+		for (;;)
+			pause();
+	}
+	memset(&f, 0, sizeof(f));
+	memset(&t, 0, sizeof(t));
+	f.kind = FREEZER_SIGNAL;
+	ok(freezer_ext_state(&f, &t, &kid, 1) == FREEZER_EXT_NONE, "signal: a running member");
+	kill(kid, SIGSTOP);
+	waitpid(kid, &st, WUNTRACED);
+	ok(freezer_ext_state(&f, &t, &kid, 1) == FREEZER_EXT_STOPPED,
+	   "signal: a member stopped by another (SIGSTOP)");
+	t.frozen = 1;
+	t.stopped = &kid;
+	t.nstopped = 1;
+	ok(freezer_ext_state(&f, &t, &kid, 1) == FREEZER_EXT_NONE,
+	   "signal: ... not one krexd stopped itself");
+	kill(kid, SIGKILL);
+	kill(kid, SIGCONT);
+	waitpid(kid, &st, 0);
+}
 
 int main(void)
 {
@@ -19,7 +181,7 @@ int main(void)
 	pid_t pp = 0;
 	int frozen = -1;
 
-	plan(16);
+	plan(16 + 9 + 8 + 3);
 	ok(freezer_parse_events("populated 1\nfrozen 1\n", &frozen) == 0 && frozen == 1,
 	   "cgroup.events: frozen 1");
 	ok(freezer_parse_events("populated 0\nfrozen 0\n", &frozen) == 0 && frozen == 0,
@@ -64,5 +226,8 @@ int main(void)
 	ok(freezer_parse_mountinfo("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n", NULL, out,
 	                           sizeof(out)) == 0,
 	   "mountinfo: not a cgroup");
+	ext_v2();
+	ext_v1();
+	ext_stopped();
 	return tap_done();
 }
