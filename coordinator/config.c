@@ -12,6 +12,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "proto.h"
 #include "timeutil.h"
 
 void config_defaults(struct krexd_config *c)
@@ -37,10 +38,24 @@ void config_defaults(struct krexd_config *c)
 		snprintf(c->node_name, sizeof(c->node_name), "localhost");
 	c->node_name[sizeof(c->node_name) - 1] = '\0';
 	snprintf(c->cgroup_subtree, sizeof(c->cgroup_subtree), "%s", KREX_CGROUP_SUBTREE);
+	c->gpu_policy = GPU_POLICY_CONFIGURED;
+	c->max_conns_per_uid = KREX_DEFAULT_CONNS_PER_UID;
+	c->max_parts_per_uid = KREX_DEFAULT_PARTS_PER_UID;
+	c->max_queued_per_uid = KREX_DEFAULT_QUEUED_PER_UID;
+	c->max_buffer_per_uid = KREX_DEFAULT_BUFFER_PER_UID;
+	c->conn_buffer = KREX_DEFAULT_CONN_BUFFER;
+	c->region_time_per_uid = 0;
+	c->reserve_fds = KREX_DEFAULT_RESERVE_FDS;
 }
 
 static const char *const freezer_names[] = {"auto", "cgroup2", "cgroup1", "signal"};
 static const char *const isolate_names[] = {"participants", "node", "none"};
+static const char *const gpu_policy_names[] = {"configured", "step", "open"};
+
+const char *config_gpu_policy_name(int p)
+{
+	return p >= 0 && p < 3 ? gpu_policy_names[p] : "?";
+}
 
 const char *config_freezer_name(int kind)
 {
@@ -85,6 +100,16 @@ static int parse_share(const char *v, double *out)
 	if (errno || end == v || *end || !(d > 0.0 && d <= 1.0))
 		return -1;
 	*out = d;
+	return 0;
+}
+
+static int parse_uint(const char *v, uint64_t lo, uint64_t hi, unsigned *out)
+{
+	uint64_t u;
+
+	if (conf_parse_uint(v, lo, hi, &u) < 0)
+		return -1;
+	*out = (unsigned)u;
 	return 0;
 }
 
@@ -146,6 +171,29 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		rc = parse_share(v, &c->max_share);
 	else if (!strcmp(key, "share_window"))
 		rc = parse_dur(v, &c->share_window_ns);
+	else if (!strcmp(key, "gpu_policy"))
+		rc = parse_enum(v, gpu_policy_names, 3, &c->gpu_policy);
+	else if (!strcmp(key, "max_conns_per_uid"))
+		rc = parse_uint(v, 1, KREX_MAX_CONNECTIONS, &c->max_conns_per_uid);
+	else if (!strcmp(key, "max_parts_per_uid"))
+		rc = parse_uint(v, 1, KREX_MAX_PARTICIPANTS, &c->max_parts_per_uid);
+	else if (!strcmp(key, "max_queued_per_uid"))
+		rc = parse_uint(v, 1, KREX_MAX_PARTICIPANTS, &c->max_queued_per_uid);
+	else if (!strcmp(key, "max_buffer_per_uid")) {
+		/* at least one whole frame and one whole reply */
+		rc = conf_parse_uint(v, 2 * (PROTO_MAX_PAYLOAD + PROTO_HDR_LEN), 1ULL << 32, &u);
+		c->max_buffer_per_uid = rc ? c->max_buffer_per_uid : u;
+	} else if (!strcmp(key, "conn_buffer")) {
+		rc = conf_parse_uint(v, PROTO_MAX_PAYLOAD + PROTO_HDR_LEN, 1ULL << 30, &u);
+		c->conn_buffer = rc ? c->conn_buffer : u;
+	} else if (!strcmp(key, "region_time_per_uid")) {
+		/* 0 = no cap, else 1 ms .. 60 s of region time per minute */
+		rc = time_parse_duration(v, NS_PER_MS, &ns);
+		if (rc == 0 && ns > 60 * NS_PER_S)
+			rc = -1;
+		c->region_time_per_uid = rc ? c->region_time_per_uid : ns;
+	} else if (!strcmp(key, "reserve_fds"))
+		rc = parse_uint(v, 16, 65536, &c->reserve_fds);
 	else if (!strcmp(key, "log_level")) {
 		lvl = log_parse_level(v);
 		rc = lvl < 0 ? -1 : 0;

@@ -35,7 +35,18 @@ struct krexd_config {
 	char cgroup_subtree
 	        [128]; /* krexd's cgroups: <root>/<this>/p<ID>; one per krexd on a node */
 	char gpu_pci[KREX_MAX_GPUS][16]; /* gpuN_pci: PCI bus id of the node's GPU N, "" unset */
+	/* ---- limits and policy (doc/security.md) ---- */
+	int gpu_policy;               /* enum gpu_policy: which GPUs a non-root user may name */
+	unsigned max_conns_per_uid;   /* open connections of one uid */
+	unsigned max_parts_per_uid;   /* participants of one uid */
+	unsigned max_queued_per_uid;  /* regions of one uid queued or held */
+	uint64_t max_buffer_per_uid;  /* bytes buffered for one uid (partial frames, replies) */
+	uint64_t conn_buffer;         /* replies queued for one connection before it is dropped */
+	uint64_t region_time_per_uid; /* region time of one uid per minute, 0 = no cap */
+	unsigned reserve_fds;         /* fds kept free for thaws and undos */
 };
+
+enum gpu_policy { GPU_POLICY_CONFIGURED = 0, GPU_POLICY_STEP, GPU_POLICY_OPEN };
 
 /* Every default written out. */
 void config_defaults(struct krexd_config *c);
@@ -61,5 +72,6 @@ int config_apply_live(struct krexd_config *cur, const struct krexd_config *next,
 
 const char *config_freezer_name(int kind);
 const char *config_isolate_name(int mode);
+const char *config_gpu_policy_name(int policy);
 
 #endif /* KREXD_CONFIG_H */

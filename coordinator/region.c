@@ -51,6 +51,7 @@ struct region {
 	size_t nundo;
 	struct krex_certificate cert;
 	uint64_t turn;       /* loop turn it was asked in */
+	uid_t uid;           /* its owner's, for the per-uid limits */
 	struct region *next; /* every region, for ticks and status */
 };
 
@@ -73,7 +74,8 @@ static uint64_t us(uint64_t ns)
 int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_begin *b)
 {
 	struct part *p = c->part;
-	uint64_t mask, qt = k->cfg.queue_timeout_ns;
+	uint64_t mask, qt = k->cfg.queue_timeout_ns, now = time_now_ns(), wait_ns = 0, lease;
+	struct uacct *ua;
 	struct region *r;
 	unsigned i;
 	int s;
@@ -97,6 +99,25 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 	}
 	if (!mask)
 		return conn_error(k, c, seq, KREX_ENOGPU, "participant %u has no GPUs", p->id);
+	ua = uacct_get(k, p->uid);
+	if (!ua)
+		return conn_error(k, c, seq, KREX_ENOMEM, "out of memory");
+	if (p->uid != 0 && ua->queued >= k->cfg.max_queued_per_uid)
+		return conn_error(k, c, seq, KREX_ELIMIT,
+		                  "uid %u has %u regions queued or held (max_queued_per_uid)",
+		                  (unsigned)p->uid, ua->queued);
+	if (uacct_region_allowed(k, ua, now, &wait_ns) < 0)
+		return conn_error(
+		        k, c, seq, KREX_ELIMIT,
+		        "uid %u used its region time for this minute (region_time_per_uid); next in %llu ms",
+		        (unsigned)p->uid, (unsigned long long)(wait_ns / NS_PER_MS));
+	/* a huge max_us saturates to krexd's cap (max_region), never wraps to a tiny lease */
+	lease = b->max_us > UINT64_MAX / NS_PER_US ? 0 : b->max_us * NS_PER_US;
+	if (k->cfg.region_time_per_uid && p->uid != 0) {
+		uint64_t left = k->cfg.region_time_per_uid - ua->win_used_ns;
+		if (!lease || lease > left)
+			lease = left;
+	}
 	if (b->timeout_ms && (uint64_t)b->timeout_ms * NS_PER_MS < qt)
 		qt = (uint64_t)b->timeout_ms * NS_PER_MS;
 	r = calloc(1, sizeof(*r));
@@ -109,12 +130,14 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 	r->conn = c;
 	r->seq = seq;
 	r->owner = p->id;
-	if (rq_submit(&k->rq, &r->rq, b->max_us * NS_PER_US, qt, time_now_ns()) < 0) {
+	if (rq_submit(&k->rq, &r->rq, lease, qt, now) < 0) {
 		free(r);
 		return conn_error(k, c, seq, KREX_EBUSY, "participant %u already has a region",
 		                  p->id);
 	}
 	c->region = r;
+	r->uid = p->uid;
+	ua->queued++;
 	r->next = regions;
 	regions = r;
 	log_debug("region %llu: participant %u queued", (unsigned long long)r->rq.id, p->id);
@@ -718,6 +741,13 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 		for (i = 0; i < r->nsibs; i++)
 			if ((s = part_find_id(k, r->sibs[i].part)) && s->asked)
 				p->end_thawed_askers = 1;
+	}
+	{
+		struct uacct *ua = uacct_get(k, r->uid);
+		if (ua && ua->queued)
+			ua->queued--;
+		if (r->phase == PH_HELD)
+			uacct_region_used(k, r->uid, r->cert.held_us * NS_PER_US, now);
 	}
 	rq_remove(&k->rq, &r->rq, now);
 	region_unlink(r);
