@@ -19,7 +19,6 @@
 #include "log.h"
 #include "timeutil.h"
 
-
 /* ---- GPU table: slot i is gate page slot i ---- */
 
 int gpu_slot(struct krexd *k, const char *name, int add)
@@ -331,9 +330,10 @@ static int part_pin(struct conn *c, pid_t pid, uid_t *uid, char *why, size_t len
 		return -2;
 	}
 	if (pid == c->pid && !conn_peer_alive(c)) {
-		snprintf(why, len,
-		         "pid %d that connected has exited or was replaced (pid reuse); register from a process that holds its own connection",
-		         (int)pid);
+		snprintf(
+		        why, len,
+		        "pid %d that connected has exited or was replaced (pid reuse); register from a process that holds its own connection",
+		        (int)pid);
 		return -2;
 	}
 	fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -394,8 +394,10 @@ static int part_gpus(struct krexd *k, struct conn *c, const struct proto_registe
 		return -1;
 	}
 	if (!*mask) {
-		snprintf(why, len, "uid %u has no GPU it may name (gpu_policy %s: no Slurm step of it is registered)",
-		         (unsigned)c->uid, config_gpu_policy_name(k->cfg.gpu_policy));
+		snprintf(
+		        why, len,
+		        "uid %u has no GPU it may name (gpu_policy %s: no Slurm step of it is registered)",
+		        (unsigned)c->uid, config_gpu_policy_name(k->cfg.gpu_policy));
 		return -1;
 	}
 	return 0;
