@@ -112,7 +112,7 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 		        "uid %u used its region time for this minute (region_time_per_uid); next in %llu ms",
 		        (unsigned)p->uid, (unsigned long long)(wait_ns / NS_PER_MS));
 	/* a huge max_us saturates to krexd's cap (max_region), never wraps to a tiny lease */
-	lease = b->max_us > UINT64_MAX / NS_PER_US ? 0 : b->max_us * NS_PER_US;
+	lease = time_us_to_ns(b->max_us);
 	if (k->cfg.region_time_per_uid && p->uid != 0) {
 		uint64_t left = k->cfg.region_time_per_uid - ua->win_used_ns;
 		if (!lease || lease > left)
