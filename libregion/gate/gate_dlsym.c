@@ -22,6 +22,21 @@
 typedef void *(*dlsym_fn)(void *, const char *);
 static _Atomic(dlsym_fn) real_dlsym;
 
+/*
+ * Until the gate's constructors run, dlsym only forwards to the real one.
+ * A sanitizer runtime (ASan, loaded first) looks up the functions it
+ * intercepts with dlsym(RTLD_NEXT, ...) during its own start-up, before
+ * anything of the gate is initialised and while its interceptors of
+ * dl_iterate_phdr and dlopen are not ready: the RTLD_NEXT walk and the
+ * hook tables must not run then (doc/security.md "Sanitizers").
+ */
+static atomic_int dlsym_ready;
+
+__attribute__((constructor(101))) static void gate_dlsym_ready(void)
+{
+	atomic_store_explicit(&dlsym_ready, 1, memory_order_release);
+}
+
 void *gate_real_dlsym(void *handle, const char *name)
 {
 	/* glibc >= 2.34 moved dlsym into libc as GLIBC_2.34; older ones have
@@ -145,6 +160,8 @@ void *dlsym(void *handle, const char *name)
 {
 	void *p, *wrapper = NULL;
 
+	if (!atomic_load_explicit(&dlsym_ready, memory_order_acquire))
+		return gate_real_dlsym(handle, name);
 	if (handle == RTLD_NEXT) {
 		if (gate_name_hooked(name)) {
 			p = gate_cuda_lookup(name, &wrapper);
