@@ -32,12 +32,15 @@ static _Atomic(dlsym_fn) real_dlsym;
  */
 static atomic_int dlsym_ready;
 
+/* Not instrumented: a sanitizer's start-up runs this before its shadow memory exists. */
+#define GATE_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+
 __attribute__((constructor(101))) static void gate_dlsym_ready(void)
 {
 	atomic_store_explicit(&dlsym_ready, 1, memory_order_release);
 }
 
-void *gate_real_dlsym(void *handle, const char *name)
+GATE_NO_SANITIZE void *gate_real_dlsym(void *handle, const char *name)
 {
 	/* glibc >= 2.34 moved dlsym into libc as GLIBC_2.34; older ones have
 	 * the base version (2.2.5 on x86_64, 2.17 on aarch64). */
@@ -154,14 +157,11 @@ static int gate_name_hooked(const char *name)
 	return (name[0] == 'c' && name[1] == 'u') || strncmp(name, "hip", 3) == 0;
 }
 
-GATE_EXPORT void *dlsym(void *handle, const char *name);
-
-void *dlsym(void *handle, const char *name)
+/* The gate's dlsym, once the gate's constructors ran. */
+static void *dlsym_hooked(void *handle, const char *name, const void *caller)
 {
 	void *p, *wrapper = NULL;
 
-	if (!atomic_load_explicit(&dlsym_ready, memory_order_acquire))
-		return gate_real_dlsym(handle, name);
 	if (handle == RTLD_NEXT) {
 		if (gate_name_hooked(name)) {
 			p = gate_cuda_lookup(name, &wrapper);
@@ -170,7 +170,7 @@ void *dlsym(void *handle, const char *name)
 			if (wrapper)
 				return p ? wrapper : NULL;
 		}
-		return next_lookup(__builtin_return_address(0), name);
+		return next_lookup(caller, name);
 	}
 	p = gate_real_dlsym(handle, name);
 	if (p && gate_name_hooked(name)) {
@@ -178,4 +178,13 @@ void *dlsym(void *handle, const char *name)
 		p = gate_hip_swap(name, p);
 	}
 	return p;
+}
+
+GATE_EXPORT void *dlsym(void *handle, const char *name);
+
+GATE_NO_SANITIZE void *dlsym(void *handle, const char *name)
+{
+	if (!atomic_load_explicit(&dlsym_ready, memory_order_acquire))
+		return gate_real_dlsym(handle, name);
+	return dlsym_hooked(handle, name, __builtin_return_address(0));
 }
