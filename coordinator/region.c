@@ -64,6 +64,19 @@ static void region_telemetry_start(struct krexd *k, struct region *r);
 static void region_grant(struct krexd *k, struct region *r, uint64_t now);
 static void region_finish(struct krexd *k, struct region *r, int why, const char *who);
 
+static void region_note(struct region *r, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* Write the state file; a failure is logged and noted on r's certificate (no record of what
+ * it undoes survives a krexd crash). */
+static void region_state_sync(struct krexd *k, struct region *r, const char *doing)
+{
+	if (state_sync(&k->st) == 0)
+		return;
+	log_error("state file %s: %s (%s anyway)", k->st.path, strerror(errno), doing);
+	region_note(r, "state file not written (%s): %s", doing, strerror(errno));
+}
+
 static uint64_t us(uint64_t ns)
 {
 	return ns / NS_PER_US;
@@ -198,8 +211,7 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 		gate_line(line, sizeof(line), i, r->owner);
 		state_add(&k->st, "%s", line);
 	}
-	if (state_sync(&k->st) < 0) /* written before the gates close, or not at all */
-		log_error("state file %s: %s (closing anyway)", k->st.path, strerror(errno));
+	region_state_sync(k, r, "closing gates"); /* written before the gates close */
 	for (i = 0; i < k->ngpus; i++)
 		if (r->rq.mask >> i & 1)
 			gatectl_close_slot(&k->gate, i, r->owner, r->rq.id);
@@ -317,9 +329,6 @@ void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a
 /* ---- freeze ---- */
 
 static void region_note(struct region *r, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
-
-static void region_note(struct region *r, const char *fmt, ...)
 {
 	size_t off = strlen(r->cert.note);
 	va_list ap;
@@ -416,8 +425,7 @@ static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s)
 	freezer_snapshot(&k->fz);
 	if (!sib_freeze_prepare(k, r, s))
 		return;
-	if (state_sync(&k->st) < 0)
-		log_error("state file %s: %s (freezing anyway)", k->st.path, strerror(errno));
+	region_state_sync(k, r, "freezing");
 	sib_freeze_start(k, r, s);
 }
 
@@ -450,9 +458,7 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 		freezer_snapshot(&k->fz);
 		for (i = 0; i < r->nsibs; i++)
 			sib_freeze_prepare(k, r, &r->sibs[i]);
-		if (state_sync(&k->st) < 0)
-			log_error("state file %s: %s (freezing anyway)", k->st.path,
-			          strerror(errno));
+		region_state_sync(k, r, "freezing");
 	}
 	for (i = 0; i < r->nsibs; i++)
 		sib_freeze_start(k, r, &r->sibs[i]);
