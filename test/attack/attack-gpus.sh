@@ -40,14 +40,15 @@ kt_conf "freezer = signal"
 krexd_start
 names=$(seq -s, -f 'x%g' 0 63)
 KREX_ATTACK_HOLD=2 as_user "$ATTACK" register 1 "$names" >"$KT_DIR/f1.out" 2>&1 &
-KT_PIDS="$KT_PIDS $!"
+filler=$!
+KT_PIDS="$KT_PIDS $filler"
 wait_for 5 grep -qs registered= "$KT_DIR/f1.out"
 ok "a user filled the 64-entry table" grep -qs 'registered=1' "$KT_DIR/f1.out"
 "$CLIENT" participant --gpus fresh0 >"$KT_DIR/full.out" 2>&1 &
 KT_PIDS="$KT_PIDS $!"
 wait_for 3 grep -qs 'error\|registered' "$KT_DIR/full.out"
 ok "while it holds them a new name fails" grep -qs 'GPU table full' "$KT_DIR/full.out"
-wait_for 10 sh -c "! pgrep -f 'krex-attack register 1 x0' >/dev/null"
+wait_for 10 kt_gone "$filler"
 sleep 0.3
 as_user "$ATTACK" register 1 fresh1 >"$KT_DIR/f2.out" 2>&1
 diag "$(tr '\n' ' ' <"$KT_DIR/f2.out")"
