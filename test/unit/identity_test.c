@@ -82,5 +82,7 @@ int main(void)
 	ok(k.uaccts == NULL, "an account that holds nothing is freed");
 	c.ua = uacct_get(&k, 0);
 	ok(uacct_charge(&k, &c, 100000) == 0, "root is counted, never limited");
+	uacct_uncharge(&c, 100000);
+	uacct_gc(&k);
 	return tap_done();
 }
