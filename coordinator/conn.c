@@ -75,6 +75,12 @@ int pid_start_ticks(pid_t pid, uint64_t *ticks, uid_t *uid)
 	return 0;
 }
 
+/* /proc/PID's owner matches the peer's uid; a non-dumpable process's /proc is root's. */
+static int owner_ok(uid_t proc_owner, uid_t peer)
+{
+	return proc_owner == peer || proc_owner == 0;
+}
+
 int conn_peer_alive(struct conn *c)
 {
 	uint64_t t;
@@ -84,7 +90,7 @@ int conn_peer_alive(struct conn *c)
 		return 0; /* the process that connected exited */
 	if (!c->start_ticks || pid_start_ticks(c->pid, &t, &u) < 0)
 		return 0;
-	return t == c->start_ticks && u == c->uid;
+	return t == c->start_ticks && owner_ok(u, c->uid);
 }
 
 /* Take the peer's pidfd and start time at accept: a later pid reuse is seen. */
@@ -93,7 +99,7 @@ static void conn_identity(struct conn *c)
 	uid_t u;
 
 	c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
-	if (pid_start_ticks(c->pid, &c->start_ticks, &u) < 0 || u != c->uid) {
+	if (pid_start_ticks(c->pid, &c->start_ticks, &u) < 0 || !owner_ok(u, c->uid)) {
 		/* gone already, or not the uid that connected (a setuid exec): no identity */
 		c->start_ticks = 0;
 	} else if (c->pidfd >= 0 && syscall(SYS_pidfd_send_signal, c->pidfd, 0, NULL, 0) < 0) {
