@@ -22,6 +22,7 @@ cleanup() { [ "$keep" = 1 ] || rm -rf "$dir"; }
 trap cleanup EXIT
 start=$(date +%s)
 mkdir -p "$dir"
+chmod 755 "$dir" # tests that run as nobody run the built programs
 reports=$dir/sanitizer-reports
 mkdir -p "$reports" && chmod 1777 "$reports" # tests that run as nobody write reports too
 (cd "$src" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$dir" || exit 2
