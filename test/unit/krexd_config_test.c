@@ -40,7 +40,7 @@ int main(void)
 	struct krexd_config c, n;
 	char err[512];
 
-	plan(25);
+	plan(29);
 	config_defaults(&c);
 	ok(!strcmp(c.run_dir, KREX_DEFAULT_RUNDIR), "default run_dir");
 	ok(c.max_region_ns == KREX_DEFAULT_MAX_REGION_MS * NS_PER_MS, "default max_region");
@@ -107,6 +107,28 @@ int main(void)
 	                   "a,this-name-is-longer-than-sixty-three-bytes-which-is-the-gpu-name-limit",
 	                   err, sizeof(err)) < 0,
 	   "gpus list checked (a name over the limit rejected)");
+	config_defaults(&c);
+	ok(c.gpu_policy == GPU_POLICY_CONFIGURED &&
+	           c.max_conns_per_uid == KREX_DEFAULT_CONNS_PER_UID &&
+	           c.max_buffer_per_uid == KREX_DEFAULT_BUFFER_PER_UID &&
+	           c.region_time_per_uid == 0 && c.reserve_fds == KREX_DEFAULT_RESERVE_FDS,
+	   "limit defaults");
+	ok(config_set(&c, "gpu_policy", "step", err, sizeof(err)) == 0 &&
+	           c.gpu_policy == GPU_POLICY_STEP &&
+	           config_set(&c, "gpu_policy", "anyone", err, sizeof(err)) < 0,
+	   "gpu_policy: step taken, an unknown policy rejected");
+	ok(config_set(&c, "max_conns_per_uid", "0", err, sizeof(err)) < 0 &&
+	           config_set(&c, "max_buffer_per_uid", "1000", err, sizeof(err)) < 0 &&
+	           config_set(&c, "conn_buffer", "100", err, sizeof(err)) < 0 &&
+	           config_set(&c, "max_parts_per_uid", "10", err, sizeof(err)) == 0 &&
+	           c.max_parts_per_uid == 10,
+	   "per-uid limits: 0 and sizes under one frame rejected");
+	ok(config_set(&c, "region_time_per_uid", "30s", err, sizeof(err)) == 0 &&
+	           c.region_time_per_uid == 30 * NS_PER_S &&
+	           config_set(&c, "region_time_per_uid", "2m", err, sizeof(err)) < 0 &&
+	           config_set(&c, "region_time_per_uid", "nan", err, sizeof(err)) < 0 &&
+	           c.region_time_per_uid == 30 * NS_PER_S,
+	   "region_time_per_uid: at most a minute, nan rejected");
 
 	config_defaults(&c);
 	n = c;
