@@ -17,12 +17,8 @@ at_setup() {
 	AT_UID=$(id -u "$AT_USER")
 	kt_setup
 	# the unprivileged user must reach the socket and the built programs
-	local d=$top_builddir
-	while [ "$d" != / ]; do
-		[ -x "$d" ] && [ "$(stat -c %A "$d" | cut -c10)" = x ] ||
-			skip_all "$d is not searchable by $AT_USER"
-		d=$(dirname "$d")
-	done
+	as_user test -x "$ATTACK" || skip_all "$ATTACK is not reachable by $AT_USER"
+	as_user test -x "$CLIENT" || skip_all "$CLIENT is not reachable by $AT_USER"
 }
 
 # as_user CMD...: run CMD as the unprivileged user (environment kept).
