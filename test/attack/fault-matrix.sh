@@ -1,8 +1,9 @@
 #!/bin/bash
 # fault-matrix.sh [RUNS] - every fault case RUNS times (default 100) per
 # freezer (FREEZERS, default: cgroup1 and signal where the node has them),
-# and after each run: no test process left stopped, no freezer cgroup left
-# FROZEN, no participant FROZEN or GATED in STATUS, the gate page open.
+# and after each run: no test process left stopped or pinned (on fewer CPUs
+# than the script has), no freezer cgroup left FROZEN, no participant FROZEN
+# or GATED in STATUS, the gate page open.
 # Prints one table line per case and freezer (markdown, for doc/security.md)
 # and exits 1 if anything was left.  Needs root (run from the build tree:
 # top_srcdir/top_builddir default to the tree this script is in).
@@ -24,12 +25,16 @@ kt_conf "gpus = g0" "max_region = 300ms" "drain_timeout = 100ms" "max_conns_per_
 FREEZERS=${FREEZERS:-$(kt_freezers | sed 's/cgroup2//')}
 
 # ---- the checks ----
+ALL_CPUS=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 left=""
 fm_check() {
-	local p st bad=0 d
+	local p st bad=0 d cpus
 	for p in $a $b $FORKER_PIDS $(for f in $FORKER_PIDS; do pgrep -P "$f"; done); do
 		st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)
 		[ "$st" = T ] && { left="$left stopped:$p"; bad=1; }
+		# pinned: the isolation left it on fewer CPUs than it started with
+		cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$p/status" 2>/dev/null)
+		[ -n "$cpus" ] && [ "$cpus" != "$ALL_CPUS" ] && { left="$left pinned:$p:$cpus"; bad=1; }
 	done
 	for d in /sys/fs/cgroup/freezer/$KT_SUB/p*; do
 		[ -f "$d/freezer.state" ] && grep -q FROZEN "$d/freezer.state" && { left="$left frozen:$d"; bad=1; }
