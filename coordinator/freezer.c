@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -576,16 +577,25 @@ static pid_t *signal_pids(const struct freezer_target *t, size_t *n)
 /*
  * A pidfd of pid, checked to be the process of the snapshot: its parent is
  * still ppid after the open (a pid that exited and was reused since has
- * another).  -1 where the kernel has no pidfds; -2 when pid is not that one.
+ * another).  -1 where the kernel has no pidfds or fds run short; -2 when pid
+ * is not that one.
  */
 static int pid_pin(pid_t pid, pid_t ppid)
 {
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct rlimit rl;
 	pid_t pp;
 	char st;
 
 	if (fd < 0)
 		return -1;
+	/* a target of thousands of processes must not eat the fds kept for thaws and
+	 * undos: near the limit, pids are signalled by number as before */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)fd + 2 * KREX_DEFAULT_RESERVE_FDS >= rl.rlim_cur) {
+		close(fd);
+		return -1;
+	}
 	if (proc_stat(pid, &st, &pp) < 0 || (pp != ppid && pp != 1)) {
 		close(fd);
 		return -2;
