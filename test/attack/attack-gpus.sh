@@ -25,6 +25,8 @@ krexd_start
 as_user "$ATTACK" register 1 g1 >"$KT_DIR/s1.out" 2>&1
 ok "step policy, no step of the user registered: refused" grep -qs 'last_error=error 3 ' "$KT_DIR/s1.out"
 kt_bg step setpriv --reuid="$AT_UID" --regid="$(id -g "$AT_USER")" --clear-groups -- sleep 30
+# the step's process must be the user's (setpriv has switched and exec'd) before root names it
+wait_for 5 sh -c "[ \"\$(stat -c %u /proc/$step)\" = $AT_UID ] && grep -qx sleep /proc/$step/comm"
 "$CLIENT" as-pid "$step" >"$KT_DIR/spank.out" 2>&1 # root names g0 for it, as the SPANK plugin does
 as_user "$ATTACK" register 1 g1 >"$KT_DIR/s2.out" 2>&1
 diag "$(tr '\n' ' ' <"$KT_DIR/s2.out")"
