@@ -75,10 +75,14 @@ int pid_start_ticks(pid_t pid, uint64_t *ticks, uid_t *uid)
 	return 0;
 }
 
-/* /proc/PID's owner matches the peer's uid; a non-dumpable process's /proc is root's. */
+/*
+ * /proc/PID's owner matches the peer's uid.  A non-dumpable process's /proc
+ * is root's; a peer that connected as root may have become a user since (the
+ * SPANK plugin's task_init connects before the task drops to the user).
+ */
 static int owner_ok(uid_t proc_owner, uid_t peer)
 {
-	return proc_owner == peer || proc_owner == 0;
+	return proc_owner == peer || proc_owner == 0 || peer == 0;
 }
 
 int conn_peer_alive(struct conn *c)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +28,7 @@ int main(void)
 	uid_t u = 12345;
 	pid_t child;
 
-	plan(14);
+	plan(15);
 	ok(proc_stat_start("1 (a b) c) S 0 1 1 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 4242 9 10",
 	                   &t) == 0 &&
 	           t == 4242,
@@ -68,6 +69,39 @@ int main(void)
 	waitpid(child, NULL, 0);
 	if (c.pidfd >= 0)
 		close(c.pidfd);
+
+	/* connected as root, then dropped to a user (the SPANK plugin's task_init):
+	 * SO_PEERCRED says 0, /proc says the user; the same process all the same */
+	if (geteuid() == 0) {
+		int ready[2];
+		char ch;
+		if (pipe(ready) < 0)
+			return 1;
+		child = fork();
+		if (child == 0) {
+			if (setgid(65534) < 0 || setuid(65534) < 0)
+				_exit(1);
+			prctl(PR_SET_DUMPABLE,
+			      1); /* /proc/PID is the user's again, as slurmstepd makes it */
+			(void)!write(ready[1], "r", 1);
+			pause();
+			_exit(0);
+		}
+		(void)!read(ready[0], &ch, 1);
+		memset(&c, 0, sizeof(c));
+		c.pid = child;
+		c.uid = 0;
+		c.pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+		pid_start_ticks(child, &c.start_ticks, &u);
+		ok(u == 65534 && conn_peer_alive(&c) == 1,
+		   "a peer that connected as root and became a user is still the peer (owner %u)",
+		   (unsigned)u);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		if (c.pidfd >= 0)
+			close(c.pidfd);
+	} else
+		ok(1, "# SKIP needs root");
 
 	/* accounting */
 	memset(&k, 0, sizeof(k));
