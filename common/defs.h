@@ -71,5 +71,12 @@
 #define KREX_MAX_GPU_NAME 63 /* bytes of a node-wide GPU name */
 #define KREX_MAX_PARTICIPANTS 4096
 #define KREX_MAX_CONNECTIONS 8192
+#define KREX_DEFAULT_CONNS_PER_UID 256      /* max_conns_per_uid */
+#define KREX_DEFAULT_PARTS_PER_UID 256      /* max_parts_per_uid */
+#define KREX_DEFAULT_QUEUED_PER_UID 64      /* max_queued_per_uid */
+#define KREX_DEFAULT_BUFFER_PER_UID 8388608 /* max_buffer_per_uid: 8 MiB */
+#define KREX_DEFAULT_CONN_BUFFER 262144     /* conn_buffer: 256 KiB of replies per connection */
+#define KREX_DEFAULT_RESERVE_FDS 256        /* reserve_fds: kept free for thaws and undos */
+#define KREX_NOFILE_WANT 65536 /* RLIMIT_NOFILE krexd raises itself to (hard limit permitting) */
 
 #endif /* KREX_DEFS_H */

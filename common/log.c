@@ -52,6 +52,14 @@ int log_parse_level(const char *s)
 	return -1;
 }
 
+/*
+ * The flood limit, whatever the caller: at most LOG_BURST lines per second;
+ * past it lines are counted, and the next second's first line says how many
+ * were suppressed.  Not thread-safe across threads that log at once (krexd
+ * logs from one thread; a lost count in a library is harmless).
+ */
+#define LOG_BURST 1000
+
 /* A log line is one line: control characters (a newline in a label or a
  * path could forge a line of its own) become '?'. */
 static void log_clean(char *s)
@@ -61,21 +69,49 @@ static void log_clean(char *s)
 			*s = '?';
 }
 
-void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+static void log_emit(enum log_level level, char *buf)
 {
 	static const int prio[] = {LOG_ERR, LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
 	static const char *const tag[] = {"", "error", "warning", "info", "debug"};
-	char buf[1024];
-	int saved = errno;
 
-	if (level == LOG_LVL_NONE || level > log_level)
-		return;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
 	log_clean(buf);
 	if (log_dest == LOG_TO_SYSLOG)
 		syslog(prio[level], "%s", buf);
 	else
 		fprintf(stderr, "%s: %s: %s\n", log_ident, tag[level], buf);
+}
+
+void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+{
+	static uint64_t win_ns;
+	static unsigned in_win, suppressed;
+	uint64_t now;
+	char buf[1024];
+	int saved = errno;
+
+	if (level == LOG_LVL_NONE || level > log_level)
+		return;
+	now = time_now_ns();
+	if (now - win_ns >= NS_PER_S) {
+		win_ns = now;
+		in_win = 0;
+		if (suppressed) {
+			snprintf(
+			        buf, sizeof(buf),
+			        "%u log messages suppressed in the last second (more than %d a second)",
+			        suppressed, LOG_BURST);
+			suppressed = 0;
+			log_emit(LOG_LVL_WARN, buf);
+		}
+	}
+	if (in_win >= LOG_BURST) {
+		suppressed++;
+		errno = saved;
+		return;
+	}
+	in_win++;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_emit(level, buf);
 	errno = saved;
 }
 

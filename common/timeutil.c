@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,6 +44,11 @@ int time_left_ms(uint64_t deadline_ns)
 	return left > 0x7fffffff ? 0x7fffffff : (int)left;
 }
 
+uint64_t time_us_to_ns(uint64_t us)
+{
+	return us > UINT64_MAX / NS_PER_US ? UINT64_MAX : us * NS_PER_US;
+}
+
 int time_parse_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_ns)
 {
 	static const struct {
@@ -64,7 +70,8 @@ int time_parse_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_n
 	}
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || v < 0) {
+	/* !(v >= 0) is also true of NaN; inf and 1e300 fail the range check below */
+	if (errno || end == s || !(v >= 0) || !isfinite(v)) {
 		errno = errno ? errno : EINVAL;
 		return -1;
 	}
@@ -78,7 +85,7 @@ int time_parse_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_n
 		}
 		unit = units[i].ns;
 	}
-	if (v * (double)unit > 1.8e19) {
+	if (!(v * (double)unit < 1.8e19)) {
 		errno = ERANGE;
 		return -1;
 	}

@@ -23,6 +23,9 @@ uint64_t time_deadline_ms(unsigned timeout_ms);
 /* Milliseconds left until deadline_ns, 0 if passed, for poll(). */
 int time_left_ms(uint64_t deadline_ns);
 
+/* us in ns, saturated at UINT64_MAX (a client's max_us never wraps to a tiny lease). */
+uint64_t time_us_to_ns(uint64_t us);
+
 /*
  * Parse a duration: a number with an optional unit (us, ms, s, m, h; no unit
  * means default_unit_ns).  Stores nanoseconds.  Returns 0, or -1 with errno

@@ -14,6 +14,7 @@
 #include "conf.h"
 #include "conf_keys.h"
 #include "log.h"
+#include "proto.h"
 #include "timeutil.h"
 
 void config_defaults(struct krexd_config *c)
@@ -43,11 +44,25 @@ void config_defaults(struct krexd_config *c)
 	c->settle_timeout_ns = KREX_DEFAULT_SETTLE_TIMEOUT_MS * NS_PER_MS;
 	c->clock_tolerance = KREX_DEFAULT_CLOCK_TOLERANCE;
 	c->require_clocks = REQUIRE_CLOCKS_AUTO;
+	c->gpu_policy = GPU_POLICY_CONFIGURED;
+	c->max_conns_per_uid = KREX_DEFAULT_CONNS_PER_UID;
+	c->max_parts_per_uid = KREX_DEFAULT_PARTS_PER_UID;
+	c->max_queued_per_uid = KREX_DEFAULT_QUEUED_PER_UID;
+	c->max_buffer_per_uid = KREX_DEFAULT_BUFFER_PER_UID;
+	c->conn_buffer = KREX_DEFAULT_CONN_BUFFER;
+	c->region_time_per_uid = 0;
+	c->reserve_fds = KREX_DEFAULT_RESERVE_FDS;
 }
 
 /* NULL-ended, for conf_parse_enum(); in the order of the enums. */
 static const char *const settle_names[] = {"wait", "mark", "off", NULL};
 static const char *const require_clocks_names[] = {"auto", "yes", "no", NULL};
+static const char *const gpu_policy_names[] = {"configured", "step", "open", NULL};
+
+const char *config_gpu_policy_name(int p)
+{
+	return p >= 0 && p < 3 ? gpu_policy_names[p] : "?";
+}
 
 const char *config_freezer_name(int kind)
 {
@@ -85,6 +100,16 @@ static int parse_percent(const char *v, double *out)
 	return 0;
 }
 
+static int parse_uint(const char *v, uint64_t lo, uint64_t hi, unsigned *out)
+{
+	uint64_t u;
+
+	if (conf_parse_uint(v, lo, hi, &u) < 0)
+		return -1;
+	*out = (unsigned)u;
+	return 0;
+}
+
 static int set_str(char *dst, size_t len, const char *v)
 {
 	return xstrcpy(dst, len, v);
@@ -95,7 +120,7 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 	char items[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
 	unsigned gi;
 	int rc = -1, lvl, n = 0;
-	uint64_t ns;
+	uint64_t ns, u;
 
 	if (!strcmp(key, "run_dir"))
 		rc = v[0] == '/' ? set_str(c->run_dir, sizeof(c->run_dir), v) : -1;
@@ -153,6 +178,29 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		rc = conf_parse_share(v, &c->max_share);
 	else if (!strcmp(key, "share_window"))
 		rc = conf_parse_duration(v, &c->share_window_ns);
+	else if (!strcmp(key, "gpu_policy"))
+		rc = conf_parse_enum(v, gpu_policy_names, &c->gpu_policy);
+	else if (!strcmp(key, "max_conns_per_uid"))
+		rc = parse_uint(v, 1, KREX_MAX_CONNECTIONS, &c->max_conns_per_uid);
+	else if (!strcmp(key, "max_parts_per_uid"))
+		rc = parse_uint(v, 1, KREX_MAX_PARTICIPANTS, &c->max_parts_per_uid);
+	else if (!strcmp(key, "max_queued_per_uid"))
+		rc = parse_uint(v, 1, KREX_MAX_PARTICIPANTS, &c->max_queued_per_uid);
+	else if (!strcmp(key, "max_buffer_per_uid")) {
+		/* at least one whole frame and one whole reply */
+		rc = conf_parse_uint(v, 2 * (PROTO_MAX_PAYLOAD + PROTO_HDR_LEN), 1ULL << 32, &u);
+		c->max_buffer_per_uid = rc ? c->max_buffer_per_uid : u;
+	} else if (!strcmp(key, "conn_buffer")) {
+		rc = conf_parse_uint(v, PROTO_MAX_PAYLOAD + PROTO_HDR_LEN, 1ULL << 30, &u);
+		c->conn_buffer = rc ? c->conn_buffer : u;
+	} else if (!strcmp(key, "region_time_per_uid")) {
+		/* 0 = no cap, else 1 ms .. 60 s of region time per minute */
+		rc = time_parse_duration(v, NS_PER_MS, &ns);
+		if (rc == 0 && ns > 60 * NS_PER_S)
+			rc = -1;
+		c->region_time_per_uid = rc ? c->region_time_per_uid : ns;
+	} else if (!strcmp(key, "reserve_fds"))
+		rc = parse_uint(v, 16, 65536, &c->reserve_fds);
 	else if (!strcmp(key, "log_level")) {
 		lvl = log_parse_level(v);
 		rc = lvl < 0 ? -1 : 0;

@@ -10,8 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -20,24 +24,206 @@
 #include "log.h"
 #include "timeutil.h"
 
-/* A reply that cannot be written at once (the client does not read) waits this long at most. */
-#define CONN_WRITE_MS 100
+/* How long the listener rests after accept() failed (EMFILE, ENFILE, ENOMEM...). */
+#define ACCEPT_BACKOFF_NS (100 * NS_PER_MS)
+/* Messages of one connection handled in one loop turn. */
+#define CONN_MSGS_PER_TURN 8
+/* Output buffers larger than this are freed once empty. */
+#define OUT_KEEP 4096
+
+/* ---- identity ---- */
+
+int proc_stat_start(const char *text, uint64_t *ticks)
+{
+	const char *p = strrchr(text, ')');
+	unsigned long long v;
+	int field;
+
+	if (!p)
+		return -1;
+	/* each space after "comm)" starts the next field: 3 (state) ... 22 (starttime) */
+	for (field = 2; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -1;
+	}
+	if (sscanf(p + 1, "%llu", &v) != 1)
+		return -1;
+	*ticks = v;
+	return 0;
+}
+
+int pid_start_ticks(pid_t pid, uint64_t *ticks, uid_t *uid)
+{
+	char path[64], buf[1024], st;
+	struct stat sb;
+	pid_t pp;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	n = file_read(path, buf, sizeof(buf));
+	if (n <= 0 || proc_stat_start(buf, ticks) < 0 || freezer_parse_stat(buf, &st, &pp) < 0 ||
+	    st == 'Z' || st == 'X') {
+		errno = ESRCH;
+		return -1;
+	}
+	if (uid) {
+		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+		if (stat(path, &sb) < 0)
+			return -1;
+		*uid = sb.st_uid;
+	}
+	return 0;
+}
+
+/*
+ * /proc/PID's owner matches the peer's uid.  A non-dumpable process's /proc
+ * is root's; a peer that connected as root may have become a user since (the
+ * SPANK plugin's task_init connects before the task drops to the user).
+ */
+static int owner_ok(uid_t proc_owner, uid_t peer)
+{
+	return proc_owner == peer || proc_owner == 0 || peer == 0;
+}
+
+int conn_peer_alive(struct conn *c)
+{
+	uint64_t t;
+	uid_t u;
+
+	if (c->pidfd >= 0 && syscall(SYS_pidfd_send_signal, c->pidfd, 0, NULL, 0) < 0)
+		return 0; /* the process that connected exited */
+	if (!c->start_ticks || pid_start_ticks(c->pid, &t, &u) < 0)
+		return 0;
+	return t == c->start_ticks && owner_ok(u, c->uid);
+}
+
+/* Take the peer's pidfd and start time at accept: a later pid reuse is seen. */
+static void conn_identity(struct conn *c)
+{
+	uid_t u;
+
+	c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	if (pid_start_ticks(c->pid, &c->start_ticks, &u) < 0 || !owner_ok(u, c->uid)) {
+		/* gone already, or not the uid that connected (a setuid exec): no identity */
+		c->start_ticks = 0;
+	} else if (c->pidfd >= 0 && syscall(SYS_pidfd_send_signal, c->pidfd, 0, NULL, 0) < 0) {
+		c->start_ticks = 0; /* exited between the two: the ticks may be another's */
+	}
+}
+
+/* ---- accept ---- */
+
+/* An ERROR body from a format. */
+static void error_body(union proto_body *m, int code, const char *fmt, va_list ap)
+        __attribute__((format(printf, 3, 0)));
+static void error_body(union proto_body *m, int code, const char *fmt, va_list ap)
+{
+	memset(m, 0, sizeof(*m));
+	m->error.code = (uint32_t)code;
+	vsnprintf(m->error.message, sizeof(m->error.message), fmt, ap);
+}
+
+/* Write a one-off ERROR to a connection krexd does not keep, then close it. */
+static void conn_refuse(int fd, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void conn_refuse(int fd, int code, const char *fmt, ...)
+{
+	union proto_body m;
+	struct pbuf b;
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_body(&m, code, fmt, ap);
+	va_end(ap);
+	pbuf_init(&b);
+	if (proto_pack(&b, PROTO_ERROR, 0, &m) == 0)
+		(void)!send(fd, b.data, b.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	pbuf_free(&b);
+	close(fd);
+}
+
+static void listen_rest(struct krexd *k, int on)
+{
+	struct epoll_event ev = {.events = on ? 0 : EPOLLIN, .data.ptr = &k->ep_listen};
+
+	epoll_ctl(k->epfd, EPOLL_CTL_MOD, k->lfd, &ev);
+	k->accept_resume_ns = on ? time_now_ns() + ACCEPT_BACKOFF_NS : 0;
+}
+
+/* accept() failed for want of fds or memory: shed one waiting client, rest, log once a while. */
+static void accept_failed(struct krexd *k, int err)
+{
+	int fd;
+
+	if ((err == EMFILE || err == ENFILE) && k->spare_fd >= 0) {
+		close(k->spare_fd);
+		fd = accept4(k->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0)
+			conn_refuse(fd, KREX_ELIMIT, "krexd is out of file descriptors");
+		k->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	if (log_ratelimit(&k->accept_log_ns, 10 * NS_PER_S))
+		log_warn("accept: %s; not accepting for %llu ms (logged once per 10 s)",
+		         strerror(err), (unsigned long long)(ACCEPT_BACKOFF_NS / NS_PER_MS));
+	listen_rest(k, 1);
+}
+
+void conn_accept_tick(struct krexd *k, uint64_t now)
+{
+	if (k->accept_resume_ns && now >= k->accept_resume_ns)
+		listen_rest(k, 0);
+}
 
 void conn_accept(struct krexd *k)
 {
+	static uint64_t last_full, last_quota;
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP};
+	struct uacct *ua;
 	struct conn *c;
+	pid_t pid;
+	uid_t uid;
 	int fd;
 
 	for (;;) {
 		fd = accept4(k->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_warn("accept: %s", strerror(errno));
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				accept_failed(k, errno);
 			return;
 		}
-		if (k->nconns >= KREX_MAX_CONNECTIONS || k->stopping) {
+		if (k->stopping) {
+			conn_refuse(fd, KREX_ESHUTDOWN, "krexd is stopping");
+			continue;
+		}
+		if (unix_peer_cred(fd, &pid, &uid, NULL) < 0 || !(ua = uacct_get(k, uid))) {
 			close(fd);
+			continue;
+		}
+		/* fds are handed out lowest first: fd is about how many are open.  Users
+		 * stop at reserve_fds from the limit, root (krex, the SPANK plugin) at half
+		 * of it: the rest is for thaws and undos. */
+		if (k->nconns >= KREX_MAX_CONNECTIONS ||
+		    (k->fd_limit &&
+		     (unsigned)fd + (uid ? k->cfg.reserve_fds : k->cfg.reserve_fds / 2) >=
+		             k->fd_limit)) {
+			if (log_ratelimit(&last_full, 10 * NS_PER_S))
+				log_warn(
+				        "connection refused: %u connections, fd %d of %u with %u reserved for thaws (logged once per 10 s)",
+				        k->nconns, fd, k->fd_limit, k->cfg.reserve_fds);
+			conn_refuse(fd, KREX_ELIMIT, "krexd has too many connections");
+			continue;
+		}
+		if (uid != 0 && ua->conns >= k->cfg.max_conns_per_uid) {
+			if (log_ratelimit(&last_quota, 10 * NS_PER_S))
+				log_warn(
+				        "uid %u: connection refused: %u open (max_conns_per_uid) (logged once per 10 s)",
+				        (unsigned)uid, ua->conns);
+			conn_refuse(fd, KREX_ELIMIT,
+			            "uid %u has %u connections open (max_conns_per_uid)",
+			            (unsigned)uid, ua->conns);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -46,20 +232,22 @@ void conn_accept(struct krexd *k)
 			continue;
 		}
 		c->fd = fd;
+		c->pid = pid;
+		c->uid = uid;
 		c->serial = ++k->next_serial;
-		if (unix_peer_cred(fd, &c->pid, &c->uid, NULL) < 0) {
-			free(c);
-			close(fd);
-			continue;
-		}
+		conn_identity(c);
 		c->ep.kind = EP_CONN;
 		c->ep.ptr = c;
 		ev.data.ptr = &c->ep;
 		if (epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			if (c->pidfd >= 0)
+				close(c->pidfd);
 			free(c);
 			close(fd);
 			continue;
 		}
+		c->ua = ua;
+		ua->conns++;
 		c->next = k->conns;
 		k->conns = c;
 		k->nconns++;
@@ -68,19 +256,124 @@ void conn_accept(struct krexd *k)
 	}
 }
 
+/* ---- output: a bounded queue per connection, written when the socket takes it ---- */
+
+static void conn_want_out(struct krexd *k, struct conn *c, int on)
+{
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0),
+	                         .data.ptr = &c->ep};
+
+	if (c->want_out == on)
+		return;
+	c->want_out = on;
+	epoll_ctl(k->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Write what the socket takes now.  -1 once c is closed. */
+static int conn_flush(struct krexd *k, struct conn *c)
+{
+	ssize_t n;
+
+	while (c->out_off < c->out_len) {
+		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+		         MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			log_debug("connection %llu (pid %d): write: %s",
+			          (unsigned long long)c->serial, (int)c->pid, strerror(errno));
+			conn_close(k, c);
+			return -1;
+		}
+		c->out_off += (size_t)n;
+		uacct_uncharge(c, (size_t)n);
+		c->write_deadline_ns = time_now_ns() + KREX_DEFAULT_IO_TIMEOUT_MS * NS_PER_MS;
+	}
+	if (c->out_off == c->out_len) {
+		c->out_off = c->out_len = 0;
+		c->write_deadline_ns = 0;
+		if (c->out_cap > OUT_KEEP) {
+			free(c->out);
+			c->out = NULL;
+			c->out_cap = 0;
+		}
+		conn_want_out(k, c, 0);
+	} else {
+		if (!c->write_deadline_ns)
+			c->write_deadline_ns =
+			        time_now_ns() + KREX_DEFAULT_IO_TIMEOUT_MS * NS_PER_MS;
+		conn_want_out(k, c, 1);
+	}
+	return 0;
+}
+
+/* Drop a client that does not read what krexd answers. */
+static void conn_drop_slow(struct krexd *k, struct conn *c, const char *why)
+{
+	static uint64_t last;
+
+	if (log_ratelimit(&last, NS_PER_S))
+		log_warn(
+		        "connection %llu (pid %d uid %u) does not read its replies (%zu bytes queued, %s); dropping it (logged once per s)",
+		        (unsigned long long)c->serial, (int)c->pid, (unsigned)c->uid,
+		        c->out_len - c->out_off, why);
+	conn_close(k, c);
+}
+
 int conn_send(struct krexd *k, struct conn *c, uint16_t type, uint32_t seq,
               const union proto_body *m)
 {
+	struct pbuf b;
+	size_t pending;
+	uint8_t *n;
+
 	if (c->dead)
 		return -1;
-	if (proto_send(c->fd, type, seq, m, time_deadline_ms(CONN_WRITE_MS)) < 0) {
-		log_warn("connection %llu (pid %d): cannot send %s: %s",
+	pbuf_init(&b);
+	if (proto_pack(&b, type, seq, m) < 0) {
+		log_warn("connection %llu (pid %d): cannot encode %s: %s",
 		         (unsigned long long)c->serial, (int)c->pid, proto_type_name(type),
 		         strerror(errno));
+		pbuf_free(&b);
 		conn_close(k, c);
 		return -1;
 	}
-	return 0;
+	pending = c->out_len - c->out_off;
+	if (pending + b.len > k->cfg.conn_buffer) {
+		pbuf_free(&b);
+		conn_drop_slow(k, c, "conn_buffer full");
+		return -1;
+	}
+	if (uacct_charge(k, c, b.len) < 0) {
+		pbuf_free(&b);
+		conn_drop_slow(k, c, "max_buffer_per_uid reached");
+		return -1;
+	}
+	if (c->out_off && pending + b.len > c->out_cap) {
+		memmove(c->out, c->out + c->out_off, pending);
+		c->out_off = 0;
+		c->out_len = pending;
+	}
+	if (c->out_len + b.len > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 1024;
+		while (cap < c->out_len + b.len)
+			cap *= 2;
+		n = realloc(c->out, cap);
+		if (!n) {
+			pbuf_free(&b);
+			uacct_uncharge(c, b.len);
+			conn_close(k, c);
+			return -1;
+		}
+		c->out = n;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, b.data, b.len);
+	c->out_len += b.len;
+	pbuf_free(&b);
+	return conn_flush(k, c);
 }
 
 int conn_error(struct krexd *k, struct conn *c, uint32_t seq, int code, const char *fmt, ...)
@@ -88,10 +381,8 @@ int conn_error(struct krexd *k, struct conn *c, uint32_t seq, int code, const ch
 	union proto_body m;
 	va_list ap;
 
-	memset(&m, 0, sizeof(m));
-	m.error.code = (uint32_t)code;
 	va_start(ap, fmt);
-	vsnprintf(m.error.message, sizeof(m.error.message), fmt, ap);
+	error_body(&m, code, fmt, ap);
 	va_end(ap);
 	log_debug("connection %llu (pid %d): error %d: %s", (unsigned long long)c->serial,
 	          (int)c->pid, code, m.error.message);
@@ -152,9 +443,12 @@ static void conn_status(struct krexd *k, struct conn *c, uint32_t seq)
 		           (q && q->state != RQ_QUEUED ? PROTO_PART_OWNER : 0) |
 		           (q && q->state == RQ_QUEUED ? PROTO_PART_WAITING : 0);
 		o->members = p->members;
-		snprintf(o->label, sizeof(o->label), "%s", p->label);
 		gpu_list(k, p->mask, o->gpus, sizeof(o->gpus));
-		snprintf(o->cgroup, sizeof(o->cgroup), "%s", p->ft.cg);
+		/* another user's labels and cgroups are root's to see (doc/security.md) */
+		if (c->uid == 0 || c->uid == p->uid) {
+			snprintf(o->label, sizeof(o->label), "%s", p->label);
+			snprintf(o->cgroup, sizeof(o->cgroup), "%s", p->ft.cg);
+		}
 	}
 	/* A reply over the payload limit is cut: fewest lines lost first. */
 	for (;;) {
@@ -235,10 +529,15 @@ static void conn_dispatch(struct krexd *k, struct conn *c)
 /* Read what is there; dispatch each whole message.  Returns -1 once c is closed. */
 static int conn_read(struct krexd *k, struct conn *c)
 {
+	unsigned handled = 0;
 	ssize_t n;
 	int herr;
 
 	for (;;) {
+		/* a pipelining client gets its share of a loop turn, not the turn:
+		 * the rest waits for the next one (epoll is level-triggered) */
+		if (handled >= CONN_MSGS_PER_TURN)
+			return 0;
 		if (c->got < PROTO_HDR_LEN)
 			n = read(c->fd, c->hdr + c->got, PROTO_HDR_LEN - c->got);
 		else
@@ -270,7 +569,12 @@ static int conn_read(struct krexd *k, struct conn *c)
 				            "message type not accepted by krexd");
 				return -1;
 			}
-			free(c->payload);
+			if (uacct_charge(k, c, c->h.length) < 0) {
+				conn_reject(
+				        k, c, KREX_ELIMIT,
+				        "max_buffer_per_uid reached (partial messages and unread replies of this uid)");
+				return -1;
+			}
 			c->payload = malloc(c->h.length ? c->h.length : 1);
 			if (!c->payload) {
 				conn_reject(k, c, KREX_ENOMEM, "out of memory");
@@ -281,6 +585,11 @@ static int conn_read(struct krexd *k, struct conn *c)
 			c->got = 0;
 			c->read_deadline_ns = 0;
 			conn_dispatch(k, c);
+			handled++;
+			/* the frame is done: its buffer goes back (an idle connection holds none) */
+			free(c->payload);
+			c->payload = NULL;
+			uacct_uncharge(c, c->h.length);
 			if (c->dead)
 				return -1;
 		}
@@ -291,11 +600,13 @@ void conn_event(struct krexd *k, struct conn *c, uint32_t events)
 {
 	if (c->dead)
 		return;
+	if ((events & EPOLLOUT) && conn_flush(k, c) < 0)
+		return;
 	if (events & EPOLLIN) {
 		if (conn_read(k, c) < 0)
 			return;
 	}
-	if (events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))
+	if ((events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !(events & EPOLLIN))
 		conn_read(k, c); /* reads the EOF and closes */
 }
 
@@ -308,6 +619,18 @@ void conn_close(struct krexd *k, struct conn *c)
 	epoll_ctl(k->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	c->pidfd = -1;
+	/* buffers go back now, not at the reap */
+	free(c->out);
+	c->out = NULL;
+	c->out_off = c->out_len = c->out_cap = 0;
+	free(c->payload);
+	c->payload = NULL;
+	uacct_uncharge(c, c->charged);
+	if (c->ua)
+		c->ua->conns--;
 	region_conn_gone(k, c);
 	if (c->part) {
 		c->part->conns--;
@@ -320,7 +643,9 @@ void conn_close(struct krexd *k, struct conn *c)
 /* Free closed connections (after the events of one loop turn are handled). */
 void conn_reap(struct krexd *k)
 {
+	static uint64_t last_trim;
 	struct conn **pp = &k->conns, *c;
+	unsigned freed = 0;
 
 	while ((c = *pp)) {
 		if (!c->dead) {
@@ -329,8 +654,14 @@ void conn_reap(struct krexd *k)
 		}
 		*pp = c->next;
 		k->nconns--;
-		free(c->payload);
 		free(c);
+		freed++;
+	}
+	if (freed) {
+		uacct_gc(k);
+		/* what a burst of connections took goes back to the system */
+		if (log_ratelimit(&last_trim, NS_PER_S))
+			malloc_trim(0);
 	}
 }
 
@@ -338,10 +669,14 @@ void conn_tick(struct krexd *k, uint64_t now)
 {
 	struct conn *c;
 
-	for (c = k->conns; c; c = c->next)
+	for (c = k->conns; c; c = c->next) {
 		if (!c->dead && c->read_deadline_ns && now >= c->read_deadline_ns)
 			conn_reject(k, c, KREX_ETIMEDOUT,
 			            "message not complete within the I/O timeout");
+		if (!c->dead && c->write_deadline_ns && now >= c->write_deadline_ns)
+			conn_drop_slow(k, c, "no progress within the I/O timeout");
+	}
+	conn_accept_tick(k, now);
 }
 
 uint64_t conn_next_deadline(struct krexd *k)
@@ -349,8 +684,13 @@ uint64_t conn_next_deadline(struct krexd *k)
 	uint64_t best = 0;
 	struct conn *c;
 
-	for (c = k->conns; c; c = c->next)
+	for (c = k->conns; c; c = c->next) {
 		if (!c->dead && c->read_deadline_ns && (!best || c->read_deadline_ns < best))
 			best = c->read_deadline_ns;
+		if (!c->dead && c->write_deadline_ns && (!best || c->write_deadline_ns < best))
+			best = c->write_deadline_ns;
+	}
+	if (k->accept_resume_ns && (!best || k->accept_resume_ns < best))
+		best = k->accept_resume_ns;
 	return best;
 }

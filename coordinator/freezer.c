@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -732,23 +734,165 @@ static pid_t *signal_pids(const struct freezer_target *t, size_t *n)
 	return v;
 }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+/*
+ * A pidfd of pid, checked to be the process of the snapshot: its parent is
+ * still ppid after the open (a pid that exited and was reused since has
+ * another).  -1 where the kernel has no pidfds or fds run short; -2 when pid
+ * is not that one.
+ */
+static int pid_pin(pid_t pid, pid_t ppid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct rlimit rl;
+	pid_t pp;
+	char st;
+
+	if (fd < 0)
+		return -1;
+	/* a target of thousands of processes must not eat the fds kept for thaws and
+	 * undos: near the limit, pids are signalled by number as before */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)fd + 2 * KREX_DEFAULT_RESERVE_FDS >= rl.rlim_cur) {
+		close(fd);
+		return -1;
+	}
+	if (proc_stat(pid, &st, &pp) < 0 || (pp != ppid && pp != 1)) {
+		close(fd);
+		return -2;
+	}
+	return fd;
+}
+
+/* Signal a stopped-list entry: through its pidfd (never a recycled pid), else by pid. */
+static void stop_signal(const struct freezer_target *t, size_t i, int sig)
+{
+	if (t->stopfd && t->stopfd[i] >= 0)
+		syscall(SYS_pidfd_send_signal, t->stopfd[i], sig, NULL, 0);
+	else
+		kill(t->stopped[i], sig);
+}
+
+static void stop_free(struct freezer_target *t)
+{
+	size_t i;
+
+	for (i = 0; t->stopfd && i < t->nstopped; i++)
+		if (t->stopfd[i] >= 0)
+			close(t->stopfd[i]);
+	free(t->stopped);
+	free(t->stopfd);
+	t->stopped = NULL;
+	t->stopfd = NULL;
+	t->nstopped = 0;
+}
+
+/* Add pid (child of ppid in the snapshot) to t's stopped list, recorded.  1 added, 0 skipped, -1. */
+static int stop_add(struct freezer_target *t, pid_t pid, pid_t ppid, size_t cap)
+{
+	char line[64];
+	int fd = pid_pin(pid, ppid);
+
+	if (fd == -2 || t->nstopped >= cap)
+		return 0; /* exited meanwhile */
+	snprintf(line, sizeof(line), "pid %d", (int)pid);
+	if (t->rec && t->rec(t->rec_ctx, line) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	t->stopped[t->nstopped] = pid;
+	t->stopfd[t->nstopped++] = fd;
+	return 1;
+}
+
+/* Make t's stopped list from the snapshot: pids pinned by pidfds and recorded. */
+static int stop_list(struct freezer_target *t)
+{
+	size_t n, i;
+	pid_t *v = signal_pids(t, &n);
+
+	if (!v)
+		return -1;
+	stop_free(t);
+	t->stopped = calloc(n + 1, sizeof(*t->stopped));
+	t->stopfd = calloc(n + 1, sizeof(*t->stopfd));
+	if (!t->stopped || !t->stopfd) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (stop_add(t, v[i], snap_parent(v[i]), n) < 0) {
+			free(v);
+			return -1;
+		}
+	free(v);
+	return 0;
+}
+
+/*
+ * Signals, once every listed pid stopped: scan /proc again; a process of t
+ * forked after the snapshot is added, recorded and stopped.  Returns how
+ * many were added (0: stable), or -1.
+ */
+static int stop_rescan(struct freezer *f, struct freezer_target *t)
+{
+	size_t n, i, j, cap;
+	pid_t *v, *ns;
+	int *nf, added = 0;
+
+	freezer_snapshot(f);
+	v = signal_pids(t, &n);
+	if (!v)
+		return -1;
+	cap = t->nstopped + n;
+	ns = realloc(t->stopped, (cap + 1) * sizeof(*ns));
+	if (ns)
+		t->stopped = ns;
+	nf = ns ? realloc(t->stopfd, (cap + 1) * sizeof(*nf)) : NULL;
+	if (!ns || !nf) {
+		free(v);
+		nsnap = 0;
+		return -1;
+	}
+	t->stopfd = nf;
+	for (i = 0; i < n; i++) {
+		size_t at = t->nstopped;
+		for (j = 0; j < t->nstopped && t->stopped[j] != v[i]; j++)
+			;
+		if (j < t->nstopped)
+			continue;
+		if (stop_add(t, v[i], snap_parent(v[i]), cap) > 0) {
+			stop_signal(t, at, SIGSTOP);
+			added++;
+		}
+	}
+	free(v);
+	nsnap = 0; /* the next batch takes a fresh snapshot */
+	if (added)
+		log_debug(
+		        "signal freezer: %d process(es) of pid %d forked after the snapshot, stopped too",
+		        added, (int)t->root);
+	return added;
+}
+
 int freezer_prepare(struct freezer *f, struct freezer_target *t, freezer_rec_fn rec, void *ctx)
 {
 	char line[600];
-	size_t i;
 
 	if (f->kind == FREEZER_SIGNAL) {
 		if (!nsnap)
 			freezer_snapshot(f);
-		free(t->stopped);
-		t->stopped = signal_pids(t, &t->nstopped);
+		t->rec = rec;
+		t->rec_ctx = ctx;
 		t->frozen = 1;
-		for (i = 0; i < t->nstopped; i++) {
-			snprintf(line, sizeof(line), "pid %d", (int)t->stopped[i]);
-			if (rec(ctx, line) < 0)
-				return -1;
-		}
-		return 0;
+		return stop_list(t);
 	}
 	if (cg_protected_tree(t->cg, 0)) {
 		errno = EPERM;
@@ -770,7 +914,7 @@ int freezer_start(struct freezer *f, struct freezer_target *t)
 
 	if (f->kind == FREEZER_SIGNAL) {
 		for (i = 0; i < t->nstopped; i++)
-			kill(t->stopped[i], SIGSTOP);
+			stop_signal(t, i, SIGSTOP);
 		return 0;
 	}
 	if (f->kind == FREEZER_CGROUP1)
@@ -807,7 +951,9 @@ int freezer_poll(struct freezer *f, struct freezer_target *t)
 		if (st != 'T' && st != 't' && st != 'Z' && st != 'X')
 			return 0;
 	}
-	return 1;
+	/* all stopped: stable only if no process of t was forked after the snapshot */
+	frozen = stop_rescan(f, t);
+	return frozen < 0 ? -1 : frozen == 0;
 }
 
 int freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx)
@@ -820,13 +966,11 @@ int freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn dr
 	t->frozen = 0;
 	if (f->kind == FREEZER_SIGNAL) {
 		for (i = 0; i < t->nstopped; i++) {
-			kill(t->stopped[i], SIGCONT);
+			stop_signal(t, i, SIGCONT);
 			snprintf(line, sizeof(line), "pid %d", (int)t->stopped[i]);
 			drop(ctx, line);
 		}
-		free(t->stopped);
-		t->stopped = NULL;
-		t->nstopped = 0;
+		stop_free(t);
 		return 0;
 	}
 	if (thaw_do(f, t) < 0)
@@ -862,7 +1006,7 @@ void freezer_release(struct freezer *f, struct freezer_target *t, freezer_drop_f
 		cg_remove(t->cpuset_cg, t->orig_cpuset, f->cpuset_root);
 	thaw_fds_close(t);
 	free(t->extra);
-	free(t->stopped);
+	stop_free(t);
 	memset(t, 0, sizeof(*t));
 }
 

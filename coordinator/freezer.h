@@ -44,7 +44,10 @@ struct freezer_target {
 	pid_t *extra;          /* more pids of it that are not descendants (attached members) */
 	size_t nextra;
 	pid_t *stopped; /* signals: pids stopped now */
+	int *stopfd;    /* signals: a pidfd of each (signalled through it), -1 where none */
 	size_t nstopped;
+	freezer_rec_fn rec; /* signals: records pids found by a re-scan (from freezer_prepare) */
+	void *rec_ctx;
 	int frozen; /* a freeze was started and not undone */
 	/* What a thaw needs, opened with the freeze (freezer_prepare), kept
 	 * until the participant ends: fd exhaustion cannot lose a thaw. */
@@ -93,7 +96,9 @@ int freezer_start(struct freezer *f, struct freezer_target *t);
 /* Signals: read /proc once for the next batch of freezer_prepare calls. */
 void freezer_snapshot(const struct freezer *f);
 
-/* 1 when the kernel reports t frozen, 0 not yet, -1/errno. */
+/* 1 when the kernel reports t frozen, 0 not yet, -1/errno.  Signals: once
+ * every pid is stopped, /proc is scanned again and a process forked after the
+ * snapshot is stopped too (0 until a scan finds nothing new). */
 int freezer_poll(struct freezer *f, struct freezer_target *t);
 
 /*

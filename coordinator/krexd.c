@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -244,6 +245,37 @@ static void epoll_add(struct krexd *k, int fd, struct ep_item *it, int kind)
 		die("epoll_ctl: %s", strerror(errno));
 }
 
+/*
+ * Raise RLIMIT_NOFILE (to KREX_NOFILE_WANT, the hard limit permitting): a
+ * thaw or an undo must never find krexd out of fds.  Connections are refused
+ * once fewer than reserve_fds are left.
+ */
+static void nofile_raise(struct krexd *k)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur < KREX_NOFILE_WANT) {
+		struct rlimit want = rl;
+		want.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > KREX_NOFILE_WANT
+		                        ? KREX_NOFILE_WANT
+		                        : rl.rlim_max;
+		if (want.rlim_max != RLIM_INFINITY && want.rlim_max < KREX_NOFILE_WANT &&
+		    geteuid() == 0)
+			want.rlim_max = want.rlim_cur = KREX_NOFILE_WANT;
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0 || setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	k->fd_limit = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1u << 30
+	                      ? 1u << 30
+	                      : (unsigned)rl.rlim_cur;
+	if (k->fd_limit <= 2 * k->cfg.reserve_fds)
+		log_warn(
+		        "RLIMIT_NOFILE is %u, reserve_fds %u: krexd will refuse most connections; raise LimitNOFILE",
+		        k->fd_limit, k->cfg.reserve_fds);
+}
+
 static void setup(struct krexd *k)
 {
 	char path[512], err[512];
@@ -251,6 +283,8 @@ static void setup(struct krexd *k)
 	sigset_t set;
 	int i, n;
 
+	nofile_raise(k);
+	k->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (mkdir_p(k->cfg.run_dir, 0755) < 0)
 		die("run dir %s: %s", k->cfg.run_dir, strerror(errno));
 	lock_take(k);
@@ -274,6 +308,7 @@ static void setup(struct krexd *k)
 	            : 0;
 	for (i = 0; i < n; i++)
 		gpu_slot(k, names[i], 1);
+	k->nconf_gpus = k->ngpus;
 	rq_init(&k->rq, k->cfg.max_region_ns, k->cfg.max_share, k->cfg.share_window_ns);
 
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);

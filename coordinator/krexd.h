@@ -28,6 +28,13 @@
  */
 #define KREXD_FAIR_GRACE_NS (2 * 1000 * 1000ULL)
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* same number on every architecture */
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
 enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD, EP_INOTIFY };
 
 struct ep_item {
@@ -63,7 +70,18 @@ struct part {
 	int ext_dirty;       /* that file was written: look again */
 	int ext_dying;       /* thawed by another to be killed: krexd does not freeze it again */
 	uint64_t ext_kill_until; /* after krexd froze it again: watch for a SIGKILL until then */
+	int by_root; /* root registered it for a user (the SPANK plugin): its GPUs are the step's */
 	struct part *next;
+};
+
+/* What one uid holds (doc/security.md "Limits"); root's is counted, never limited. */
+struct uacct {
+	uid_t uid;
+	unsigned conns, parts, queued; /* connections, participants, regions queued or held */
+	uint64_t bytes;                /* partial frames and queued replies */
+	uint64_t win_start_ns;         /* region time window (a minute) */
+	uint64_t win_used_ns;          /* region time used in it */
+	struct uacct *next;
 };
 
 struct region;
@@ -74,6 +92,14 @@ struct conn {
 	uint64_t serial;
 	pid_t pid; /* SO_PEERCRED */
 	uid_t uid;
+	int pidfd;            /* of pid, taken at accept; -1 when unavailable */
+	uint64_t start_ticks; /* pid's start time (/proc/PID/stat field 22) at accept */
+	struct uacct *ua;     /* its uid's account */
+	uint8_t *out;         /* replies not yet written (non-blocking, EPOLLOUT) */
+	size_t out_off, out_len, out_cap;
+	uint64_t write_deadline_ns; /* replies pending and no progress: dropped then; 0 idle */
+	int want_out;               /* EPOLLOUT armed */
+	size_t charged;             /* bytes of ua->bytes charged to this connection */
 	uint8_t hdr[PROTO_HDR_LEN];
 	struct proto_hdr h;
 	uint8_t *payload;
@@ -105,6 +131,7 @@ struct krexd {
 	struct region_queue rq;
 	char gpu[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
 	unsigned ngpus;
+	unsigned nconf_gpus; /* slots 0.. seeded from gpus=: never pruned */
 	struct part *parts;
 	unsigned nparts;
 	uint32_t next_part_id;
@@ -115,6 +142,12 @@ struct krexd {
 	uint64_t regions_total;
 	uint64_t proc_check_ns;     /* next /proc check of participants without a pidfd */
 	uint64_t ext_kill_check_ns; /* next SIGKILL check of participants frozen again (part.c) */
+	struct uacct *uaccts;
+	int spare_fd; /* /dev/null kept open: closed to accept and shed a client at EMFILE */
+	uint64_t
+	        accept_resume_ns; /* accept() failed: the listener rests until then; 0 = listening */
+	uint64_t accept_log_ns;   /* rate limit of the accept() error */
+	unsigned fd_limit;        /* RLIMIT_NOFILE in force */
 	int stopping;
 	uint64_t turn;      /* loop turns, for the fairness tie-break */
 	int resched;        /* something ended or arrived: run region_schedule this turn */
@@ -123,6 +156,10 @@ struct krexd {
 
 /* ---- part.c ---- */
 int gpu_slot(struct krexd *k, const char *name, int add);
+/* Free the slots no participant and no region names (configured ones stay). */
+void gpu_prune(struct krexd *k);
+/* May uid name the GPUs of mask (gpu_policy)?  0, or -1 with the refused name in why. */
+int gpu_allowed(struct krexd *k, uid_t uid, uint64_t mask, char *why, size_t len);
 int gpu_mask(struct krexd *k, const struct proto_gpus *g, int add, uint64_t *mask);
 void gpu_list(const struct krexd *k, uint64_t mask, char *buf, size_t len);
 struct part *part_find_id(struct krexd *k, uint32_t id);
@@ -149,6 +186,23 @@ void part_ext_kill_check(struct krexd *k, uint64_t now);
 int state_rec(void *ctx, const char *line);
 void state_unrec(void *ctx, const char *line);
 
+/* Identity of a process: its start time (clock ticks since boot, /proc/PID/stat field 22). */
+int pid_start_ticks(pid_t pid, uint64_t *ticks, uid_t *uid);
+/* Parse field 22 of /proc/PID/stat text (comm may hold spaces and ')'). 0 or -1. */
+int proc_stat_start(const char *text, uint64_t *ticks);
+/* 1 when c's peer is still the process that connected (same pid, uid, start time), else 0. */
+int conn_peer_alive(struct conn *c);
+
+/* ---- quota.c ---- */
+struct uacct *uacct_get(struct krexd *k, uid_t uid);
+void uacct_gc(struct krexd *k);
+/* 0 when uid may take n more bytes, -1 when that would pass max_buffer_per_uid. */
+int uacct_charge(struct krexd *k, struct conn *c, size_t n);
+void uacct_uncharge(struct conn *c, size_t n);
+/* Region time: may uid begin a region now? 0, or -1 with the ns to wait in *wait_ns. */
+int uacct_region_allowed(struct krexd *k, struct uacct *a, uint64_t now, uint64_t *wait_ns);
+void uacct_region_used(struct krexd *k, uid_t uid, uint64_t held_ns, uint64_t now);
+
 /* ---- region.c ---- */
 int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_begin *b);
 int region_end(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_end *e);
@@ -168,6 +222,7 @@ int region_status(struct krexd *k, struct proto_status_reply *s);
 
 /* ---- conn.c ---- */
 void conn_accept(struct krexd *k);
+void conn_accept_tick(struct krexd *k, uint64_t now);
 void conn_event(struct krexd *k, struct conn *c, uint32_t events);
 int conn_send(struct krexd *k, struct conn *c, uint16_t type, uint32_t seq,
               const union proto_body *m);

@@ -44,7 +44,18 @@ struct krexd_config {
 	uint64_t settle_timeout_ns;      /* longest wait for the clock after the freeze */
 	double clock_tolerance;          /* percent under the nominal SM clock still clean */
 	int require_clocks;              /* enum require_clocks: unknown clocks => degraded */
+	/* ---- limits and policy (doc/security.md) ---- */
+	int gpu_policy;               /* enum gpu_policy: which GPUs a non-root user may name */
+	unsigned max_conns_per_uid;   /* open connections of one uid */
+	unsigned max_parts_per_uid;   /* participants of one uid */
+	unsigned max_queued_per_uid;  /* regions of one uid queued or held */
+	uint64_t max_buffer_per_uid;  /* bytes buffered for one uid (partial frames, replies) */
+	uint64_t conn_buffer;         /* replies queued for one connection before it is dropped */
+	uint64_t region_time_per_uid; /* region time of one uid per minute, 0 = no cap */
+	unsigned reserve_fds;         /* fds kept free for thaws and undos */
 };
+
+enum gpu_policy { GPU_POLICY_CONFIGURED = 0, GPU_POLICY_STEP, GPU_POLICY_OPEN };
 
 /* Every default written out. */
 void config_defaults(struct krexd_config *c);
@@ -72,5 +83,6 @@ const char *config_freezer_name(int kind);
 const char *config_isolate_name(int mode);
 const char *config_settle_name(int mode);
 const char *config_require_clocks_name(int v);
+const char *config_gpu_policy_name(int policy);
 
 #endif /* KREXD_CONFIG_H */

@@ -21,29 +21,90 @@
 #include "log.h"
 #include "timeutil.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434 /* same number on every architecture */
-#endif
-
 /* ---- GPU table: slot i is gate page slot i ---- */
 
 int gpu_slot(struct krexd *k, const char *name, int add)
 {
-	unsigned i;
+	unsigned i, free_slot = k->ngpus;
 
-	for (i = 0; i < k->ngpus; i++)
+	if (!name[0]) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < k->ngpus; i++) {
 		if (!strcmp(k->gpu[i], name))
 			return (int)i;
+		if (!k->gpu[i][0] && free_slot == k->ngpus)
+			free_slot = i; /* pruned: taken again */
+	}
 	if (!add)
 		return -1;
-	if (k->ngpus == KREX_MAX_GPUS || strlen(name) > KREX_MAX_GPU_NAME) {
+	if (free_slot == KREX_MAX_GPUS || strlen(name) > KREX_MAX_GPU_NAME) {
 		errno = ENOSPC;
 		return -1;
 	}
-	snprintf(k->gpu[k->ngpus], sizeof(k->gpu[0]), "%s", name);
-	gatectl_name(&k->gate, k->ngpus, name, k->ngpus + 1);
-	log_info("GPU %s is slot %u", name, k->ngpus);
-	return (int)k->ngpus++;
+	snprintf(k->gpu[free_slot], sizeof(k->gpu[0]), "%s", name);
+	if (free_slot == k->ngpus)
+		k->ngpus++;
+	gatectl_name(&k->gate, free_slot, name, k->ngpus);
+	log_info("GPU %s is slot %u", name, free_slot);
+	return (int)free_slot;
+}
+
+void gpu_prune(struct krexd *k)
+{
+	uint64_t used = 0;
+	struct part *p;
+	unsigned i;
+
+	for (p = k->parts; p; p = p->next)
+		used |= p->mask;
+	for (i = k->nconf_gpus; i < k->ngpus; i++) {
+		if (!k->gpu[i][0] || (used >> i & 1) || rq_holder(&k->rq, i) ||
+		    rq_queued_on(&k->rq, i))
+			continue;
+		log_info("GPU %s (slot %u) pruned: no participant names it", k->gpu[i], i);
+		k->gpu[i][0] = '\0';
+		gatectl_open_slot(&k->gate, i);
+		gatectl_name(&k->gate, i, "", k->ngpus);
+	}
+	while (k->ngpus > k->nconf_gpus && !k->gpu[k->ngpus - 1][0])
+		k->ngpus--;
+	gatectl_name(&k->gate, k->ngpus ? k->ngpus - 1 : 0, k->ngpus ? k->gpu[k->ngpus - 1] : "",
+	             k->ngpus);
+}
+
+/* The GPUs uid's Slurm steps were registered with (by root, from the SPANK plugin). */
+static uint64_t gpu_step_mask(struct krexd *k, uid_t uid)
+{
+	uint64_t m = 0;
+	struct part *p;
+
+	for (p = k->parts; p; p = p->next)
+		if (p->uid == uid && p->by_root)
+			m |= p->mask;
+	return m;
+}
+
+int gpu_allowed(struct krexd *k, uid_t uid, uint64_t mask, char *why, size_t len)
+{
+	uint64_t ok;
+	unsigned i;
+
+	if (uid == 0 || k->cfg.gpu_policy == GPU_POLICY_OPEN)
+		return 0;
+	if (k->cfg.gpu_policy == GPU_POLICY_STEP)
+		ok = gpu_step_mask(k, uid);
+	else if (k->nconf_gpus)
+		ok = k->nconf_gpus >= 64 ? ~0ULL : (1ULL << k->nconf_gpus) - 1;
+	else
+		return 0; /* configured, and no gpus= list: any name (doc/security.md) */
+	for (i = 0; i < k->ngpus; i++)
+		if ((mask >> i & 1) && !(ok >> i & 1)) {
+			snprintf(why, len, "%s", k->gpu[i]);
+			return -1;
+		}
+	return 0;
 }
 
 int gpu_mask(struct krexd *k, const struct proto_gpus *g, int add, uint64_t *mask)
@@ -475,25 +536,12 @@ int part_thaw(struct krexd *k, struct part *p)
 
 /* ---- registration ---- */
 
-/* Owner uid of pid (from /proc), or -1. */
-static int pid_uid(pid_t pid, uid_t *uid)
-{
-	char p[64];
-	struct stat sb;
-
-	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
-	if (stat(p, &sb) < 0)
-		return -1;
-	*uid = sb.st_uid;
-	return 0;
-}
-
-/* Watch p's root pid: a pidfd in the loop, else a periodic /proc check. */
-static void part_watch(struct krexd *k, struct part *p)
+/* Watch p's root pid: a pidfd in the loop (pidfd: one taken already, or -1), else a periodic /proc check. */
+static void part_watch(struct krexd *k, struct part *p, int pidfd)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 
-	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	p->pidfd = pidfd >= 0 ? pidfd : (int)syscall(SYS_pidfd_open, p->pid, 0);
 	if (p->pidfd < 0) {
 		/* ENOSYS before Linux 5.3: fall back to checking /proc. */
 		log_debug("pidfd_open(%d): %s; watching /proc instead", (int)p->pid,
@@ -513,12 +561,17 @@ static void part_watch(struct krexd *k, struct part *p)
 }
 
 static struct part *part_create(struct krexd *k, const struct proto_register *reg, pid_t pid,
-                                uid_t uid, uint64_t mask)
+                                uid_t uid, uint64_t mask, int pidfd)
 {
+	struct uacct *ua = uacct_get(k, uid);
 	struct part *p;
 
-	if (k->nparts >= KREX_MAX_PARTICIPANTS) {
+	if (k->nparts >= KREX_MAX_PARTICIPANTS || !ua) {
 		errno = EMFILE;
+		return NULL;
+	}
+	if (uid != 0 && ua->parts >= k->cfg.max_parts_per_uid) {
+		errno = EDQUOT;
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
@@ -538,7 +591,8 @@ static struct part *part_create(struct krexd *k, const struct proto_register *re
 		free(p);
 		return NULL;
 	}
-	part_watch(k, p);
+	ua->parts++;
+	part_watch(k, p, pidfd);
 	ext_watch(k, p);
 	p->next = k->parts;
 	k->parts = p;
@@ -606,36 +660,122 @@ static int register_names_check(const struct proto_register *reg, char *err, siz
 	return 0;
 }
 
+/*
+ * The pid a registration names, pinned: a pidfd of it, checked to be the
+ * process the connection came from (pid 0 or its own pid: same start time
+ * as at accept) or, for root naming another pid, alive when it was opened.
+ * Returns the pidfd (-1 where the kernel has none), or -2 with why set.
+ */
+static int part_pin(struct conn *c, pid_t pid, uid_t *uid, char *why, size_t len)
+{
+	uint64_t ticks, ticks2;
+	int fd;
+
+	if (pid <= 0 || kill(pid, 0) < 0) {
+		snprintf(why, len, "no process %d", (int)pid);
+		return -2;
+	}
+	if (pid == c->pid && !conn_peer_alive(c)) {
+		snprintf(
+		        why, len,
+		        "pid %d that connected has exited or was replaced (pid reuse); register from a process that holds its own connection",
+		        (int)pid);
+		return -2;
+	}
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pid_start_ticks(pid, &ticks, uid) < 0 ||
+	    (fd >= 0 && syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) < 0) ||
+	    pid_start_ticks(pid, &ticks2, NULL) < 0 || ticks2 != ticks ||
+	    (pid == c->pid && ticks != c->start_ticks)) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(why, len, "process %d exited or was replaced while registering", (int)pid);
+		return -2;
+	}
+	return fd;
+}
+
+/* The GPUs of a registration, within what gpu_policy lets c's user name. */
+static int part_gpus(struct krexd *k, struct conn *c, const struct proto_register *reg,
+                     uint64_t *mask, int *code, char *why, size_t len)
+{
+	/* a user may add names to the table only where the policy leaves it open */
+	int add = c->uid == 0 || k->cfg.gpu_policy == GPU_POLICY_OPEN ||
+	          (k->cfg.gpu_policy == GPU_POLICY_CONFIGURED && !k->nconf_gpus);
+	char bad[KREX_MAX_GPU_NAME + 1];
+	unsigned i;
+
+	*code = KREX_EPERM;
+	for (i = 0; i < reg->gpus.n; i++)
+		if (gpu_slot(k, reg->gpus.name[i], 0) < 0 && !add) {
+			snprintf(why, len, "GPU %s is not one of this node's (gpu_policy %s)",
+			         reg->gpus.name[i], config_gpu_policy_name(k->cfg.gpu_policy));
+			*code = KREX_ENOGPU;
+			return -1;
+		}
+	if (gpu_mask(k, &reg->gpus, 1, mask) < 0) {
+		snprintf(why, len, "GPU table full (%d GPUs)", KREX_MAX_GPUS);
+		*code = KREX_ELIMIT;
+		return -1;
+	}
+	/* No GPUs named: every GPU krexd knows (the user's step's under gpu_policy step);
+	 * on a node whose table is empty (no gpus= key, nobody registered one yet) a
+	 * single GPU named "0". */
+	if (!reg->gpus.n) {
+		if (!k->ngpus && gpu_slot(k, "0", 1) < 0) {
+			snprintf(why, len, "GPU table full");
+			*code = KREX_ELIMIT;
+			return -1;
+		}
+		*mask = k->ngpus >= 64 ? ~0ULL : (1ULL << k->ngpus) - 1;
+		if (c->uid != 0 && k->cfg.gpu_policy == GPU_POLICY_STEP)
+			*mask = gpu_step_mask(k, c->uid);
+		if (c->uid != 0 && k->cfg.gpu_policy == GPU_POLICY_CONFIGURED && k->nconf_gpus)
+			*mask &= k->nconf_gpus >= 64 ? ~0ULL : (1ULL << k->nconf_gpus) - 1;
+	}
+	if (gpu_allowed(k, c->uid, *mask, bad, sizeof(bad)) < 0) {
+		snprintf(why, len, "uid %u may not name GPU %s (gpu_policy %s)", (unsigned)c->uid,
+		         bad, config_gpu_policy_name(k->cfg.gpu_policy));
+		gpu_prune(k);
+		return -1;
+	}
+	if (!*mask) {
+		snprintf(
+		        why, len,
+		        "uid %u has no GPU it may name (gpu_policy %s: no Slurm step of it is registered)",
+		        (unsigned)c->uid, config_gpu_policy_name(k->cfg.gpu_policy));
+		return -1;
+	}
+	return 0;
+}
+
 int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg)
 {
 	pid_t pid = reg->pid ? (pid_t)reg->pid : c->pid;
 	struct part *p = NULL;
 	uint64_t mask;
 	uid_t uid = c->uid;
-	char err[96];
+	char why[400];
+	int pidfd, code;
 
 	if (c->part)
 		return conn_error(k, c, seq, KREX_EBUSY, "this connection is already registered");
-	if (register_names_check(reg, err, sizeof(err)) < 0)
-		return conn_error(k, c, seq, KREX_EINVAL, "%s", err);
+	if (register_names_check(reg, why, sizeof(why)) < 0)
+		return conn_error(k, c, seq, KREX_EINVAL, "%s", why);
 	if (pid != c->pid && c->uid != 0)
 		return conn_error(k, c, seq, KREX_EPERM, "pid %d may only register itself, not %d",
 		                  (int)c->pid, (int)pid);
 	if (reg->cgroup[0] && c->uid != 0)
 		return conn_error(k, c, seq, KREX_EPERM, "only root may name a cgroup");
-	if (pid <= 0 || kill(pid, 0) < 0 || pid_uid(pid, &uid) < 0)
-		return conn_error(k, c, seq, KREX_EINVAL, "no process %d", (int)pid);
+	pidfd = part_pin(c, pid, &uid, why, sizeof(why));
+	if (pidfd == -2)
+		return conn_error(k, c, seq, pid == c->pid ? KREX_EPERM : KREX_EINVAL, "%s", why);
 	if (c->uid != 0)
 		uid = c->uid;
-	if (gpu_mask(k, &reg->gpus, 1, &mask) < 0)
-		return conn_error(k, c, seq, KREX_ELIMIT, "GPU table full (%d GPUs)",
-		                  KREX_MAX_GPUS);
-	/* No GPUs named: every GPU krexd knows; on a node whose table is empty
-	 * (no gpus= key, nobody registered one yet) a single GPU named "0". */
-	if (!reg->gpus.n) {
-		if (!k->ngpus && gpu_slot(k, "0", 1) < 0)
-			return conn_error(k, c, seq, KREX_ELIMIT, "GPU table full");
-		mask = k->ngpus >= 64 ? ~0ULL : (1ULL << k->ngpus) - 1;
+	if (part_gpus(k, c, reg, &mask, &code, why, sizeof(why)) < 0) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return conn_error(k, c, seq, code, "%s", why);
 	}
 	if (!(reg->flags & PROTO_REG_NEWCG))
 		p = part_find_pid(k, pid);
@@ -647,13 +787,25 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 		    !freezer_contains(&k->fz, &p->ft, pid))
 			freezer_add_pid(&p->ft, pid);
 		p->mask |= mask;
+		if (pidfd >= 0)
+			close(pidfd);
 		log_debug("pid %d joins participant %u", (int)pid, p->id);
 	} else {
-		p = part_create(k, reg, pid, uid, mask);
-		if (!p)
-			return conn_error(k, c, seq, errno == EPERM ? KREX_EPERM : KREX_ESYS,
+		p = part_create(k, reg, pid, uid, mask, pidfd);
+		if (!p) {
+			int err = errno;
+			if (pidfd >= 0)
+				close(pidfd);
+			gpu_prune(k);
+			if (err == EDQUOT)
+				return conn_error(k, c, seq, KREX_ELIMIT,
+				                  "uid %u has %u participants (max_parts_per_uid)",
+				                  (unsigned)uid, k->cfg.max_parts_per_uid);
+			return conn_error(k, c, seq, err == EPERM ? KREX_EPERM : KREX_ESYS,
 			                  "cannot make pid %d a participant: %s", (int)pid,
-			                  strerror(errno));
+			                  strerror(err));
+		}
+		p->by_root = c->uid == 0 && p->uid != 0;
 	}
 	c->part = p;
 	c->member_pid = pid;
@@ -730,7 +882,13 @@ void part_end(struct krexd *k, struct part *p, const char *why)
 			break;
 		}
 	k->nparts--;
+	{
+		struct uacct *ua = uacct_get(k, p->uid);
+		if (ua && ua->parts)
+			ua->parts--;
+	}
 	free(p);
+	gpu_prune(k);
 	k->resched = 1;
 }
 

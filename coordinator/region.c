@@ -64,6 +64,7 @@ struct region {
 	struct nvml_edge edge0[KREX_MAX_GPUS]; /* temperature, violation counters at grant */
 	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
 	uint64_t turn;                         /* loop turn it was asked in */
+	uid_t uid;                             /* its owner's, for the per-uid limits */
 	struct region *next;                   /* every region, for ticks and status */
 };
 
@@ -79,6 +80,19 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 static void region_note(struct region *r, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
+static void region_note(struct region *r, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* Write the state file; a failure is logged and noted on r's certificate (no record of what
+ * it undoes survives a krexd crash). */
+static void region_state_sync(struct krexd *k, struct region *r, const char *doing)
+{
+	if (state_sync(&k->st) == 0)
+		return;
+	log_error("state file %s: %s (%s anyway)", k->st.path, strerror(errno), doing);
+	region_note(r, "state file not written (%s): %s", doing, strerror(errno));
+}
+
 static uint64_t us(uint64_t ns)
 {
 	return ns / NS_PER_US;
@@ -89,7 +103,8 @@ static uint64_t us(uint64_t ns)
 int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_begin *b)
 {
 	struct part *p = c->part;
-	uint64_t mask, qt = k->cfg.queue_timeout_ns;
+	uint64_t mask, qt = k->cfg.queue_timeout_ns, now = time_now_ns(), wait_ns = 0, lease;
+	struct uacct *ua;
 	struct region *r;
 	unsigned i;
 	int s;
@@ -110,6 +125,25 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 	}
 	if (!mask)
 		return conn_error(k, c, seq, KREX_ENOGPU, "participant %u has no GPUs", p->id);
+	ua = uacct_get(k, p->uid);
+	if (!ua)
+		return conn_error(k, c, seq, KREX_ENOMEM, "out of memory");
+	if (p->uid != 0 && ua->queued >= k->cfg.max_queued_per_uid)
+		return conn_error(k, c, seq, KREX_ELIMIT,
+		                  "uid %u has %u regions queued or held (max_queued_per_uid)",
+		                  (unsigned)p->uid, ua->queued);
+	if (uacct_region_allowed(k, ua, now, &wait_ns) < 0)
+		return conn_error(
+		        k, c, seq, KREX_ELIMIT,
+		        "uid %u used its region time for this minute (region_time_per_uid); next in %llu ms",
+		        (unsigned)p->uid, (unsigned long long)(wait_ns / NS_PER_MS));
+	/* a huge max_us saturates to krexd's cap (max_region), never wraps to a tiny lease */
+	lease = time_us_to_ns(b->max_us);
+	if (k->cfg.region_time_per_uid && p->uid != 0) {
+		uint64_t left = k->cfg.region_time_per_uid - ua->win_used_ns;
+		if (!lease || lease > left)
+			lease = left;
+	}
 	if (b->timeout_ms && (uint64_t)b->timeout_ms * NS_PER_MS < qt)
 		qt = (uint64_t)b->timeout_ms * NS_PER_MS;
 	r = calloc(1, sizeof(*r));
@@ -122,12 +156,14 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 	r->conn = c;
 	r->seq = seq;
 	r->owner = p->id;
-	if (rq_submit(&k->rq, &r->rq, b->max_us * NS_PER_US, qt, time_now_ns()) < 0) {
+	if (rq_submit(&k->rq, &r->rq, lease, qt, now) < 0) {
 		free(r);
 		return conn_error(k, c, seq, KREX_EBUSY, "participant %u already has a region",
 		                  p->id);
 	}
 	c->region = r;
+	r->uid = p->uid;
+	ua->queued++;
 	r->next = regions;
 	regions = r;
 	log_debug("region %llu: participant %u queued", (unsigned long long)r->rq.id, p->id);
@@ -236,13 +272,7 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 		gate_line(line, sizeof(line), i, r->owner);
 		state_add(&k->st, "%s", line);
 	}
-	if (state_sync(&k->st) < 0) { /* written before the gates close, or not at all */
-		/* A gate needs no line to be reopened (a starting krexd opens every
-		 * slot), so the gates close, and the certificate says so. */
-		log_error("state file %s: %s (closing the gates anyway)", k->st.path,
-		          strerror(errno));
-		region_note(r, "state file not written: %s", strerror(errno));
-	}
+	region_state_sync(k, r, "closing gates"); /* written before the gates close */
 	for (i = 0; i < k->ngpus; i++)
 		if (r->rq.mask >> i & 1)
 			gatectl_close_slot(&k->gate, i, r->owner, r->rq.id);
@@ -1193,6 +1223,13 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 		for (i = 0; i < r->nsibs; i++)
 			if ((s = part_find_id(k, r->sibs[i].part)) && s->asked)
 				p->end_thawed_askers = 1;
+	}
+	{
+		struct uacct *ua = uacct_get(k, r->uid);
+		if (ua && ua->queued)
+			ua->queued--;
+		if (r->phase == PH_HELD)
+			uacct_region_used(k, r->uid, r->cert.held_us * NS_PER_US, now);
 	}
 	rq_remove(&k->rq, &r->rq, now);
 	region_unlink(r);

@@ -33,6 +33,7 @@ spdx_skip() {
 	test/perf/results/*) return 0 ;;        # raw measurement records, kept as the runs wrote them
 	test/topology/fixtures/*.expected) return 0 ;; # compared byte for byte with krex-topo's output
 	test/topology/fixtures/*.xml) return 0 ;; # hwloc XML as lstopo / mkxml.py wrote it (data)
+	test/fuzz/corpus/*) return 0 ;;         # binary seed frames for the fuzzer (data)
 	m4/libtool.m4 | m4/ltoptions.m4 | m4/ltsugar.m4 | m4/ltversion.m4 | m4/lt~obsolete.m4)
 		return 0 ;;                     # libtool's own files (libtoolize), under libtool's licence
 	esac

@@ -111,7 +111,25 @@ static dlvsym_fn gate_real_dlvsym(void)
 	return atomic_load(&real_dlvsym);
 }
 
-void *gate_real_dlsym(void *handle, const char *name)
+/*
+ * Until the gate's constructors run, dlsym only forwards to the real one.
+ * A sanitizer runtime (ASan, loaded first) looks up the functions it
+ * intercepts with dlsym(RTLD_NEXT, ...) during its own start-up, before
+ * anything of the gate is initialised and while its interceptors of
+ * dl_iterate_phdr and dlopen are not ready: the RTLD_NEXT walk and the
+ * hook tables must not run then (doc/security.md "Sanitizers").
+ */
+static atomic_int dlsym_ready;
+
+/* Not instrumented: a sanitizer's start-up runs this before its shadow memory exists. */
+#define GATE_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+
+__attribute__((constructor(101))) static void gate_dlsym_ready(void)
+{
+	atomic_store_explicit(&dlsym_ready, 1, memory_order_release);
+}
+
+GATE_NO_SANITIZE void *gate_real_dlsym(void *handle, const char *name)
 {
 	/* glibc >= 2.34 moved dlsym into libc as GLIBC_2.34; older ones have
 	 * the base version (2.2.5 on x86_64, 2.17 on aarch64). */
@@ -229,10 +247,8 @@ static int gate_name_hooked(const char *name)
 	return (name[0] == 'c' && name[1] == 'u') || strncmp(name, "hip", 3) == 0;
 }
 
-GATE_EXPORT void *dlsym(void *handle, const char *name);
-GATE_EXPORT void *dlvsym(void *handle, const char *name, const char *version);
-
-void *dlsym(void *handle, const char *name)
+/* The gate's dlsym, once the gate's constructors ran. */
+static void *dlsym_hooked(void *handle, const char *name, const void *caller)
 {
 	void *p, *wrapper = NULL;
 
@@ -244,7 +260,7 @@ void *dlsym(void *handle, const char *name)
 			if (wrapper)
 				return p ? wrapper : NULL;
 		}
-		return next_lookup(__builtin_return_address(0), name);
+		return next_lookup(caller, name);
 	}
 	p = gate_real_dlsym(handle, name);
 	if (p && gate_name_hooked(name)) {
@@ -252,6 +268,15 @@ void *dlsym(void *handle, const char *name)
 		p = gate_hip_swap(name, p);
 	}
 	return p;
+}
+
+GATE_EXPORT void *dlsym(void *handle, const char *name);
+
+GATE_NO_SANITIZE void *dlsym(void *handle, const char *name)
+{
+	if (!atomic_load_explicit(&dlsym_ready, memory_order_acquire))
+		return gate_real_dlsym(handle, name);
+	return dlsym_hooked(handle, name, __builtin_return_address(0));
 }
 
 /*
@@ -271,7 +296,7 @@ void *dlvsym(void *handle, const char *name, const char *version)
 	if (!real)
 		return NULL;
 	p = real(handle, name, version);
-	if (!p)
+	if (!p || !atomic_load_explicit(&dlsym_ready, memory_order_acquire))
 		return p;
 	if (strcmp(name, "dlsym") == 0)
 		return (void *)dlsym;

@@ -215,7 +215,8 @@ static void op_run(struct mock_op *op, uint64_t *busy_end)
 			atomic_store((_Atomic uint32_t *)op->dst, (uint32_t)op->value);
 		break;
 	case MOP_COPY:
-		memmove(op->dst, op->src, op->n);
+		if (op->n) /* a 0-byte copy may carry NULL pointers: memmove's are nonnull */
+			memmove(op->dst, op->src, op->n);
 		break;
 	case MOP_SET:
 		for (i = 0; i < op->n; i++)

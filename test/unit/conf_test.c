@@ -53,7 +53,7 @@ int main(void)
 	uint64_t v;
 	int b;
 
-	plan(22);
+	plan(26);
 	ok(parse_text("# comment\n\n known = 1 \nother=two words # trailing\n", &s, err,
 	              sizeof(err)) == 0 &&
 	           s.n == 2 && strcmp(s.last_value, "two words") == 0,
@@ -89,6 +89,19 @@ int main(void)
 	   "duration 1.5s");
 	ok(time_parse_duration("5 parsecs", NS_PER_S, &v) < 0 && time_parse_duration("", 1, &v) < 0,
 	   "duration junk rejected");
+	v = 77;
+	ok(time_parse_duration("nan", NS_PER_S, &v) < 0 &&
+	           time_parse_duration("NaNms", 1, &v) < 0 && v == 77,
+	   "duration nan rejected (no undefined cast)");
+	ok(time_parse_duration("inf", NS_PER_S, &v) < 0 &&
+	           time_parse_duration("infinitys", 1, &v) < 0 && v == 77,
+	   "duration inf rejected");
+	ok(time_parse_duration("1e300h", NS_PER_S, &v) < 0 &&
+	           time_parse_duration("18446744073709551615s", 1, &v) < 0 && v == 77,
+	   "duration too large rejected");
+	ok(time_us_to_ns(UINT64_MAX) == UINT64_MAX &&
+	           time_us_to_ns(UINT64_MAX / 1000 + 1) == UINT64_MAX && time_us_to_ns(5) == 5000,
+	   "us to ns saturates, never wraps (max_us * NS_PER_US)");
 
 	ok(conf_split_list(" a, b ,c", &items[0][0], 8, 4) == 3 && strcmp(items[1], "b") == 0,
 	   "list split and trimmed");

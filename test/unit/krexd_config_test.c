@@ -41,7 +41,7 @@ int main(void)
 	struct krexd_config c, n;
 	char err[512];
 
-	plan(30);
+	plan(34);
 	config_defaults(&c);
 	ok(!strcmp(c.run_dir, KREX_DEFAULT_RUNDIR), "default run_dir");
 	ok(c.max_region_ns == KREX_DEFAULT_MAX_REGION_MS * NS_PER_MS, "default max_region");
@@ -134,6 +134,27 @@ int main(void)
 	           c.require_clocks == REQUIRE_CLOCKS_NO &&
 	           config_set(&c, "require_clocks", "maybe", err, sizeof(err)) < 0,
 	   "require_clocks = auto|yes|no");
+	ok(c.gpu_policy == GPU_POLICY_CONFIGURED &&
+	           c.max_conns_per_uid == KREX_DEFAULT_CONNS_PER_UID &&
+	           c.max_buffer_per_uid == KREX_DEFAULT_BUFFER_PER_UID &&
+	           c.region_time_per_uid == 0 && c.reserve_fds == KREX_DEFAULT_RESERVE_FDS,
+	   "limit defaults");
+	ok(config_set(&c, "gpu_policy", "step", err, sizeof(err)) == 0 &&
+	           c.gpu_policy == GPU_POLICY_STEP &&
+	           config_set(&c, "gpu_policy", "anyone", err, sizeof(err)) < 0,
+	   "gpu_policy: step taken, an unknown policy rejected");
+	ok(config_set(&c, "max_conns_per_uid", "0", err, sizeof(err)) < 0 &&
+	           config_set(&c, "max_buffer_per_uid", "1000", err, sizeof(err)) < 0 &&
+	           config_set(&c, "conn_buffer", "100", err, sizeof(err)) < 0 &&
+	           config_set(&c, "max_parts_per_uid", "10", err, sizeof(err)) == 0 &&
+	           c.max_parts_per_uid == 10,
+	   "per-uid limits: 0 and sizes under one frame rejected");
+	ok(config_set(&c, "region_time_per_uid", "30s", err, sizeof(err)) == 0 &&
+	           c.region_time_per_uid == 30 * NS_PER_S &&
+	           config_set(&c, "region_time_per_uid", "2m", err, sizeof(err)) < 0 &&
+	           config_set(&c, "region_time_per_uid", "nan", err, sizeof(err)) < 0 &&
+	           c.region_time_per_uid == 30 * NS_PER_S,
+	   "region_time_per_uid: at most a minute, nan rejected");
 
 	config_defaults(&c);
 	n = c;

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * identity_test.c - krexd's process identity (doc/security.md "Identity"):
+ * the start time parsed from /proc/PID/stat, and a connection whose peer's
+ * start time no longer matches (pid reuse) is not trusted; the per-uid
+ * accounting.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "krexd.h"
+#include "tap.h"
+#include "timeutil.h"
+
+int main(void)
+{
+	struct krexd k;
+	struct conn c;
+	struct uacct *a;
+	uint64_t t = 0, t2 = 0;
+	uid_t u = 12345;
+	pid_t child;
+
+	plan(15);
+	ok(proc_stat_start("1 (a b) c) S 0 1 1 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 4242 9 10",
+	                   &t) == 0 &&
+	           t == 4242,
+	   "start time after a comm with spaces and ')'");
+	ok(proc_stat_start("1 (x) S 0 1", &t) < 0, "truncated stat: refused");
+	ok(proc_stat_start("garbage", &t) < 0, "no comm: refused");
+	ok(pid_start_ticks(getpid(), &t, &u) == 0 && t > 0 && u == geteuid(),
+	   "own start time and uid read");
+
+	memset(&c, 0, sizeof(c));
+	c.pid = getpid();
+	c.uid = geteuid();
+	c.pidfd = (int)syscall(SYS_pidfd_open, c.pid, 0);
+	c.start_ticks = t;
+	ok(conn_peer_alive(&c) == 1, "same pid, uid and start time: the peer is alive");
+	c.start_ticks = t + 1;
+	ok(conn_peer_alive(&c) == 0, "start time mismatch (a reused pid): not the peer");
+	c.start_ticks = t;
+	c.uid = geteuid() + 1;
+	ok(conn_peer_alive(&c) == (geteuid() == 0),
+	   "uid mismatch: not the peer (unless /proc is root's: non-dumpable)");
+	c.uid = geteuid();
+	c.start_ticks = 0;
+	ok(conn_peer_alive(&c) == 0, "no identity taken at accept: not trusted");
+	if (c.pidfd >= 0)
+		close(c.pidfd);
+
+	/* a peer that exited (a zombie still has its pid) */
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	c.pid = child;
+	c.pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	ok(pid_start_ticks(child, &t2, NULL) == 0 || 1, "child started");
+	c.start_ticks = t2;
+	usleep(100 * 1000);
+	ok(conn_peer_alive(&c) == 0, "a peer that exited (zombie) is not alive");
+	waitpid(child, NULL, 0);
+	if (c.pidfd >= 0)
+		close(c.pidfd);
+
+	/* connected as root, then dropped to a user (the SPANK plugin's task_init):
+	 * SO_PEERCRED says 0, /proc says the user; the same process all the same */
+	if (geteuid() == 0) {
+		int ready[2];
+		char ch;
+		if (pipe(ready) < 0)
+			return 1;
+		child = fork();
+		if (child == 0) {
+			if (setgid(65534) < 0 || setuid(65534) < 0)
+				_exit(1);
+			prctl(PR_SET_DUMPABLE,
+			      1); /* /proc/PID is the user's again, as slurmstepd makes it */
+			(void)!write(ready[1], "r", 1);
+			pause();
+			_exit(0);
+		}
+		(void)!read(ready[0], &ch, 1);
+		memset(&c, 0, sizeof(c));
+		c.pid = child;
+		c.uid = 0;
+		c.pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+		pid_start_ticks(child, &c.start_ticks, &u);
+		ok(u == 65534 && conn_peer_alive(&c) == 1,
+		   "a peer that connected as root and became a user is still the peer (owner %u)",
+		   (unsigned)u);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		if (c.pidfd >= 0)
+			close(c.pidfd);
+	} else
+		ok(1, "# SKIP needs root");
+
+	/* accounting */
+	memset(&k, 0, sizeof(k));
+	config_defaults(&k.cfg);
+	k.cfg.max_buffer_per_uid = 1000;
+	memset(&c, 0, sizeof(c));
+	c.ua = a = uacct_get(&k, 1000);
+	ok(a && uacct_get(&k, 1000) == a, "one account per uid");
+	ok(uacct_charge(&k, &c, 600) == 0 && uacct_charge(&k, &c, 600) < 0 && a->bytes == 600,
+	   "max_buffer_per_uid refuses what passes it");
+	uacct_uncharge(&c, 600);
+	uacct_gc(&k);
+	ok(k.uaccts == NULL, "an account that holds nothing is freed");
+	c.ua = uacct_get(&k, 0);
+	ok(uacct_charge(&k, &c, 100000) == 0, "root is counted, never limited");
+	uacct_uncharge(&c, 100000);
+	uacct_gc(&k);
+	return tap_done();
+}
