@@ -134,7 +134,7 @@ ok "and keeps one gate page mapped, not the old one too ($(grep mapped "$EMB_DIR
 	grep -q "^mapped 1$" "$EMB_DIR/hold.out"
 ok "none after its leave" grep -q "^after_leave 0$" "$EMB_DIR/hold.out"
 if command -v valgrind >/dev/null; then
-	valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=3 \
+	valgrind -q --fair-sched=yes --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=3 \
 		"$top_builddir/test/integration/.libs/krex-jointest" cycle 5 >"$EMB_DIR/vg.out" 2>&1
 	ok "valgrind: join/leave leaks nothing (exit $?)" [ $? = 0 ]
 else
