@@ -12,11 +12,13 @@
 # Prints each split as FILE:LINE and exits 1 if there is one.
 top=${1:-.}
 cd "$top" || exit 2
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+files=
+# git's list where this is the top of a checkout; else (a dist tarball, also
+# one unpacked inside another checkout, as make distcheck does) every file
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
 	files=$(git ls-files '*.c' '*.h' '*.cu')
-else
-	files=$(find . -name '*.[ch]' -o -name '*.cu')
 fi
+[ -n "$files" ] || files=$(find . -name '*.[ch]' -o -name '*.cu')
 [ -n "$files" ] || { echo "check-messages: no C files under $top"; exit 2; }
 # shellcheck disable=SC2086
 awk '

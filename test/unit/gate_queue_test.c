@@ -92,7 +92,8 @@ static int v_capturing(void *s)
 	return g.capturing;
 }
 
-static const struct gq_ops ops = {v_create, v_record, v_sync, v_query, v_elapsed, v_capturing};
+static const struct gq_ops ops = {v_create,  v_record,    v_sync, v_query,
+                                  v_elapsed, v_capturing, NULL};
 
 /* Kernels of at least min_dur launched and not finished at host time now. */
 static unsigned queued_kernels(uint64_t min_dur)
