@@ -168,6 +168,30 @@ static void *gate_cuda_adopt(int id, int pt, void *p)
 	return cu_hooks[id].wrapper[pt];
 }
 
+/*
+ * Every event call of the gate's own (the drain, the warm-up, the bounded
+ * queue's on the application's launching thread) runs in relaxed capture
+ * mode: in the thread's own mode (global by default) cuEventQuery and friends
+ * are "potentially unsafe", and with another thread of the process capturing
+ * in global mode they invalidate that capture (seen on the H200 with a CUDA
+ * runtime program).  The thread's own mode is put back after.
+ */
+static int cu_relax(CUstreamCaptureMode *m)
+{
+	exchange_mode_fn xmode = gate_cuThreadExchangeStreamCaptureMode();
+
+	*m = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return xmode && xmode(m) == CUDA_SUCCESS;
+}
+
+static void cu_unrelax(int relaxed, CUstreamCaptureMode *m)
+{
+	exchange_mode_fn xmode = gate_cuThreadExchangeStreamCaptureMode();
+
+	if (relaxed && xmode)
+		xmode(m);
+}
+
 /* ---- what the drain waits for ----------------------------------------------- */
 
 /*
@@ -415,8 +439,7 @@ int gate_cuda_drain(uint64_t deadline)
 {
 	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
 	ctx_get_fn pop = gate_cuCtxPopCurrent_v2();
-	exchange_mode_fn xmode = gate_cuThreadExchangeStreamCaptureMode();
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUstreamCaptureMode mode;
 	CUevent targets[CU_MAX_TARGETS];
 	int i, j, n = 0, left, incomplete = 0, relaxed;
 	struct cu_ctx_slot *cs;
@@ -426,7 +449,7 @@ int gate_cuda_drain(uint64_t deadline)
 		return 0; /* never submitted */
 	if (!push || !pop)
 		return -1;
-	relaxed = xmode && xmode(&mode) == CUDA_SUCCESS;
+	relaxed = cu_relax(&mode);
 	pthread_mutex_lock(&cu_cap_mu);
 	for (i = 0; i < CU_MAX_CTX; i++) {
 		cs = &cu_ctx[i];
@@ -470,8 +493,7 @@ int gate_cuda_drain(uint64_t deadline)
 	/* Poll, never block: a kernel the host releases may never end while
 	 * the host waits at the gate. */
 	left = gate_poll_events(cu_gq_query, (void **)targets, n, deadline, &incomplete);
-	if (relaxed)
-		xmode(&mode);
+	cu_unrelax(relaxed, &mode);
 	if (left) {
 		log_info(
 		        "drain: %d streams still busy at the deadline (work the host must release?)",
@@ -577,8 +599,7 @@ int gate_cuda_warm(void)
 {
 	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
 	ctx_get_fn pop = gate_cuCtxPopCurrent_v2();
-	exchange_mode_fn xmode = gate_cuThreadExchangeStreamCaptureMode();
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUstreamCaptureMode mode;
 	const char *how = getenv("KREX_REGION_WARM");
 	int on_last = !how || strcmp(how, "ctx") != 0;
 	CUcontext last = atomic_load(&cu_warm_last_ctx), c, old;
@@ -589,7 +610,7 @@ int gate_cuda_warm(void)
 		return -1;
 	/* Relaxed for this thread: a capture elsewhere in the process stays
 	 * valid; cu_cap_mu: no capture begins between the check and the launch. */
-	relaxed = xmode && xmode(&mode) == CUDA_SUCCESS;
+	relaxed = cu_relax(&mode);
 	pthread_mutex_lock(&cu_cap_mu);
 	for (i = 0; i < CU_MAX_CTX; i++) {
 		c = atomic_load(&cu_ctx[i].ctx);
@@ -605,8 +626,7 @@ int gate_cuda_warm(void)
 		pop(&old);
 	}
 	pthread_mutex_unlock(&cu_cap_mu);
-	if (relaxed)
-		xmode(&mode);
+	cu_unrelax(relaxed, &mode);
 	return rc;
 }
 
@@ -651,30 +671,6 @@ static int cu_gq_record(void *ev, void *s)
 	ev_record_fn record = gate_cuEventRecord();
 
 	return record && record((CUevent)ev, (CUstream)s) == CUDA_SUCCESS ? 0 : -1;
-}
-
-/*
- * The bounded queue's event calls run on the application's launching thread,
- * in its capture mode (global by default), where cuEventQuery and friends are
- * "potentially unsafe": with another thread of the process capturing in
- * global mode they invalidate that capture (seen on the H200 with a CUDA
- * runtime program).  So each runs in relaxed mode, and the thread's own mode
- * is put back after it.
- */
-static int cu_relax(CUstreamCaptureMode *m)
-{
-	exchange_mode_fn xmode = gate_cuThreadExchangeStreamCaptureMode();
-
-	*m = CU_STREAM_CAPTURE_MODE_RELAXED;
-	return xmode && xmode(m) == CUDA_SUCCESS;
-}
-
-static void cu_unrelax(int relaxed, CUstreamCaptureMode *m)
-{
-	exchange_mode_fn xmode = gate_cuThreadExchangeStreamCaptureMode();
-
-	if (relaxed && xmode)
-		xmode(m);
 }
 
 static int cu_gq_sync(void *ev)

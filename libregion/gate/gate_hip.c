@@ -108,6 +108,25 @@ typedef hipError_t (*hip_evrecord_fn)(hipEvent_t, hipStream_t);
 typedef hipError_t (*hip_ev_fn)(hipEvent_t);
 typedef hipError_t (*hip_xmode_fn)(hipStreamCaptureMode *);
 
+/* As for CUDA (gate_cuda.c cu_relax): the gate's own event calls (the drain,
+ * the bounded queue's) run in relaxed capture mode, so they never invalidate
+ * another thread's global capture; the thread's own mode is put back after. */
+static int hip_relax(hipStreamCaptureMode *m)
+{
+	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
+
+	*m = 2; /* hipStreamCaptureModeRelaxed */
+	return xmode && xmode(m) == hipSuccess;
+}
+
+static void hip_unrelax(int relaxed, hipStreamCaptureMode *m)
+{
+	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
+
+	if (relaxed && xmode)
+		xmode(m);
+}
+
 /*
  * Per device: an event on the null stream (which waits for every blocking
  * stream), polled until deadline, in relaxed capture mode; never
@@ -127,8 +146,7 @@ int gate_hip_drain(uint64_t deadline)
 	hip_setdev_fn set;
 	hip_evcreate_fn create;
 	hip_evrecord_fn record;
-	hip_xmode_fn xmode;
-	hipStreamCaptureMode mode = 2; /* hipStreamCaptureModeRelaxed */
+	hipStreamCaptureMode mode;
 	void *targets[64];
 	int d, n, rc = 0, relaxed, busy, errors = 0;
 
@@ -141,10 +159,9 @@ int gate_hip_drain(uint64_t deadline)
 	set = (hip_setdev_fn)gate_hip_sym("hipSetDevice");
 	create = (hip_evcreate_fn)gate_hip_sym("hipEventCreateWithFlags");
 	record = (hip_evrecord_fn)gate_hip_sym("hipEventRecord");
-	xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
 	if (!set || !create || !record)
 		return -1;
-	relaxed = xmode && xmode(&mode) == hipSuccess;
+	relaxed = hip_relax(&mode);
 	for (d = 0; d < 64; d++) {
 		if (!(devs & (1ull << d)))
 			continue;
@@ -161,8 +178,7 @@ int gate_hip_drain(uint64_t deadline)
 	busy = gate_poll_events(hip_gq_query, targets, n, deadline, &errors);
 	if (errors)
 		rc = -1;
-	if (relaxed)
-		xmode(&mode);
+	hip_unrelax(relaxed, &mode);
 	if (busy) {
 		log_info("drain: HIP work still busy at the deadline");
 		rc = -1;
@@ -215,25 +231,6 @@ static int hip_gq_record(void *ev, void *s)
 	hip_evrecord_fn f = (hip_evrecord_fn)hq(HQ_RECORD);
 
 	return f && f((hipEvent_t)ev, (hipStream_t)s) == hipSuccess ? 0 : -1;
-}
-
-/* As for CUDA (gate_cuda.c cu_relax): the queue's event calls run in
- * relaxed capture mode, so they never invalidate another thread's global
- * capture; the thread's own mode is put back after each. */
-static int hip_relax(hipStreamCaptureMode *m)
-{
-	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
-
-	*m = 2; /* hipStreamCaptureModeRelaxed */
-	return xmode && xmode(m) == hipSuccess;
-}
-
-static void hip_unrelax(int relaxed, hipStreamCaptureMode *m)
-{
-	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
-
-	if (relaxed && xmode)
-		xmode(m);
 }
 
 static int hip_gq_sync(void *ev)
