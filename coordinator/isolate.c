@@ -21,7 +21,6 @@
 #include "isolate_region.h"
 #include "krexd_config.h"
 #include "log.h"
-#include "nvml.h"
 
 const char *const isolate_undo_kinds[] = {"cpuset", "affinity", NULL};
 
@@ -98,9 +97,6 @@ void isolate_fds_release(void)
 int isolate_load(const char *topology, const char (*gpu_pci)[16])
 {
 	isolate_fds_reserve();
-	/* NVML's first open (dlopen + nvmlInit, tens of ms) at start-up too, not
-	 * in the first region's entry (the telemetry at its start opens it). */
-	nvml_open();
 	return isolate_topo(topology, gpu_pci) ? 0 : -1;
 }
 

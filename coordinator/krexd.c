@@ -503,6 +503,8 @@ int main(int argc, char **argv)
 	setup(k);
 	isolate_load(k->cfg.topology, (const char(*)[16])k->cfg.gpu_pci);
 	pidfile_write(k);
+	/* NVML opened here, at start-up (dlopen + nvmlInit take tens of ms):
+	 * never in the first region's entry (its freeze_us counted it once). */
 	k->nvml_gpus = nvml_gpu_count();
 	for (unsigned g = 0; k->nvml_gpus && g < k->ngpus; g++)
 		if (!nvml_has(k->gpu[g]))
