@@ -383,13 +383,13 @@ static void on_signal(struct krexd *k)
 /* Arm the timer for the earliest deadline of anything. */
 static void timer_arm(struct krexd *k)
 {
-	uint64_t d[4] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
-	                 k->ext_kill_check_ns};
+	uint64_t d[5] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
+	                 k->ext_kill_check_ns, k->ext_confirm_ns};
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	uint64_t best = 0;
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		if (d[i] && (!best || d[i] < best))
 			best = d[i];
 	if (best) {
@@ -454,6 +454,7 @@ static void loop(struct krexd *k)
 		conn_tick(k, now);
 		part_check_proc(k, now);
 		part_ext_kill_check(k, now);
+		part_ext_confirm(k, now);
 		if (k->resched) {
 			/* Take in what is readable already before deciding the next grant. */
 			n = epoll_wait(k->epfd, ev, 64, 0);

@@ -70,6 +70,9 @@ struct part {
 	int ext_dirty;       /* that file was written: look again */
 	int ext_dying;       /* thawed by another to be killed: krexd does not freeze it again */
 	uint64_t ext_kill_until; /* after krexd froze it again: watch for a SIGKILL until then */
+	int ext_closed;          /* a writer of that file closed it (its write is whole) */
+	uint64_t ext_confirm_ns; /* a write left it FROZEN under krexd's freeze: a suspend, unless
+	                          * a thaw comes before its writer closes the file or by then */
 	int by_root; /* root registered it for a user (the SPANK plugin): its GPUs are the step's */
 	struct part *next;
 };
@@ -142,6 +145,7 @@ struct krexd {
 	uint64_t regions_total;
 	uint64_t proc_check_ns;     /* next /proc check of participants without a pidfd */
 	uint64_t ext_kill_check_ns; /* next SIGKILL check of participants frozen again (part.c) */
+	uint64_t ext_confirm_ns;    /* next look at writes that may be suspends (part.c) */
 	struct uacct *uaccts;
 	int spare_fd; /* /dev/null kept open: closed to accept and shed a client at EMFILE */
 	uint64_t
@@ -183,6 +187,8 @@ int part_ext_check(struct krexd *k, struct part *p, uint64_t now);
 void part_ext_events(struct krexd *k);
 /* Participants frozen again after another's thaw: one being killed is let go. */
 void part_ext_kill_check(struct krexd *k, uint64_t now);
+/* Writes that left a participant FROZEN under krexd's freeze, whose writer kept the file open: suspends after EXT_CONFIRM_MS. */
+void part_ext_confirm(struct krexd *k, uint64_t now);
 int state_rec(void *ctx, const char *line);
 void state_unrec(void *ctx, const char *line);
 

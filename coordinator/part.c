@@ -195,7 +195,11 @@ struct part *part_find_pid(struct krexd *k, pid_t pid)
  * (inotify sees every write to it) and keeps what it learns in p->ext:
  *  - a write krexd did not make, while it holds p frozen, that leaves it
  *    FROZEN: the other suspended it too, so krexd leaves it frozen when it
- *    lets go (ext_handover);
+ *    lets go (ext_handover).  Decided when the writer closes the file (or
+ *    EXT_CONFIRM_MS later, or when krexd lets go first): a shell's
+ *    `echo THAWED > freezer.state` is two writes, the O_TRUNC of its open
+ *    (the file still FROZEN) and then its own, and on a loaded host krexd
+ *    can read the first long before the second;
  *  - one that leaves it THAWED: the other resumed it inside a region, so
  *    krexd freezes it again at once and the regions holding it say so;
  *  - any write while krexd holds none: it may have run (quiet_mask = 0).
@@ -208,6 +212,39 @@ struct part *part_find_pid(struct krexd *k, pid_t pid)
  */
 
 static void ext_update(struct krexd *k, struct part *p, uint64_t now);
+static void ext_set(struct part *p, int ext, uint64_t now);
+
+/* A writer that keeps the file open: its FROZEN counts as a suspend after this. */
+#define EXT_CONFIRM_MS 1000
+
+/* A write left p FROZEN under krexd's freeze and no thaw followed: a suspend. */
+static void ext_confirm(struct krexd *k, struct part *p, uint64_t now)
+{
+	p->ext_confirm_ns = 0;
+	if (p->freeze_refs <= 0 || p->ext == FREEZER_EXT_FROZEN ||
+	    !freezer_ext_shared(&k->fz, &p->ft) || freezer_ext_thawed_under(&k->fz, &p->ft))
+		return;
+	ext_set(p, FREEZER_EXT_FROZEN, now);
+	log_info("participant %u: suspended (its freezer written) by another", p->id);
+	region_ext_suspended(k, p);
+}
+
+void part_ext_confirm(struct krexd *k, uint64_t now)
+{
+	struct part *p, *next;
+	uint64_t first = 0;
+
+	if (!k->ext_confirm_ns || now < k->ext_confirm_ns)
+		return;
+	for (p = k->parts; p; p = next) {
+		next = p->next;
+		if (p->ext_confirm_ns && now >= p->ext_confirm_ns)
+			ext_confirm(k, p, now);
+		if (p->ext_confirm_ns && (!first || p->ext_confirm_ns < first))
+			first = p->ext_confirm_ns;
+	}
+	k->ext_confirm_ns = first;
+}
 
 /* Read every pending event; those of skip_wd (krexd's own write) are dropped. */
 static void ext_read(struct krexd *k, int skip_wd)
@@ -226,8 +263,14 @@ static void ext_read(struct krexd *k, int skip_wd)
 			if (e->wd == skip_wd)
 				continue;
 			for (p = k->parts; p; p = p->next)
-				if (p->ext_wd == e->wd)
-					p->ext_dirty = 1;
+				if (p->ext_wd == e->wd) {
+					if (e->mask & IN_MODIFY)
+						p->ext_dirty = 1;
+					/* The close of a write looked at already says nothing. */
+					if ((e->mask & IN_CLOSE_WRITE) &&
+					    (p->ext_dirty || p->ext_confirm_ns))
+						p->ext_closed = p->ext_dirty = 1;
+				}
 		}
 	}
 }
@@ -263,7 +306,7 @@ static void ext_watch(struct krexd *k, struct part *p)
 	p->ext_wd = -1;
 	if (k->ifd < 0 || freezer_ext_watch_path(&k->fz, &p->ft, path, sizeof(path)) < 0)
 		return;
-	p->ext_wd = inotify_add_watch(k->ifd, path, IN_MODIFY);
+	p->ext_wd = inotify_add_watch(k->ifd, path, IN_MODIFY | IN_CLOSE_WRITE);
 	if (p->ext_wd < 0)
 		log_warn(
 		        "participant %u: cannot watch %s: %s (a suspend by Slurm is seen at region entry only)",
@@ -310,9 +353,12 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 {
 	pid_t pids[64];
 	size_t n = ext_member_pids(k, p, pids, 64);
-	int was = p->ext, ext;
+	int was = p->ext, ext, closed = p->ext_closed;
 
 	p->ext_dirty = 0;
+	p->ext_closed = 0;
+	if (p->freeze_refs > 0 && freezer_ext_thawed_under(&k->fz, &p->ft))
+		p->ext_confirm_ns = 0; /* thawed: what looked like a suspend was not one */
 	if (p->freeze_refs > 0 && freezer_ext_thawed_under(&k->fz, &p->ft) &&
 	    (p->ext != FREEZER_EXT_FROZEN || p->ext_dying)) {
 		/* Thawed by another that had not suspended it: Slurm does that only
@@ -349,9 +395,19 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		region_ext_resumed(k, p, REGION_EXT_FROZEN_AGAIN);
 		return;
 	}
-	if (p->freeze_refs > 0 && freezer_ext_shared(&k->fz, &p->ft))
-		ext = FREEZER_EXT_FROZEN; /* a write not ours that left it frozen: a suspend */
-	else
+	if (p->freeze_refs > 0 && freezer_ext_shared(&k->fz, &p->ft)) {
+		/* A write not ours that left it frozen: a suspend once its writer
+		 * closed the file; until then it may be a shell's O_TRUNC. */
+		if (p->ext != FREEZER_EXT_FROZEN && !closed) {
+			if (!p->ext_confirm_ns)
+				p->ext_confirm_ns = now + EXT_CONFIRM_MS * NS_PER_MS;
+			if (!k->ext_confirm_ns || k->ext_confirm_ns > p->ext_confirm_ns)
+				k->ext_confirm_ns = p->ext_confirm_ns;
+			return;
+		}
+		p->ext_confirm_ns = 0;
+		ext = FREEZER_EXT_FROZEN;
+	} else
 		ext = freezer_ext_state(&k->fz, &p->ft, pids, n);
 	if (p->freeze_refs == 0)
 		p->quiet_mask = 0; /* written while krexd held none: it may have run */
@@ -414,6 +470,8 @@ int part_ext_check(struct krexd *k, struct part *p, uint64_t now)
 
 	if (p->ext_dirty)
 		ext_update(k, p, now);
+	if (p->ext_confirm_ns)
+		ext_confirm(k, p, now);
 	n = ext_member_pids(k, p, pids, 64);
 	ext = freezer_ext_state(&k->fz, &p->ft, pids, n);
 	if (!ext && p->freeze_refs > 0 && p->ext == FREEZER_EXT_FROZEN &&
@@ -430,6 +488,8 @@ int part_ext_check(struct krexd *k, struct part *p, uint64_t now)
 /* krexd lets go of p: leave it frozen when another suspended it in the same file.  1 if so. */
 static int ext_handover(struct krexd *k, struct part *p)
 {
+	if (p->ext_confirm_ns)
+		ext_confirm(k, p, time_now_ns());
 	if (p->ext != FREEZER_EXT_FROZEN || !freezer_ext_shared(&k->fz, &p->ft))
 		return 0;
 	log_info(

@@ -127,7 +127,7 @@ kt_cleanup() {
 	kt_rm_cgroups
 	if [ "$_tap_fail" != 0 ] && [ -f "$KT_DIR/krexd.log" ]; then
 		diag "krexd log:"
-		sed 's/^/#   /' "$KT_DIR/krexd.log" | tail -n 40
+		sed 's/^/#   /' "$KT_DIR/krexd.log" | tail -n 150
 	fi
 	[ -n "$KT_KEEP" ] || rm -rf "$KT_DIR"
 }
