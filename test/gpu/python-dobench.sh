@@ -21,20 +21,9 @@
 # torch, cuda-driver timer only: it checks the script; timings mean nothing.
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${OUT:-$PWD/dobench-out}
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-W=$OUT/work
-mkdir -p "$W"
-MOCK=${KREX_GPU_MOCK:-0}
-if [ "$MOCK" != 1 ]; then
-	if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-		echo "SKIP: no NVIDIA GPU here (nvidia-smi -L failed)"
-		exit 0
-	fi
-	python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
-		{ echo "SKIP: no torch with CUDA"; exit 0; }
-fi
 . "$src/test/gpu/gpu-lib.sh"
+gpu_out dobench-out
+gpu_need_torch
 gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
 export KREX_GATE_LIB=$B/libregion/gate/.libs/libkrexgate.so
 export KREX_LIBRARY=$B/libregion/.libs/libkrexregion.so
@@ -54,13 +43,6 @@ else
 	GPUS=0
 	FREEZER=
 fi
-cleanup() {
-	stop_all
-	krexd_down
-	[ "$MOCK" = 1 ] && rm -f "/dev/shm${KREX_MOCK_GPU:-/none}"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 rm -f "$OUT/dobench.jsonl"
 
 echo "build: $B"
@@ -70,13 +52,8 @@ rc_alone=$?
 cat "$W/alone.log"
 
 mkdir -p "$W/run"
-rm -f "$KREX_SOCKET"
 # shellcheck disable=SC2086
-"$B/coordinator/krexd" -F -v -r "$W/run" -o "gpus=$GPUS" $FREEZER -o cgroup_subtree=krex-dobench \
-	>"$W/krexd.log" 2>&1 &
-KD=$!
-for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && break; sleep 0.1; done
-[ -S "$KREX_SOCKET" ] || { echo "FAIL: krexd did not start (see $W/krexd.log)"; exit 1; }
+krexd_up "$W/krexd.log" -v -r "$W/run" -o "gpus=$GPUS" $FREEZER -o cgroup_subtree=krex-dobench
 # shellcheck disable=SC2086
 timeout 150 "$B/tools/krex" run -- $HOG >"$W/hog.log" 2>&1 &
 PIDS=$!
