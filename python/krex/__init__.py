@@ -140,7 +140,7 @@ def _candidates():
     if os.environ.get("KREX_BUILDDIR"):
         d = os.path.join(os.environ["KREX_BUILDDIR"], "libregion", ".libs")
         out.append(("KREX_BUILDDIR", os.path.join(d, soname or "libkrexregion.so")))
-    out.append(("find_library", ctypes.util.find_library("krexregion")))
+    out.append(("find_library", None))  # looked up only when reached (it runs ldconfig)
     return out
 
 
@@ -159,6 +159,8 @@ def _load():
         return _lib
     tried = []
     for how, name in _candidates():
+        if how == "find_library":
+            name = ctypes.util.find_library("krexregion")
         if not name:
             tried.append("%s: nothing found" % how)
             continue
