@@ -30,6 +30,46 @@ krexd_down() {
 	KD=
 }
 
+# gpu_out NAME: OUT (absolute; ./NAME when unset) and its work dir W, made;
+# MOCK from KREX_GPU_MOCK; on EXIT, gpu_cleanup.
+gpu_out() {
+	OUT=${OUT:-$PWD/$1}
+	mkdir -p "$OUT/work" && OUT=$(cd "$OUT" && pwd) || exit 1
+	W=$OUT/work
+	MOCK=${KREX_GPU_MOCK:-0}
+	trap gpu_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+# gpu_cleanup: stop_all, krexd_down, and the mock's simulated GPU.
+gpu_cleanup() {
+	stop_all
+	krexd_down
+	[ "$MOCK" = 1 ] && rm -f "/dev/shm${KREX_MOCK_GPU:-/none}"
+}
+# gpu_need_torch: unless KREX_GPU_MOCK=1, exit 0 with a SKIP line where no
+# NVIDIA GPU or no torch with CUDA is.
+gpu_need_torch() {
+	[ "${KREX_GPU_MOCK:-0}" = 1 ] && return 0
+	if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+		echo "SKIP: no NVIDIA GPU here (nvidia-smi -L failed)"
+		exit 0
+	fi
+	python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
+		{ echo "SKIP: no torch with CUDA"; exit 0; }
+}
+# krexd_up LOG ARGS...: $B's krexd -F ARGS in the background (KD), logging to
+# LOG; waits 5 s for $KREX_SOCKET, else a FAIL line and exit 1.
+krexd_up() {
+	local log=$1
+	shift
+	rm -f "$KREX_SOCKET"
+	"$B/coordinator/krexd" -F "$@" >"$log" 2>&1 &
+	KD=$!
+	for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && return 0; sleep 0.1; done
+	echo "FAIL: krexd did not start (see $log)"
+	exit 1
+}
+
 # gpu_build DIR LOGDIR: set B to a built tree: DIR if it has krexd, else a
 # build from .gpu/'s dist tarball (scripts/gpu-build.sh), else ./configure &&
 # make in the source tree ($src).  Logs under LOGDIR.  Returns 1 without one.

@@ -27,28 +27,16 @@
 # script, the settle modes and the counting; its timings MEAN NOTHING.
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${OUT:-$PWD/settle-out}
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-W=$OUT/work
-mkdir -p "$W"
-MOCK=${KREX_GPU_MOCK:-0}
+. "$src/test/gpu/gpu-lib.sh"
+gpu_out settle-out
 MODES=${MODES:-alone off mark wait}
 REGIONS=${REGIONS:-30}
 SAMPLES=${SAMPLES:-20}
 GAP_MS=${GAP_MS:-300}
 HEAT_S=${HEAT_S:-5}
 
-if [ "$MOCK" != 1 ]; then
-	if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-		echo "SKIP: no NVIDIA GPU here (nvidia-smi -L failed)"
-		exit 0
-	fi
-	python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null ||
-		{ echo "SKIP: no torch with CUDA"; exit 0; }
-fi
-. "$src/test/gpu/gpu-lib.sh"
+gpu_need_torch
 gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
-KREXD=$B/coordinator/krexd
 KREX=$B/tools/krex
 JOB="python3 $src/test/gpu/settle_job.py"
 export KREX_GATE_LIB=$B/libregion/gate/.libs/libkrexgate.so
@@ -62,14 +50,6 @@ if [ "$MOCK" = 1 ]; then
 	printf 'max=1980 app=1980\n0 sm=1980 reasons=0 temp=40\n' >"$KREX_MOCK_NVML"
 	HEAT_S=${HEAT_S_MOCK:-1}
 fi
-
-cleanup() {
-	stop_all
-	krexd_down
-	[ "$MOCK" = 1 ] && rm -f "/dev/shm${KREX_MOCK_GPU:-/none}"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 clocks() { # a line of the GPU's clock state, read only
 	[ "$MOCK" = 1 ] && { echo "mock: $(tail -n 1 "$KREX_MOCK_NVML")"; return; }
@@ -92,12 +72,7 @@ for m in $MODES; do
 		continue
 	fi
 	mkdir -p "$W/run"
-	rm -f "$KREX_SOCKET"
-	"$KREXD" -F -v -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-settle" \
-		>"$W/krexd-$m.log" 2>&1 &
-	KD=$!
-	for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && break; sleep 0.1; done
-	[ -S "$KREX_SOCKET" ] || { echo "FAIL: krexd did not start (see $W/krexd-$m.log)"; exit 1; }
+	krexd_up "$W/krexd-$m.log" -v -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-settle"
 	timeout 300 "$KREX" run -- $JOB hog >"$W/hog-$m.log" 2>&1 &
 	PIDS=$!
 	sleep "$HEAT_S" # to the power cap

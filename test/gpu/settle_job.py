@@ -6,7 +6,7 @@
       the power-hungry sibling: size x size fp16 matmuls back to back (torch)
   settle_job.py measure --label L --out FILE [--regions N] [--samples M]
                         [--size 4096] [--gap-ms G]
-      the measuring job: N regions (contrib/python/krex.py), each after G ms
+      the measuring job: N regions (python/krex), each after G ms
       in which the sibling runs; in each, 2 untimed matmuls then M timed ones
       (CUDA events).  One JSON line per region: times, outcome, note, settle,
       clocks.  Without krexd (KREX_UNPROTECTED=1) it is the "alone" reference.
@@ -29,7 +29,7 @@ import time
 
 MOCK = os.environ.get("KREX_SETTLE_MOCK") == "1"
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "contrib", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "perf"))
 
 

@@ -789,7 +789,7 @@ class Harness:
         pd = os.path.join(a.builddir, "test", "workloads", "krex-procaddr")
         self.tools["procaddr"] = pd if os.access(pd, os.X_OK) else None
         self.tools["capture"] = None
-        self.binding = os.path.join(SRC, "contrib", "python")
+        self.binding = os.path.join(SRC, "python")
         self.tmp = tempfile.mkdtemp(prefix="krex-harmless-")  # compile caches, removed at the end
         self.specs = []
 

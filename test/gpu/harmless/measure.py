@@ -40,7 +40,7 @@ TRIGGERS = ("capture", "compile", "autotune")
 
 def parse():
     ap = argparse.ArgumentParser(description="harmless.py's measuring job")
-    ap.add_argument("--binding", required=True, help="directory of krex.py (contrib/python)")
+    ap.add_argument("--binding", required=True, help="directory of the krex package (python/ of the source tree)")
     ap.add_argument("--go", required=True)
     ap.add_argument("--stop", required=True)
     ap.add_argument("--certs", required=True)

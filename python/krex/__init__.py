@@ -8,7 +8,8 @@ Ask KREX for a quiet GPU around the code you time:
         run_and_time_kernels()
     print(cert["outcome_name"], cert["drain_us"])
 
-    ms = krex.do_bench(lambda: model(x))      # triton.testing.do_bench in a region
+    b = krex.do_bench(lambda: model(x))      # one region around the whole run
+    print(b.median, b.p95, b.cert["outcome_name"])
 
 The process must be a KREX participant (started by `krex run` or a
 `--krex-shared` Slurm step).  Without krexd, krex_region_begin() fails with
@@ -16,19 +17,24 @@ KREX_ENOKREXD (KrexError) unless unprotected regions are allowed: pass
 unprotected_ok=True or set KREX_UNPROTECTED=1; the certificate then says
 "unprotected".
 
-The library is found through $KREX_LIBREGION (a path), then the dynamic
-linker's search path (libkrexregion.so.1, libkrexregion.so).  The ctypes
-structures below mirror libregion/include/krex/region.h (KREX_API_VERSION 1)
-field for field.
+libkrexregion is loaded at import, from the first of: $KREX_LIBRARY (a path,
+and nothing else when it is set), the SONAME through the dynamic linker's
+search, the libdir `make install` put it in (krex/_config.py), the build
+tree $KREX_BUILDDIR, ctypes.util.find_library("krexregion").  When none
+loads, `import krex` raises ImportError naming each place tried (doc/python.md).
+The ctypes structures below mirror libregion/include/krex/region.h
+(KREX_API_VERSION 1) field for field.
 """
 
 import contextlib
 import ctypes
 import ctypes.util
+import dataclasses
+import importlib.util
 import os
 
-__all__ = ["KrexError", "begin", "end", "region", "do_bench", "strerror", "api_version",
-           "last_certificate_json", "UNPROTECTED_OK", "API_VERSION"]
+__all__ = ["KrexError", "BenchError", "Bench", "begin", "end", "region", "do_bench", "strerror",
+           "api_version", "library", "last_certificate_json", "UNPROTECTED_OK", "API_VERSION"]
 
 API_VERSION = 1
 UNPROTECTED_OK = 0x1  # KREX_REGION_UNPROTECTED_OK
@@ -95,27 +101,78 @@ class Certificate(ctypes.Structure):
 
 
 _lib = None
+_lib_from = None  # (how, name): how _load() found the library
 _last = None  # the Certificate of the last end()
 
 
+def _read_config():
+    """LIBDIR, SONAME and VERSION from krex/_config.py (written by make with the
+    install paths), else from $KREX_BUILDDIR/python/krex/_config.py (a build
+    tree outside the source tree), else {}."""
+    try:
+        from . import _config as c
+        return vars(c)
+    except ImportError:
+        pass
+    b = os.environ.get("KREX_BUILDDIR")
+    f = os.path.join(b, "python", "krex", "_config.py") if b else None
+    if f and os.path.exists(f):
+        spec = importlib.util.spec_from_file_location("krex._config", f)
+        c = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(c)
+        return vars(c)
+    return {}
+
+
+def _candidates():
+    """(how, name) in the order _load() tries them; when $KREX_LIBRARY is set
+    (or the older $KREX_LIBREGION), only that."""
+    for var in ("KREX_LIBRARY", "KREX_LIBREGION"):
+        if os.environ.get(var):
+            return [(var, os.environ[var])]
+    conf = _read_config()
+    soname, libdir = conf.get("SONAME"), conf.get("LIBDIR")
+    out = []
+    if soname:
+        out.append(("soname", soname))
+        if libdir:
+            out.append(("libdir", os.path.join(libdir, soname)))
+    if os.environ.get("KREX_BUILDDIR"):
+        d = os.path.join(os.environ["KREX_BUILDDIR"], "libregion", ".libs")
+        out.append(("KREX_BUILDDIR", os.path.join(d, soname or "libkrexregion.so")))
+    out.append(("find_library", None))  # looked up only when reached (it runs ldconfig)
+    return out
+
+
+def library():
+    """(how, name) of the loaded libkrexregion: how is "KREX_LIBRARY", "soname"
+    (the dynamic linker's search), "libdir", "KREX_BUILDDIR" or "find_library"."""
+    _load()
+    return _lib_from
+
+
 def _load():
-    """libkrexregion, loaded once, with its prototypes declared."""
-    global _lib
+    """libkrexregion, loaded once, with its prototypes declared.  ImportError
+    names every place tried when none loads."""
+    global _lib, _lib_from
     if _lib is not None:
         return _lib
-    names = [os.environ.get("KREX_LIBREGION"), "libkrexregion.so.1",
-             ctypes.util.find_library("krexregion"), "libkrexregion.so"]
-    errors = []
-    for name in names:
+    tried = []
+    for how, name in _candidates():
+        if how == "find_library":
+            name = ctypes.util.find_library("krexregion")
         if not name:
+            tried.append("%s: nothing found" % how)
             continue
         try:
             lib = ctypes.CDLL(name)
             break
         except OSError as e:
-            errors.append(str(e))
+            tried.append("%s %s: %s" % (how, name, e))
     else:
-        raise OSError("libkrexregion not found (set KREX_LIBREGION): " + "; ".join(errors))
+        if not _read_config():
+            tried.append("no krex/_config.py: krex not installed by make install (see KREX_BUILDDIR)")
+        raise ImportError("krex: libkrexregion not found (set KREX_LIBRARY to its path); tried %s" % "; ".join(tried))
     lib.krex_strerror.restype = ctypes.c_char_p
     lib.krex_strerror.argtypes = [ctypes.c_int]
     lib.krex_api_version.restype = ctypes.c_int
@@ -131,9 +188,9 @@ def _load():
                                           ctypes.c_ulong]
     if lib.krex_api_version() != API_VERSION:
         # A different struct layout would be read wrongly: refuse.
-        raise OSError("libkrexregion speaks API version %d, this binding %d" %
-                      (lib.krex_api_version(), API_VERSION))
-    _lib = lib
+        raise ImportError("krex: %s (%s) speaks API version %d, this binding %d" %
+                          (name, how, lib.krex_api_version(), API_VERSION))
+    _lib, _lib_from = lib, (how, name)
     return lib
 
 
@@ -144,6 +201,9 @@ def strerror(code):
 
 def api_version():
     return _load().krex_api_version()
+
+
+_load()  # at import: `import krex` fails with ImportError when the library is not found
 
 
 class KrexError(Exception):
@@ -216,49 +276,136 @@ def last_certificate_json():
 @contextlib.contextmanager
 def region(**opts):
     """with region(**begin_opts) as cert: ... -- cert (a dict) is filled with the
-    certificate when the block ends, also when it raises."""
+    certificate when the block ends, also when it raises (then an error of
+    end() does not hide the block's exception).  Options as begin()."""
     begin(**opts)
     cert = {}
     try:
         yield cert
-    finally:
-        cert.update(end())
+    except BaseException:
+        with contextlib.suppress(KrexError):
+            cert.update(end())
+        raise
+    cert.update(end())
 
 
 # ---- do_bench ------------------------------------------------------------------
 
+class BenchError(RuntimeError):
+    """do_bench found no GPU timer (no Triton, no PyTorch with CUDA, no usable
+    libcuda), or the one asked for (timer=...) is not usable.  Raised before
+    any region is begun."""
+
+
+@dataclasses.dataclass
+class Bench:
+    """What do_bench measured: value is what triton.testing.do_bench returns
+    for the same arguments (ms; a float, or a list for quantiles or
+    return_mode="all"); times the ms of each timed call in the order run;
+    n, mean, median, min, max, p20, p80, p95, std over them; timer is
+    "triton", "torch" or "cuda-driver"; cert the region's certificate (a dict,
+    as region() gives; {} when use_region=False).  float(b) is b.value."""
+    value: object
+    times: list
+    timer: str
+    cert: dict
+    n: int = 0
+    mean: float = None
+    median: float = None
+    min: float = None
+    max: float = None
+    p20: float = None
+    p80: float = None
+    p95: float = None
+    std: float = None
+
+    def __post_init__(self):
+        v = sorted(self.times or [])
+        if not v:
+            return
+        self.n, self.mean, self.min, self.max = len(v), sum(v) / len(v), v[0], v[-1]
+        self.median, self.p20, self.p80, self.p95 = (_quantile(v, q) for q in (.5, .2, .8, .95))
+        self.std = (sum((x - self.mean) ** 2 for x in v) / len(v)) ** 0.5
+
+    def __float__(self):
+        return float(self.value)
+
+    def as_dict(self):
+        """A dict for json.dumps: every field, the certificate included."""
+        return dataclasses.asdict(self)
+
+
+TIMERS = ("auto", "triton", "torch", "cuda-driver")
+
+
 def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean",
-             use_region=True, cert=None, **region_opts):
-    """Time fn like triton.testing.do_bench (ms; same arguments and return
-    value), with the whole measurement inside one KREX region.  Uses Triton when
-    it imports, else a CUDA-event loop (PyTorch events, else the CUDA driver
-    through ctypes).  cert: a dict to fill with the region's certificate."""
+             timer="auto", use_region=True, cert=None, **region_opts):
+    """Time fn as triton.testing.do_bench does (estimate, warm up for `warmup`
+    ms, time each call for `rep` ms with a pair of CUDA events), the whole
+    measurement inside one KREX region; return a Bench (figures and
+    certificate).  timer: "auto" (Triton when it imports and PyTorch sees a
+    GPU, else PyTorch's CUDA events, else the CUDA driver's events through
+    ctypes), or one of "triton", "torch", "cuda-driver".  region_opts go to
+    region() (gpus, timeout_ms, unprotected_ok, ...); cert: a dict to fill with
+    the certificate as well.  Without a GPU timer, BenchError, before the
+    region is begun."""
+    name, run = _timer(timer)
     ctx = region(**region_opts) if use_region else contextlib.nullcontext({})
     with ctx as c:
-        res = _bench(fn, warmup, rep, grad_to_none, quantiles, return_mode)
+        value, times = run(fn, warmup, rep, grad_to_none, quantiles, return_mode)
     if cert is not None:
         cert.update(c)
-    return res
+    return Bench(value=value, times=times, timer=name, cert=c)
 
 
-def _bench(fn, warmup, rep, grad_to_none, quantiles, return_mode):
-    try:
-        import triton.testing as tt
-    except ImportError:
-        tt = None
-    if tt is not None:
-        import inspect
-        kw = dict(warmup=warmup, rep=rep, grad_to_none=grad_to_none, quantiles=quantiles,
-                  return_mode=return_mode)
-        params = inspect.signature(tt.do_bench).parameters
-        return tt.do_bench(fn, **{k: v for k, v in kw.items() if k in params})
-    ev = _TorchEvents() if _has_torch() else _DriverEvents()
-    return _event_loop(fn, ev, warmup, rep, grad_to_none, quantiles, return_mode)
+def _timer(want):
+    """(name, run) of the timer to use; BenchError naming why each is not usable."""
+    if want not in TIMERS:
+        raise BenchError("krex.do_bench: unknown timer %r (one of %s)" % (want, ", ".join(TIMERS)))
+    why = []
+    for name, probe in (("triton", _triton), ("torch", _torch_events), ("cuda-driver", _DriverEvents)):
+        if want not in ("auto", name):
+            continue
+        try:
+            t = probe()
+        except (ImportError, OSError, RuntimeError, AttributeError) as e:
+            why.append("%s: %s" % (name, e))
+            continue
+        if name == "triton":
+            return name, lambda *a: _triton_bench(t, *a)
+        return name, lambda fn, *a: _event_loop(fn, t, *a)
+    raise BenchError("krex.do_bench: no GPU timer usable (%s)" % "; ".join(why))
+
+
+def _triton():
+    import triton.testing as tt
+    _torch_events()  # triton.testing.do_bench times with the GPU PyTorch sees
+    return tt
+
+
+def _triton_bench(tt, fn, warmup, rep, grad_to_none, quantiles, return_mode):
+    """triton.testing.do_bench; its per-call times when it can return them
+    (Triton 3: return_mode="all"), the value then computed from them."""
+    import inspect
+    params = inspect.signature(tt.do_bench).parameters
+    kw = dict(warmup=warmup, rep=rep, grad_to_none=grad_to_none)
+    kw = {k: v for k, v in kw.items() if k in params}
+    major = str(getattr(__import__("triton"), "__version__", "0")).split(".")[0]
+    if "return_mode" in params and major.isdigit() and int(major) >= 3:
+        times = [float(x) for x in tt.do_bench(fn, return_mode="all", **kw)]
+        return _summary(sorted(times), quantiles, return_mode), times
+    kw.update(quantiles=quantiles, return_mode=return_mode)
+    return tt.do_bench(fn, **{k: v for k, v in kw.items() if k in params}), None
+
+
+# At most this many warm-up or timed calls, however short fn's estimate (a
+# timer that reads 0 would otherwise ask for rep/1e-6 calls).
+MAX_CALLS = 100000
 
 
 def _event_loop(fn, ev, warmup, rep, grad_to_none, quantiles, return_mode):
     """Triton's recipe without Triton: estimate, warm up for `warmup` ms, then
-    time each call with a pair of events for `rep` ms."""
+    time each call with a pair of events for `rep` ms.  (value, times)."""
     fn()
     ev.sync()
     t0 = ev.record()
@@ -266,10 +413,11 @@ def _event_loop(fn, ev, warmup, rep, grad_to_none, quantiles, return_mode):
         fn()
     t1 = ev.record()
     est = max(ev.elapsed(t0, t1) / 5, 1e-6)
-    n_warm, n_rep = max(1, int(warmup / est)), max(1, int(rep / est))
+    n_warm = min(MAX_CALLS, max(1, int(warmup / est)))
+    n_rep = min(MAX_CALLS, max(1, int(rep / est)))
     for _ in range(n_warm):
         fn()
-    times = []
+    pairs = []
     for _ in range(n_rep):
         if grad_to_none is not None:
             for x in grad_to_none:
@@ -277,12 +425,17 @@ def _event_loop(fn, ev, warmup, rep, grad_to_none, quantiles, return_mode):
         s = ev.record()
         fn()
         e = ev.record()
-        times.append((s, e))
+        pairs.append((s, e))
     ev.sync()
-    ms = sorted(ev.elapsed(s, e) for s, e in times)
-    for s, e in times + [(t0, t1)]:
+    times = [ev.elapsed(s, e) for s, e in pairs]
+    for s, e in pairs + [(t0, t1)]:
         ev.free(s)
         ev.free(e)
+    return _summary(sorted(times), quantiles, return_mode), times
+
+
+def _summary(ms, quantiles, return_mode):
+    """What triton.testing.do_bench returns, from the sorted times ms."""
     if quantiles is not None:
         out = [_quantile(ms, q) for q in quantiles]
         return out[0] if len(out) == 1 else out
@@ -300,12 +453,11 @@ def _quantile(v, q):
     return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
-def _has_torch():
-    try:
-        import torch
-        return torch.cuda.is_available()
-    except ImportError:
-        return False
+def _torch_events():
+    import torch
+    if not torch.cuda.is_available():
+        raise RuntimeError("PyTorch %s sees no CUDA GPU" % torch.__version__)
+    return _TorchEvents()
 
 
 class _TorchEvents:
@@ -348,10 +500,12 @@ class _DriverEvents:
         # CUDA 12.8 added cuEventElapsedTime_v2 and cuda.h 13 maps the name to it.
         self.elapsed_fn = getattr(cu, "cuEventElapsedTime_v2", None) or cu.cuEventElapsedTime
 
-    @staticmethod
-    def _check(rc, call):
+    def _check(self, rc, call):
         if rc != 0:
-            raise RuntimeError("%s failed: CUresult %d" % (call, rc))
+            name, get = ctypes.c_char_p(), getattr(self.cu, "cuGetErrorName", None)
+            if get is not None:
+                get(rc, ctypes.byref(name))
+            raise RuntimeError("%s failed: CUresult %d %s" % (call, rc, (name.value or b"").decode()))
 
     def record(self):
         e = ctypes.c_void_p()

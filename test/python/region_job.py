@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""region_job.py - run by python_region.sh under `krex run` (a private krexd,
+the gate, the mock libcuda): one region through krex.region(), then one
+krex.do_bench() of a 2 ms mock kernel; prints key=value lines."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # krextest
+
+import krex  # noqa: E402
+from krextest import mock_kernel  # noqa: E402
+
+fn = mock_kernel(2000)
+with krex.region(timeout_ms=20000) as cert:
+    fn()
+print("outcome=%s" % cert["outcome_name"])
+for k in ("region_id", "siblings", "drained", "frozen", "gpus", "note"):
+    print("%s=%s" % (k, cert[k]))
+if fn is None:
+    print("bench=no mock")
+    sys.exit(0)
+b = krex.do_bench(fn, warmup=10, rep=40, timer="cuda-driver", timeout_ms=20000)
+print("bench_timer=%s" % b.timer)
+print("bench_n=%d" % b.n)
+print("bench_min=%.3f" % b.min)
+print("bench_median=%.3f" % b.median)
+print("bench_outcome=%s" % b.cert["outcome_name"])
+print("bench_region_id=%s" % b.cert["region_id"])
+print("bench_siblings=%s" % b.cert["siblings"])
