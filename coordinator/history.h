@@ -19,17 +19,17 @@ struct conn;
 
 /* Degraded causes by class: the metrics' cause label (bounded cardinality). */
 enum hist_cause {
-	CAUSE_DRAIN = 0,  /* a sibling did not acknowledge the drain in time, or its drain failed */
-	CAUSE_FREEZE,     /* a sibling was not frozen */
-	CAUSE_SUSPEND,    /* someone else suspended, resumed or killed a sibling */
-	CAUSE_SETTLE,     /* the GPU did not settle within settle_timeout */
-	CAUSE_CLOCKS,     /* power cap, thermal slowdown, a low SM clock */
+	CAUSE_DRAIN = 0, /* a sibling did not acknowledge the drain in time, or its drain failed */
+	CAUSE_FREEZE,    /* a sibling was not frozen */
+	CAUSE_SUSPEND,   /* someone else suspended, resumed or killed a sibling */
+	CAUSE_SETTLE,    /* the GPU did not settle within settle_timeout */
+	CAUSE_CLOCKS,    /* power cap, thermal slowdown, a low SM clock */
 	CAUSE_CLOCKS_UNKNOWN, /* NVML could not tell */
-	CAUSE_FOREIGN,    /* processes on the GPU that are not participants */
-	CAUSE_ISOLATION,  /* the CPU isolation or its undo */
-	CAUSE_THAW,       /* a thaw failed (retried) */
-	CAUSE_STATE_FILE, /* the state file could not be written */
-	CAUSE_EARLY_END,  /* ended before the grant */
+	CAUSE_FOREIGN,        /* processes on the GPU that are not participants */
+	CAUSE_ISOLATION,      /* the CPU isolation or its undo */
+	CAUSE_THAW,           /* a thaw failed (retried) */
+	CAUSE_STATE_FILE,     /* the state file could not be written */
+	CAUSE_EARLY_END,      /* ended before the grant */
 	CAUSE_OTHER,
 	CAUSE_MAX
 };
@@ -54,8 +54,7 @@ void history_fini(struct krexd *k);
 
 /* The requests (conn.c). */
 void history_log(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_log *q);
-void history_summary(struct krexd *k, struct conn *c, uint32_t seq,
-                     const struct proto_summary *q);
+void history_summary(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_summary *q);
 
 /* The metrics text as it would be written now (malloc'd, NUL-terminated; *len set). */
 char *history_metrics_text(struct krexd *k, size_t *len);

@@ -176,30 +176,39 @@ static size_t count_lines(const char *p, size_t n)
 	return c;
 }
 
-/* Write n bytes of whole lines, rotating first when they would pass max. */
+/* The bytes of the whole lines at p (n bytes) that fit in room; 0 when the first does not. */
+static size_t lines_fitting(const char *p, size_t n, size_t room)
+{
+	const char *nl;
+
+	if (n <= room)
+		return n;
+	nl = memrchr(p, '\n', room);
+	return nl ? (size_t)(nl - p) + 1 : 0;
+}
+
+/* Write n bytes of whole lines; a file passes max only with a single line longer than max. */
 static void lw_write_lines(struct lw_file *f, const char *p, size_t n, uint64_t max, unsigned keep)
 {
-	size_t off = 0, piece, cut;
+	size_t off = 0, piece, cut, room;
 	ssize_t w;
 
 	while (off < n) {
-		piece = n - off < 65536 ? n - off : 65536;
-		if (off + piece < n) { /* end the piece at a line's end */
-			const char *nl = memrchr(p + off, '\n', piece);
-			if (nl)
-				piece = (size_t)(nl - (p + off)) + 1;
-		}
 		if (lw_open(f) < 0) {
 			lw_fail(f, "open", errno, count_lines(p + off, n - off));
 			return;
 		}
-		if (max && f->size && f->size + piece > max) {
+		room = 65536;
+		if (max && max - (f->size < max ? f->size : max) < room)
+			room = (size_t)(max - (f->size < max ? f->size : max));
+		piece = lines_fitting(p + off, n - off, room);
+		if (!piece && f->size) { /* full: rotate, then fill the new file */
 			lw_rotate(f, keep);
-			if (lw_open(f) < 0) {
-				lw_fail(f, "open after rotation", errno,
-				        count_lines(p + off, n - off));
-				return;
-			}
+			continue;
+		}
+		if (!piece) { /* one line longer than max: it goes alone */
+			const char *nl = memchr(p + off, '\n', n - off);
+			piece = nl ? (size_t)(nl - (p + off)) + 1 : n - off;
 		}
 		for (cut = 0; cut < piece;) {
 			w = write(f->fd, p + off + cut, piece - cut);
