@@ -171,14 +171,18 @@ static void ring_resize(unsigned cap)
 	H.head = cap ? keep % cap : 0;
 }
 
+static void steps_alloc(void)
+{
+	if (!H.steps && !(H.steps = calloc(HIST_STEPS, sizeof(*H.steps))))
+		log_error("history: out of memory for the step summaries");
+}
+
 int history_init(struct krexd *k)
 {
 	int efd;
 
 	ring_resize(k->cfg.history);
-	H.steps = calloc(HIST_STEPS, sizeof(*H.steps));
-	if (!H.steps)
-		log_error("history: out of memory for the step summaries");
+	steps_alloc();
 	efd = lw_start();
 	if (efd < 0) {
 		log_error("history: writer thread: %s (no region log, no metrics file)",
@@ -195,6 +199,7 @@ int history_init(struct krexd *k)
 void history_reconfigure(struct krexd *k, int reopen)
 {
 	ring_resize(k->cfg.history);
+	steps_alloc();
 	if (!H.writer)
 		return;
 	lw_config(k->cfg.region_log, k->cfg.region_log_max, k->cfg.region_log_keep,
@@ -644,19 +649,17 @@ static uint64_t step_quantile(const struct step_sum *const *s, unsigned ns, doub
 	return 0;
 }
 
-void history_summary(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_summary *q)
+void history_step_summary(uid_t uid, uint32_t job, uint32_t step, struct proto_summary_reply *r)
 {
 	const struct step_sum *found[HIST_STEPS];
-	union proto_body m;
-	struct proto_summary_reply *r = &m.summary_reply;
 	unsigned i, n = 0;
 
-	memset(&m, 0, sizeof(m));
-	r->job = q->job;
-	r->step = q->step;
+	memset(r, 0, sizeof(*r));
+	r->job = job;
+	r->step = step;
 	for (i = 0; H.steps && i < H.nsteps; i++) {
 		const struct step_sum *s = &H.steps[i];
-		if (s->job != q->job || s->step != q->step || (c->uid != 0 && s->uid != c->uid))
+		if (s->job != job || s->step != step || (uid != 0 && s->uid != (uint32_t)uid))
 			continue;
 		found[n++] = s;
 		r->regions += s->regions;
@@ -670,5 +673,12 @@ void history_summary(struct krexd *k, struct conn *c, uint32_t seq, const struct
 	}
 	r->entry_p50_us = step_quantile(found, n, 0.50);
 	r->entry_p95_us = step_quantile(found, n, 0.95);
+}
+
+void history_summary(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_summary *q)
+{
+	union proto_body m;
+
+	history_step_summary(c->uid, q->job, q->step, &m.summary_reply);
 	conn_send(k, c, PROTO_SUMMARY_REPLY, seq, &m);
 }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "proto.h"
 
@@ -55,6 +56,9 @@ void history_fini(struct krexd *k);
 /* The requests (conn.c). */
 void history_log(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_log *q);
 void history_summary(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_summary *q);
+
+/* One step's figures as uid may see them (root: every uid's); zeros for an unknown step. */
+void history_step_summary(uid_t uid, uint32_t job, uint32_t step, struct proto_summary_reply *r);
 
 /* The metrics text as it would be written now (malloc'd, NUL-terminated; *len set). */
 char *history_metrics_text(struct krexd *k, size_t *len);
