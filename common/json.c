@@ -232,7 +232,8 @@ int json_log_entry(const struct proto_log_entry *e, const char *node, char *buf,
 	json_escape_n(label, sizeof(label), e->label, strnlen(e->label, sizeof(e->label)));
 	json_time(t0, sizeof(t0), e->begin_us);
 	json_time(t1, sizeof(t1), e->end_us);
-	json_certificate(&e->cert, cert, sizeof(cert));
+	if (json_certificate(&e->cert, cert, sizeof(cert)) >= (int)sizeof(cert))
+		return -1;
 	return snprintf(buf, len,
 	                "{\"time\":\"%s\",\"begin\":\"%s\",\"node\":\"%s\",\"seq\":%llu,"
 	                "\"job\":%u,\"step\":%u,\"uid\":%u,\"pid\":%u,\"label\":\"%s\","

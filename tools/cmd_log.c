@@ -187,7 +187,10 @@ int cmd_log(int argc, char **argv)
 		if (!line)
 			die("out of memory");
 		for (i = nall; i-- > 0;) {
-			json_log_entry(&all[i], node, line, JSON_LOG_ENTRY_MAX);
+			int n = json_log_entry(&all[i], node, line, JSON_LOG_ENTRY_MAX);
+			if (n < 0 || n >= JSON_LOG_ENTRY_MAX)
+				die("region %llu: its JSON does not fit %d bytes",
+				    (unsigned long long)all[i].cert.region_id, JSON_LOG_ENTRY_MAX);
 			puts(line);
 		}
 		free(line);
