@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "conf.h"
+#include "defs.h"
 #include "conf_keys.h"
 #include "log.h"
 #include "timeutil.h"
@@ -74,6 +75,69 @@ int conf_parse_share(const char *v, double *out)
 	return 0;
 }
 
+int conf_parse_size(const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char num[32];
+	size_t n = strlen(v);
+	unsigned shift = 0;
+	uint64_t u;
+
+	if (n == 0 || n >= sizeof(num))
+		return -1;
+	memcpy(num, v, n + 1);
+	switch (num[n - 1]) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'M':
+		shift = 20;
+		break;
+	case 'G':
+		shift = 30;
+		break;
+	}
+	if (shift)
+		num[n - 1] = '\0';
+	if (conf_parse_uint(num, 0, UINT64_MAX >> 30, &u) < 0)
+		return -1;
+	u <<= shift;
+	if (u < min || u > max)
+		return -1;
+	*out = u;
+	return 0;
+}
+
+int conf_parse_history(const char *v, unsigned *n)
+{
+	uint64_t u;
+
+	if (conf_parse_uint(v, 0, KREX_MAX_HISTORY, &u) < 0)
+		return -1;
+	*n = (unsigned)u;
+	return 0;
+}
+
+int conf_parse_log_max(const char *v, uint64_t *bytes)
+{
+	uint64_t u;
+
+	if (conf_parse_size(v, 0, 1ULL << 30, &u) < 0 || (u != 0 && u < 4096))
+		return -1;
+	*bytes = u;
+	return 0;
+}
+
+int conf_parse_log_keep(const char *v, unsigned *n)
+{
+	uint64_t u;
+
+	if (conf_parse_uint(v, 0, 100, &u) < 0)
+		return -1;
+	*n = (unsigned)u;
+	return 0;
+}
+
 int conf_check_subtree(const char *v)
 {
 	return v[0] && v[0] != '/' && !strstr(v, "..") ? 0 : -1;
@@ -121,6 +185,32 @@ static int check_share(const char *v)
 	return conf_parse_share(v, &d);
 }
 
+static int check_history(const char *v)
+{
+	unsigned n;
+
+	return conf_parse_history(v, &n);
+}
+
+static int check_log_max(const char *v)
+{
+	uint64_t u;
+
+	return conf_parse_log_max(v, &u);
+}
+
+static int check_log_keep(const char *v)
+{
+	unsigned n;
+
+	return conf_parse_log_keep(v, &n);
+}
+
+static int check_path_or_empty(const char *v)
+{
+	return v[0] == '\0' || (v[0] == '/' && strlen(v) < 256) ? 0 : -1;
+}
+
 static int check_log_level(const char *v)
 {
 	return log_parse_level(v) < 0 ? -1 : 0;
@@ -160,6 +250,11 @@ static const struct conf_key {
         {"log_level", check_log_level, "none, error, warn, info, debug or 0-4"},
         {"node_name", check_nonempty, "a name"},
         {"cgroup_subtree", conf_check_subtree, "a relative path without .."},
+        {"history", check_history, "a number of certificates from 0 to 100000"},
+        {"region_log", check_path_or_empty, "an absolute path, or empty for none"},
+        {"region_log_max", check_log_max, "0, or a size from 4k to 1G, e.g. 10M"},
+        {"region_log_keep", check_log_keep, "a number of files from 0 to 100"},
+        {"metrics_file", check_path_or_empty, "an absolute path, or empty for none"},
 };
 
 static const struct conf_key *conf_key_find(const char *key)

@@ -32,6 +32,16 @@ int conf_parse_queue_cap(const char *v, unsigned *cap);
 /* max_share: a fraction above 0, at most 1. */
 int conf_parse_share(const char *v, double *out);
 
+/* A size in bytes: a number with an optional k, M or G (powers of 1024), within [min, max]. */
+int conf_parse_size(const char *v, uint64_t min, uint64_t max, uint64_t *out);
+
+/* history: 0 (off) to KREX_MAX_HISTORY certificates. */
+int conf_parse_history(const char *v, unsigned *n);
+
+/* region_log_max: 0 (never rotate) or 4k to 1G.  region_log_keep: 0 to 100. */
+int conf_parse_log_max(const char *v, uint64_t *bytes);
+int conf_parse_log_keep(const char *v, unsigned *n);
+
 /* cgroup_subtree: a relative path without "..".  0 or -1. */
 int conf_check_subtree(const char *v);
 

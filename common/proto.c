@@ -396,6 +396,66 @@ static void get_status_reply(struct pbuf *b, struct proto_status_reply *s)
 	}
 }
 
+/* The smallest packed LOG_REPLY entry (every string empty): a count the
+ * payload cannot hold is refused before anything is allocated for it. */
+#define LOG_ENTRY_MIN 216
+
+static void put_log_reply(struct pbuf *b, const struct proto_log_reply *l)
+{
+	unsigned i;
+
+	pbuf_put_str(b, l->node);
+	pbuf_put_u64(b, l->total);
+	pbuf_put_u64(b, l->kept);
+	pbuf_put_u64(b, l->next);
+	pbuf_put_u16(b, l->n);
+	for (i = 0; i < l->n; i++) {
+		const struct proto_log_entry *e = &l->e[i];
+		pbuf_put_u64(b, e->seq);
+		pbuf_put_u64(b, e->begin_us);
+		pbuf_put_u64(b, e->end_us);
+		pbuf_put_u32(b, e->uid);
+		pbuf_put_u32(b, e->pid);
+		pbuf_put_u32(b, e->job);
+		pbuf_put_u32(b, e->step);
+		pbuf_put_str(b, e->label);
+		put_cert(b, &e->cert);
+	}
+}
+
+static void get_log_reply(struct pbuf *b, struct proto_log_reply *l)
+{
+	unsigned i;
+
+	pbuf_get_str(b, l->node, sizeof(l->node));
+	l->total = pbuf_get_u64(b);
+	l->kept = pbuf_get_u64(b);
+	l->next = pbuf_get_u64(b);
+	l->n = pbuf_get_u16(b);
+	if (b->err || (size_t)l->n * LOG_ENTRY_MIN > b->len - b->pos) {
+		b->err = EPROTO;
+		l->n = 0;
+		return;
+	}
+	l->e = calloc(l->n ? l->n : 1, sizeof(*l->e));
+	if (!l->e) {
+		b->err = ENOMEM;
+		return;
+	}
+	for (i = 0; i < l->n && !b->err; i++) {
+		struct proto_log_entry *e = &l->e[i];
+		e->seq = pbuf_get_u64(b);
+		e->begin_us = pbuf_get_u64(b);
+		e->end_us = pbuf_get_u64(b);
+		e->uid = pbuf_get_u32(b);
+		e->pid = pbuf_get_u32(b);
+		e->job = pbuf_get_u32(b);
+		e->step = pbuf_get_u32(b);
+		pbuf_get_str(b, e->label, sizeof(e->label));
+		get_cert(b, &e->cert);
+	}
+}
+
 /* ---- messages -------------------------------------------------------------- */
 
 static void put_body(struct pbuf *b, uint16_t type, const union proto_body *m)
@@ -471,6 +531,34 @@ static void put_body(struct pbuf *b, uint16_t type, const union proto_body *m)
 	case PROTO_ERROR:
 		pbuf_put_u32(b, m->error.code);
 		pbuf_put_str(b, m->error.message);
+		break;
+	case PROTO_LOG:
+		pbuf_put_u32(b, m->log.job);
+		pbuf_put_u32(b, m->log.step);
+		pbuf_put_u32(b, m->log.outcomes);
+		pbuf_put_u64(b, m->log.since_us);
+		pbuf_put_u64(b, m->log.before);
+		pbuf_put_u32(b, m->log.max);
+		break;
+	case PROTO_LOG_REPLY:
+		put_log_reply(b, &m->log_reply);
+		break;
+	case PROTO_SUMMARY:
+		pbuf_put_u32(b, m->summary.job);
+		pbuf_put_u32(b, m->summary.step);
+		break;
+	case PROTO_SUMMARY_REPLY:
+		pbuf_put_u32(b, m->summary_reply.job);
+		pbuf_put_u32(b, m->summary_reply.step);
+		pbuf_put_u32(b, m->summary_reply.regions);
+		pbuf_put_u32(b, m->summary_reply.clean);
+		pbuf_put_u32(b, m->summary_reply.degraded);
+		pbuf_put_u32(b, m->summary_reply.expired);
+		pbuf_put_u32(b, m->summary_reply.late);
+		pbuf_put_u64(b, m->summary_reply.entry_p50_us);
+		pbuf_put_u64(b, m->summary_reply.entry_p95_us);
+		pbuf_put_u64(b, m->summary_reply.entry_max_us);
+		pbuf_put_u64(b, m->summary_reply.held_us);
 		break;
 	default:
 		b->err = EINVAL;
@@ -599,6 +687,34 @@ static void get_body(struct pbuf *b, uint16_t type, union proto_body *m)
 		m->error.code = pbuf_get_u32(b);
 		pbuf_get_str(b, m->error.message, sizeof(m->error.message));
 		break;
+	case PROTO_LOG:
+		m->log.job = pbuf_get_u32(b);
+		m->log.step = pbuf_get_u32(b);
+		m->log.outcomes = pbuf_get_u32(b);
+		m->log.since_us = pbuf_get_u64(b);
+		m->log.before = pbuf_get_u64(b);
+		m->log.max = pbuf_get_u32(b);
+		break;
+	case PROTO_LOG_REPLY:
+		get_log_reply(b, &m->log_reply);
+		break;
+	case PROTO_SUMMARY:
+		m->summary.job = pbuf_get_u32(b);
+		m->summary.step = pbuf_get_u32(b);
+		break;
+	case PROTO_SUMMARY_REPLY:
+		m->summary_reply.job = pbuf_get_u32(b);
+		m->summary_reply.step = pbuf_get_u32(b);
+		m->summary_reply.regions = pbuf_get_u32(b);
+		m->summary_reply.clean = pbuf_get_u32(b);
+		m->summary_reply.degraded = pbuf_get_u32(b);
+		m->summary_reply.expired = pbuf_get_u32(b);
+		m->summary_reply.late = pbuf_get_u32(b);
+		m->summary_reply.entry_p50_us = pbuf_get_u64(b);
+		m->summary_reply.entry_p95_us = pbuf_get_u64(b);
+		m->summary_reply.entry_max_us = pbuf_get_u64(b);
+		m->summary_reply.held_us = pbuf_get_u64(b);
+		break;
 	default:
 		b->err = EPROTO;
 	}
@@ -627,6 +743,12 @@ int proto_unpack(uint16_t type, const uint8_t *payload, size_t len, union proto_
 
 void proto_body_free(uint16_t type, union proto_body *msg)
 {
+	if (type == PROTO_LOG_REPLY) {
+		free(msg->log_reply.e);
+		msg->log_reply.e = NULL;
+		msg->log_reply.n = 0;
+		return;
+	}
 	if (type != PROTO_STATUS_REPLY)
 		return;
 	free(msg->status_reply.parts);
@@ -642,7 +764,8 @@ const char *proto_type_name(uint16_t type)
 	static const char *const names[] = {"?",       "REGISTER",     "REGISTERED",   "UNREGISTER",
 	                                    "OK",      "REGION_BEGIN", "GRANT",        "REGION_END",
 	                                    "CERT",    "STATUS",       "STATUS_REPLY", "DRAIN_ACK",
-	                                    "RELEASE", "ERROR"};
+	                                    "RELEASE", "ERROR",        "LOG",          "LOG_REPLY",
+	                                    "SUMMARY", "SUMMARY_REPLY"};
 
 	return type < PROTO_TYPE_MAX ? names[type] : "?";
 }

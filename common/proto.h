@@ -23,25 +23,29 @@
 #include "krex/region.h"
 
 #define PROTO_MAGIC 0x4b524558u /* "KREX" */
-#define PROTO_VERSION 3         /* bump on any change, and say so in NEWS.md */
+#define PROTO_VERSION 4         /* bump on any change, and say so in NEWS.md */
 #define PROTO_HDR_LEN 16
 #define PROTO_MAX_PAYLOAD 65536
 #define PROTO_MAX_STR 1024 /* any one string field */
 
 enum proto_type {
-	PROTO_REGISTER = 1,      /* C->D join as (a member of) a participant */
-	PROTO_REGISTERED = 2,    /* D->C */
-	PROTO_UNREGISTER = 3,    /* C->D */
-	PROTO_OK = 4,            /* D->C */
-	PROTO_REGION_BEGIN = 5,  /* C->D */
-	PROTO_GRANT = 6,         /* D->C */
-	PROTO_REGION_END = 7,    /* C->D */
-	PROTO_CERT = 8,          /* D->C */
-	PROTO_STATUS = 9,        /* C->D */
-	PROTO_STATUS_REPLY = 10, /* D->C */
-	PROTO_DRAIN_ACK = 11,    /* C->D, from the drain thread */
-	PROTO_RELEASE = 12,      /* C->D, root or the owner's uid: end a region by force */
-	PROTO_ERROR = 13,        /* D->C */
+	PROTO_REGISTER = 1,       /* C->D join as (a member of) a participant */
+	PROTO_REGISTERED = 2,     /* D->C */
+	PROTO_UNREGISTER = 3,     /* C->D */
+	PROTO_OK = 4,             /* D->C */
+	PROTO_REGION_BEGIN = 5,   /* C->D */
+	PROTO_GRANT = 6,          /* D->C */
+	PROTO_REGION_END = 7,     /* C->D */
+	PROTO_CERT = 8,           /* D->C */
+	PROTO_STATUS = 9,         /* C->D */
+	PROTO_STATUS_REPLY = 10,  /* D->C */
+	PROTO_DRAIN_ACK = 11,     /* C->D, from the drain thread */
+	PROTO_RELEASE = 12,       /* C->D, root or the owner's uid: end a region by force */
+	PROTO_ERROR = 13,         /* D->C */
+	PROTO_LOG = 14,           /* C->D: the last regions' certificates (krex log) */
+	PROTO_LOG_REPLY = 15,     /* D->C */
+	PROTO_SUMMARY = 16,       /* C->D: one Slurm step's regions in figures (SPANK, step end) */
+	PROTO_SUMMARY_REPLY = 17, /* D->C */
 	PROTO_TYPE_MAX
 };
 
@@ -189,6 +193,49 @@ struct proto_release {
 	uint64_t region_id;
 };
 
+/* PROTO_LOG: filters (all must match); entries come newest first. */
+#define PROTO_LOG_ANY_STEP 0xffffffffu
+struct proto_log {
+	uint32_t job;      /* 0: any */
+	uint32_t step;     /* PROTO_LOG_ANY_STEP: any */
+	uint32_t outcomes; /* bit (1 << outcome) for each outcome wanted; 0: any */
+	uint64_t since_us; /* wall clock (Unix us): regions that ended at or after it; 0: any */
+	uint64_t before;   /* entry seq: only older ones (the next page); 0: from the newest */
+	uint32_t max;      /* at most this many entries; 0: as many as fit one reply */
+};
+
+/* One region that ended, as krexd's history keeps it. */
+struct proto_log_entry {
+	uint64_t seq;                 /* 1, 2, ... since krexd started */
+	uint64_t begin_us;            /* wall clock (Unix us) of REGION_BEGIN */
+	uint64_t end_us;              /* and of the end */
+	uint32_t uid, pid, job, step; /* the owner participant's */
+	char label[128];
+	struct krex_certificate cert;
+};
+
+struct proto_log_reply {
+	char node[64];
+	uint64_t total; /* regions recorded since krexd started */
+	uint64_t kept;  /* entries krexd holds now (krexd.conf history) */
+	uint64_t next;  /* pass as before for the next page; 0: nothing older matches */
+	uint16_t n;
+	struct proto_log_entry *e; /* malloc'd by unpack; proto_body_free() */
+};
+
+struct proto_summary {
+	uint32_t job, step;
+};
+
+struct proto_summary_reply {
+	uint32_t job, step;
+	uint32_t regions; /* regions of the step that ended (granted or entering) */
+	uint32_t clean, degraded, expired;
+	uint32_t late;                                     /* late siblings over those regions */
+	uint64_t entry_p50_us, entry_p95_us, entry_max_us; /* begin to grant */
+	uint64_t held_us;                                  /* total time held */
+};
+
 struct proto_error {
 	uint32_t code; /* enum krex_error */
 	char message[256];
@@ -208,6 +255,10 @@ union proto_body {
 	struct proto_drain_ack ack;
 	struct proto_release release;
 	struct proto_error error;
+	struct proto_log log;
+	struct proto_log_reply log_reply;
+	struct proto_summary summary;
+	struct proto_summary_reply summary_reply;
 };
 
 /* ---- packing buffer ------------------------------------------------------ */
@@ -249,7 +300,7 @@ int proto_hdr_parse(const uint8_t *buf, struct proto_hdr *h);
  * payload is short, long, or a field is out of range. */
 int proto_unpack(uint16_t type, const uint8_t *payload, size_t len, union proto_body *msg);
 
-/* Free what proto_unpack allocated (only STATUS_REPLY allocates). */
+/* Free what proto_unpack allocated (STATUS_REPLY and LOG_REPLY allocate). */
 void proto_body_free(uint16_t type, union proto_body *msg);
 
 const char *proto_type_name(uint16_t type);

@@ -52,6 +52,9 @@ void config_defaults(struct krexd_config *c)
 	c->conn_buffer = KREX_DEFAULT_CONN_BUFFER;
 	c->region_time_per_uid = 0;
 	c->reserve_fds = KREX_DEFAULT_RESERVE_FDS;
+	c->history = KREX_DEFAULT_HISTORY;
+	c->region_log_max = KREX_DEFAULT_REGION_LOG_MAX;
+	c->region_log_keep = KREX_DEFAULT_REGION_LOG_KEEP;
 }
 
 /* NULL-ended, for conf_parse_enum(); in the order of the enums. */
@@ -201,6 +204,20 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		c->region_time_per_uid = rc ? c->region_time_per_uid : ns;
 	} else if (!strcmp(key, "reserve_fds"))
 		rc = parse_uint(v, 16, 65536, &c->reserve_fds);
+	else if (!strcmp(key, "history"))
+		rc = conf_parse_history(v, &c->history);
+	else if (!strcmp(key, "region_log"))
+		rc = conf_key_check(key, v, err, errlen) == 0
+		             ? set_str(c->region_log, sizeof(c->region_log), v)
+		             : -1;
+	else if (!strcmp(key, "region_log_max"))
+		rc = conf_parse_log_max(v, &c->region_log_max);
+	else if (!strcmp(key, "region_log_keep"))
+		rc = conf_parse_log_keep(v, &c->region_log_keep);
+	else if (!strcmp(key, "metrics_file"))
+		rc = conf_key_check(key, v, err, errlen) == 0
+		             ? set_str(c->metrics_file, sizeof(c->metrics_file), v)
+		             : -1;
 	else if (!strcmp(key, "log_level")) {
 		lvl = log_parse_level(v);
 		rc = lvl < 0 ? -1 : 0;

@@ -20,6 +20,7 @@
 
 #include "fdio.h"
 #include "isolate.h"
+#include "history.h"
 #include "krexd.h"
 #include "log.h"
 #include "timeutil.h"
@@ -477,6 +478,8 @@ static int conn_type_ok(uint16_t type)
 	case PROTO_STATUS:
 	case PROTO_DRAIN_ACK:
 	case PROTO_RELEASE:
+	case PROTO_LOG:
+	case PROTO_SUMMARY:
 		return 1;
 	}
 	return 0;
@@ -518,6 +521,12 @@ static void conn_dispatch(struct krexd *k, struct conn *c)
 		break;
 	case PROTO_RELEASE:
 		region_release(k, c, seq, &m.release);
+		break;
+	case PROTO_LOG:
+		history_log(k, c, seq, &m.log);
+		break;
+	case PROTO_SUMMARY:
+		history_summary(k, c, seq, &m.summary);
 		break;
 	default:
 		conn_reject(k, c, KREX_EPROTO, "message type not accepted by krexd");

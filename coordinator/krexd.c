@@ -25,9 +25,11 @@
 
 #include "conf.h"
 #include "fdio.h"
+#include "history.h"
 #include "isolate.h"
 #include "krexd.h"
 #include "log.h"
+#include "logwriter.h"
 #include "nvml.h"
 #include "timeutil.h"
 
@@ -341,6 +343,10 @@ static void setup(struct krexd *k)
 	else
 		epoll_add(k, k->ifd, &k->ep_inotify, EP_INOTIFY);
 	k->start_ns = time_now_ns();
+	/* History, region log, metrics: their writer thread's messages come through an eventfd. */
+	n = history_init(k);
+	if (n >= 0)
+		epoll_add(k, n, &k->ep_history, EP_HISTORY);
 }
 
 static void report_fixed(const char *key)
@@ -363,6 +369,7 @@ static void reload(struct krexd *k)
 	k->rq.max_share = k->cfg.max_share;
 	k->rq.share_window_ns = k->cfg.share_window_ns;
 	isolate_load(k->cfg.topology, (const char(*)[16])k->cfg.gpu_pci);
+	history_reconfigure(k, 1); /* and the region log opened again (logrotate) */
 	log_info("configuration reloaded");
 }
 
@@ -383,13 +390,13 @@ static void on_signal(struct krexd *k)
 /* Arm the timer for the earliest deadline of anything. */
 static void timer_arm(struct krexd *k)
 {
-	uint64_t d[5] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
-	                 k->ext_kill_check_ns, k->ext_confirm_ns};
+	uint64_t d[6] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
+	                 k->ext_kill_check_ns,    k->ext_confirm_ns,     history_next_deadline(k)};
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	uint64_t best = 0;
 	int i;
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < (int)(sizeof(d) / sizeof(d[0])); i++)
 		if (d[i] && (!best || d[i] < best))
 			best = d[i];
 	if (best) {
@@ -427,6 +434,9 @@ static void loop_dispatch(struct krexd *k, struct epoll_event *ev, int n)
 		case EP_INOTIFY:
 			part_ext_events(k);
 			break;
+		case EP_HISTORY:
+			lw_messages();
+			break;
 		}
 	}
 }
@@ -455,6 +465,7 @@ static void loop(struct krexd *k)
 		part_check_proc(k, now);
 		part_ext_kill_check(k, now);
 		part_ext_confirm(k, now);
+		history_tick(k, now);
 		if (k->resched) {
 			/* Take in what is readable already before deciding the next grant. */
 			n = epoll_wait(k->epfd, ev, 64, 0);
@@ -477,6 +488,7 @@ static void teardown(struct krexd *k)
 	for (c = k->conns; c; c = c->next)
 		conn_close(k, c);
 	conn_reap(k);
+	history_fini(k); /* the last lines and metrics written, the writer stopped */
 	gatectl_shutdown(&k->gate);
 	freezer_fini(&k->fz);
 	state_free(&k->st);

@@ -35,7 +35,7 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD, EP_INOTIFY };
+enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD, EP_INOTIFY, EP_HISTORY };
 
 struct ep_item {
 	int kind;
@@ -127,7 +127,7 @@ struct krexd {
 	int foreground;
 	int epfd, lfd, sigfd, tfd;
 	int ifd; /* inotify: writes to the participants' freezer files (someone else's suspend) */
-	struct ep_item ep_listen, ep_signal, ep_timer, ep_inotify;
+	struct ep_item ep_listen, ep_signal, ep_timer, ep_inotify, ep_history;
 	struct gatectl gate;
 	struct state st;
 	struct freezer fz;

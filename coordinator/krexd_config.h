@@ -53,6 +53,12 @@ struct krexd_config {
 	uint64_t conn_buffer;         /* replies queued for one connection before it is dropped */
 	uint64_t region_time_per_uid; /* region time of one uid per minute, 0 = no cap */
 	unsigned reserve_fds;         /* fds kept free for thaws and undos */
+	/* ---- what happened (history.c, doc/admin.md) ---- */
+	unsigned history;        /* certificates kept in memory for krex log, 0 = none */
+	char region_log[256];    /* JSON-lines region log, "" = none */
+	uint64_t region_log_max; /* rotate past this many bytes, 0 = never */
+	unsigned region_log_keep;
+	char metrics_file[256]; /* node_exporter textfile, "" = none */
 };
 
 enum gpu_policy { GPU_POLICY_CONFIGURED = 0, GPU_POLICY_STEP, GPU_POLICY_OPEN };

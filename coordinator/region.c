@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "history.h"
 #include "isolate.h"
 #include "nvml.h"
 #include "krexd.h"
@@ -65,7 +66,10 @@ struct region {
 	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
 	uint64_t turn;                         /* loop turn it was asked in */
 	uid_t uid;                             /* its owner's, for the per-uid limits */
-	struct region *next;                   /* every region, for ticks and status */
+	pid_t pid;                             /* the owner's root pid, job, step, label: history */
+	uint32_t job, step;
+	char label[128];
+	struct region *next; /* every region, for ticks and status */
 };
 
 static struct region *regions;
@@ -163,6 +167,10 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 	}
 	c->region = r;
 	r->uid = p->uid;
+	r->pid = p->pid;
+	r->job = p->job;
+	r->step = p->step;
+	snprintf(r->label, sizeof(r->label), "%s", p->label);
 	ua->queued++;
 	r->next = regions;
 	regions = r;
@@ -1168,6 +1176,28 @@ static void region_certify(struct krexd *k, struct region *r, int why, const cha
 		c->outcome = KREX_OUTCOME_CLEAN;
 }
 
+/* What happened, for krex log, the region log, the metrics (history.c). */
+static void region_record(struct krexd *k, struct region *r, int why, uint64_t now)
+{
+	struct proto_log_entry e;
+	uint64_t wall = time_wall_ns();
+
+	if (r->phase == PH_QUEUED) {
+		history_queue_end(k, why == END_TIMEOUT);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	e.end_us = wall / NS_PER_US;
+	e.begin_us = (wall - (now - r->rq.enq_ns)) / NS_PER_US;
+	e.uid = (uint32_t)r->uid;
+	e.pid = (uint32_t)r->pid;
+	e.job = r->job;
+	e.step = r->step;
+	snprintf(e.label, sizeof(e.label), "%s", r->label);
+	e.cert = r->cert;
+	history_region_end(k, &e, r->phase == PH_HELD);
+}
+
 static void region_unlink(struct region *r)
 {
 	struct region **pp;
@@ -1196,6 +1226,7 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	region_certify(k, r, why, who, now);
 	log_debug("region %llu ends (%d): outcome %u, held %llu us", (unsigned long long)r->rq.id,
 	          why, r->cert.outcome, (unsigned long long)r->cert.held_us);
+	region_record(k, r, why, now);
 	if (c) {
 		c->region = NULL;
 		if (r->phase == PH_QUEUED && why == END_TIMEOUT)

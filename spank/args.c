@@ -51,6 +51,13 @@ static int args_kv(const char *key, const char *value, void *ctx, char *err, siz
 		return set_str(a->gate, sizeof(a->gate), key, value, err, errlen);
 	if (!strcmp(key, "gres"))
 		return set_str(a->gres, sizeof(a->gres), key, value, err, errlen);
+	if (!strcmp(key, "summary")) {
+		if (conf_parse_bool(value, &a->summary) < 0) {
+			xsnprintf(err, errlen, "summary must be yes or no, not '%s'", value);
+			return -1;
+		}
+		return 0;
+	}
 	if (!strcmp(key, "coordinator")) {
 		if (strcmp(value, "spawn") && strcmp(value, "external")) {
 			xsnprintf(err, errlen, "coordinator must be spawn or external, not '%s'",
@@ -80,6 +87,7 @@ int args_parse(struct spank_args *a, int ac, char **av)
 	xstrcpy(a->run_dir, sizeof(a->run_dir), KREX_RUNDIR "/%n");
 	a->socket[0] = '\0';
 	a->external = 0;
+	a->summary = 1;
 	xstrcpy(a->krexd, sizeof(a->krexd), KREX_SBINDIR "/krexd");
 	xstrcpy(a->gate, sizeof(a->gate), KREX_LIBDIR "/libkrexgate.so");
 	xstrcpy(a->gres, sizeof(a->gres), "shard");

@@ -37,6 +37,7 @@ struct spank_args {
 	char run_dir[SPANK_PATH_LEN]; /* krexd's run directory; %n = node name */
 	char socket[SPANK_PATH_LEN];  /* krexd's socket; "" = run_dir/krexd.sock */
 	int external;                 /* coordinator=external: never spawn or stop krexd */
+	int summary;                  /* summary=yes: one line per step into its output */
 	char krexd[SPANK_PATH_LEN];   /* krexd binary */
 	char gate[SPANK_PATH_LEN];    /* libkrexgate.so preloaded into tasks */
 	char gres[64];                /* the gres that means "a share of a GPU" */

@@ -31,6 +31,11 @@ static int option_cb(int val, const char *optarg, int remote)
 	struct shared_opts o;
 	char err[160];
 
+	/* An srun inside an sbatch --krex-shared job gets the batch's option
+	 * from the environment Slurm exported, as the text "(null)" when it had
+	 * no value: that is no word, it is the default. */
+	if (optarg && !strcmp(optarg, "(null)"))
+		optarg = NULL;
 	if (xstrcpy(opt_value, sizeof(opt_value), optarg ? optarg : "") < 0) {
 		slurm_error("krex: --krex-shared: argument too long");
 		return -1;

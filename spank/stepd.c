@@ -42,6 +42,7 @@ static char reg_err[640]; /* a failed registration, reported in task_init */
 static char sock[SPANK_PATH_LEN];
 static char gpu_list[512];
 static pid_t task_pids[MAX_TASKS];
+static int summary_done; /* the step's line was printed */
 
 int stepd_init_post_opt(spank_t sp, const struct spank_args *a)
 {
@@ -316,17 +317,81 @@ static void stepd_unregister(const struct spank_args *a, spank_t sp, pid_t pid)
 		slurm_debug("krex: unregister %d at %s: %s", (int)pid, sock, err);
 }
 
+/* A duration for people: "830 us", "12.4 ms", "1.25 s". */
+static void human_us(char *out, size_t len, uint64_t us)
+{
+	if (us < 1000)
+		snprintf(out, len, "%llu us", (unsigned long long)us);
+	else if (us < 1000000)
+		snprintf(out, len, "%.1f ms", (double)us / 1e3);
+	else
+		snprintf(out, len, "%.2f s", (double)us / 1e6);
+}
+
+/*
+ * The step's line (summary=yes): its regions on this node, in figures, from
+ * krexd (PROTO_SUMMARY).  slurm_spank_log writes at error() level without the
+ * "error: " prefix: slurmstepd sends it to the step's stderr (srun's, or the
+ * batch script's output file), where info() would reach slurmd's log only.
+ */
+static void stepd_summary(spank_t sp, const struct spank_args *a)
+{
+	union proto_body req, rep;
+	uint32_t job = 0, step = 0;
+	uint16_t rtype = 0;
+	char err[256] = "", node[64], p50[32], p95[32], st[16];
+	const char *env = getenv(SPANK_ENV_NODE);
+	const struct proto_summary_reply *r = &rep.summary_reply;
+
+	if (!a->summary || summary_done || (!sock[0] && stepd_socket(sp, a) < 0))
+		return;
+	summary_done = 1;
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	memset(&req, 0, sizeof(req));
+	req.summary.job = job;
+	req.summary.step = step;
+	if (client_request_as(sock, 0, PROTO_SUMMARY, &req, &rtype, &rep, err, sizeof(err)) < 0 ||
+	    rtype != PROTO_SUMMARY_REPLY) {
+		slurm_debug("krex: step summary from %s: %s", sock,
+		            rtype == PROTO_ERROR ? rep.error.message : err);
+		return;
+	}
+	if (env && *env)
+		xstrcpy(node, sizeof(node), env);
+	else if (gethostname(node, sizeof(node)) < 0)
+		xstrcpy(node, sizeof(node), "?");
+	node[sizeof(node) - 1] = '\0';
+	if (step == 0xfffffffbu) /* SLURM_BATCH_SCRIPT */
+		xstrcpy(st, sizeof(st), "batch");
+	else
+		xsnprintf(st, sizeof(st), "%u", step);
+	human_us(p50, sizeof(p50), r->entry_p50_us);
+	human_us(p95, sizeof(p95), r->entry_p95_us);
+	if (r->regions)
+		slurm_spank_log(
+		        "krex: step %u.%s on %s: %u region%s, %u clean, %u degraded, %u expired; entry p50 %s, p95 %s",
+		        job, st, node, r->regions, r->regions == 1 ? "" : "s", r->clean,
+		        r->degraded, r->expired, p50, p95);
+	else
+		slurm_spank_log("krex: step %u.%s on %s: 0 regions", job, st, node);
+}
+
 int stepd_task_exit(spank_t sp, const struct spank_args *a)
 {
 	pid_t pid = 0;
-	int i;
+	int i, left = 0;
 
 	if (!opts.on || opt_err[0] || spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS)
 		return 0;
-	for (i = 0; i < MAX_TASKS; i++)
+	for (i = 0; i < MAX_TASKS; i++) {
 		if (task_pids[i] == pid)
 			task_pids[i] = 0;
+		left += task_pids[i] != 0;
+	}
 	stepd_unregister(a, sp, pid);
+	if (!left) /* the step's last task on this node: its output still reaches srun */
+		stepd_summary(sp, a); /* once: done already when the last task's exit was seen */
 	return 0;
 }
 
@@ -341,5 +406,6 @@ int stepd_exit(spank_t sp, const struct spank_args *a)
 			stepd_unregister(a, sp, task_pids[i]);
 			task_pids[i] = 0;
 		}
+	stepd_summary(sp, a); /* once: done already when the last task's exit was seen */
 	return 0;
 }

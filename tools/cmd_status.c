@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -24,7 +26,7 @@
 
 /* Connect to the krexd clients would use: KREX_SOCKET, the system one, or
  * this user's private one. */
-static int status_connect(char *path, size_t len)
+int krex_cli_connect(char *path, size_t len)
 {
 	int fd, kerr;
 
@@ -125,20 +127,117 @@ static void status_print(const struct proto_status_reply *s)
 	}
 }
 
+/* One STATUS: 0, or the krex_error with its text in err. */
+static int status_once(char *path, size_t plen, union proto_body *reply, char *err, size_t elen)
+{
+	union proto_body req;
+	int fd, kerr, rc;
+
+	krexd_locate(path, plen);
+	fd = client_connect(path, &kerr);
+	if (fd < 0) {
+		snprintf(err, elen, "no krexd answers");
+		return kerr;
+	}
+	memset(&req, 0, sizeof(req));
+	rc = client_call(fd, PROTO_STATUS, &req, PROTO_STATUS_REPLY, reply,
+	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), err, elen);
+	close(fd);
+	return rc;
+}
+
+static volatile sig_atomic_t watch_stop;
+
+static void watch_signal(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+/*
+ * krex status --watch: like watch(1), a fresh view every interval.  On a
+ * terminal the screen is cleared before each view; otherwise (a pipe, a
+ * file) the views follow each other after a "--- time" line, without a
+ * terminal code.  Ends with status 0 on SIGINT or SIGTERM, on end of input
+ * (Ctrl-D, or "q" and Enter, when stdin is a terminal), and when stdout is
+ * closed (krex status --watch | head).  krexd going away is shown, and
+ * waited for.
+ */
+static int status_watch(int json, unsigned interval_ms)
+{
+	struct sigaction sa;
+	union proto_body reply;
+	char path[PATH_MAX], err[256], when[32], line[64];
+	int tty = isatty(STDOUT_FILENO), in_tty = isatty(STDIN_FILENO), rc;
+	struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
+	time_t t;
+	struct tm tm;
+	ssize_t n;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = watch_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	while (!watch_stop) {
+		t = time(NULL);
+		if (!localtime_r(&t, &tm) ||
+		    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
+			snprintf(when, sizeof(when), "?");
+		rc = status_once(path, sizeof(path), &reply, err, sizeof(err));
+		if (tty)
+			printf("\033[H\033[2JEvery %.1fs: krex status%s    %s\n\n",
+			       interval_ms / 1000.0, json ? " --json" : "", when);
+		else if (!json)
+			printf("--- %s\n", when);
+		if (rc != KREX_OK)
+			printf("krex: status from %s: %s%s%s\n", path, krex_strerror(rc),
+			       err[0] ? ": " : "", err);
+		else {
+			if (json)
+				status_print_json(&reply.status_reply);
+			else
+				status_print(&reply.status_reply);
+			proto_body_free(PROTO_STATUS_REPLY, &reply);
+		}
+		if (fflush(stdout) == EOF || ferror(stdout))
+			return 0; /* stdout closed: the reader is done */
+		if (in_tty) {
+			if (poll(&pfd, 1, (int)interval_ms) > 0) {
+				n = read(STDIN_FILENO, line, sizeof(line));
+				if (n <= 0 || line[0] == 'q')
+					break;
+			}
+		} else
+			poll(NULL, 0, (int)interval_ms);
+	}
+	return 0;
+}
+
 int cmd_status(int argc, char **argv)
 {
-	union proto_body req, reply;
+	union proto_body reply;
 	char path[PATH_MAX], err[256];
-	int fd, rc, json = 0;
+	int rc, i, json = 0, watch = 0;
+	uint64_t interval_ns = NS_PER_S;
 
-	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--json")))
-		die_usage("status: usage: krex status [--json]");
-	json = argc == 2;
-	fd = status_connect(path, sizeof(path));
-	memset(&req, 0, sizeof(req));
-	rc = client_call(fd, PROTO_STATUS, &req, PROTO_STATUS_REPLY, &reply,
-	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), err, sizeof(err));
-	close(fd);
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--watch"))
+			watch = 1;
+		else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
+			if (time_parse_duration(argv[++i], NS_PER_S, &interval_ns) < 0 ||
+			    interval_ns < 100 * NS_PER_MS || interval_ns > 3600 * NS_PER_S)
+				die_usage("status: --interval takes a duration from 0.1s to 1h");
+			watch = 1;
+		} else
+			die_usage(
+			        "status: usage: krex status [--json] [--watch [--interval SECONDS]]");
+	}
+	if (watch)
+		return status_watch(json, (unsigned)(interval_ns / NS_PER_MS));
+	rc = status_once(path, sizeof(path), &reply, err, sizeof(err));
 	if (rc != KREX_OK)
 		die("status from %s: %s%s%s", path, krex_strerror(rc), err[0] ? ": " : "", err);
 	if (json)
@@ -158,7 +257,7 @@ int cmd_release(int argc, char **argv)
 
 	if (argc != 2 || conf_parse_uint(argv[1], 1, UINT64_MAX, &id) < 0)
 		die_usage("release: usage: krex release REGION-ID (a number from krex status)");
-	fd = status_connect(path, sizeof(path));
+	fd = krex_cli_connect(path, sizeof(path));
 	memset(&req, 0, sizeof(req));
 	req.release.region_id = id;
 	rc = client_call(fd, PROTO_RELEASE, &req, PROTO_OK, &reply,

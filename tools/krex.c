@@ -37,7 +37,10 @@ static void usage(FILE *f)
 	        "         [--cert FILE] [--unprotected] -- CMD [ARGS]\n"
 	        "        run CMD inside one critical region and print its certificate\n"
 	        "        (starts a private krexd too, unless --unprotected)\n"
-	        "  status [--json]     participants, regions held and queued, per GPU\n"
+	        "  status [--json] [--watch [--interval SECONDS]]\n"
+	        "        participants, regions held and queued, per GPU (--watch: every second)\n"
+	        "  log [--json] [--job JOB[.STEP]] [--since DURATION] [--outcome LIST] [--limit N]\n"
+	        "        the last regions' certificates krexd keeps (yours; root: everyone's)\n"
 	        "  release ID          end region ID by force (root, or its owner's user)\n"
 	        "  stop                stop this user's private krexd (embedded mode)\n"
 	        "  version             print the version\n"
@@ -147,6 +150,8 @@ int main(int argc, char **argv)
 		return cmd_release(argc - 1, argv + 1);
 	if (!strcmp(cmd, "stop"))
 		return cmd_stop(argc - 1, argv + 1);
+	if (!strcmp(cmd, "log"))
+		return cmd_log(argc - 1, argv + 1);
 	die_usage("unknown command '%s'", cmd);
 	return 2;
 }

@@ -13,6 +13,7 @@ int cmd_region(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_log(int argc, char **argv);
 
 /* One line "krex: ..." on stderr, exit 1 (die) or 2 (die_usage). */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -30,6 +31,9 @@ int wait_child(pid_t child);
  * needed.  Writes the socket path into path and returns a connected fd.
  */
 int krexd_find_or_start(char *path, size_t len);
+
+/* Connect to the krexd krexd_locate() names, or die saying none answers. */
+int krex_cli_connect(char *path, size_t len);
 
 /*
  * Find the krexd clients talk to: $KREX_SOCKET, else the system krexd if it

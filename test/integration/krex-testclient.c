@@ -11,6 +11,10 @@
  *	krex-testclient [-s SOCKET] status | release ID | as-pid PID [CGROUP]
  *	krex-testclient [-s SOCKET] raw badmagic|badversion|badtype|short|long|toolong|stall|reply
  *	krex-testclient [-s SOCKET] bench --gpus g --siblings N --regions R
+ *	krex-testclient [-s SOCKET] summary JOB STEP   (PROTO_SUMMARY, one line)
+ *
+ * KREX_TEST_JOB=JOB.STEP in the environment registers with that Slurm job
+ * and step (what the SPANK plugin would).
  *
  * The socket is -s, else $KREX_SOCKET.  Exit status 0 on success, 1 on a
  * krexd error (printed as "error CODE MESSAGE"), 2 on a usage or I/O error.
@@ -109,6 +113,11 @@ static int do_register(int fd, const char *gpus, uint32_t flags, pid_t pid, cons
 		snprintf(req.reg.cgroup, sizeof(req.reg.cgroup), "%s", reg_cgroup);
 	req.reg.pid = (uint32_t)pid;
 	req.reg.flags = flags;
+	if (getenv("KREX_TEST_JOB") &&
+	    sscanf(getenv("KREX_TEST_JOB"), "%u.%u", &req.reg.job, &req.reg.step) != 2) {
+		fprintf(stderr, "KREX_TEST_JOB takes JOB.STEP\n");
+		exit(2);
+	}
 	snprintf(req.reg.label, sizeof(req.reg.label), "%s", label ? label : "testclient");
 	gpus_set(&req.reg.gpus, gpus);
 	if (call(fd, PROTO_REGISTER, &req, &t, &rep, IO_MS) < 0) {
@@ -620,6 +629,27 @@ out:
 	return rc;
 }
 
+static int cmd_summary(const char *job, const char *step)
+{
+	union proto_body req, rep;
+	struct proto_summary_reply *r = &rep.summary_reply;
+	uint16_t t;
+	int fd = xconnect();
+
+	memset(&req, 0, sizeof(req));
+	req.summary.job = (uint32_t)strtoul(job, NULL, 10);
+	req.summary.step = (uint32_t)strtoul(step, NULL, 10);
+	if (call(fd, PROTO_SUMMARY, &req, &t, &rep, IO_MS) < 0)
+		return 2;
+	if (t != PROTO_SUMMARY_REPLY)
+		return print_error(t, &rep);
+	printf("job=%u step=%u regions=%u clean=%u degraded=%u expired=%u late=%u p50=%llu p95=%llu max=%llu held=%llu\n",
+	       r->job, r->step, r->regions, r->clean, r->degraded, r->expired, r->late,
+	       (unsigned long long)r->entry_p50_us, (unsigned long long)r->entry_p95_us,
+	       (unsigned long long)r->entry_max_us, (unsigned long long)r->held_us);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -646,6 +676,8 @@ int main(int argc, char **argv)
 		return cmd_release(argv[2]);
 	if (argc > 2 && !strcmp(argv[1], "as-pid"))
 		return cmd_as_pid(argv[2], argc > 3 ? argv[3] : NULL);
+	if (argc > 3 && !strcmp(argv[1], "summary"))
+		return cmd_summary(argv[2], argv[3]);
 	if (argc > 2 && !strcmp(argv[1], "raw"))
 		return cmd_raw(argv[2]);
 	fprintf(stderr, "unknown command %s\n", argv[1]);

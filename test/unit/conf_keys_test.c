@@ -24,6 +24,11 @@ static const struct {
         {"isolate", "node", "cores"},
         {"freezer", "signal", "sometimes"},
         {"cgroup_subtree", "krex/a", "../x"},
+        {"history", "1000", "100001"},
+        {"region_log", "/var/log/krex/regions.jsonl", "regions.jsonl"},
+        {"region_log_max", "10M", "1k"},
+        {"region_log_keep", "5", "101"},
+        {"metrics_file", "/var/lib/node_exporter/textfile/krex.prom", "krex.prom"},
 };
 
 int main(void)
@@ -32,7 +37,7 @@ int main(void)
 	struct krexd_config c;
 	size_t i, n = sizeof(cases) / sizeof(cases[0]);
 
-	plan((int)(3 * n + 4));
+	plan((int)(3 * n + 7));
 	for (i = 0; i < n; i++) {
 		config_defaults(&c);
 		ok(conf_key_check(cases[i].key, cases[i].good, e1, sizeof(e1)) == 0 &&
@@ -55,5 +60,21 @@ int main(void)
 	ok(strcmp(config_freezer_name(FREEZER_CGROUP1), "cgroup1") == 0 &&
 	           strcmp(config_isolate_name(ISOLATE_NONE), "none") == 0,
 	   "the names follow krexd's enums");
+	{
+		uint64_t u = 0, v = 0, w = 1;
+		ok(conf_parse_size("10M", 0, 1ULL << 30, &u) == 0 && u == 10u << 20 &&
+		           conf_parse_size("4k", 0, 1ULL << 30, &v) == 0 && v == 4096 &&
+		           conf_parse_size("0", 0, 1ULL << 30, &w) == 0 && w == 0,
+		   "sizes: 10M, 4k, 0");
+		ok(conf_parse_size("2G", 0, 1ULL << 30, &u) < 0 &&
+		           conf_parse_size("M", 0, 1ULL << 30, &u) < 0 &&
+		           conf_parse_size("-1k", 0, 1ULL << 30, &u) < 0 &&
+		           conf_parse_size("99999999999999999999", 0, UINT64_MAX, &u) < 0,
+		   "sizes past the bound, without a number or negative are refused");
+		config_defaults(&c);
+		ok(c.history == 1000 && c.region_log[0] == '\0' && c.metrics_file[0] == '\0' &&
+		           c.region_log_max == 10u << 20 && c.region_log_keep == 5,
+		   "defaults: history 1000, no region log, no metrics file, 10M, 5 kept");
+	}
 	return tap_done();
 }

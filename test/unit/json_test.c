@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "proto.h"
 #include "tap.h"
 
 static char out[65536];
@@ -79,6 +80,33 @@ static int json_content_ok(const char *s)
 	return utf8_valid((const unsigned char *)s);
 }
 
+/* A history entry whose every string is full and escapes 6-fold (\u0001):
+ * the region log's line and krex log --json's fit their buffers whole. */
+static void test_log_entry_worst(void)
+{
+	static struct proto_log_entry e;
+	static char line[JSON_LOG_ENTRY_MAX], node[64];
+	int n;
+
+	memset(&e, 0, sizeof(e));
+	memset(e.label, 1, sizeof(e.label) - 1);
+	memset(e.cert.gpus, 1, sizeof(e.cert.gpus) - 1);
+	memset(e.cert.note, 1, sizeof(e.cert.note) - 1);
+	memset(e.cert.owner_cores, 1, sizeof(e.cert.owner_cores) - 1);
+	memset(node, 1, sizeof(node) - 1);
+	e.cert.known = 0x3f;
+	e.cert.clock_reasons = ~0ULL;
+	e.cert.region_id = e.seq = e.begin_us = e.end_us = ~0ULL;
+	e.cert.wait_us = e.cert.drain_us = e.cert.freeze_us = e.cert.held_us = ~0ULL;
+	e.cert.foreign = e.cert.moved = INT32_MIN;
+	n = json_log_entry(&e, node, line, sizeof(line));
+	ok(n > 0 && n < (int)sizeof(line) && (size_t)n == strlen(line) &&
+	           !strcmp(line + n - 2, "}}"),
+	   "the worst history entry's JSON fits (%d of %zu bytes)", n, sizeof(line));
+	ok(strstr(line, "\"note\":\"\\u0001") && strstr(line, "\"label\":\"\\u0001"),
+	   "with its escaped strings");
+}
+
 int main(void)
 {
 	char small[16], big[20000];
@@ -86,7 +114,7 @@ int main(void)
 	size_t n;
 	FILE *f;
 
-	plan(20);
+	plan(22);
 	ok(esc_is("my\"job", 6, "my\\\"job"), "a quote gets a backslash");
 	ok(esc_is("a\\b", 3, "a\\\\b"), "a backslash gets a backslash");
 	ok(esc_is("a\nb\tc\rd\be\ff", 11, "a\\nb\\tc\\rd\\be\\ff"), "short escapes");
@@ -140,5 +168,6 @@ int main(void)
 	ok(json_content_ok(out + 1), "its content is valid");
 	json_escape(big, sizeof(big), "");
 	ok(big[0] == '\0', "an empty string escapes to an empty string");
+	test_log_entry_worst();
 	return tap_done();
 }

@@ -30,10 +30,10 @@ static int unpack_bytes(const uint8_t *bytes, size_t len, union proto_body *m, i
 
 static void test_golden(void)
 {
-	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x03, 0x00, 0x07,
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x04, 0x00, 0x07,
 	                               0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x07,
 	                               0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
-	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x03, 0x00, 0x0d,
+	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x04, 0x00, 0x0d,
 	                                   0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,
 	                                   0x00, 0x00, 0x00, 0x05, 0x00, 0x02, 'h',  'i'};
 	union proto_body m;
@@ -287,12 +287,113 @@ static void test_socket(void)
 	close(sv[1]);
 }
 
+/* LOG, LOG_REPLY (entries with strings), SUMMARY, SUMMARY_REPLY; a lying count. */
+static void test_history_messages(void)
+{
+	static union proto_body a, b;
+	struct proto_log_entry e[3];
+	struct pbuf buf;
+	int herr, i, same;
+
+	memset(&a, 0, sizeof(a));
+	a.log.job = 7;
+	a.log.step = PROTO_LOG_ANY_STEP;
+	a.log.outcomes = 1u << KREX_OUTCOME_DEGRADED;
+	a.log.since_us = 1796000000000000ULL;
+	a.log.before = 42;
+	a.log.max = 10;
+	pbuf_init(&buf);
+	ok(proto_pack(&buf, PROTO_LOG, 1, &a) == 0 &&
+	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
+	           memcmp(&a.log, &b.log, sizeof(a.log)) == 0 && buf.len == PROTO_HDR_LEN + 32,
+	   "LOG round trip, 32 bytes");
+	pbuf_free(&buf);
+
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < 3; i++) {
+		e[i].seq = (uint64_t)i + 1;
+		e[i].begin_us = 1000 + (uint64_t)i;
+		e[i].end_us = 2000 + (uint64_t)i;
+		e[i].uid = 1000;
+		e[i].pid = 77;
+		e[i].job = 7;
+		e[i].step = (uint32_t)i;
+		snprintf(e[i].label, sizeof(e[i].label), "job 7.%d", i);
+		e[i].cert.size = sizeof(e[i].cert);
+		e[i].cert.region_id = (uint64_t)i + 10;
+		e[i].cert.outcome = (uint32_t)i;
+		e[i].cert.late = (uint32_t)i;
+		snprintf(e[i].cert.gpus, sizeof(e[i].cert.gpus), "0,1");
+		snprintf(e[i].cert.note, sizeof(e[i].cert.note), "note %d", i);
+	}
+	memset(&a, 0, sizeof(a));
+	snprintf(a.log_reply.node, sizeof(a.log_reply.node), "node1");
+	a.log_reply.total = 5;
+	a.log_reply.kept = 3;
+	a.log_reply.next = 1;
+	a.log_reply.n = 3;
+	a.log_reply.e = e;
+	pbuf_init(&buf);
+	same = proto_pack(&buf, PROTO_LOG_REPLY, 1, &a) == 0 &&
+	       unpack_bytes(buf.data, buf.len, &b, &herr) == 0 && b.log_reply.n == 3 &&
+	       b.log_reply.total == 5 && b.log_reply.kept == 3 && b.log_reply.next == 1 &&
+	       !strcmp(b.log_reply.node, "node1");
+	for (i = 0; same && i < 3; i++)
+		same = memcmp(&e[i], &b.log_reply.e[i], sizeof(e[i])) == 0;
+	ok(same, "LOG_REPLY round trip with 3 entries");
+	if (same) {
+		proto_body_free(PROTO_LOG_REPLY, &b);
+		/* a count of 1000 entries in a payload that holds 3 */
+		buf.data[PROTO_HDR_LEN + 2 + 5 + 24] = 0x03;
+		buf.data[PROTO_HDR_LEN + 2 + 5 + 25] = 0xe8;
+		errno = 0;
+		ok(proto_unpack(PROTO_LOG_REPLY, buf.data + PROTO_HDR_LEN, buf.len - PROTO_HDR_LEN,
+		                &b) < 0 &&
+		           errno == EPROTO && b.log_reply.e == NULL,
+		   "LOG_REPLY whose count the payload cannot hold refused before allocating");
+	} else
+		ok(0, "LOG_REPLY whose count the payload cannot hold refused before allocating");
+	pbuf_free(&buf);
+
+	memset(&a, 0, sizeof(a));
+	a.summary.job = 12;
+	a.summary.step = 0xfffffffbu;
+	pbuf_init(&buf);
+	ok(proto_pack(&buf, PROTO_SUMMARY, 1, &a) == 0 &&
+	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
+	           memcmp(&a.summary, &b.summary, sizeof(a.summary)) == 0,
+	   "SUMMARY round trip");
+	pbuf_free(&buf);
+	memset(&a, 0, sizeof(a));
+	a.summary_reply.job = 12;
+	a.summary_reply.step = 1;
+	a.summary_reply.regions = 9;
+	a.summary_reply.clean = 6;
+	a.summary_reply.degraded = 2;
+	a.summary_reply.expired = 1;
+	a.summary_reply.late = 3;
+	a.summary_reply.entry_p50_us = 300;
+	a.summary_reply.entry_p95_us = 9000;
+	a.summary_reply.entry_max_us = 12000;
+	a.summary_reply.held_us = 123456;
+	pbuf_init(&buf);
+	ok(proto_pack(&buf, PROTO_SUMMARY_REPLY, 1, &a) == 0 &&
+	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
+	           memcmp(&a.summary_reply, &b.summary_reply, sizeof(a.summary_reply)) == 0,
+	   "SUMMARY_REPLY round trip");
+	pbuf_free(&buf);
+	ok(!strcmp(proto_type_name(PROTO_LOG), "LOG") &&
+	           !strcmp(proto_type_name(PROTO_SUMMARY_REPLY), "SUMMARY_REPLY"),
+	   "the new types have names");
+}
+
 int main(void)
 {
-	plan(25);
+	plan(31);
 	test_golden();
 	test_roundtrips();
 	test_malformed();
 	test_socket();
+	test_history_messages();
 	return tap_done();
 }
