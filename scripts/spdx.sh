@@ -49,6 +49,7 @@ spdx_comment() {
 	*.[1-8]) printf "%s\n" ".\\\" $ID" ;;
 	*.sh | *.py | *.am | *.mk | *.pc.in | *.conf | *.krex | *.service | *.cases | .clang-format | */hook_exempt.txt)
 		echo "# $ID" ;;
+	*.in) spdx_comment "${1%.in}" ;; # a template: its output's syntax
 	*)
 		# Scripts without an extension (.ci/run, test/perf/stubs/*).
 		if head -c 2 "$1" 2>/dev/null | grep -q '^#!'; then
