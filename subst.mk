@@ -14,7 +14,8 @@ krex_subst = $(SED) \
 	-e 's|@libdir[@]|$(libdir)|g' \
 	-e 's|@sysconfdir[@]|$(sysconfdir)|g' \
 	-e 's|@krex_rundir[@]|$(krex_rundir)|g' \
-	-e 's|@spank_plugindir[@]|$(spank_plugindir)|g'
+	-e 's|@spank_plugindir[@]|$(spank_plugindir)|g' \
+	-e 's|@plugstackdir[@]|$(plugstackdir)|g'
 krex_subst_deps = $(top_srcdir)/subst.mk $(top_builddir)/config.status
 krex_subst_rule = $(AM_V_GEN)$(MKDIR_P) $(@D) && $(krex_subst) $(srcdir)/$@.in >$@.tmp && \
 	if grep -n '@[A-Za-z_]*@' $@.tmp >&2; then \
