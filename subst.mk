@@ -14,6 +14,7 @@ krex_subst = $(SED) \
 	-e 's|@libdir[@]|$(libdir)|g' \
 	-e 's|@sysconfdir[@]|$(sysconfdir)|g' \
 	-e 's|@krex_rundir[@]|$(krex_rundir)|g' \
+	-e 's|@krex_runtime_directory[@]|$(krex_runtime_directory)|g' \
 	-e 's|@spank_plugindir[@]|$(spank_plugindir)|g' \
 	-e 's|@plugstackdir[@]|$(plugstackdir)|g'
 krex_subst_deps = $(top_srcdir)/subst.mk $(top_builddir)/config.status

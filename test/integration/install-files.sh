@@ -10,9 +10,12 @@
 [ -f "$top_builddir/Makefile" ] || skip_all "not configured"
 kt_setup
 D=$KT_DIR/destdir
-mk() { make -s -C "$top_builddir" "$@" DESTDIR="$D" >>"$KT_DIR/make.log" 2>&1; }
+# make without the flags and variables of the make that runs this test
+# (make check TESTS=..., -j's jobserver).
+make_() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make "$@"; }
+mk() { make_ -s -C "$top_builddir" "$@" DESTDIR="$D" >>"$KT_DIR/make.log" 2>&1; }
 # configure's values, read from the Makefile that make install uses.
-mv_() { make -s -C "$top_builddir" --no-print-directory -f Makefile -f - _krex_print_var V="$1" <<'MK'
+mv_() { make_ -s -C "$top_builddir" --no-print-directory -f Makefile -f - _krex_print_var V="$1" <<'MK'
 _krex_print_var:
 	@echo $($(V))
 MK
@@ -88,7 +91,8 @@ krexd_stop
 
 echo "# edited by the site" >>"$conf"
 cp "$conf" "$KT_DIR/conf.edited"
-ok "a second install keeps an edited krexd.conf" bash -c "make -s -C '$top_builddir' install DESTDIR='$D' >/dev/null 2>&1 && cmp -s '$conf' '$KT_DIR/conf.edited'"
+reinstall() { mk install && cmp -s "$conf" "$KT_DIR/conf.edited"; }
+ok "a second install keeps an edited krexd.conf" reinstall
 mk uninstall
 ok "uninstall leaves the edited krexd.conf" cmp -s "$conf" "$KT_DIR/conf.edited"
 rm -f "$conf"
