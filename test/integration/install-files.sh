@@ -41,14 +41,16 @@ ok "krexd in sbindir, libkrexregion and the gate in libdir" \
 	test -x "$D$sbindir/krexd" -a -f "$D$libdir/libkrexgate.so" -a -e "$D$libdir/libkrexregion.so.1"
 conf=$D$sysconfdir/krex/krexd.conf
 ok "krexd.conf installed as SYSCONFDIR/krex/krexd.conf" test -f "$conf"
-if [ -n "$unitdir" ]; then
+# Skipped only where configure was told not to install it (the AM_CONDITIONAL
+# is then "#"): an empty dir otherwise is a failure.
+if [ "$(mv_ HAVE_SYSTEMDUNITDIR_TRUE)" != "#" ]; then
 	unit=$D$unitdir/krexd.service
 	ok "krexd.service runs this prefix's krexd with this krexd.conf" \
 		grep -qx "ExecStart=$sbindir/krexd -F -c $sysconfdir/krex/krexd.conf" "$unit"
 else
 	skip "krexd.service" "configured --with-systemdunitdir=no"
 fi
-if [ "$have_slurm" = 1 ] && [ -n "$plugstackdir" ]; then
+if [ "$have_slurm" = 1 ] && [ "$(mv_ HAVE_PLUGSTACKDIR_TRUE)" != "#" ]; then
 	snip=$D$plugstackdir/krex.conf
 	plug_ok() {
 		local p
