@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -17,12 +18,31 @@
 static const char *log_ident = "krex";
 static enum log_level log_level = LOG_LVL_WARN;
 static enum log_dest log_dest = LOG_TO_STDERR;
+static int log_journal;
+
+int log_stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char extra;
+
+	/* systemd.exec(5): JOURNAL_STREAM=DEV:INODE names the stream of the
+	 * service's stderr; it holds only while fd 2 is still that stream (a
+	 * child whose stderr was redirected inherits the variable). */
+	if (!e || sscanf(e, "%llu:%llu%c", &dev, &ino, &extra) != 2)
+		return 0;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return 0;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
 
 void log_init(const char *ident, enum log_level level, enum log_dest dest)
 {
 	log_ident = ident ? ident : "krex";
 	log_level = level;
 	log_dest = dest;
+	log_journal = dest == LOG_TO_STDERR && log_stderr_is_journal();
 	if (dest == LOG_TO_SYSLOG)
 		openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
@@ -77,6 +97,10 @@ static void log_emit(enum log_level level, char *buf)
 	log_clean(buf);
 	if (log_dest == LOG_TO_SYSLOG)
 		syslog(prio[level], "%s", buf);
+	else if (log_journal)
+		/* sd-daemon(3) prefix: the journal takes the priority from it
+		 * and names the program itself. */
+		fprintf(stderr, "<%d>%s: %s\n", prio[level], tag[level], buf);
 	else
 		fprintf(stderr, "%s: %s: %s\n", log_ident, tag[level], buf);
 }

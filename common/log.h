@@ -19,6 +19,11 @@ enum log_dest { LOG_TO_STDERR = 0, LOG_TO_SYSLOG };
 /* Set the program name, the level and where messages go. */
 void log_init(const char *ident, enum log_level level, enum log_dest dest);
 void log_set_level(enum log_level level);
+
+/* 1 when stderr is the systemd journal's stream ($JOURNAL_STREAM names fd
+ * 2's device and inode): log_init then prefixes each stderr line with its
+ * sd-daemon(3) priority, "<3>" .. "<7>". */
+int log_stderr_is_journal(void);
 enum log_level log_get_level(void);
 
 /* Parse "none|error|warn|info|debug" or a digit; returns -1 if neither. */

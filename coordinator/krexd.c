@@ -50,7 +50,9 @@ static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt,
 		(void)!write(startup_pipe, msg, strlen(msg));
 		close(startup_pipe);
 	} else
-		fprintf(stderr, "%s%s\n", strncmp(msg, "krexd ", 6) ? "krexd: " : "", msg);
+		/* "<3>": the journal files it as an error (log.h). */
+		fprintf(stderr, "%s%s%s\n", log_stderr_is_journal() ? "<3>" : "",
+		        strncmp(msg, "krexd ", 6) ? "krexd: " : "", msg);
 	exit(1);
 }
 
@@ -525,9 +527,9 @@ int main(int argc, char **argv)
 			        "GPU %s: NVML does not know it, its clocks stay unknown (name GPUs by index, PCI bus id or UUID)",
 			        k->gpu[g]);
 	log_info(
-	        "started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s); settle %s, NVML sees %u GPU(s), clocks required: %s",
-	        k->cfg.node_name, k->cfg.run_dir, freezer_name(&k->fz), isolate_backend_name(),
-	        k->ngpus, config_settle_name(k->cfg.settle), k->nvml_gpus,
+	        "krexd %s started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s); settle %s, NVML sees %u GPU(s), clocks required: %s",
+	        PACKAGE_VERSION, k->cfg.node_name, k->cfg.run_dir, freezer_name(&k->fz),
+	        isolate_backend_name(), k->ngpus, config_settle_name(k->cfg.settle), k->nvml_gpus,
 	        k->cfg.require_clocks == REQUIRE_CLOCKS_YES ||
 	                        (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus)
 	                ? "yes"

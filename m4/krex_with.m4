@@ -19,10 +19,36 @@ AC_DEFUN([KREX_WITH_SLURM], [
     AS_IF([test "x$with_slurm" != xcheck && test $krex_have_slurm = no],
       [AC_MSG_ERROR([--with-slurm given but slurm/spank.h not found (Debian: libslurm-dev)])])
   ])
+  dnl Where spank_krex.so goes.  plugstack.conf names it by full path, so any
+  dnl directory works; the default is Slurm's own plugin dir where configure
+  dnl can tell it (slurm.pc's libdir, or the --with-slurm=PREFIX given), else
+  dnl LIBDIR/slurm.  --with-spank-plugindir is the older name of the option.
+  AC_ARG_WITH([slurm-plugindir],
+    [AS_HELP_STRING([--with-slurm-plugindir=DIR], [where spank_krex.so goes @<:@slurm.pc libdir/slurm, else PREFIX/lib/slurm of --with-slurm=PREFIX, else LIBDIR/slurm@:>@])],
+    [spank_plugindir="$withval"], [spank_plugindir=])
   AC_ARG_WITH([spank-plugindir],
-    [AS_HELP_STRING([--with-spank-plugindir=DIR], [where spank_krex.so goes @<:@LIBDIR/slurm@:>@])],
-    [spank_plugindir="$withval"], [spank_plugindir='${libdir}/slurm'])
+    [AS_HELP_STRING([--with-spank-plugindir=DIR], [the same as --with-slurm-plugindir])],
+    [spank_plugindir="$withval"])
+  AS_IF([test "x$spank_plugindir" = xyes || test "x$spank_plugindir" = xno],
+    [AC_MSG_ERROR([--with-slurm-plugindir needs a directory, not $spank_plugindir])])
+  AS_IF([test -z "$spank_plugindir" && test -n "$PKG_CONFIG" && $PKG_CONFIG --exists slurm 2>/dev/null],
+    [spank_plugindir="`$PKG_CONFIG --variable=libdir slurm`/slurm"])
+  AS_IF([test -z "$spank_plugindir" && test "x$with_slurm" != xyes && test "x$with_slurm" != xcheck &&
+         test "x$with_slurm" != xno],
+    [AS_IF([test -d "$with_slurm/lib64/slurm"], [spank_plugindir="$with_slurm/lib64/slurm"],
+      [spank_plugindir="$with_slurm/lib/slurm"])])
+  AS_IF([test -z "$spank_plugindir"], [spank_plugindir='${libdir}/slurm'])
   AC_SUBST([spank_plugindir])
+  dnl The plugstack.conf.d snippet; Debian's plugstack.conf includes
+  dnl /etc/slurm/plugstack.conf.d/*.conf.
+  AC_ARG_WITH([plugstackdir],
+    [AS_HELP_STRING([--with-plugstackdir=DIR], [where plugstack.conf.d/krex.conf goes, no: none @<:@SYSCONFDIR/slurm/plugstack.conf.d@:>@])],
+    [], [with_plugstackdir='${sysconfdir}/slurm/plugstack.conf.d'])
+  AS_IF([test "x$with_plugstackdir" = xyes], [with_plugstackdir='${sysconfdir}/slurm/plugstack.conf.d'])
+  plugstackdir=
+  AS_IF([test "x$with_plugstackdir" != xno], [plugstackdir=$with_plugstackdir])
+  AC_SUBST([plugstackdir])
+  AM_CONDITIONAL([HAVE_PLUGSTACKDIR], [test "x$with_plugstackdir" != xno && test $krex_have_slurm = yes])
   AC_SUBST([SLURM_CPPFLAGS])
   AM_CONDITIONAL([HAVE_SLURM], [test $krex_have_slurm = yes])
 ])
@@ -78,4 +104,24 @@ AC_DEFUN([KREX_WITH_ROCM], [
   ])
   AC_SUBST([ROCM_CPPFLAGS])
   AM_CONDITIONAL([HAVE_ROCM_H], [test $krex_have_rocm = yes])
+])
+
+dnl The systemd unit: --with-systemdunitdir=DIR, "no" for none.  The
+dnl default, PREFIX/lib/systemd/system, is on systemd's unit path both for
+dnl /usr/local and for /usr; "yes" asks systemd.pc (systemdsystemunitdir).
+AC_DEFUN([KREX_WITH_SYSTEMD], [
+  AC_ARG_WITH([systemdunitdir],
+    [AS_HELP_STRING([--with-systemdunitdir=DIR], [where krexd.service goes, no: none, yes: systemd.pc's @<:@PREFIX/lib/systemd/system@:>@])],
+    [], [with_systemdunitdir='${prefix}/lib/systemd/system'])
+  AS_IF([test "x$with_systemdunitdir" = xyes], [
+    with_systemdunitdir=
+    AS_IF([test -n "$PKG_CONFIG"],
+      [with_systemdunitdir=`$PKG_CONFIG --variable=systemdsystemunitdir systemd 2>/dev/null`])
+    AS_IF([test -z "$with_systemdunitdir"],
+      [AC_MSG_ERROR([--with-systemdunitdir=yes: pkg-config does not know systemd's unit dir (give the directory)])])
+  ])
+  systemdunitdir=
+  AS_IF([test "x$with_systemdunitdir" != xno], [systemdunitdir=$with_systemdunitdir])
+  AC_SUBST([systemdunitdir])
+  AM_CONDITIONAL([HAVE_SYSTEMDUNITDIR], [test "x$with_systemdunitdir" != xno])
 ])

@@ -5,6 +5,12 @@
 # them timing kernels inside critical regions; prints each region's
 # certificate and a summary, then stops the cluster.  Run as root on a fresh
 # Debian 12 machine: it installs what it needs and builds if not built.
+#
+# KREX_INSTALLED=1: run KREX as installed (the packages, or make install)
+# instead of the build tree's: the plugin that plugstack.conf.d/krex.conf
+# names (KREX_PLUGSTACK, default /etc/slurm/plugstack.conf.d/krex.conf),
+# krexd and krex from $PATH, libkrexregion and the gate from ld.so's cache.
+# The build tree gives only the test workloads and the mock CUDA driver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top_srcdir=$PWD
@@ -17,8 +23,11 @@ die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
 
 scripts/install-deps.sh
 B=$top_builddir
-if [ ! -f $B/spank/.libs/spank_krex.so ] || [ ! -x $B/coordinator/krexd ] || [ ! -x $B/tools/krex ] ||
-	[ ! -x $B/test/workloads/krex-victim ] || [ ! -f $B/test/mock/.libs/libcuda.so.1 ]; then
+INSTALLED=${KREX_INSTALLED:-0}
+built() {
+	[ "$INSTALLED" = 1 ] || { [ -f $B/spank/.libs/spank_krex.so ] && [ -x $B/coordinator/krexd ] && [ -x $B/tools/krex ]; }
+}
+if ! built || [ ! -x $B/test/workloads/krex-victim ] || [ ! -f $B/test/mock/.libs/libcuda.so.1 ]; then
 	[ "$B" = "$PWD" ] || die "KREX_BUILDDIR=$B is not fully built (make, then make -C test/mock check)"
 	say "building KREX"
 	[ -x configure ] || ./autogen.sh >/dev/null
@@ -29,10 +38,26 @@ if [ ! -f $B/spank/.libs/spank_krex.so ] || [ ! -x $B/coordinator/krexd ] || [ !
 	make -C test/workloads -j"$(nproc)" check >/dev/null 2>&1 || true
 fi
 
+KREX_CLI=$top_builddir/tools/krex
+if [ "$INSTALLED" = 1 ]; then
+	snippet=${KREX_PLUGSTACK:-/etc/slurm/plugstack.conf.d/krex.conf}
+	[ -r "$snippet" ] || die "KREX_INSTALLED=1: no $snippet (install slurm-spank-krex, or make install; KREX_PLUGSTACK names another)"
+	KC_PLUGIN=$(awk '$1 == "required" || $1 == "optional" { print $2; exit }' "$snippet")
+	KC_REAL_KREXD=$(PATH=$PATH:/usr/sbin:/usr/local/sbin command -v krexd) || die "KREX_INSTALLED=1: no krexd on PATH"
+	KREX_CLI=$(command -v krex) || die "KREX_INSTALLED=1: no krex on PATH"
+	libregion=$(ldconfig -p | awk '$1 == "libkrexregion.so.1" { print $NF; exit }')
+	[ -n "$libregion" ] || die "KREX_INSTALLED=1: ld.so does not know libkrexregion.so.1 (ldconfig)"
+	libregion=$(readlink -f "$libregion")
+	KC_GATE=$(dirname "$libregion")/libkrexgate.so
+	[ -f "$KC_GATE" ] || die "KREX_INSTALLED=1: no gate next to $libregion"
+	export KC_PLUGIN KC_REAL_KREXD KC_GATE
+	say "KREX as installed: plugin $KC_PLUGIN, krexd $KC_REAL_KREXD, gate $KC_GATE, krex $KREX_CLI, $libregion"
+fi
+
 . test/lib.sh
 . test/slurm/cluster.sh
 cluster_check || die "$CLUSTER_WHY"
-krexd_real || die "coordinator/krexd is not built: nothing can hold a region"
+krexd_real || die "$KC_REAL_KREXD is not there: nothing can hold a region"
 
 # The GPU: the real one where there is one, else the fake device of the tests
 # with KREX's mock CUDA driver (test/mock) behind the workloads.
@@ -53,12 +78,14 @@ else
 	export KREX_MOCK_GPU
 	export LD_LIBRARY_PATH=$MOCKLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-export LD_LIBRARY_PATH=$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-# The gate refers to libkrexregion weakly and passes everything through
-# without it; where the gate built here does not pull it in, preload it too
-# (the plugin puts the gate in front).
-if ! readelf -d "$KC_GATE" 2>/dev/null | grep -q 'libkrexregion'; then
-	export LD_PRELOAD=$top_builddir/libregion/.libs/libkrexregion.so${LD_PRELOAD:+:$LD_PRELOAD}
+if [ "$INSTALLED" != 1 ]; then
+	export LD_LIBRARY_PATH=$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	# The gate refers to libkrexregion weakly and passes everything through
+	# without it; where the gate built here does not pull it in, preload it
+	# too (the plugin puts the gate in front).
+	if ! readelf -d "$KC_GATE" 2>/dev/null | grep -q 'libkrexregion'; then
+		export LD_PRELOAD=$top_builddir/libregion/.libs/libkrexregion.so${LD_PRELOAD:+:$LD_PRELOAD}
+	fi
 fi
 
 mode=linuxproc
@@ -71,7 +98,8 @@ say "starting Slurm (proctrack/$mode) with spank_krex.so on localhost ($KC_PLUGA
 t0=$(date +%s%N)
 cluster_start "$mode" 1 || die "$CLUSTER_WHY"
 trap 'cluster_stop; [ -z "$KREX_MOCK_GPU" ] || rm -f "/dev/shm$KREX_MOCK_GPU"' EXIT
-say "cluster up in $((($(date +%s%N) - t0) / 1000000)) ms; krexd started by slurmd: pid $(cat "$KC_DIR/run/$KC_NODES/krexd.pid")"
+kpid=$(cat "$KC_DIR/run/$KC_NODES/krexd.pid")
+say "cluster up in $((($(date +%s%N) - t0) / 1000000)) ms; krexd started by slurmd: pid $kpid, $(readlink "/proc/$kpid/exe")"
 say "$gpu_note"
 W=$KC_DIR/work
 
@@ -92,10 +120,12 @@ wait_for 60 test -s "$W/hog1.count" && wait_for 30 test -s "$W/hog2.count" ||
 cat >"$W/measure.sh" <<EOS
 #!/bin/sh
 cd $W
+# Which KREX libraries the job runs with (the gate preloaded by the plugin).
+echo "job libraries: \$(grep -o '/[^ ]*libkrex[a-z]*\.so[.0-9]*' /proc/self/maps | sort -u | tr '\n' ' ')"
 $WL/krex-victim run $IT 40 --label shared >> victim.out
 $WL/krex-victim run $IT 10 --region sample --label in-regions >> victim.out
 for i in 1 2 3; do
-	$top_builddir/tools/krex region --json --cert cert\$i.json -- \\
+	$KREX_CLI region --json --cert cert\$i.json -- \\
 		$WL/krex-victim run $IT 10 --label krex-region-\$i >> victim.out
 done
 EOS

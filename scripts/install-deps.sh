@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Install KREX's build and test dependencies from Debian's archive on a fresh
 # Debian 12 machine (run as root).  Used by the README's commands and .ci/run.
-# Already-installed packages make this a quick no-op.
+# Already-installed packages make this a quick no-op.  debhelper, dh-python
+# and rpm are for the packaging tier (test/pkg: dpkg-buildpackage, rpmbuild).
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config
@@ -10,7 +11,8 @@ libhwloc-dev hwloc
 libslurm-dev slurm-wlm slurmctld slurmd slurm-client
 munge libmunge-dev
 libamdhip64-dev
-clang-format procps psmisc python3 gnuplot-nox"
+clang-format procps psmisc python3 gnuplot-nox
+debhelper dh-python rpm"
 
 # KREX_NO_INSTALL=1: a machine without apt or network (the GPU machine) that
 # brings its own Slurm and munge: check nothing, install nothing.

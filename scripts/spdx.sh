@@ -34,6 +34,8 @@ spdx_skip() {
 	test/topology/fixtures/*.expected) return 0 ;; # compared byte for byte with krex-topo's output
 	test/topology/fixtures/*.xml) return 0 ;; # hwloc XML as lstopo / mkxml.py wrote it (data)
 	test/fuzz/corpus/*) return 0 ;;         # binary seed frames for the fuzzer (data)
+	debian/changelog | debian/source/format) return 0 ;; # dpkg formats without comments
+	debian/copyright) return 0 ;;           # the licence statement itself (DEP-5)
 	m4/libtool.m4 | m4/ltoptions.m4 | m4/ltsugar.m4 | m4/ltversion.m4 | m4/lt~obsolete.m4)
 		return 0 ;;                     # libtool's own files (libtoolize), under libtool's licence
 	esac
@@ -47,8 +49,10 @@ spdx_comment() {
 	*.m4 | configure.ac) echo "dnl $ID" ;;
 	*.lua) echo "-- $ID" ;;
 	*.[1-8]) printf "%s\n" ".\\\" $ID" ;;
-	*.sh | *.py | *.am | *.mk | *.pc.in | *.conf | *.krex | *.service | *.cases | .clang-format | */hook_exempt.txt)
+	*.sh | *.py | *.am | *.mk | *.pc.in | *.conf | *.krex | *.service | *.cases | .clang-format | */hook_exempt.txt | \
+		debian/control | debian/*.install | *.spec)
 		echo "# $ID" ;;
+	*.in) spdx_comment "${1%.in}" ;; # a template: its output's syntax
 	*)
 		# Scripts without an extension (.ci/run, test/perf/stubs/*).
 		if head -c 2 "$1" 2>/dev/null | grep -q '^#!'; then

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The README's test command: install dependencies, build, check formatting,
-# run every test tier (`make check`), then `make distcheck`.  Ends with one
+# run every test tier (`make check`), `make distcheck`, then the packaging
+# tier (test/pkg: builds the .debs, installs them, runs the demo from them,
+# purges them; checks the RPM spec).  Ends with one
 # line "N passed, N failed, N skipped" over every tier's TAP results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +32,11 @@ fi
 # distcheck runs the suite again from the tarball, out of tree and read-only.
 make distcheck >/dev/null
 echo "distcheck: ok"
+make -C test/pkg check 2>&1 | tee -a "$log" || rc=$?
+if [ $rc != 0 ]; then
+	for f in test/pkg/*.log; do
+		grep -q -E '^(not ok|ERROR|FAIL)' "$f" && { echo "==== $f"; tail -40 "$f"; }
+	done
+fi
 summary
+exit $rc

@@ -27,9 +27,13 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	spank_context_t ctx = spank_context();
 
 	args_ok = args_parse(&args, ac, av) == 0;
-	if (ctx == S_CTX_SLURMD)
+	if (ctx == S_CTX_SLURMD) {
+		/* One line at slurmd's start says which plugin it loaded. */
+		slurm_info("krex: spank_krex %s loaded in slurmd (protocol %d)", PACKAGE_VERSION,
+		           PROTO_VERSION);
 		/* Never fail slurmd: a bad plugstack.conf is logged, no krexd. */
 		return args_ok ? slurmd_init(sp, &args) : 0;
+	}
 	if (ctx == S_CTX_JOB_SCRIPT)
 		return 0;
 	if (option_register(sp) < 0)

@@ -16,10 +16,12 @@
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 
-KC_PLUGIN=$top_builddir/spank/.libs/spank_krex.so
-KC_REAL_KREXD=$top_builddir/coordinator/krexd
+# The plugin, krexd and the gate: the build's, unless the caller names
+# installed ones (scripts/demo.sh with KREX_INSTALLED=1, test/pkg).
+: "${KC_PLUGIN:=$top_builddir/spank/.libs/spank_krex.so}"
+: "${KC_REAL_KREXD:=$top_builddir/coordinator/krexd}"
 KC_FAKE_KREXD=$top_builddir/test/slurm/fake_krexd
-KC_GATE=$top_builddir/libregion/gate/.libs/libkrexgate.so
+: "${KC_GATE:=$top_builddir/libregion/gate/.libs/libkrexgate.so}"
 KC_PIDS=""
 KC_DEVS=""
 KC_MUNGE_SOCK=""
