@@ -37,6 +37,25 @@ struct sib {
 	int ext; /* suspended (by another, or by KREX for another region): no ack awaited */
 };
 
+/*
+ * Where krexd's own time for one region goes, logged at debug level when it
+ * ends ("region N: cost ..."; test/perf/freeze-scale.sh reads it).  The
+ * state file counters are krexd's, taken at the close and at the end: a
+ * region that overlaps another counts the other's writes too.
+ */
+struct region_cost {
+	uint64_t fz_prepare_ns; /* freeze references, lines, fds (every sibling) */
+	uint64_t fz_start_ns;   /* the freeze writes / signals */
+	uint64_t fz_poll_ns;    /* reading whether they are frozen */
+	unsigned fz_polls;      /* poll rounds until all were frozen */
+	uint64_t undo_ns, thaw_ns;
+	unsigned iso_cpuset,
+	        iso_affinity;  /* isolation undo lines: cgroups written, processes moved */
+	unsigned long writes0; /* state file writes before the close */
+	uint64_t write_ns0;
+	uint64_t t_unwind; /* the end's start */
+};
+
 struct region {
 	struct rq_req rq;
 	struct conn *conn; /* requester (NULL once it is gone) */
@@ -63,6 +82,7 @@ struct region {
 	int32_t nominal[KREX_MAX_GPUS]; /* per GPU slot, -1 unknown */
 	struct nvml_edge edge0[KREX_MAX_GPUS]; /* temperature, violation counters at grant */
 	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
+	struct region_cost cost;               /* krexd's own work for it (the cost log line) */
 	uint64_t turn;                         /* loop turn it was asked in */
 	uid_t uid;                             /* its owner's, for the per-uid limits */
 	struct region *next;                   /* every region, for ticks and status */
@@ -260,6 +280,8 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 	unsigned i;
 
 	r->t_close = now;
+	r->cost.writes0 = k->st.writes;
+	r->cost.write_ns0 = k->st.write_ns;
 	r->cert.wait_us = us(now - r->rq.enq_ns);
 	if (k->st.retries) /* failed undos and thaws: once more before anything changes */
 		state_retry_flush(&k->st, now);
@@ -413,10 +435,12 @@ static void region_note(struct region *r, const char *fmt, ...)
 
 static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 {
+	uint64_t t0 = time_now_ns();
 	struct part *p;
 	int all = 1, rc;
 	size_t i;
 
+	r->cost.fz_polls++;
 	for (i = 0; i < r->nsibs; i++) {
 		struct sib *s = &r->sibs[i];
 		if (!s->ref || s->frozen)
@@ -436,6 +460,7 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 		} else
 			all = 0;
 	}
+	r->cost.fz_poll_ns += time_now_ns() - t0;
 	if (all || now >= r->freeze_deadline) {
 		region_settle(k, r, now);
 		return;
@@ -452,11 +477,13 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 static int sib_freeze_prepare(struct krexd *k, struct region *r, struct sib *s)
 {
 	struct part *p = part_find_id(k, s->part);
+	uint64_t t0 = time_now_ns();
 	int rc;
 
 	if (!p || s->ref || s->freeze_err)
 		return 0;
 	rc = part_freeze_prepare(k, p);
+	r->cost.fz_prepare_ns += time_now_ns() - t0;
 	if (rc < 0) {
 		s->freeze_err = 1;
 		log_warn("region %llu: cannot freeze participant %u: %s",
@@ -488,6 +515,7 @@ static void sib_freeze_refuse(struct krexd *k, struct region *r, struct sib *s, 
 /* Start freezing sibling s, once: after sib_freeze_prepare() and a state sync. */
 static void sib_freeze_start(struct krexd *k, struct region *r, struct sib *s)
 {
+	uint64_t t0 = time_now_ns();
 	struct part *p;
 
 	if (!s->ref || s->started)
@@ -498,6 +526,7 @@ static void sib_freeze_start(struct krexd *k, struct region *r, struct sib *s)
 		log_warn("region %llu: freezing participant %u: %s", (unsigned long long)r->rq.id,
 		         p->id, strerror(errno));
 	}
+	r->cost.fz_start_ns += time_now_ns() - t0;
 }
 
 /*
@@ -640,6 +669,10 @@ static void region_isolate(struct krexd *k, struct region *r)
 	req.gpu_pci = (const char(*)[16])k->cfg.gpu_pci;
 	if (isolate_enter(&req, undo_rec, ctx, &r->cert) < 0)
 		region_note(r, "isolation failed: %s", strerror(errno));
+	for (i = 0; i < r->nundo; i++) {
+		r->cost.iso_cpuset += !strncmp(r->undo[i], "cpuset ", 7);
+		r->cost.iso_affinity += !strncmp(r->undo[i], "affinity ", 9);
+	}
 }
 
 /* for each GPU slot i of region r */
@@ -1100,12 +1133,17 @@ static void region_undo(struct krexd *k, struct region *r)
 
 static void region_unwind(struct krexd *k, struct region *r)
 {
+	uint64_t t0 = time_now_ns(), w0;
 	char line[64];
 	struct part *p;
 	size_t i;
 
+	r->cost.t_unwind = t0;
 	isolate_fds_release(); /* what the undo still opens finds fds */
 	region_undo(k, r);
+	r->cost.undo_ns = time_now_ns() - t0;
+	t0 = time_now_ns();
+	w0 = k->st.write_ns;
 	for (i = 0; i < r->nsibs; i++) {
 		p = part_find_id(k, r->sibs[i].part);
 		if (!p)
@@ -1115,6 +1153,7 @@ static void region_unwind(struct krexd *k, struct region *r)
 			            strerror(errno));
 		p->gated--;
 	}
+	r->cost.thaw_ns = time_now_ns() - t0 - (k->st.write_ns - w0); /* its state writes apart */
 	for (i = 0; i < k->ngpus; i++) {
 		if (!(r->rq.mask >> i & 1))
 			continue;
@@ -1168,6 +1207,26 @@ static void region_certify(struct krexd *k, struct region *r, int why, const cha
 		c->outcome = KREX_OUTCOME_CLEAN;
 }
 
+/* The cost line (struct region_cost): one per region, at debug level. */
+static void region_cost_log(struct krexd *k, const struct region *r)
+{
+	const struct region_cost *c = &r->cost;
+	uint64_t entry = r->rq.grant_ns > r->t_close ? r->rq.grant_ns - r->t_close : 0;
+
+	if (log_get_level() < LOG_LVL_DEBUG)
+		return;
+	log_debug(
+	        "region %llu: cost siblings=%zu entry_us=%llu isolate_us=%llu iso_cpuset=%u iso_affinity=%u fz_prepare_us=%llu fz_start_us=%llu fz_poll_us=%llu fz_polls=%u freeze_us=%llu undo_us=%llu thaw_us=%llu exit_us=%llu state_writes=%lu state_us=%llu",
+	        (unsigned long long)r->rq.id, r->nsibs, (unsigned long long)us(entry),
+	        (unsigned long long)r->cert.isolate_us, c->iso_cpuset, c->iso_affinity,
+	        (unsigned long long)us(c->fz_prepare_ns), (unsigned long long)us(c->fz_start_ns),
+	        (unsigned long long)us(c->fz_poll_ns), c->fz_polls,
+	        (unsigned long long)r->cert.freeze_us, (unsigned long long)us(c->undo_ns),
+	        (unsigned long long)us(c->thaw_ns),
+	        (unsigned long long)us(time_now_ns() - c->t_unwind), k->st.writes - c->writes0,
+	        (unsigned long long)us(k->st.write_ns - c->write_ns0));
+}
+
 static void region_unlink(struct region *r)
 {
 	struct region **pp;
@@ -1191,8 +1250,10 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	struct part *p;
 	union proto_body m;
 
-	if (r->phase != PH_QUEUED)
+	if (r->phase != PH_QUEUED) {
 		region_unwind(k, r);
+		region_cost_log(k, r);
+	}
 	region_certify(k, r, why, who, now);
 	log_debug("region %llu ends (%d): outcome %u, held %llu us", (unsigned long long)r->rq.id,
 	          why, r->cert.outcome, (unsigned long long)r->cert.held_us);
