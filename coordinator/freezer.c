@@ -261,12 +261,27 @@ int freezer_init(struct freezer *f, int want, const char *sub, char *err, size_t
 			return -1;
 		}
 		snprintf(f->root, sizeof(f->root), "%s", v1);
-		if (find_mount("cpuset", f->cpuset_root, sizeof(f->cpuset_root)) < 0)
-			f->cpuset_root[0] = '\0';
 	}
+	/* A v1 cpuset hierarchy serves the isolation whichever cgroup freezer
+	 * runs (a hybrid node: the v2 freezer, v1 cpusets). */
+	if (want != FREEZER_SIGNAL &&
+	    find_mount("cpuset", f->cpuset_root, sizeof(f->cpuset_root)) < 0)
+		f->cpuset_root[0] = '\0';
 	if (f->root[0] && subtree_make(f->root, f->sub, 0) < 0) {
 		snprintf(err, errlen, "cgroup %s/%s: %s", f->root, f->sub, strerror(errno));
 		return -1;
+	}
+	if (want == FREEZER_CGROUP2 && !f->cpuset_root[0]) {
+		int rc = freezer_v2_cpuset_enable(f->root, f->sub);
+		if (rc < 0)
+			log_warn(
+			        "cgroup %s/%s: cannot enable the cpuset controller: %s (isolation moves threads by affinity)",
+			        f->root, f->sub, strerror(errno));
+		else if (rc == 0)
+			log_info(
+			        "cgroup %s/%s: no cpuset controller delegated here: isolation moves threads by affinity",
+			        f->root, f->sub);
+		f->v2_cpuset = rc == 1;
 	}
 	if (f->cpuset_root[0] && subtree_make(f->cpuset_root, f->sub, 1) < 0) {
 		log_warn("cpuset cgroup %s/%s: %s (isolation will not use it)", f->cpuset_root,
@@ -419,6 +434,71 @@ static int cpuset_copy(const char *parent, const char *child)
 	return 0;
 }
 
+/* Does dir's cgroup.controllers (or cgroup.subtree_control) list cpuset?  1, 0. */
+static int v2_lists_cpuset(const char *dir, const char *file)
+{
+	char buf[512], *w, *save = NULL;
+
+	if (cg_read(dir, file, buf, sizeof(buf)) < 0)
+		return 0;
+	for (w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+		if (!strcmp(w, "cpuset"))
+			return 1;
+	return 0;
+}
+
+int freezer_v2_cpuset_enable(const char *root, const char *sub)
+{
+	char path[600];
+	size_t i, off = strlen(root);
+
+	if (xsnprintf(path, sizeof(path), "%s/%s", root, sub) < 0)
+		return -1;
+	for (i = off + 1;; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		char c = path[i];
+		path[i] = '\0';
+		if (!v2_lists_cpuset(path, "cgroup.controllers"))
+			return 0; /* not given to this level: nothing below can have it */
+		if (!v2_lists_cpuset(path, "cgroup.subtree_control") &&
+		    cg_write(path, "cgroup.subtree_control", "+cpuset") < 0)
+			return -1;
+		path[i] = c;
+		if (!c)
+			return 1;
+	}
+}
+
+int freezer_v2_cpuset_own(const char *cg, const char *from)
+{
+	static const char *const eff[] = {"cpuset.cpus.effective", "cpuset.mems.effective"};
+	static const char *const own[] = {"cpuset.cpus", "cpuset.mems"};
+	char buf[1024];
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (cg_read(from, eff[i], buf, sizeof(buf)) <= 0 || buf[0] == '\n' ||
+		    cg_write(cg, own[i], buf) < 0)
+			return -1;
+	return 0;
+}
+
+/* cgroup v2: t's own cgroup gets the cpus and mems of the cpuset pid is in now
+ * (/proc/PID/cpuset names the nearest level with the controller). */
+static int cpuset_v2_make(struct freezer *f, struct freezer_target *t, pid_t pid)
+{
+	char p[64], rel[512], from[800];
+
+	snprintf(p, sizeof(p), "/proc/%d/cpuset", (int)pid);
+	if (file_read(p, rel, sizeof(rel)) <= 0)
+		return -1;
+	rel[strcspn(rel, "\n")] = '\0';
+	if (xsnprintf(from, sizeof(from), "%s%s", f->root, strcmp(rel, "/") ? rel : "") < 0)
+		return -1;
+	return freezer_v2_cpuset_own(t->cg, from);
+}
+
 static int cpuset_make(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid)
 {
 	char sub[600], pidbuf[32];
@@ -489,6 +569,11 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 	if (mkdir(t->cg, 0755) < 0 && errno != EEXIST)
 		return -1;
 	t->owned = 1;
+	/* Before the pid goes in: it never runs on more than it had. */
+	if (f->kind == FREEZER_CGROUP2 && f->v2_cpuset && cpuset_v2_make(f, t, pid) < 0)
+		log_warn(
+		        "participant %u: cgroup %s: explicit cpuset: %s (isolation moves its threads by affinity)",
+		        id, t->cg, strerror(errno));
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	if (cg_write(t->cg, "cgroup.procs", pidbuf) < 0) {
 		int err = errno;
@@ -497,7 +582,7 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 		errno = err;
 		return -1;
 	}
-	if (f->kind == FREEZER_CGROUP1 && cpuset_make(f, t, id, pid) < 0)
+	if (f->cpuset_root[0] && cpuset_make(f, t, id, pid) < 0)
 		log_warn("participant %u: cpuset cgroup: %s (isolation will not use it)", id,
 		         strerror(errno));
 	return 0;
