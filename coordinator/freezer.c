@@ -180,32 +180,50 @@ static int find_mount(const char *ctrl, char *mnt, size_t len)
 static int cpuset_copy(const char *parent, const char *child);
 
 /*
+ * Call fn with each level of root/sub (sub may hold '/'), from the top of
+ * sub down; stop at the first that returns non-zero and return that.
+ */
+static int subtree_levels(const char *root, const char *sub,
+                          int (*fn)(const char *level, void *arg), void *arg)
+{
+	char path[600];
+	size_t i;
+	int rc;
+
+	if (xsnprintf(path, sizeof(path), "%s/%s", root, sub) < 0)
+		return -1;
+	for (i = strlen(root) + 1;; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		char c = path[i];
+		path[i] = '\0';
+		if ((rc = fn(path, arg)) != 0)
+			return rc;
+		path[i] = c;
+		if (!c)
+			return 0;
+	}
+}
+
+/* One level of subtree_make: made, and with *cpuset given its parent's cpus and mems. */
+static int level_make(const char *path, void *cpuset)
+{
+	char parent[600];
+
+	snprintf(parent, sizeof(parent), "%.*s", (int)(strrchr(path, '/') - path), path);
+	if (mkdir(path, 0755) == 0)
+		return *(int *)cpuset && cpuset_copy(parent, path) < 0 ? -1 : 0;
+	return errno == EEXIST ? 0 : -1;
+}
+
+/*
  * Make root/sub level by level (sub may hold '/'); with cpuset, give each new
  * level its parent's cpus and mems, which a v1 cpuset needs before a task
  * may enter.  0 or -1/errno.
  */
 static int subtree_make(const char *root, const char *sub, int cpuset)
 {
-	char path[600], parent[600];
-	size_t off = strlen(root), i;
-
-	if (xsnprintf(path, sizeof(path), "%s/%s", root, sub) < 0)
-		return -1;
-	for (i = off + 1;; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		char c = path[i];
-		path[i] = '\0';
-		snprintf(parent, sizeof(parent), "%.*s", (int)(strrchr(path, '/') - path), path);
-		if (mkdir(path, 0755) == 0) {
-			if (cpuset && cpuset_copy(parent, path) < 0)
-				return -1;
-		} else if (errno != EEXIST)
-			return -1;
-		path[i] = c;
-		if (!c)
-			return 0;
-	}
+	return subtree_levels(root, sub, level_make, &cpuset);
 }
 
 static void subtree_remove(const char *root, const char *sub);
@@ -447,27 +465,23 @@ static int v2_lists_cpuset(const char *dir, const char *file)
 	return 0;
 }
 
+/* One level of freezer_v2_cpuset_enable: 0 enabled, 2 not given to it, -1. */
+static int level_cpuset(const char *path, void *unused)
+{
+	(void)unused;
+	if (!v2_lists_cpuset(path, "cgroup.controllers"))
+		return 2; /* not given to this level: nothing below can have it */
+	if (!v2_lists_cpuset(path, "cgroup.subtree_control") &&
+	    cg_write(path, "cgroup.subtree_control", "+cpuset") < 0)
+		return -1;
+	return 0;
+}
+
 int freezer_v2_cpuset_enable(const char *root, const char *sub)
 {
-	char path[600];
-	size_t i, off = strlen(root);
+	int rc = subtree_levels(root, sub, level_cpuset, NULL);
 
-	if (xsnprintf(path, sizeof(path), "%s/%s", root, sub) < 0)
-		return -1;
-	for (i = off + 1;; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		char c = path[i];
-		path[i] = '\0';
-		if (!v2_lists_cpuset(path, "cgroup.controllers"))
-			return 0; /* not given to this level: nothing below can have it */
-		if (!v2_lists_cpuset(path, "cgroup.subtree_control") &&
-		    cg_write(path, "cgroup.subtree_control", "+cpuset") < 0)
-			return -1;
-		path[i] = c;
-		if (!c)
-			return 1;
-	}
+	return rc < 0 ? -1 : rc == 0;
 }
 
 int freezer_v2_cpuset_own(const char *cg, const char *from)
