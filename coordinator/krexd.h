@@ -172,8 +172,12 @@ void part_end(struct krexd *k, struct part *p, const char *why);
  * the state file, 0 when another region froze it already, -1/errno. */
 int part_freeze_prepare(struct krexd *k, struct part *p);
 int part_freeze_start(struct krexd *k, struct part *p);
-/* Drop a freeze reference; the last thaws (0), or keeps the line and retries it (-1). */
+/* Drop a freeze reference; the last thaws (0), or keeps the line and retries it (-1);
+ * the state file is written after.  _nosync: the caller writes it once for a batch (a
+ * region's end thaws every sibling, then writes once; a line still on disk for a moment
+ * after its thaw only thaws again after a crash). */
 int part_thaw(struct krexd *k, struct part *p);
+int part_thaw_nosync(struct krexd *k, struct part *p);
 void part_check_proc(struct krexd *k, uint64_t now);
 /* The freeze poll of a region (v1 writes FROZEN again while FREEZING). */
 int part_freeze_poll(struct krexd *k, struct part *p);

@@ -515,6 +515,15 @@ static int part_thaw_now(struct krexd *k, struct part *p)
 
 int part_thaw(struct krexd *k, struct part *p)
 {
+	int rc = part_thaw_nosync(k, p);
+
+	if (state_sync(&k->st) < 0)
+		log_error("state file %s: %s", k->st.path, strerror(errno));
+	return rc;
+}
+
+int part_thaw_nosync(struct krexd *k, struct part *p)
+{
 	int rc;
 
 	if (p->freeze_refs <= 0 || --p->freeze_refs > 0)
@@ -529,8 +538,6 @@ int part_thaw(struct krexd *k, struct part *p)
 	p->ext_dying = 0;
 	p->ext_kill_until = 0;
 	ext_own_write_end(k, p);
-	if (state_sync(&k->st) < 0)
-		log_error("state file %s: %s", k->st.path, strerror(errno));
 	return rc;
 }
 

@@ -593,6 +593,67 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 
 /* ---- isolate and grant ---- */
 
+/*
+ * The isolation's lines, written in one state file write: a dry pass
+ * (dry_rec) adds every line the region will need to the state file's list,
+ * krexd writes the file once, and the real pass (undo_rec) finds each of its
+ * lines written already (iso_pre_take); a line that changed in between (a
+ * thread started) is written on its own before its change, as without the
+ * dry pass, and a dry line no change used leaves the list.  ctx is
+ * {krexd, region, struct iso_pre}.
+ */
+struct iso_pre {
+	char **line; /* NULL once taken */
+	size_t n;
+};
+
+static int dry_rec(void *ctx, const char *line)
+{
+	struct krexd *k = ((void **)ctx)[0];
+	struct iso_pre *pre = ((void **)ctx)[2];
+	char **n = realloc(pre->line, (pre->n + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	pre->line = n;
+	if (!(n[pre->n] = strdup(line)))
+		return -1;
+	if (state_add(&k->st, "%s", line) < 0) {
+		free(n[pre->n]);
+		return -1;
+	}
+	pre->n++;
+	return 1; /* recorded, no change now */
+}
+
+/* 1 when line was written by the dry pass (taken: it is the change's now). */
+static int iso_pre_take(struct iso_pre *pre, const char *line)
+{
+	size_t i;
+
+	for (i = 0; i < pre->n; i++)
+		if (pre->line[i] && !strcmp(pre->line[i], line)) {
+			free(pre->line[i]);
+			pre->line[i] = NULL;
+			return 1;
+		}
+	return 0;
+}
+
+/* Drop the dry lines no change took from the state file's list (written with the next write). */
+static void iso_pre_free(struct krexd *k, struct iso_pre *pre)
+{
+	size_t i;
+
+	for (i = 0; i < pre->n; i++)
+		if (pre->line[i]) {
+			state_drop(&k->st, pre->line[i]);
+			free(pre->line[i]);
+		}
+	free(pre->line);
+	memset(pre, 0, sizeof(*pre));
+}
+
 static int undo_rec(void *ctx, const char *line)
 {
 	struct region *r = ((void **)ctx)[1];
@@ -606,7 +667,7 @@ static int undo_rec(void *ctx, const char *line)
 		         strerror(errno));
 		return -1;
 	}
-	if (state_rec(((void **)ctx)[0], line) < 0)
+	if (!iso_pre_take(((void **)ctx)[2], line) && state_rec(((void **)ctx)[0], line) < 0)
 		goto fail;
 	n = realloc(r->undo, (r->nundo + 1) * sizeof(*n));
 	if (n)
@@ -635,7 +696,9 @@ static void region_isolate(struct krexd *k, struct region *r)
 	const char *names[KREX_MAX_GPUS];
 	pid_t others[256];
 	struct isolate_req req;
-	void *ctx[2] = {k, r};
+	struct iso_pre pre = {0};
+	struct krex_certificate scratch;
+	void *ctx[3] = {k, r, &pre};
 	unsigned i, n = 0;
 
 	memset(&req, 0, sizeof(req));
@@ -667,8 +730,16 @@ static void region_isolate(struct krexd *k, struct region *r)
 	req.region_cores = k->cfg.region_cores;
 	req.topology = k->cfg.topology;
 	req.gpu_pci = (const char(*)[16])k->cfg.gpu_pci;
+	if (req.mode != ISOLATE_NONE) {
+		req.dry = 1;
+		memset(&scratch, 0, sizeof(scratch));
+		if (isolate_enter(&req, dry_rec, ctx, &scratch) < 0 || state_sync(&k->st) < 0)
+			iso_pre_free(k, &pre); /* each line written on its own, as without */
+		req.dry = 0;
+	}
 	if (isolate_enter(&req, undo_rec, ctx, &r->cert) < 0)
 		region_note(r, "isolation failed: %s", strerror(errno));
+	iso_pre_free(k, &pre);
 	for (i = 0; i < r->nundo; i++) {
 		r->cost.iso_cpuset += !strncmp(r->undo[i], "cpuset ", 7);
 		r->cost.iso_affinity += !strncmp(r->undo[i], "affinity ", 9);
@@ -1148,7 +1219,7 @@ static void region_unwind(struct krexd *k, struct region *r)
 		p = part_find_id(k, r->sibs[i].part);
 		if (!p)
 			continue;
-		if (r->sibs[i].ref && part_thaw(k, p) < 0)
+		if (r->sibs[i].ref && part_thaw_nosync(k, p) < 0) /* one state write below */
 			region_note(r, "participant %u: thaw failed (%s), retried", p->id,
 			            strerror(errno));
 		p->gated--;
