@@ -748,6 +748,8 @@ struct proc_ent {
 };
 static struct proc_ent *snap;
 static size_t nsnap;
+static int round_on;   /* freezer_round_begin: rescans wait for freezer_rescan */
+static int round_snap; /* the round's snapshot is taken */
 
 static int ent_cmp(const void *a, const void *b)
 {
@@ -946,7 +948,9 @@ static int stop_rescan(struct freezer *f, struct freezer_target *t)
 	pid_t *v, *ns;
 	int *nf, added = 0;
 
-	freezer_snapshot(f);
+	if (!round_snap)
+		freezer_snapshot(f);
+	round_snap = round_on; /* in a round: one snapshot for every target's rescan */
 	v = signal_pids(t, &n);
 	if (!v)
 		return -1;
@@ -973,7 +977,8 @@ static int stop_rescan(struct freezer *f, struct freezer_target *t)
 		}
 	}
 	free(v);
-	nsnap = 0; /* the next batch takes a fresh snapshot */
+	if (!round_on)
+		nsnap = 0; /* the next batch takes a fresh snapshot */
 	if (added)
 		log_debug(
 		        "signal freezer: %d process(es) of pid %d forked after the snapshot, stopped too",
@@ -1051,8 +1056,37 @@ int freezer_poll(struct freezer *f, struct freezer_target *t)
 			return 0;
 	}
 	/* all stopped: stable only if no process of t was forked after the snapshot */
+	if (round_on) {
+		t->rescan_due = 1;
+		return 0;
+	}
 	frozen = stop_rescan(f, t);
 	return frozen < 0 ? -1 : frozen == 0;
+}
+
+void freezer_round_begin(struct freezer *f)
+{
+	round_on = f->kind == FREEZER_SIGNAL;
+	round_snap = 0;
+}
+
+int freezer_rescan(struct freezer *f, struct freezer_target *t)
+{
+	int added;
+
+	if (!t->rescan_due)
+		return 0;
+	t->rescan_due = 0;
+	added = stop_rescan(f, t);
+	return added < 0 ? -1 : added == 0;
+}
+
+void freezer_round_end(struct freezer *f)
+{
+	(void)f;
+	if (round_on)
+		nsnap = 0; /* the next batch takes a fresh snapshot */
+	round_on = round_snap = 0;
 }
 
 int freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx)

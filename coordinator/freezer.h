@@ -54,7 +54,8 @@ struct freezer_target {
 	size_t nstopped;
 	freezer_rec_fn rec; /* signals: records pids found by a re-scan (from freezer_prepare) */
 	void *rec_ctx;
-	int frozen; /* a freeze was started and not undone */
+	int frozen;     /* a freeze was started and not undone */
+	int rescan_due; /* signals: stopped, its rescan deferred to the round's (freezer_rescan) */
 	/* What a thaw needs, opened with the freeze (freezer_prepare), kept
 	 * until the participant ends: fd exhaustion cannot lose a thaw. */
 	int thaw_fds;    /* the two below are open */
@@ -106,6 +107,21 @@ void freezer_snapshot(const struct freezer *f);
  * every pid is stopped, /proc is scanned again and a process forked after the
  * snapshot is stopped too (0 until a scan finds nothing new). */
 int freezer_poll(struct freezer *f, struct freezer_target *t);
+
+/*
+ * A round of polls over many targets with one /proc scan (signals; the
+ * cgroup freezers ignore it).  Between freezer_round_begin() and
+ * freezer_round_end(), freezer_poll() of a target whose pids are all stopped
+ * sets t->rescan_due and returns 0; once every target was polled, call
+ * freezer_rescan() for each such target: the first call reads /proc once
+ * (after every target's stop was seen, so a child forked before its
+ * parent stopped is in it) and every call looks in that snapshot.  Returns
+ * what freezer_poll() would have.  Without the round each poll read /proc
+ * itself (64 siblings: 64 scans of every process of the node per poll).
+ */
+void freezer_round_begin(struct freezer *f);
+int freezer_rescan(struct freezer *f, struct freezer_target *t);
+void freezer_round_end(struct freezer *f);
 
 /*
  * Thaw t through the fds opened with the freeze, and read it back (v1

@@ -226,8 +226,11 @@ static void ext_read(struct krexd *k, int skip_wd)
 			if (e->wd == skip_wd)
 				continue;
 			for (p = k->parts; p; p = p->next)
-				if (p->ext_wd == e->wd)
+				if (p->ext_wd == e->wd) {
 					p->ext_dirty = 1;
+					if (p->freeze_refs > 0)
+						k->freeze_event = 1;
+				}
 		}
 	}
 }
@@ -466,6 +469,9 @@ int part_freeze_prepare(struct krexd *k, struct part *p)
 		errno = err;
 		return -1;
 	}
+	/* Signals: a process a poll finds forked after the batch's snapshot is
+	 * stopped right after its line is recorded: that line is written first. */
+	p->ft.rec = state_rec;
 	return 1;
 }
 

@@ -441,12 +441,20 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 	size_t i;
 
 	r->cost.fz_polls++;
-	for (i = 0; i < r->nsibs; i++) {
-		struct sib *s = &r->sibs[i];
+	freezer_round_begin(&k->fz); /* signals: one /proc scan for every sibling's rescan */
+	for (i = 0; i < 2 * r->nsibs; i++) {
+		struct sib *s = &r->sibs[i % r->nsibs];
 		if (!s->ref || s->frozen)
 			continue;
 		p = part_find_id(k, s->part);
-		rc = p ? part_freeze_poll(k, p) : 1;
+		if (i < r->nsibs)
+			rc = p ? part_freeze_poll(k, p) : 1;
+		else if (p && p->ft.rescan_due) /* second pass: the rescans the first deferred */
+			rc = freezer_rescan(&k->fz, &p->ft);
+		else
+			continue;
+		if (i < r->nsibs && p && p->ft.rescan_due)
+			continue; /* not all = 0: the second pass decides */
 		if (rc == 1) {
 			s->frozen = 1;
 			/* drained with these gates closed, frozen since: nothing queued */
@@ -460,6 +468,7 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 		} else
 			all = 0;
 	}
+	freezer_round_end(&k->fz);
 	r->cost.fz_poll_ns += time_now_ns() - t0;
 	if (all || now >= r->freeze_deadline) {
 		region_settle(k, r, now);
@@ -1461,7 +1470,9 @@ void region_tick(struct krexd *k, uint64_t now)
 {
 	struct region *r, *next;
 	struct rq_req *q;
+	int fz_event = k->freeze_event;
 
+	k->freeze_event = 0; /* one read during the polls below sets it again */
 	if (k->st.retries && state_retry_next(&k->st) <= now)
 		state_retry_run(&k->st, now); /* failed undos and thaws */
 
@@ -1474,8 +1485,9 @@ void region_tick(struct krexd *k, uint64_t now)
 		next = r->next;
 		if (r->phase == PH_DRAIN && now >= r->drain_deadline)
 			region_freeze(k, r, now);
-		else if (r->phase == PH_FREEZE && now >= r->poll_at)
-			region_poll(k, r, now);
+		else if (r->phase == PH_FREEZE && (now >= r->poll_at || fz_event))
+			region_poll(k, r,
+			            now); /* v2: woken by cgroup.events, the timer backs it up */
 		else if (r->phase == PH_SETTLE && now >= r->settle_poll_at)
 			region_settle_poll(k, r, now);
 		else if (r->phase == PH_HELD && region_sampling(k, r) && now >= r->sample_at) {
@@ -1501,9 +1513,9 @@ uint64_t region_next_deadline(struct krexd *k)
 	if (d && (!best || d < best))
 		best = d;
 	for (r = regions; r; r = r->next) {
-		d = r->phase == PH_DRAIN                           ? r->drain_deadline
-		    : r->phase == PH_FREEZE                        ? r->poll_at
-		    : r->phase == PH_SETTLE                        ? r->settle_poll_at
+		d = r->phase == PH_DRAIN    ? r->drain_deadline
+		    : r->phase == PH_FREEZE ? (k->freeze_event ? 1 : r->poll_at)
+		    : r->phase == PH_SETTLE ? r->settle_poll_at
 		    : r->phase == PH_HELD && region_sampling(k, r) ? r->sample_at
 		                                                   : 0;
 		if (d && (!best || d < best))

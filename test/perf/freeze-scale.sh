@@ -3,13 +3,14 @@
 # freeze-scale.sh - where krexd's own time per region goes with many siblings.
 #
 #   test/perf/freeze-scale.sh [--builddir B] [--regions N] [--siblings "8 32 64"]
-#       [--freezers "cgroup1 cgroup2 signal"] [--krexd LABEL=PATH]... OUTDIR
+#       [--freezers "cgroup1 cgroup2 signal"] [--busy] [--krexd LABEL=PATH]... OUTDIR
 #
 # For each krexd given (default: B/coordinator/krexd, label "now"), each
 # freezer and each sibling count: a krexd of its own (log_level=debug, a
 # cgroup subtree of its own), krex-testclient bench with that many idle
 # sibling participants on its GPU (no gate: no drain, krexd's own cost) and
-# N regions.  krexd logs one "region N: cost ..." line per region; this
+# N regions; with --busy the siblings spin (a freeze must stop running
+# processes; on a small machine that is mostly the scheduler's time).  krexd logs one "region N: cost ..." line per region; this
 # prints p50/p95/p99 per phase (freeze prepare/start/poll, isolation, undo,
 # thaw, state file writes, entry and exit) and the owner's round trip, per
 # krexd side by side, the krexds taking turns point by point.  A benchmark:
@@ -21,9 +22,11 @@ builddir=$srcdir
 regions=200
 sibs="8 32 64"
 freezers=
+busy=0
 krexds=()
 while [ $# -gt 1 ]; do
 	case $1 in
+	--busy) busy=1; shift; continue ;;
 	--builddir) builddir=$2 ;;
 	--regions) regions=$2 ;;
 	--siblings) sibs=$2 ;;
@@ -82,13 +85,13 @@ one() {
 		sleep 0.1
 	done
 	timeout -k 5 300 "$client" -s "$run/krexd.sock" bench --gpus g0 --siblings "$n" \
-		--regions "$regions" >"$out/$tag.bench" 2>&1 || echo "freeze-scale: $tag: bench failed: $(tail -1 "$out/$tag.bench")" >&2
+		--regions "$regions" --busy $busy >"$out/$tag.bench" 2>&1 || echo "freeze-scale: $tag: bench failed: $(tail -1 "$out/$tag.bench")" >&2
 	kill -TERM "$kpid" 2>/dev/null
 	wait "$kpid" 2>/dev/null
 	kpid=
 }
 
-echo "freeze-scale: $(uname -r), $(nproc) CPUs, regions=$regions siblings=$sibs freezers=$freezers" | tee "$out/table.txt"
+echo "freeze-scale: $(uname -r), $(nproc) CPUs, regions=$regions siblings=$sibs busy=$busy freezers=$freezers" | tee "$out/table.txt"
 for f in $freezers; do
 	for n in $sibs; do
 		for k in "${krexds[@]}"; do
