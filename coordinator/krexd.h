@@ -151,6 +151,7 @@ struct krexd {
 	int stopping;
 	uint64_t turn;      /* loop turns, for the fairness tie-break */
 	int resched;        /* something ended or arrived: run region_schedule this turn */
+	int freeze_soon;    /* a region has drained siblings to freeze at the end of the turn */
 	int freeze_event;   /* the freezer file of a participant being frozen changed (v2
 	                     * cgroup.events "frozen 1"): regions poll now, not at their timer */
 	unsigned nvml_gpus; /* GPUs NVML saw at start-up (require_clocks = auto) */

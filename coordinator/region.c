@@ -34,7 +34,8 @@ struct sib {
 	int started;   /* the freeze was started (early, or in the batch) */
 	int frozen;    /* the kernel said frozen */
 	int freeze_err;
-	int ext; /* suspended (by another, or by KREX for another region): no ack awaited */
+	int ext;  /* suspended (by another, or by KREX for another region): no ack awaited */
+	int soon; /* drained: frozen with the others drained this loop turn (sib_freeze_soon) */
 };
 
 /*
@@ -64,6 +65,7 @@ struct region {
 	int phase;
 	uint32_t close_gen;
 	uint64_t t_close, t_freeze, t_iso;
+	int soon; /* a sibling waits for sib_freeze_batch at the end of the turn */
 	uint64_t drain_deadline, freeze_deadline, poll_at, poll_step;
 	struct sib *sibs;
 	size_t nsibs;
@@ -91,7 +93,7 @@ struct region {
 static struct region *regions;
 
 static void region_freeze(struct krexd *k, struct region *r, uint64_t now);
-static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s);
+static void sib_freeze_soon(struct krexd *k, struct region *r, struct sib *s);
 static void region_isolate(struct krexd *k, struct region *r);
 static void region_telemetry_start(struct krexd *k, struct region *r);
 static void region_settle(struct krexd *k, struct region *r, uint64_t now);
@@ -406,7 +408,8 @@ void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a
 			if (a->status)
 				s->drain_err = 1;
 			if (!s->pending && r->npending)
-				sib_freeze_now(k, r, s); /* drained: freeze it while others drain */
+				sib_freeze_soon(k, r,
+				                s); /* drained: freeze it while others drain */
 		}
 		if (!r->npending)
 			region_freeze(k, r, time_now_ns());
@@ -539,28 +542,55 @@ static void sib_freeze_start(struct krexd *k, struct region *r, struct sib *s)
 }
 
 /*
- * Freeze sibling s now.  Called for each sibling as soon as its drain is
- * acknowledged, so that freezing the siblings that drained early overlaps
- * the drain of the slow ones; region_freeze() does the rest in one batch.
+ * Freeze the siblings not frozen yet (soon_only: those drained this turn):
+ * one /proc snapshot and one state write for all of them, before any of
+ * them is touched, then every freeze started.
  */
-static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s)
+static void sib_freeze_batch(struct krexd *k, struct region *r, int soon_only)
+{
+	size_t i;
+	int batch = 0, err;
+
+	for (i = 0; i < r->nsibs; i++)
+		if (!soon_only || r->sibs[i].soon)
+			batch |= !r->sibs[i].ref && !r->sibs[i].freeze_err && r->sibs[i].part;
+	if (batch) {
+		freezer_snapshot(&k->fz);
+		for (i = 0; i < r->nsibs; i++)
+			if (!soon_only || r->sibs[i].soon)
+				sib_freeze_prepare(k, r, &r->sibs[i]);
+		if (state_sync(&k->st) < 0) {
+			err = errno;
+			for (i = 0; i < r->nsibs; i++)
+				if (r->sibs[i].ref && !r->sibs[i].started)
+					sib_freeze_refuse(k, r, &r->sibs[i], err);
+		}
+	}
+	for (i = 0; i < r->nsibs; i++) {
+		if (!soon_only || r->sibs[i].soon)
+			sib_freeze_start(k, r, &r->sibs[i]);
+		r->sibs[i].soon = 0;
+	}
+	r->soon = 0;
+}
+
+/*
+ * Freeze sibling s soon: at the end of this loop turn, with every other
+ * sibling whose drain was acknowledged in it (region_tick), so that
+ * freezing the siblings that drained early overlaps the drain of the slow
+ * ones and a turn's acks cost one state write; region_freeze() does the
+ * rest in one batch.
+ */
+static void sib_freeze_soon(struct krexd *k, struct region *r, struct sib *s)
 {
 	if (!part_find_id(k, s->part) || s->ref || s->freeze_err)
 		return;
-	freezer_snapshot(&k->fz);
-	if (!sib_freeze_prepare(k, r, s))
-		return;
-	if (state_sync(&k->st) < 0) {
-		sib_freeze_refuse(k, r, s, errno);
-		return;
-	}
-	sib_freeze_start(k, r, s);
+	s->soon = r->soon = k->freeze_soon = 1;
 }
 
 static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 {
 	size_t i;
-	int batch = 0;
 
 	r->cert.drain_us = us(now - r->t_close);
 	for (i = 0; i < r->nsibs; i++) {
@@ -578,23 +608,8 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 	r->phase = PH_FREEZE;
 	r->t_freeze = now;
 	/* The siblings not frozen as they drained (late ones, those without a
-	 * gate): one /proc snapshot and one state write for all of them, before
-	 * any of them is touched. */
-	for (i = 0; i < r->nsibs; i++)
-		batch |= !r->sibs[i].ref && !r->sibs[i].freeze_err && r->sibs[i].part;
-	if (batch) {
-		freezer_snapshot(&k->fz);
-		for (i = 0; i < r->nsibs; i++)
-			sib_freeze_prepare(k, r, &r->sibs[i]);
-		if (state_sync(&k->st) < 0) {
-			int err = errno;
-			for (i = 0; i < r->nsibs; i++)
-				if (r->sibs[i].ref && !r->sibs[i].started)
-					sib_freeze_refuse(k, r, &r->sibs[i], err);
-		}
-	}
-	for (i = 0; i < r->nsibs; i++)
-		sib_freeze_start(k, r, &r->sibs[i]);
+	 * gate, those drained this turn). */
+	sib_freeze_batch(k, r, 0);
 	r->freeze_deadline = now + k->cfg.freeze_timeout_ns;
 	r->poll_step = 0;
 	region_poll(k, r, now);
@@ -1439,7 +1454,7 @@ void region_conn_gone(struct krexd *k, struct conn *c)
 		if (r->phase != PH_DRAIN || !pending_take(r, c->serial))
 			continue;
 		if (c->part && (s = sib_find(r, c->part->id)) && !--s->pending && r->npending)
-			sib_freeze_now(k, r, s);
+			sib_freeze_soon(k, r, s);
 		if (!r->npending)
 			region_freeze(k, r, time_now_ns());
 	}
@@ -1473,6 +1488,12 @@ void region_tick(struct krexd *k, uint64_t now)
 	int fz_event = k->freeze_event;
 
 	k->freeze_event = 0; /* one read during the polls below sets it again */
+	if (k->freeze_soon) {
+		k->freeze_soon = 0;
+		for (r = regions; r; r = r->next)
+			if (r->soon && r->phase == PH_DRAIN)
+				sib_freeze_batch(k, r, 1);
+	}
 	if (k->st.retries && state_retry_next(&k->st) <= now)
 		state_retry_run(&k->st, now); /* failed undos and thaws */
 
@@ -1512,6 +1533,8 @@ uint64_t region_next_deadline(struct krexd *k)
 	d = state_retry_next(&k->st);
 	if (d && (!best || d < best))
 		best = d;
+	if (k->freeze_soon)
+		return 1; /* drained siblings to freeze: at once */
 	for (r = regions; r; r = r->next) {
 		d = r->phase == PH_DRAIN    ? r->drain_deadline
 		    : r->phase == PH_FREEZE ? (k->freeze_event ? 1 : r->poll_at)

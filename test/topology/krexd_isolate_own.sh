@@ -7,7 +7,10 @@
 # their cpuset and the isolation of 4 siblings took 15.6 ms, thread by
 # thread).  Counted from krexd's debug "cost" line (iso_cpuset, iso_affinity).
 # The move into krexd's cgroup does not widen a participant's CPUs, and the
-# region's end restores them.  Root and a cpuset controller (v1 here).
+# region's end restores them.  And the state file is written three times
+# per region whatever the number of siblings (the isolation's lines, the
+# freezes, the end; it was 2N+3: a write per isolation line and per thaw).
+# Root and a cpuset controller (v1 here).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -27,14 +30,14 @@ same() { [ "$1" = "$2" ] || { diag "got '$1', want '$2'"; return 1; }; }
 kt_setup
 kt_conf "gpus = g0" "log_level = debug"
 set -- $freezers
-plan $((7 * $#))
+plan $((8 * $#))
 mine=$(cat "$(cpuset_dir $$)/cpuset.effective_cpus")
 for f in $freezers; do
 	: >"$KT_DIR/krexd.log"
 	ok "$f: krexd starts" krexd_start -o freezer=$f
-	kt_bg s1 "$CLIENT" participant --gpus g0 --ack-drains
-	kt_bg s2 "$CLIENT" participant --gpus g0 --ack-drains
-	kt_bg s3 "$CLIENT" participant --gpus g0 --ack-drains
+	kt_bg s1 "$CLIENT" participant --gpus g0
+	kt_bg s2 "$CLIENT" participant --gpus g0
+	kt_bg s3 "$CLIENT" participant --gpus g0
 	wait_for 5 grep -qs registered "$KT_DIR/s3.out"
 	ok "$f: a sibling's cpuset is krexd's own cgroup" \
 		sh -c "cat /proc/$s1/cpuset | grep -q '/$KT_SUB/p[0-9]*\$'"
@@ -46,6 +49,8 @@ for f in $freezers; do
 	ok "$f: isolation moved no thread by affinity" same "$(cost iso_affinity)" 0
 	ok "$f: one cpuset write each: 3 siblings and the owner" same "$(cost iso_cpuset)" 4
 	ok "$f: the sibling's CPUs are back" same "$(cg_cpus "$s2")" "$mine"
+	ok "$f: the state file written 3 times in the region, not once per sibling and line" \
+		same "$(cost state_writes)" 3
 	krexd_stop
 	for p in $s1 $s2 $s3; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	KT_PIDS=
