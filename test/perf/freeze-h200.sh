@@ -22,7 +22,8 @@ set -u
 [ $# -ge 2 ] || { echo "usage: freeze-h200.sh BUILDDIR OUTDIR [--mock] [--base KREXD]" >&2; exit 2; }
 b=$(cd "$1" && pwd) out=$2
 shift 2
-mock= base=()
+mock=''
+base=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mock) mock="--mock auto" ;;

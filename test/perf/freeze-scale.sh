@@ -72,15 +72,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# one LABEL KREXD FREEZER SIBLINGS: one point; its log and the bench line go to OUTDIR.
+# one LABEL KREXD FREEZER SIBLINGS: one point; its log and the bench line go to OUTDIR/LABEL-FREEZER-SIBLINGS.*.
 one() {
-	local label=$1 bin=$2 f=$3 n=$4 tag=$1-$3-$4 i
+	local bin=$2 f=$3 n=$4 tag=$1-$3-$4 _
 	rm -f "$run/krexd.sock"
 	printf 'gpus = g0\nlog_level = debug\n' >"$run/krexd.conf"
 	"$bin" -F -c "$run/krexd.conf" -r "$run" -o "cgroup_subtree=$sub" -o "freezer=$f" \
 		>"$out/$tag.log" 2>&1 &
 	kpid=$!
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		"$client" -s "$run/krexd.sock" status >/dev/null 2>&1 && break
 		sleep 0.1
 	done
