@@ -180,32 +180,50 @@ static int find_mount(const char *ctrl, char *mnt, size_t len)
 static int cpuset_copy(const char *parent, const char *child);
 
 /*
+ * Call fn with each level of root/sub (sub may hold '/'), from the top of
+ * sub down; stop at the first that returns non-zero and return that.
+ */
+static int subtree_levels(const char *root, const char *sub,
+                          int (*fn)(const char *level, void *arg), void *arg)
+{
+	char path[600];
+	size_t i;
+	int rc;
+
+	if (xsnprintf(path, sizeof(path), "%s/%s", root, sub) < 0)
+		return -1;
+	for (i = strlen(root) + 1;; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		char c = path[i];
+		path[i] = '\0';
+		if ((rc = fn(path, arg)) != 0)
+			return rc;
+		path[i] = c;
+		if (!c)
+			return 0;
+	}
+}
+
+/* One level of subtree_make: made, and with *cpuset given its parent's cpus and mems. */
+static int level_make(const char *path, void *cpuset)
+{
+	char parent[600];
+
+	snprintf(parent, sizeof(parent), "%.*s", (int)(strrchr(path, '/') - path), path);
+	if (mkdir(path, 0755) == 0)
+		return *(int *)cpuset && cpuset_copy(parent, path) < 0 ? -1 : 0;
+	return errno == EEXIST ? 0 : -1;
+}
+
+/*
  * Make root/sub level by level (sub may hold '/'); with cpuset, give each new
  * level its parent's cpus and mems, which a v1 cpuset needs before a task
  * may enter.  0 or -1/errno.
  */
 static int subtree_make(const char *root, const char *sub, int cpuset)
 {
-	char path[600], parent[600];
-	size_t off = strlen(root), i;
-
-	if (xsnprintf(path, sizeof(path), "%s/%s", root, sub) < 0)
-		return -1;
-	for (i = off + 1;; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		char c = path[i];
-		path[i] = '\0';
-		snprintf(parent, sizeof(parent), "%.*s", (int)(strrchr(path, '/') - path), path);
-		if (mkdir(path, 0755) == 0) {
-			if (cpuset && cpuset_copy(parent, path) < 0)
-				return -1;
-		} else if (errno != EEXIST)
-			return -1;
-		path[i] = c;
-		if (!c)
-			return 0;
-	}
+	return subtree_levels(root, sub, level_make, &cpuset);
 }
 
 static void subtree_remove(const char *root, const char *sub);
@@ -261,12 +279,27 @@ int freezer_init(struct freezer *f, int want, const char *sub, char *err, size_t
 			return -1;
 		}
 		snprintf(f->root, sizeof(f->root), "%s", v1);
-		if (find_mount("cpuset", f->cpuset_root, sizeof(f->cpuset_root)) < 0)
-			f->cpuset_root[0] = '\0';
 	}
+	/* A v1 cpuset hierarchy serves the isolation whichever cgroup freezer
+	 * runs (a hybrid node: the v2 freezer, v1 cpusets). */
+	if (want != FREEZER_SIGNAL &&
+	    find_mount("cpuset", f->cpuset_root, sizeof(f->cpuset_root)) < 0)
+		f->cpuset_root[0] = '\0';
 	if (f->root[0] && subtree_make(f->root, f->sub, 0) < 0) {
 		snprintf(err, errlen, "cgroup %s/%s: %s", f->root, f->sub, strerror(errno));
 		return -1;
+	}
+	if (want == FREEZER_CGROUP2 && !f->cpuset_root[0]) {
+		int rc = freezer_v2_cpuset_enable(f->root, f->sub);
+		if (rc < 0)
+			log_warn(
+			        "cgroup %s/%s: cannot enable the cpuset controller: %s (isolation moves threads by affinity)",
+			        f->root, f->sub, strerror(errno));
+		else if (rc == 0)
+			log_info(
+			        "cgroup %s/%s: no cpuset controller delegated here: isolation moves threads by affinity",
+			        f->root, f->sub);
+		f->v2_cpuset = rc == 1;
 	}
 	if (f->cpuset_root[0] && subtree_make(f->cpuset_root, f->sub, 1) < 0) {
 		log_warn("cpuset cgroup %s/%s: %s (isolation will not use it)", f->cpuset_root,
@@ -419,6 +452,67 @@ static int cpuset_copy(const char *parent, const char *child)
 	return 0;
 }
 
+/* Does dir's cgroup.controllers (or cgroup.subtree_control) list cpuset?  1, 0. */
+static int v2_lists_cpuset(const char *dir, const char *file)
+{
+	char buf[512], *w, *save = NULL;
+
+	if (cg_read(dir, file, buf, sizeof(buf)) < 0)
+		return 0;
+	for (w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+		if (!strcmp(w, "cpuset"))
+			return 1;
+	return 0;
+}
+
+/* One level of freezer_v2_cpuset_enable: 0 enabled, 2 not given to it, -1. */
+static int level_cpuset(const char *path, void *unused)
+{
+	(void)unused;
+	if (!v2_lists_cpuset(path, "cgroup.controllers"))
+		return 2; /* not given to this level: nothing below can have it */
+	if (!v2_lists_cpuset(path, "cgroup.subtree_control") &&
+	    cg_write(path, "cgroup.subtree_control", "+cpuset") < 0)
+		return -1;
+	return 0;
+}
+
+int freezer_v2_cpuset_enable(const char *root, const char *sub)
+{
+	int rc = subtree_levels(root, sub, level_cpuset, NULL);
+
+	return rc < 0 ? -1 : rc == 0;
+}
+
+int freezer_v2_cpuset_own(const char *cg, const char *from)
+{
+	static const char *const eff[] = {"cpuset.cpus.effective", "cpuset.mems.effective"};
+	static const char *const own[] = {"cpuset.cpus", "cpuset.mems"};
+	char buf[1024];
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (cg_read(from, eff[i], buf, sizeof(buf)) <= 0 || buf[0] == '\n' ||
+		    cg_write(cg, own[i], buf) < 0)
+			return -1;
+	return 0;
+}
+
+/* cgroup v2: t's own cgroup gets the cpus and mems of the cpuset pid is in now
+ * (/proc/PID/cpuset names the nearest level with the controller). */
+static int cpuset_v2_make(struct freezer *f, struct freezer_target *t, pid_t pid)
+{
+	char p[64], rel[512], from[800];
+
+	snprintf(p, sizeof(p), "/proc/%d/cpuset", (int)pid);
+	if (file_read(p, rel, sizeof(rel)) <= 0)
+		return -1;
+	rel[strcspn(rel, "\n")] = '\0';
+	if (xsnprintf(from, sizeof(from), "%s%s", f->root, strcmp(rel, "/") ? rel : "") < 0)
+		return -1;
+	return freezer_v2_cpuset_own(t->cg, from);
+}
+
 static int cpuset_make(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid)
 {
 	char sub[600], pidbuf[32];
@@ -489,6 +583,11 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 	if (mkdir(t->cg, 0755) < 0 && errno != EEXIST)
 		return -1;
 	t->owned = 1;
+	/* Before the pid goes in: it never runs on more than it had. */
+	if (f->kind == FREEZER_CGROUP2 && f->v2_cpuset && cpuset_v2_make(f, t, pid) < 0)
+		log_warn(
+		        "participant %u: cgroup %s: explicit cpuset: %s (isolation moves its threads by affinity)",
+		        id, t->cg, strerror(errno));
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
 	if (cg_write(t->cg, "cgroup.procs", pidbuf) < 0) {
 		int err = errno;
@@ -497,7 +596,7 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 		errno = err;
 		return -1;
 	}
-	if (f->kind == FREEZER_CGROUP1 && cpuset_make(f, t, id, pid) < 0)
+	if (f->cpuset_root[0] && cpuset_make(f, t, id, pid) < 0)
 		log_warn("participant %u: cpuset cgroup: %s (isolation will not use it)", id,
 		         strerror(errno));
 	return 0;
@@ -649,6 +748,8 @@ struct proc_ent {
 };
 static struct proc_ent *snap;
 static size_t nsnap;
+static int round_on;   /* freezer_round_begin: rescans wait for freezer_rescan */
+static int round_snap; /* the round's snapshot is taken */
 
 static int ent_cmp(const void *a, const void *b)
 {
@@ -847,7 +948,9 @@ static int stop_rescan(struct freezer *f, struct freezer_target *t)
 	pid_t *v, *ns;
 	int *nf, added = 0;
 
-	freezer_snapshot(f);
+	if (!round_snap)
+		freezer_snapshot(f);
+	round_snap = round_on; /* in a round: one snapshot for every target's rescan */
 	v = signal_pids(t, &n);
 	if (!v)
 		return -1;
@@ -874,7 +977,8 @@ static int stop_rescan(struct freezer *f, struct freezer_target *t)
 		}
 	}
 	free(v);
-	nsnap = 0; /* the next batch takes a fresh snapshot */
+	if (!round_on)
+		nsnap = 0; /* the next batch takes a fresh snapshot */
 	if (added)
 		log_debug(
 		        "signal freezer: %d process(es) of pid %d forked after the snapshot, stopped too",
@@ -952,8 +1056,37 @@ int freezer_poll(struct freezer *f, struct freezer_target *t)
 			return 0;
 	}
 	/* all stopped: stable only if no process of t was forked after the snapshot */
+	if (round_on) {
+		t->rescan_due = 1;
+		return 0;
+	}
 	frozen = stop_rescan(f, t);
 	return frozen < 0 ? -1 : frozen == 0;
+}
+
+void freezer_round_begin(struct freezer *f)
+{
+	round_on = f->kind == FREEZER_SIGNAL;
+	round_snap = 0;
+}
+
+int freezer_rescan(struct freezer *f, struct freezer_target *t)
+{
+	int added;
+
+	if (!t->rescan_due)
+		return 0;
+	t->rescan_due = 0;
+	added = stop_rescan(f, t);
+	return added < 0 ? -1 : added == 0;
+}
+
+void freezer_round_end(struct freezer *f)
+{
+	(void)f;
+	if (round_on)
+		nsnap = 0; /* the next batch takes a fresh snapshot */
+	round_on = round_snap = 0;
 }
 
 int freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx)

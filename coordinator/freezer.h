@@ -11,8 +11,13 @@
  *
  * A participant without a cgroup of its own gets one under the subtree krexd
  * owns (cgroup_subtree, default KREX_CGROUP_SUBTREE: krex/p<ID> under the
- * freezer hierarchy root); with
- * cgroup1 a matching cpuset cgroup is made too, for the isolation work.
+ * freezer hierarchy root), with a cpuset of its own for the isolation work,
+ * so that a region narrows and restores it with one write each: a matching
+ * cgroup in a v1 cpuset hierarchy when the node has one (either freezer),
+ * else, with cgroup2 and the cpuset controller in krexd's subtree, p<ID>
+ * itself with explicit cpuset.cpus and cpuset.mems (an empty v2 cpuset
+ * inherits, and krexd would move its threads one by one instead).  Either
+ * way the cpus and mems are those of the cpuset the process came from.
  */
 #ifndef KREXD_FREEZER_H
 #define KREXD_FREEZER_H
@@ -32,6 +37,7 @@ struct freezer {
 	char root[256];        /* freezer hierarchy root ("" with signals) */
 	char cpuset_root[256]; /* cgroup1 cpuset hierarchy root, or "" */
 	char sub[128];         /* krexd's subtree under both roots (cgroup_subtree) */
+	int v2_cpuset;         /* cgroup2: krexd's p<ID> get the cpuset controller */
 };
 
 struct freezer_target {
@@ -48,7 +54,8 @@ struct freezer_target {
 	size_t nstopped;
 	freezer_rec_fn rec; /* signals: records pids found by a re-scan (from freezer_prepare) */
 	void *rec_ctx;
-	int frozen; /* a freeze was started and not undone */
+	int frozen;     /* a freeze was started and not undone */
+	int rescan_due; /* signals: stopped, its rescan deferred to the round's (freezer_rescan) */
 	/* What a thaw needs, opened with the freeze (freezer_prepare), kept
 	 * until the participant ends: fd exhaustion cannot lose a thaw. */
 	int thaw_fds;    /* the two below are open */
@@ -100,6 +107,21 @@ void freezer_snapshot(const struct freezer *f);
  * every pid is stopped, /proc is scanned again and a process forked after the
  * snapshot is stopped too (0 until a scan finds nothing new). */
 int freezer_poll(struct freezer *f, struct freezer_target *t);
+
+/*
+ * A round of polls over many targets with one /proc scan (signals; the
+ * cgroup freezers ignore it).  Between freezer_round_begin() and
+ * freezer_round_end(), freezer_poll() of a target whose pids are all stopped
+ * sets t->rescan_due and returns 0; once every target was polled, call
+ * freezer_rescan() for each such target: the first call reads /proc once
+ * (after every target's stop was seen, so a child forked before its
+ * parent stopped is in it) and every call looks in that snapshot.  Returns
+ * what freezer_poll() would have.  Without the round each poll read /proc
+ * itself (64 siblings: 64 scans of every process of the node per poll).
+ */
+void freezer_round_begin(struct freezer *f);
+int freezer_rescan(struct freezer *f, struct freezer_target *t);
+void freezer_round_end(struct freezer *f);
 
 /*
  * Thaw t through the fds opened with the freeze, and read it back (v1
@@ -179,6 +201,24 @@ int freezer_ext_let_go(struct freezer *f, struct freezer_target *t);
  * step_M/user/task_N under step_M), make that t's cgroup.  1 if changed.
  */
 int freezer_v2_task_level(const struct freezer *f, struct freezer_target *t, pid_t pid);
+
+/*
+ * cgroup v2: enable the cpuset controller below root/sub, level by level from
+ * the top of sub down, where a level has it (its cgroup.controllers lists
+ * cpuset: the level above gave it); nothing above sub is written.  1 when
+ * root/sub's children get it, 0 when not (the cpuset is not delegated to
+ * sub: krexd's cgroups then inherit, and isolation moves threads by
+ * affinity), -1/errno on a write that failed.
+ */
+int freezer_v2_cpuset_enable(const char *root, const char *sub);
+
+/*
+ * cgroup v2: give cg (a cgroup krexd made) explicit cpuset.cpus and
+ * cpuset.mems: those from has in effect (its cpuset.cpus.effective and
+ * cpuset.mems.effective), so that moving a process from there to cg does
+ * not widen what it may use.  0, or -1/errno.
+ */
+int freezer_v2_cpuset_own(const char *cg, const char *from);
 
 /* ---- parsers (unit-tested) ---- */
 

@@ -153,9 +153,13 @@ int isolate_enter(const struct isolate_req *req, isolate_rec_fn rec, void *ctx,
 	if (topo_gpu_count(topo) > (int)rr.node_gpus)
 		rr.node_gpus = (unsigned)topo_gpu_count(topo);
 	if (isolate_region_enter(topo, &iso_sys, &rr, rec, ctx, &out) < 0) {
+		if (req->dry)
+			return -1;
 		log_warn("isolate: region %llu: %s", (unsigned long long)req->region_id, out.why);
 		return -1;
 	}
+	if (req->dry)
+		return 0;
 	log_debug("isolate: region %llu: owner %s, rest %s, moved %d (%s)",
 	          (unsigned long long)req->region_id, out.owner_cpus, out.rest_cpus, out.moved,
 	          out.why);

@@ -10,8 +10,10 @@
  *
  *   - before each change, call rec(ctx, undo_line) with one line that undoes
  *     it ("cpuset PATH CPUS", "affinity PID CPUS", ...; no newline).  krexd
- *     writes it to the state file before rec returns 0; a non-zero return
- *     means "do not make the change".
+ *     writes it to the state file before rec returns 0; -1 means "do not
+ *     make the change", 1 "recorded, do not make it now": krexd runs a dry
+ *     pass first that collects every line of the region, writes them in one
+ *     state file write, then the real pass, whose lines are written already.
  *   - isolate_undo_line(line) restores one such line: at region end (every
  *     line of the region, newest first) and at the next krexd start for
  *     lines a killed krexd left (registered as the state file's undo handler
@@ -49,6 +51,7 @@ struct isolate_req {
 	const char *topology;     /* krexd.conf topology */
 	const char (
 	        *gpu_pci)[16]; /* krexd.conf gpuN_pci, KREX_MAX_GPUS entries ("" unset), or NULL */
+	int dry;               /* the dry pass (rec returns 1): nothing logged */
 };
 
 /*

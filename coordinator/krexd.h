@@ -155,6 +155,9 @@ struct krexd {
 	int stopping;
 	uint64_t turn;      /* loop turns, for the fairness tie-break */
 	int resched;        /* something ended or arrived: run region_schedule this turn */
+	int freeze_soon;    /* a region has drained siblings to freeze at the end of the turn */
+	int freeze_event;   /* the freezer file of a participant being frozen changed (v2
+	                     * cgroup.events "frozen 1"): regions poll now, not at their timer */
 	unsigned nvml_gpus; /* GPUs NVML saw at start-up (require_clocks = auto) */
 };
 
@@ -176,8 +179,12 @@ void part_end(struct krexd *k, struct part *p, const char *why);
  * the state file, 0 when another region froze it already, -1/errno. */
 int part_freeze_prepare(struct krexd *k, struct part *p);
 int part_freeze_start(struct krexd *k, struct part *p);
-/* Drop a freeze reference; the last thaws (0), or keeps the line and retries it (-1). */
+/* Drop a freeze reference; the last thaws (0), or keeps the line and retries it (-1);
+ * the state file is written after.  _nosync: the caller writes it once for a batch (a
+ * region's end thaws every sibling, then writes once; a line still on disk for a moment
+ * after its thaw only thaws again after a crash). */
 int part_thaw(struct krexd *k, struct part *p);
+int part_thaw_nosync(struct krexd *k, struct part *p);
 void part_check_proc(struct krexd *k, uint64_t now);
 /* The freeze poll of a region (v1 writes FROZEN again while FREEZING). */
 int part_freeze_poll(struct krexd *k, struct part *p);

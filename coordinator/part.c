@@ -264,8 +264,11 @@ static void ext_read(struct krexd *k, int skip_wd)
 				continue;
 			for (p = k->parts; p; p = p->next)
 				if (p->ext_wd == e->wd) {
-					if (e->mask & IN_MODIFY)
+					if (e->mask & IN_MODIFY) {
 						p->ext_dirty = 1;
+						if (p->freeze_refs > 0)
+							k->freeze_event = 1;
+					}
 					/* The close of a write looked at already says nothing. */
 					if ((e->mask & IN_CLOSE_WRITE) &&
 					    (p->ext_dirty || p->ext_confirm_ns))
@@ -526,6 +529,9 @@ int part_freeze_prepare(struct krexd *k, struct part *p)
 		errno = err;
 		return -1;
 	}
+	/* Signals: a process a poll finds forked after the batch's snapshot is
+	 * stopped right after its line is recorded: that line is written first. */
+	p->ft.rec = state_rec;
 	return 1;
 }
 
@@ -575,6 +581,15 @@ static int part_thaw_now(struct krexd *k, struct part *p)
 
 int part_thaw(struct krexd *k, struct part *p)
 {
+	int rc = part_thaw_nosync(k, p);
+
+	if (state_sync(&k->st) < 0)
+		log_error("state file %s: %s", k->st.path, strerror(errno));
+	return rc;
+}
+
+int part_thaw_nosync(struct krexd *k, struct part *p)
+{
 	int rc;
 
 	if (p->freeze_refs <= 0 || --p->freeze_refs > 0)
@@ -589,8 +604,6 @@ int part_thaw(struct krexd *k, struct part *p)
 	p->ext_dying = 0;
 	p->ext_kill_until = 0;
 	ext_own_write_end(k, p);
-	if (state_sync(&k->st) < 0)
-		log_error("state file %s: %s", k->st.path, strerror(errno));
 	return rc;
 }
 

@@ -35,7 +35,27 @@ struct sib {
 	int started;   /* the freeze was started (early, or in the batch) */
 	int frozen;    /* the kernel said frozen */
 	int freeze_err;
-	int ext; /* suspended (by another, or by KREX for another region): no ack awaited */
+	int ext;  /* suspended (by another, or by KREX for another region): no ack awaited */
+	int soon; /* drained: frozen with the others drained this loop turn (sib_freeze_soon) */
+};
+
+/*
+ * Where krexd's own time for one region goes, logged at debug level when it
+ * ends ("region N: cost ..."; test/perf/freeze-scale.sh reads it).  The
+ * state file counters are krexd's, taken at the close and at the end: a
+ * region that overlaps another counts the other's writes too.
+ */
+struct region_cost {
+	uint64_t fz_prepare_ns; /* freeze references, lines, fds (every sibling) */
+	uint64_t fz_start_ns;   /* the freeze writes / signals */
+	uint64_t fz_poll_ns;    /* reading whether they are frozen */
+	unsigned fz_polls;      /* poll rounds until all were frozen */
+	uint64_t undo_ns, thaw_ns;
+	unsigned iso_cpuset,
+	        iso_affinity;  /* isolation undo lines: cgroups written, processes moved */
+	unsigned long writes0; /* state file writes before the close */
+	uint64_t write_ns0;
+	uint64_t t_unwind; /* the end's start */
 };
 
 struct region {
@@ -46,6 +66,7 @@ struct region {
 	int phase;
 	uint32_t close_gen;
 	uint64_t t_close, t_freeze, t_iso;
+	int soon; /* a sibling waits for sib_freeze_batch at the end of the turn */
 	uint64_t drain_deadline, freeze_deadline, poll_at, poll_step;
 	struct sib *sibs;
 	size_t nsibs;
@@ -64,6 +85,7 @@ struct region {
 	int32_t nominal[KREX_MAX_GPUS]; /* per GPU slot, -1 unknown */
 	struct nvml_edge edge0[KREX_MAX_GPUS]; /* temperature, violation counters at grant */
 	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
+	struct region_cost cost;               /* krexd's own work for it (the cost log line) */
 	uint64_t turn;                         /* loop turn it was asked in */
 	uid_t uid;                             /* its owner's, for the per-uid limits */
 	pid_t pid;                             /* the owner's root pid, job, step, label: history */
@@ -75,7 +97,7 @@ struct region {
 static struct region *regions;
 
 static void region_freeze(struct krexd *k, struct region *r, uint64_t now);
-static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s);
+static void sib_freeze_soon(struct krexd *k, struct region *r, struct sib *s);
 static void region_isolate(struct krexd *k, struct region *r);
 static void region_telemetry_start(struct krexd *k, struct region *r);
 static void region_settle(struct krexd *k, struct region *r, uint64_t now);
@@ -268,6 +290,8 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 	unsigned i;
 
 	r->t_close = now;
+	r->cost.writes0 = k->st.writes;
+	r->cost.write_ns0 = k->st.write_ns;
 	r->cert.wait_us = us(now - r->rq.enq_ns);
 	if (k->st.retries) /* failed undos and thaws: once more before anything changes */
 		state_retry_flush(&k->st, now);
@@ -392,7 +416,8 @@ void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a
 			if (a->status)
 				s->drain_err = 1;
 			if (!s->pending && r->npending)
-				sib_freeze_now(k, r, s); /* drained: freeze it while others drain */
+				sib_freeze_soon(k, r,
+				                s); /* drained: freeze it while others drain */
 		}
 		if (!r->npending)
 			region_freeze(k, r, time_now_ns());
@@ -421,16 +446,26 @@ static void region_note(struct region *r, const char *fmt, ...)
 
 static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 {
+	uint64_t t0 = time_now_ns();
 	struct part *p;
 	int all = 1, rc;
 	size_t i;
 
-	for (i = 0; i < r->nsibs; i++) {
-		struct sib *s = &r->sibs[i];
+	r->cost.fz_polls++;
+	freezer_round_begin(&k->fz); /* signals: one /proc scan for every sibling's rescan */
+	for (i = 0; i < 2 * r->nsibs; i++) {
+		struct sib *s = &r->sibs[i % r->nsibs];
 		if (!s->ref || s->frozen)
 			continue;
 		p = part_find_id(k, s->part);
-		rc = p ? part_freeze_poll(k, p) : 1;
+		if (i < r->nsibs)
+			rc = p ? part_freeze_poll(k, p) : 1;
+		else if (p && p->ft.rescan_due) /* second pass: the rescans the first deferred */
+			rc = freezer_rescan(&k->fz, &p->ft);
+		else
+			continue;
+		if (i < r->nsibs && p && p->ft.rescan_due)
+			continue; /* not all = 0: the second pass decides */
 		if (rc == 1) {
 			s->frozen = 1;
 			/* drained with these gates closed, frozen since: nothing queued */
@@ -444,6 +479,8 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 		} else
 			all = 0;
 	}
+	freezer_round_end(&k->fz);
+	r->cost.fz_poll_ns += time_now_ns() - t0;
 	if (all || now >= r->freeze_deadline) {
 		region_settle(k, r, now);
 		return;
@@ -460,11 +497,13 @@ static void region_poll(struct krexd *k, struct region *r, uint64_t now)
 static int sib_freeze_prepare(struct krexd *k, struct region *r, struct sib *s)
 {
 	struct part *p = part_find_id(k, s->part);
+	uint64_t t0 = time_now_ns();
 	int rc;
 
 	if (!p || s->ref || s->freeze_err)
 		return 0;
 	rc = part_freeze_prepare(k, p);
+	r->cost.fz_prepare_ns += time_now_ns() - t0;
 	if (rc < 0) {
 		s->freeze_err = 1;
 		log_warn("region %llu: cannot freeze participant %u: %s",
@@ -496,6 +535,7 @@ static void sib_freeze_refuse(struct krexd *k, struct region *r, struct sib *s, 
 /* Start freezing sibling s, once: after sib_freeze_prepare() and a state sync. */
 static void sib_freeze_start(struct krexd *k, struct region *r, struct sib *s)
 {
+	uint64_t t0 = time_now_ns();
 	struct part *p;
 
 	if (!s->ref || s->started)
@@ -506,31 +546,59 @@ static void sib_freeze_start(struct krexd *k, struct region *r, struct sib *s)
 		log_warn("region %llu: freezing participant %u: %s", (unsigned long long)r->rq.id,
 		         p->id, strerror(errno));
 	}
+	r->cost.fz_start_ns += time_now_ns() - t0;
 }
 
 /*
- * Freeze sibling s now.  Called for each sibling as soon as its drain is
- * acknowledged, so that freezing the siblings that drained early overlaps
- * the drain of the slow ones; region_freeze() does the rest in one batch.
+ * Freeze the siblings not frozen yet (soon_only: those drained this turn):
+ * one /proc snapshot and one state write for all of them, before any of
+ * them is touched, then every freeze started.
  */
-static void sib_freeze_now(struct krexd *k, struct region *r, struct sib *s)
+static void sib_freeze_batch(struct krexd *k, struct region *r, int soon_only)
+{
+	size_t i;
+	int batch = 0, err;
+
+	for (i = 0; i < r->nsibs; i++)
+		if (!soon_only || r->sibs[i].soon)
+			batch |= !r->sibs[i].ref && !r->sibs[i].freeze_err && r->sibs[i].part;
+	if (batch) {
+		freezer_snapshot(&k->fz);
+		for (i = 0; i < r->nsibs; i++)
+			if (!soon_only || r->sibs[i].soon)
+				sib_freeze_prepare(k, r, &r->sibs[i]);
+		if (state_sync(&k->st) < 0) {
+			err = errno;
+			for (i = 0; i < r->nsibs; i++)
+				if (r->sibs[i].ref && !r->sibs[i].started)
+					sib_freeze_refuse(k, r, &r->sibs[i], err);
+		}
+	}
+	for (i = 0; i < r->nsibs; i++) {
+		if (!soon_only || r->sibs[i].soon)
+			sib_freeze_start(k, r, &r->sibs[i]);
+		r->sibs[i].soon = 0;
+	}
+	r->soon = 0;
+}
+
+/*
+ * Freeze sibling s soon: at the end of this loop turn, with every other
+ * sibling whose drain was acknowledged in it (region_tick), so that
+ * freezing the siblings that drained early overlaps the drain of the slow
+ * ones and a turn's acks cost one state write; region_freeze() does the
+ * rest in one batch.
+ */
+static void sib_freeze_soon(struct krexd *k, struct region *r, struct sib *s)
 {
 	if (!part_find_id(k, s->part) || s->ref || s->freeze_err)
 		return;
-	freezer_snapshot(&k->fz);
-	if (!sib_freeze_prepare(k, r, s))
-		return;
-	if (state_sync(&k->st) < 0) {
-		sib_freeze_refuse(k, r, s, errno);
-		return;
-	}
-	sib_freeze_start(k, r, s);
+	s->soon = r->soon = k->freeze_soon = 1;
 }
 
 static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 {
 	size_t i;
-	int batch = 0;
 
 	r->cert.drain_us = us(now - r->t_close);
 	for (i = 0; i < r->nsibs; i++) {
@@ -548,29 +616,75 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 	r->phase = PH_FREEZE;
 	r->t_freeze = now;
 	/* The siblings not frozen as they drained (late ones, those without a
-	 * gate): one /proc snapshot and one state write for all of them, before
-	 * any of them is touched. */
-	for (i = 0; i < r->nsibs; i++)
-		batch |= !r->sibs[i].ref && !r->sibs[i].freeze_err && r->sibs[i].part;
-	if (batch) {
-		freezer_snapshot(&k->fz);
-		for (i = 0; i < r->nsibs; i++)
-			sib_freeze_prepare(k, r, &r->sibs[i]);
-		if (state_sync(&k->st) < 0) {
-			int err = errno;
-			for (i = 0; i < r->nsibs; i++)
-				if (r->sibs[i].ref && !r->sibs[i].started)
-					sib_freeze_refuse(k, r, &r->sibs[i], err);
-		}
-	}
-	for (i = 0; i < r->nsibs; i++)
-		sib_freeze_start(k, r, &r->sibs[i]);
+	 * gate, those drained this turn). */
+	sib_freeze_batch(k, r, 0);
 	r->freeze_deadline = now + k->cfg.freeze_timeout_ns;
 	r->poll_step = 0;
 	region_poll(k, r, now);
 }
 
 /* ---- isolate and grant ---- */
+
+/*
+ * The isolation's lines, written in one state file write: a dry pass
+ * (dry_rec) adds every line the region will need to the state file's list,
+ * krexd writes the file once, and the real pass (undo_rec) finds each of its
+ * lines written already (iso_pre_take); a line that changed in between (a
+ * thread started) is written on its own before its change, as without the
+ * dry pass, and a dry line no change used leaves the list.  ctx is
+ * {krexd, region, struct iso_pre}.
+ */
+struct iso_pre {
+	char **line; /* NULL once taken */
+	size_t n;
+};
+
+static int dry_rec(void *ctx, const char *line)
+{
+	struct krexd *k = ((void **)ctx)[0];
+	struct iso_pre *pre = ((void **)ctx)[2];
+	char **n = realloc(pre->line, (pre->n + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	pre->line = n;
+	if (!(n[pre->n] = strdup(line)))
+		return -1;
+	if (state_add(&k->st, "%s", line) < 0) {
+		free(n[pre->n]);
+		return -1;
+	}
+	pre->n++;
+	return 1; /* recorded, no change now */
+}
+
+/* 1 when line was written by the dry pass (taken: it is the change's now). */
+static int iso_pre_take(struct iso_pre *pre, const char *line)
+{
+	size_t i;
+
+	for (i = 0; i < pre->n; i++)
+		if (pre->line[i] && !strcmp(pre->line[i], line)) {
+			free(pre->line[i]);
+			pre->line[i] = NULL;
+			return 1;
+		}
+	return 0;
+}
+
+/* Drop the dry lines no change took from the state file's list (written with the next write). */
+static void iso_pre_free(struct krexd *k, struct iso_pre *pre)
+{
+	size_t i;
+
+	for (i = 0; i < pre->n; i++)
+		if (pre->line[i]) {
+			state_drop(&k->st, pre->line[i]);
+			free(pre->line[i]);
+		}
+	free(pre->line);
+	memset(pre, 0, sizeof(*pre));
+}
 
 static int undo_rec(void *ctx, const char *line)
 {
@@ -585,7 +699,7 @@ static int undo_rec(void *ctx, const char *line)
 		         strerror(errno));
 		return -1;
 	}
-	if (state_rec(((void **)ctx)[0], line) < 0)
+	if (!iso_pre_take(((void **)ctx)[2], line) && state_rec(((void **)ctx)[0], line) < 0)
 		goto fail;
 	n = realloc(r->undo, (r->nundo + 1) * sizeof(*n));
 	if (n)
@@ -614,7 +728,9 @@ static void region_isolate(struct krexd *k, struct region *r)
 	const char *names[KREX_MAX_GPUS];
 	pid_t others[256];
 	struct isolate_req req;
-	void *ctx[2] = {k, r};
+	struct iso_pre pre = {0};
+	struct krex_certificate scratch;
+	void *ctx[3] = {k, r, &pre};
 	unsigned i, n = 0;
 
 	memset(&req, 0, sizeof(req));
@@ -646,8 +762,20 @@ static void region_isolate(struct krexd *k, struct region *r)
 	req.region_cores = k->cfg.region_cores;
 	req.topology = k->cfg.topology;
 	req.gpu_pci = (const char(*)[16])k->cfg.gpu_pci;
+	if (req.mode != ISOLATE_NONE) {
+		req.dry = 1;
+		memset(&scratch, 0, sizeof(scratch));
+		if (isolate_enter(&req, dry_rec, ctx, &scratch) < 0 || state_sync(&k->st) < 0)
+			iso_pre_free(k, &pre); /* each line written on its own, as without */
+		req.dry = 0;
+	}
 	if (isolate_enter(&req, undo_rec, ctx, &r->cert) < 0)
 		region_note(r, "isolation failed: %s", strerror(errno));
+	iso_pre_free(k, &pre);
+	for (i = 0; i < r->nundo; i++) {
+		r->cost.iso_cpuset += !strncmp(r->undo[i], "cpuset ", 7);
+		r->cost.iso_affinity += !strncmp(r->undo[i], "affinity ", 9);
+	}
 }
 
 /* for each GPU slot i of region r */
@@ -1108,21 +1236,27 @@ static void region_undo(struct krexd *k, struct region *r)
 
 static void region_unwind(struct krexd *k, struct region *r)
 {
+	uint64_t t0 = time_now_ns(), w0;
 	char line[64];
 	struct part *p;
 	size_t i;
 
+	r->cost.t_unwind = t0;
 	isolate_fds_release(); /* what the undo still opens finds fds */
 	region_undo(k, r);
+	r->cost.undo_ns = time_now_ns() - t0;
+	t0 = time_now_ns();
+	w0 = k->st.write_ns;
 	for (i = 0; i < r->nsibs; i++) {
 		p = part_find_id(k, r->sibs[i].part);
 		if (!p)
 			continue;
-		if (r->sibs[i].ref && part_thaw(k, p) < 0)
+		if (r->sibs[i].ref && part_thaw_nosync(k, p) < 0) /* one state write below */
 			region_note(r, "participant %u: thaw failed (%s), retried", p->id,
 			            strerror(errno));
 		p->gated--;
 	}
+	r->cost.thaw_ns = time_now_ns() - t0 - (k->st.write_ns - w0); /* its state writes apart */
 	for (i = 0; i < k->ngpus; i++) {
 		if (!(r->rq.mask >> i & 1))
 			continue;
@@ -1198,6 +1332,26 @@ static void region_record(struct krexd *k, struct region *r, int why, uint64_t n
 	history_region_end(k, &e, r->phase == PH_HELD);
 }
 
+/* The cost line (struct region_cost): one per region, at debug level. */
+static void region_cost_log(struct krexd *k, const struct region *r)
+{
+	const struct region_cost *c = &r->cost;
+	uint64_t entry = r->rq.grant_ns > r->t_close ? r->rq.grant_ns - r->t_close : 0;
+
+	if (log_get_level() < LOG_LVL_DEBUG)
+		return;
+	log_debug(
+	        "region %llu: cost siblings=%zu entry_us=%llu isolate_us=%llu iso_cpuset=%u iso_affinity=%u fz_prepare_us=%llu fz_start_us=%llu fz_poll_us=%llu fz_polls=%u freeze_us=%llu undo_us=%llu thaw_us=%llu exit_us=%llu state_writes=%lu state_us=%llu",
+	        (unsigned long long)r->rq.id, r->nsibs, (unsigned long long)us(entry),
+	        (unsigned long long)r->cert.isolate_us, c->iso_cpuset, c->iso_affinity,
+	        (unsigned long long)us(c->fz_prepare_ns), (unsigned long long)us(c->fz_start_ns),
+	        (unsigned long long)us(c->fz_poll_ns), c->fz_polls,
+	        (unsigned long long)r->cert.freeze_us, (unsigned long long)us(c->undo_ns),
+	        (unsigned long long)us(c->thaw_ns),
+	        (unsigned long long)us(time_now_ns() - c->t_unwind), k->st.writes - c->writes0,
+	        (unsigned long long)us(k->st.write_ns - c->write_ns0));
+}
+
 static void region_unlink(struct region *r)
 {
 	struct region **pp;
@@ -1221,8 +1375,10 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	struct part *p;
 	union proto_body m;
 
-	if (r->phase != PH_QUEUED)
+	if (r->phase != PH_QUEUED) {
 		region_unwind(k, r);
+		region_cost_log(k, r);
+	}
 	region_certify(k, r, why, who, now);
 	log_debug("region %llu ends (%d): outcome %u, held %llu us", (unsigned long long)r->rq.id,
 	          why, r->cert.outcome, (unsigned long long)r->cert.held_us);
@@ -1329,7 +1485,7 @@ void region_conn_gone(struct krexd *k, struct conn *c)
 		if (r->phase != PH_DRAIN || !pending_take(r, c->serial))
 			continue;
 		if (c->part && (s = sib_find(r, c->part->id)) && !--s->pending && r->npending)
-			sib_freeze_now(k, r, s);
+			sib_freeze_soon(k, r, s);
 		if (!r->npending)
 			region_freeze(k, r, time_now_ns());
 	}
@@ -1360,7 +1516,15 @@ void region_tick(struct krexd *k, uint64_t now)
 {
 	struct region *r, *next;
 	struct rq_req *q;
+	int fz_event = k->freeze_event;
 
+	k->freeze_event = 0; /* one read during the polls below sets it again */
+	if (k->freeze_soon) {
+		k->freeze_soon = 0;
+		for (r = regions; r; r = r->next)
+			if (r->soon && r->phase == PH_DRAIN)
+				sib_freeze_batch(k, r, 1);
+	}
 	if (k->st.retries && state_retry_next(&k->st) <= now)
 		state_retry_run(&k->st, now); /* failed undos and thaws */
 
@@ -1373,8 +1537,9 @@ void region_tick(struct krexd *k, uint64_t now)
 		next = r->next;
 		if (r->phase == PH_DRAIN && now >= r->drain_deadline)
 			region_freeze(k, r, now);
-		else if (r->phase == PH_FREEZE && now >= r->poll_at)
-			region_poll(k, r, now);
+		else if (r->phase == PH_FREEZE && (now >= r->poll_at || fz_event))
+			region_poll(k, r,
+			            now); /* v2: woken by cgroup.events, the timer backs it up */
 		else if (r->phase == PH_SETTLE && now >= r->settle_poll_at)
 			region_settle_poll(k, r, now);
 		else if (r->phase == PH_HELD && region_sampling(k, r) && now >= r->sample_at) {
@@ -1399,10 +1564,12 @@ uint64_t region_next_deadline(struct krexd *k)
 	d = state_retry_next(&k->st);
 	if (d && (!best || d < best))
 		best = d;
+	if (k->freeze_soon)
+		return 1; /* drained siblings to freeze: at once */
 	for (r = regions; r; r = r->next) {
-		d = r->phase == PH_DRAIN                           ? r->drain_deadline
-		    : r->phase == PH_FREEZE                        ? r->poll_at
-		    : r->phase == PH_SETTLE                        ? r->settle_poll_at
+		d = r->phase == PH_DRAIN    ? r->drain_deadline
+		    : r->phase == PH_FREEZE ? (k->freeze_event ? 1 : r->poll_at)
+		    : r->phase == PH_SETTLE ? r->settle_poll_at
 		    : r->phase == PH_HELD && region_sampling(k, r) ? r->sample_at
 		                                                   : 0;
 		if (d && (!best || d < best))

@@ -195,12 +195,15 @@ static int state_eager(const struct state *st)
 
 int state_sync(struct state *st)
 {
+	uint64_t t0;
 	FILE *f;
 	size_t i;
 	int fd, err;
 
 	if (!st->dirty || (!st->on_disk && !state_eager(st)))
 		return 0;
+	t0 = time_now_ns();
+	st->writes++;
 	fd = open(st->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -1;
@@ -223,6 +226,7 @@ int state_sync(struct state *st)
 		return -1;
 	st->dirty = 0;
 	st->on_disk = st->n;
+	st->write_ns += time_now_ns() - t0;
 	return 0;
 }
 

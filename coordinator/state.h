@@ -34,6 +34,8 @@ struct state {
 	int dirty;
 	size_t on_disk;              /* lines in the file now */
 	struct state_retry *retries; /* undos that failed, retried in order */
+	unsigned long writes;        /* files written (temp + rename), for the cost log */
+	uint64_t write_ns;           /* time they took */
 };
 
 /* Retries of one failed undo: this many, the first after 10 ms, doubling up to 5 s. */

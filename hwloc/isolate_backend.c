@@ -166,10 +166,11 @@ int isolate_cgroup_version(const char *dir)
 	return -1;
 }
 
-/* Keep a copy of line in undo, then hand it to rec. */
+/* Keep a copy of line in undo, then hand it to rec.  0, 1 (rec's dry pass: make no change), -1. */
 static int undo_record(const char *line, isolate_rec_fn rec, void *ctx, struct isolate_undo *undo)
 {
 	char **grown, *copy;
+	int rc;
 
 	if (undo->n == undo->cap) {
 		grown = realloc(undo->line, (undo->cap ? undo->cap * 2 : 16) * sizeof(*grown));
@@ -181,10 +182,15 @@ static int undo_record(const char *line, isolate_rec_fn rec, void *ctx, struct i
 	copy = strdup(line);
 	if (!copy)
 		return -1;
-	if (rec && rec(ctx, line) < 0) {
+	rc = rec ? rec(ctx, line) : 0;
+	if (rc < 0) {
 		free(copy);
 		errno = ECANCELED; /* not recorded: the change must not be made */
 		return -1;
+	}
+	if (rc == 1) { /* dry: nothing to undo */
+		free(copy);
+		return 1;
 	}
 	undo->line[undo->n++] = copy;
 	return 0;
@@ -226,9 +232,14 @@ int isolate_cgroup_set(const char *dir, hwloc_const_bitmap_t want, hwloc_const_b
 		line = NULL;
 		goto out;
 	}
-	if (undo_record(line, rec, ctx, undo) < 0)
-		goto out;
-	rc = write_small(path, val) < 0 ? -1 : 1;
+	switch (undo_record(line, rec, ctx, undo)) {
+	case 0:
+		rc = write_small(path, val) < 0 ? -1 : 1;
+		break;
+	case 1:
+		rc = 1; /* dry */
+		break;
+	}
 out:
 	free(line);
 	hwloc_bitmap_free(old);
@@ -437,8 +448,10 @@ int isolate_affinity_set(pid_t pid, hwloc_const_bitmap_t want, isolate_rec_fn re
 		rc = errno == ESRCH || errno == ENOENT ? 0 : -1;
 		goto out;
 	}
-	if (undo_record(line, rec, ctx, undo) < 0)
+	if ((c = undo_record(line, rec, ctx, undo)) != 0) {
+		rc = c; /* -1, or 1: dry */
 		goto out;
+	}
 	/* A thread cloned before its creator was restricted has the old mask:
 	 * re-scan until a pass finds nothing left to change. */
 	for (pass = 0; pass < MAX_PASSES; pass++) {

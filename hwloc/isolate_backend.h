@@ -9,7 +9,11 @@
  *
  * Durability: before each change the plan's rec callback gets one undo line
  * (text, no newline) that krexd writes into its state file; the change is
- * made only if rec returns 0.  isolate_undo_line() undoes one line.  Undo
+ * made only if rec returns 0.  rec may return 1 instead: the line is
+ * recorded and the change is not made (a dry pass: krexd writes every line
+ * of a region to its state file at once, then makes the changes in a second
+ * pass whose lines it finds written already); the call then returns as if
+ * it changed, and undo does not keep the line.  isolate_undo_line() undoes one line.  Undo
  * lines newest first (a cgroup v1 parent is widened before its children),
  * as isolate_undo_all() does; oldest first works too, because a v1 line
  * widens the ancestors its old value does not fit in yet.  Line forms:

@@ -10,7 +10,7 @@
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	krex-testclient [-s SOCKET] status | release ID | as-pid PID [CGROUP]
  *	krex-testclient [-s SOCKET] raw badmagic|badversion|badtype|short|long|toolong|stall|reply
- *	krex-testclient [-s SOCKET] bench --gpus g --siblings N --regions R
+ *	krex-testclient [-s SOCKET] bench --gpus g --siblings N --regions R [--busy 1]
  *	krex-testclient [-s SOCKET] summary JOB STEP   (PROTO_SUMMARY, one line)
  *
  * KREX_TEST_JOB=JOB.STEP in the environment registers with that Slurm job
@@ -383,7 +383,8 @@ static int region_args(int argc, char **argv, struct region_opts *o)
 			o->quiet = 1;
 		else if (i + 1 < argc && !strcmp(argv[i], "--siblings"))
 			i++; /* bench only */
-		else if (i + 1 < argc && !strcmp(argv[i], "--regions"))
+		else if (i + 1 < argc &&
+		         (!strcmp(argv[i], "--regions") || !strcmp(argv[i], "--busy")))
 			i++;
 		else
 			return -1;
@@ -553,7 +554,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static pid_t sibling_spawn(const char *gpus)
+static pid_t sibling_spawn(const char *gpus, int busy)
 {
 	int p[2];
 	pid_t pid;
@@ -569,7 +570,8 @@ static pid_t sibling_spawn(const char *gpus)
 			_exit(1);
 		(void)!write(p[1], "x", 1);
 		for (;;)
-			pause();
+			if (!busy)
+				pause(); /* else spin: a freeze must stop a running process */
 	}
 	close(p[1]);
 	if (pid < 0 || read(p[0], &c, 1) != 1) {
@@ -583,6 +585,7 @@ static pid_t sibling_spawn(const char *gpus)
 static int cmd_bench(int argc, char **argv)
 {
 	unsigned nsib = 0, nreg = 1000, i;
+	int busy = 0;
 	struct region_opts o;
 	pid_t *sib;
 	uint64_t *rtt, t0, total;
@@ -593,6 +596,8 @@ static int cmd_bench(int argc, char **argv)
 			nsib = (unsigned)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--regions"))
 			nreg = (unsigned)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--busy"))
+			busy = atoi(argv[i + 1]);
 	}
 	if (region_args(argc, argv, &o) < 0 || !nreg)
 		return 2;
@@ -601,7 +606,7 @@ static int cmd_bench(int argc, char **argv)
 	sib = calloc(nsib + 1, sizeof(*sib));
 	rtt = calloc(nreg, sizeof(*rtt));
 	for (i = 0; i < nsib; i++)
-		if ((sib[i] = sibling_spawn(o.gpus)) < 0) {
+		if ((sib[i] = sibling_spawn(o.gpus, busy)) < 0) {
 			fprintf(stderr, "cannot start sibling %u\n", i);
 			nsib = i;
 			rc = 2;
@@ -616,9 +621,9 @@ static int cmd_bench(int argc, char **argv)
 			goto out;
 	total = time_now_ns() - t0;
 	qsort(rtt, nreg, sizeof(*rtt), cmp_u64);
-	printf("siblings=%u regions=%u p50_us=%.1f p99_us=%.1f max_us=%.1f rate_per_s=%.0f\n", nsib,
-	       nreg, rtt[nreg / 2] / 1e3, rtt[(nreg * 99) / 100] / 1e3, rtt[nreg - 1] / 1e3,
-	       nreg / (total / 1e9));
+	printf("siblings=%u regions=%u p50_us=%.1f p95_us=%.1f p99_us=%.1f max_us=%.1f rate_per_s=%.0f\n",
+	       nsib, nreg, rtt[nreg / 2] / 1e3, rtt[(nreg * 95) / 100] / 1e3,
+	       rtt[(nreg * 99) / 100] / 1e3, rtt[nreg - 1] / 1e3, nreg / (total / 1e9));
 out:
 	for (i = 0; i < nsib; i++)
 		kill(sib[i], SIGKILL);

@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """entry_split.py LOG... - where region entry goes, from krexd's debug log.
+   entry_split.py --cost-table DIR LABEL... - freeze-scale.sh's table.
 
 krexd at log_level=debug writes one line per grant:
   region N: granted to participant P (wait W drain D freeze F us; settle S us;
   isolate I us, during the drain)
 This prints, per phase, how many grants, p50 and p95 in milliseconds (doc/performance.md
 "One region per sample with every sibling"; fidelity.py --krexd-opt log_level=debug
-keeps such a log).
+keeps such a log).  It also writes one line per region when it ends:
+  region N: cost siblings=S entry_us=.. isolate_us=.. iso_cpuset=.. ... state_us=..
+from which this prints p50/p95/p99 of krexd's own work per region.
+With --cost-table, the logs test/perf/freeze-scale.sh left in DIR
+(LABEL-FREEZER-SIBLINGS.log and .bench) become one table, the krexds side by side.
 """
+import os
 import re
 import sys
 
@@ -20,6 +26,78 @@ def pct(v, p):
     return v[min(len(v) - 1, int(len(v) * p))] if v else float("nan")
 
 
+COST = ["entry_us", "freeze_us", "fz_prepare_us", "fz_start_us", "fz_poll_us", "fz_polls",
+        "isolate_us", "iso_cpuset", "iso_affinity", "undo_us", "thaw_us", "exit_us",
+        "state_writes", "state_us"]
+
+
+def cost_lines(path):
+    """{key: [values]} from the 'cost' lines of one krexd log."""
+    return cost_lines_from([ln for ln in open(path, errors="replace") if ": cost siblings=" in ln])
+
+
+def cost_print(lines):
+    vals = cost_lines_from(lines)
+    if not vals:
+        return
+    print("\nkrexd's own work per region (%d regions), p50 / p95 / p99:" % len(vals.get("entry_us", [])))
+    for k in COST:
+        v = vals.get(k, [])
+        if v:
+            print("%-14s %9.0f %9.0f %9.0f" % (k, pct(v, 0.5), pct(v, 0.95), pct(v, 0.99)))
+
+
+def cost_lines_from(lines):
+    out = {}
+    for ln in lines:
+        for k, v in re.findall(r"(\w+)=(\d+)", ln.split(": cost ", 1)[1]):
+            out.setdefault(k, []).append(int(v))
+    return out
+
+
+def cost_table(d, labels):
+    """freeze-scale.sh's table: rows freezer/siblings/phase, a p50/p95/p99 column group per krexd."""
+    runs = {}
+    for name in sorted(os.listdir(d)):
+        m = re.match(r"(.+)-(cgroup1|cgroup2|signal)-(\d+)\.log$", name)
+        if m and m.group(1) in labels:
+            runs[(m.group(2), int(m.group(3)), m.group(1))] = os.path.join(d, name)
+    if not runs:
+        print("entry_split: no freeze-scale logs in %s" % d)
+        return 1
+    head = "%-8s %4s %-14s" % ("freezer", "sibs", "phase (us)")
+    for lb in labels:
+        head += " | %-27s" % (lb + " p50/p95/p99")
+    print(head)
+    for f, n in sorted({(f, n) for f, n, _ in runs}, key=lambda x: (x[0], x[1])):
+        per = {}
+        for lb in labels:
+            path = runs.get((f, n, lb))
+            per[lb] = cost_lines(path) if path else {}
+            bench = path[:-4] + ".bench" if path else None
+            if bench and os.path.exists(bench):
+                for k, v in re.findall(r"(p50|p95|p99)_us=([\d.]+)", open(bench).read()):
+                    per[lb].setdefault("rtt_" + k, []).append(float(v))
+        for k in ["round_trip"] + COST:
+            row = "%-8s %4d %-14s" % (f, n, k)
+            any_v = False
+            for lb in labels:
+                v = per[lb]
+                if k == "round_trip" and "rtt_p50" in v:
+                    cell = "%8.0f %8.0f %8.0f" % (v["rtt_p50"][0], v["rtt_p95"][0], v["rtt_p99"][0])
+                    any_v = True
+                elif v.get(k):
+                    cell = "%8.0f %8.0f %8.0f" % (pct(v[k], 0.5), pct(v[k], 0.95), pct(v[k], 0.99))
+                    any_v = True
+                else:
+                    cell = "%8s %8s %8s" % ("-", "-", "-")
+                row += " | " + cell + "  "
+            if any_v:
+                print(row)
+    print("round_trip: the owner's begin -> grant -> end -> cert (krex-testclient bench); the rest from krexd's 'cost' log lines.")
+    return 0
+
+
 def main(paths):
     lines = [ln for p in paths for ln in open(p, errors="replace") if ": granted to participant" in ln]
     if not lines:
@@ -29,8 +107,11 @@ def main(paths):
     for ph in PHASES:
         v = [int(m.group(1)) / 1000 for ln in lines for m in [re.search(r"\b%s (\d+)" % ph, ln)] if m]
         print("%-8s %6d %8.3f %8.3f" % (ph, len(v), pct(v, 0.5), pct(v, 0.95)))
+    cost_print([ln for p in paths for ln in open(p, errors="replace") if ": cost siblings=" in ln])
     return 0
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--cost-table":
+        sys.exit(cost_table(sys.argv[2], sys.argv[3:] or ["now"]))
     sys.exit(main(sys.argv[1:]) if len(sys.argv) > 1 else 2)

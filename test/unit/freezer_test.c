@@ -9,6 +9,11 @@
  * a temp dir: a Slurm cgroup/v2 step (job/step/user/task_0, Slurm writing
  * user/cgroup.freeze) and a v1 freezer cgroup, and a child stopped with
  * SIGSTOP.  The real kernel's v1 and v2 freezers: krexd-suspend.sh.
+ *
+ * And the cpuset krexd gives its own v2 cgroups (issue 15), on a fake tree:
+ * the controller enabled level by level only where the level above gave it,
+ * explicit cpus and mems copied from where the process came from.  The
+ * real kernel: test/topology/krexd_isolate_own.sh (v1 cpusets here).
  */
 #include "config.h"
 
@@ -175,13 +180,75 @@ static void ext_stopped(void)
 	waitpid(kid, &st, 0);
 }
 
+static void get(const char *dir, const char *file, char *buf, size_t len)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	buf[0] = '\0';
+	f = fopen(p, "r");
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* A v2 tree: root gives cpuset to krex, which gives nothing yet; krex/t (a test's second level). */
+static void v2_cpuset(void)
+{
+	char root[] = "/tmp/krex-fzcpuset-XXXXXX", d[700], e[700], buf[64];
+
+	if (!mkdtemp(root)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(d, sizeof(d), "%s/krex", root);
+	mkdir(d, 0755);
+	put(d, "cgroup.controllers", "cpu cpuset memory pids\n");
+	put(d, "cgroup.subtree_control", "");
+	snprintf(e, sizeof(e), "%s/krex/t", root);
+	mkdir(e, 0755);
+	put(e, "cgroup.controllers", "cpuset\n"); /* what the kernel shows once krex gives it */
+	put(e, "cgroup.subtree_control", "");
+	ok(freezer_v2_cpuset_enable(root, "krex/t") == 1,
+	   "v2 cpuset: enabled down krexd's subtree");
+	get(d, "cgroup.subtree_control", buf, sizeof(buf));
+	ok(!strcmp(buf, "+cpuset"), "v2 cpuset: +cpuset written at the first level (%s)", buf);
+	get(e, "cgroup.subtree_control", buf, sizeof(buf));
+	ok(!strcmp(buf, "+cpuset"), "v2 cpuset: and at the second (%s)", buf);
+	put(d, "cgroup.controllers", "cpu memory pids\n");
+	put(d, "cgroup.subtree_control", "");
+	ok(freezer_v2_cpuset_enable(root, "krex/t") == 0,
+	   "v2 cpuset: not given to krexd's subtree: 0, nothing written above it");
+	get(d, "cgroup.subtree_control", buf, sizeof(buf));
+	ok(!buf[0], "v2 cpuset: krex's subtree_control left empty");
+
+	/* explicit cpus and mems: the effective ones of where it came from */
+	put(root, "cpuset.cpus.effective", "2-5\n");
+	put(root, "cpuset.mems.effective", "0\n");
+	put(e, "cpuset.cpus", "");
+	put(e, "cpuset.mems", "");
+	ok(freezer_v2_cpuset_own(e, root) == 0, "v2 cpuset: own cpus and mems written");
+	get(e, "cpuset.cpus", buf, sizeof(buf));
+	ok(!strcmp(buf, "2-5"), "v2 cpuset: cpus from the origin (%s)", buf);
+	get(e, "cpuset.mems", buf, sizeof(buf));
+	ok(!strcmp(buf, "0"), "v2 cpuset: mems from the origin (%s)", buf);
+	put(root, "cpuset.cpus.effective", "\n");
+	ok(freezer_v2_cpuset_own(e, root) < 0, "v2 cpuset: an origin without effective cpus: -1");
+	snprintf(d, sizeof(d), "rm -rf '%s'", root);
+	(void)!system(d);
+}
+
 int main(void)
 {
 	char out[256], st = 0;
 	pid_t pp = 0;
 	int frozen = -1;
 
-	plan(16 + 9 + 8 + 3);
+	plan(16 + 9 + 8 + 3 + 9);
 	ok(freezer_parse_events("populated 1\nfrozen 1\n", &frozen) == 0 && frozen == 1,
 	   "cgroup.events: frozen 1");
 	ok(freezer_parse_events("populated 0\nfrozen 0\n", &frozen) == 0 && frozen == 0,
@@ -229,5 +296,6 @@ int main(void)
 	ext_v2();
 	ext_v1();
 	ext_stopped();
+	v2_cpuset();
 	return tap_done();
 }
