@@ -17,6 +17,7 @@
 
 const char *const conf_freezer_names[] = {"auto", "cgroup2", "cgroup1", "signal", NULL};
 const char *const conf_isolate_names[] = {"participants", "node", "none", NULL};
+const char *const conf_sign_names[] = {"munge", "off", NULL};
 
 int conf_parse_enum(const char *v, const char *const *names, int *out)
 {
@@ -114,6 +115,18 @@ static int check_isolate(const char *v)
 	return conf_parse_enum(v, conf_isolate_names, &i);
 }
 
+static int check_sign(const char *v)
+{
+	int i;
+
+	return conf_parse_enum(v, conf_sign_names, &i);
+}
+
+static int check_abspath_or_empty(const char *v)
+{
+	return !v[0] || v[0] == '/' ? 0 : -1;
+}
+
 static int check_share(const char *v)
 {
 	double d;
@@ -160,6 +173,8 @@ static const struct conf_key {
         {"log_level", check_log_level, "none, error, warn, info, debug or 0-4"},
         {"node_name", check_nonempty, "a name"},
         {"cgroup_subtree", conf_check_subtree, "a relative path without .."},
+        {"sign", check_sign, "munge or off"},
+        {"munge_socket", check_abspath_or_empty, "an absolute path, or empty for munge's default"},
 };
 
 static const struct conf_key *conf_key_find(const char *key)

@@ -396,6 +396,55 @@ static void get_status_reply(struct pbuf *b, struct proto_status_reply *s)
 	}
 }
 
+/* The signed form: u64 region, u32 status, str reason, u32 length + bytes (no NUL). */
+static void put_signed_reply(struct pbuf *b, const struct proto_signed_reply *r)
+{
+	uint32_t n = r->cred ? r->cred_len : 0;
+	uint8_t *p;
+
+	if (n > PROTO_SIGNED_MAX_CRED || (n && memchr(r->cred, '\0', n))) {
+		b->err = EINVAL;
+		return;
+	}
+	pbuf_put_u64(b, r->region_id);
+	pbuf_put_u32(b, r->status);
+	pbuf_put_str(b, r->reason);
+	pbuf_put_u32(b, n);
+	p = pbuf_room(b, n);
+	if (p && n)
+		memcpy(p, r->cred, n);
+}
+
+static void get_signed_reply(struct pbuf *b, struct proto_signed_reply *r)
+{
+	const uint8_t *p;
+
+	r->region_id = pbuf_get_u64(b);
+	r->status = pbuf_get_u32(b);
+	pbuf_get_str(b, r->reason, sizeof(r->reason));
+	r->cred_len = pbuf_get_u32(b);
+	if (b->err)
+		return;
+	if (r->cred_len > PROTO_SIGNED_MAX_CRED) {
+		b->err = EPROTO;
+		return;
+	}
+	p = pbuf_take(b, r->cred_len);
+	if (!p)
+		return;
+	if (memchr(p, '\0', r->cred_len)) {
+		b->err = EPROTO;
+		return;
+	}
+	r->cred = malloc((size_t)r->cred_len + 1);
+	if (!r->cred) {
+		b->err = ENOMEM;
+		return;
+	}
+	memcpy(r->cred, p, r->cred_len);
+	r->cred[r->cred_len] = '\0';
+}
+
 /* ---- messages -------------------------------------------------------------- */
 
 static void put_body(struct pbuf *b, uint16_t type, const union proto_body *m)
@@ -471,6 +520,12 @@ static void put_body(struct pbuf *b, uint16_t type, const union proto_body *m)
 	case PROTO_ERROR:
 		pbuf_put_u32(b, m->error.code);
 		pbuf_put_str(b, m->error.message);
+		break;
+	case PROTO_SIGNED:
+		pbuf_put_u64(b, m->sig.region_id);
+		break;
+	case PROTO_SIGNED_REPLY:
+		put_signed_reply(b, &m->sig_reply);
 		break;
 	default:
 		b->err = EINVAL;
@@ -599,6 +654,12 @@ static void get_body(struct pbuf *b, uint16_t type, union proto_body *m)
 		m->error.code = pbuf_get_u32(b);
 		pbuf_get_str(b, m->error.message, sizeof(m->error.message));
 		break;
+	case PROTO_SIGNED:
+		m->sig.region_id = pbuf_get_u64(b);
+		break;
+	case PROTO_SIGNED_REPLY:
+		get_signed_reply(b, &m->sig_reply);
+		break;
 	default:
 		b->err = EPROTO;
 	}
@@ -627,6 +688,12 @@ int proto_unpack(uint16_t type, const uint8_t *payload, size_t len, union proto_
 
 void proto_body_free(uint16_t type, union proto_body *msg)
 {
+	if (type == PROTO_SIGNED_REPLY) {
+		free(msg->sig_reply.cred);
+		msg->sig_reply.cred = NULL;
+		msg->sig_reply.cred_len = 0;
+		return;
+	}
 	if (type != PROTO_STATUS_REPLY)
 		return;
 	free(msg->status_reply.parts);
@@ -639,10 +706,11 @@ void proto_body_free(uint16_t type, union proto_body *msg)
 
 const char *proto_type_name(uint16_t type)
 {
-	static const char *const names[] = {"?",       "REGISTER",     "REGISTERED",   "UNREGISTER",
-	                                    "OK",      "REGION_BEGIN", "GRANT",        "REGION_END",
-	                                    "CERT",    "STATUS",       "STATUS_REPLY", "DRAIN_ACK",
-	                                    "RELEASE", "ERROR"};
+	static const char *const names[] = {
+	        "?",       "REGISTER",     "REGISTERED",   "UNREGISTER",
+	        "OK",      "REGION_BEGIN", "GRANT",        "REGION_END",
+	        "CERT",    "STATUS",       "STATUS_REPLY", "DRAIN_ACK",
+	        "RELEASE", "ERROR",        "SIGNED",       "SIGNED_REPLY"};
 
 	return type < PROTO_TYPE_MAX ? names[type] : "?";
 }

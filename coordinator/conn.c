@@ -21,6 +21,7 @@
 #include "fdio.h"
 #include "isolate.h"
 #include "krexd.h"
+#include "sign.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -477,6 +478,7 @@ static int conn_type_ok(uint16_t type)
 	case PROTO_STATUS:
 	case PROTO_DRAIN_ACK:
 	case PROTO_RELEASE:
+	case PROTO_SIGNED:
 		return 1;
 	}
 	return 0;
@@ -518,6 +520,9 @@ static void conn_dispatch(struct krexd *k, struct conn *c)
 		break;
 	case PROTO_RELEASE:
 		region_release(k, c, seq, &m.release);
+		break;
+	case PROTO_SIGNED:
+		sign_request(k, c, seq, m.sig.region_id);
 		break;
 	default:
 		conn_reject(k, c, KREX_EPROTO, "message type not accepted by krexd");

@@ -29,6 +29,7 @@
 #include "krexd.h"
 #include "log.h"
 #include "nvml.h"
+#include "sign.h"
 #include "timeutil.h"
 
 static struct krexd K;
@@ -383,13 +384,13 @@ static void on_signal(struct krexd *k)
 /* Arm the timer for the earliest deadline of anything. */
 static void timer_arm(struct krexd *k)
 {
-	uint64_t d[4] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
-	                 k->ext_kill_check_ns};
+	uint64_t d[5] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
+	                 k->ext_kill_check_ns, sign_next_deadline(k)};
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	uint64_t best = 0;
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		if (d[i] && (!best || d[i] < best))
 			best = d[i];
 	if (best) {
@@ -427,6 +428,9 @@ static void loop_dispatch(struct krexd *k, struct epoll_event *ev, int n)
 		case EP_INOTIFY:
 			part_ext_events(k);
 			break;
+		case EP_SIGN:
+			sign_event(k);
+			break;
 		}
 	}
 }
@@ -452,6 +456,7 @@ static void loop(struct krexd *k)
 		now = time_now_ns();
 		region_tick(k, now);
 		conn_tick(k, now);
+		sign_tick(k, now);
 		part_check_proc(k, now);
 		part_ext_kill_check(k, now);
 		if (k->resched) {
@@ -519,6 +524,7 @@ int main(int argc, char **argv)
 	                        (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus)
 	                ? "yes"
 	                : "no");
+	sign_start(k);
 	startup_done();
 	loop(k);
 	teardown(k);

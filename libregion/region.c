@@ -17,9 +17,8 @@
 
 #include "client.h"
 #include "defs.h"
-#include "json.h"
+#include "certjson.h"
 #include "krex/region.h"
-#include "nvmlapi.h"
 #include "timeutil.h"
 
 #define KREX_EXPORT __attribute__((visibility("default")))
@@ -69,9 +68,7 @@ KREX_EXPORT int krex_api_version(void)
 
 KREX_EXPORT const char *krex_outcome_name(uint32_t outcome)
 {
-	static const char *const names[] = {"clean", "expired", "degraded", "unprotected"};
-
-	return outcome <= KREX_OUTCOME_UNPROTECTED ? names[outcome] : "unknown";
+	return cert_outcome_name(outcome);
 }
 
 static int env_unprotected(void)
@@ -191,7 +188,42 @@ static void region_cert_unprotected(struct krex_certificate *c)
 	snprintf(c->note, sizeof(c->note), "no krexd: the GPU was not quieted");
 }
 
-KREX_EXPORT int krex_region_end(struct krex_certificate *cert)
+/*
+ * Ask krexd on fd for the signed form of region id: the credential into buf,
+ * or "" and why.  An older krexd answers "unknown message type".
+ */
+static void region_fetch_signed(int fd, uint64_t id, char *buf, unsigned long len, char *why,
+                                unsigned long whylen)
+{
+	union proto_body req, reply;
+	char err[256];
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.sig.region_id = id;
+	rc = client_call(fd, PROTO_SIGNED, &req, PROTO_SIGNED_REPLY, &reply,
+	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS + KREX_MAX_SIGN_TIMEOUT_MS),
+	                 err, sizeof(err));
+	if (rc != KREX_OK) {
+		snprintf(why, whylen, "krexd gave no signed form: %s",
+		         err[0] ? err : krex_strerror(rc));
+		return;
+	}
+	if (reply.sig_reply.status != PROTO_SIGNED_OK || !reply.sig_reply.cred)
+		snprintf(why, whylen, "%s",
+		         reply.sig_reply.reason[0] ? reply.sig_reply.reason
+		                                   : "krexd signed nothing");
+	else if (reply.sig_reply.cred_len >= len)
+		snprintf(why, whylen, "the signed form needs %u bytes, the buffer has %lu",
+		         reply.sig_reply.cred_len + 1, len);
+	else
+		memcpy(buf, reply.sig_reply.cred, (size_t)reply.sig_reply.cred_len + 1);
+	proto_body_free(PROTO_SIGNED_REPLY, &reply);
+}
+
+/* End the region; with want_signed, also fetch its signed form (buf, why). */
+static int region_end_as(struct krex_certificate *cert, int want_signed, char *buf,
+                         unsigned long len, char *why, unsigned long whylen)
 {
 	union proto_body req, reply;
 	struct krex_certificate local;
@@ -204,6 +236,8 @@ KREX_EXPORT int krex_region_end(struct krex_certificate *cert)
 	}
 	if (region_state.unprotected) {
 		region_cert_unprotected(&local);
+		if (want_signed)
+			snprintf(why, whylen, "no krexd: nothing was signed");
 		rc = KREX_OK;
 		goto done;
 	}
@@ -213,10 +247,14 @@ KREX_EXPORT int krex_region_end(struct krex_certificate *cert)
 	        region_state.fd, PROTO_REGION_END, &req, PROTO_CERT, &reply,
 	        time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS + KREX_DEFAULT_DRAIN_TIMEOUT_MS), NULL,
 	        0);
+	if (rc == KREX_OK) {
+		local = reply.cert;
+		if (want_signed)
+			region_fetch_signed(region_state.fd, local.region_id, buf, len, why,
+			                    whylen);
+	}
 	close(region_state.fd);
 	region_state.fd = -1;
-	if (rc == KREX_OK)
-		local = reply.cert;
 done:
 	region_state.active = 0;
 	region_state.unprotected = 0;
@@ -225,6 +263,27 @@ done:
 out:
 	pthread_mutex_unlock(&region_state.lock);
 	return rc;
+}
+
+KREX_EXPORT int krex_region_end(struct krex_certificate *cert)
+{
+	return region_end_as(cert, 0, NULL, 0, NULL, 0);
+}
+
+KREX_EXPORT int krex_region_end_signed(struct krex_certificate *cert, char *buf, unsigned long len,
+                                       char *why, unsigned long whylen)
+{
+	char whybuf[256];
+
+	if (!buf || !len)
+		return KREX_EINVAL;
+	buf[0] = '\0';
+	if (!why || !whylen) {
+		why = whybuf;
+		whylen = sizeof(whybuf);
+	}
+	why[0] = '\0';
+	return region_end_as(cert, 1, buf, len, why, whylen);
 }
 
 /* Forget a region inherited across fork(): it belongs to the parent. */
@@ -238,75 +297,8 @@ void region_atfork_child(void)
 	region_state.unprotected = 0;
 }
 
-/* A known integer, or null. */
-static void json_int(char *out, size_t len, int known, long long v)
-{
-	if (known)
-		snprintf(out, len, "%lld", v);
-	else
-		snprintf(out, len, "null");
-}
-
-/* The clocks-event reasons of mask as a JSON array of names, or null. */
-static void json_reasons(char *out, size_t len, int known, uint64_t mask)
-{
-	char names[512];
-
-	if (!known) {
-		snprintf(out, len, "null");
-		return;
-	}
-	nvml_reason_names(mask, "\",\"", names, sizeof(names));
-	snprintf(out, len, names[0] ? "[\"%s\"]" : "[]", names);
-}
-
 KREX_EXPORT int krex_certificate_json(const struct krex_certificate *c, char *buf,
                                       unsigned long len)
 {
-	char gpus[6 * sizeof(c->gpus)], note[6 * sizeof(c->note)],
-	        cores[6 * sizeof(c->owner_cores)];
-	char foreign[24], moved[24], clk0[24], clk1[24], cmin[24], cmax[24], cnom[24], settle[24];
-	char t0[24], t1[24], vp[24], vt[24], reasons[600];
-	int iso = (c->known & KREX_CERT_ISOLATION) != 0, clk = (c->known & KREX_CERT_CLOCKS) != 0;
-	int temp = (c->known & KREX_CERT_TEMP) != 0, viol = (c->known & KREX_CERT_VIOLATION) != 0;
-
-	json_escape_n(gpus, sizeof(gpus), c->gpus, strnlen(c->gpus, sizeof(c->gpus)));
-	json_escape_n(note, sizeof(note), c->note, strnlen(c->note, sizeof(c->note)));
-	json_escape_n(cores, sizeof(cores), c->owner_cores,
-	              strnlen(c->owner_cores, sizeof(c->owner_cores)));
-	json_int(foreign, sizeof(foreign), (c->known & KREX_CERT_FOREIGN) != 0, c->foreign);
-	json_int(moved, sizeof(moved), iso, c->moved);
-	json_int(clk0, sizeof(clk0), clk, c->sm_clock_start_mhz);
-	json_int(clk1, sizeof(clk1), clk, c->sm_clock_end_mhz);
-	json_int(cmin, sizeof(cmin), clk && c->sm_clock_min_mhz >= 0, c->sm_clock_min_mhz);
-	json_int(cmax, sizeof(cmax), clk && c->sm_clock_max_mhz >= 0, c->sm_clock_max_mhz);
-	json_int(cnom, sizeof(cnom), clk && c->sm_clock_nominal_mhz >= 0, c->sm_clock_nominal_mhz);
-	json_int(settle, sizeof(settle), (c->known & KREX_CERT_SETTLE) != 0,
-	         (long long)c->settle_us);
-	json_int(t0, sizeof(t0), temp, c->temp_start_c);
-	json_int(t1, sizeof(t1), temp, c->temp_end_c);
-	json_int(vp, sizeof(vp), viol, (long long)c->violation_power_us);
-	json_int(vt, sizeof(vt), viol, (long long)c->violation_thermal_us);
-	json_reasons(reasons, sizeof(reasons), clk, c->clock_reasons);
-	return snprintf(
-	        buf, len,
-	        "{\"region\":%llu,\"outcome\":\"%s\",\"gpus\":\"%s\","
-	        "\"wait_us\":%llu,\"drain_us\":%llu,\"freeze_us\":%llu,"
-	        "\"isolate_us\":%llu,\"settle_us\":%s,\"held_us\":%llu,\"lease_us\":%llu,"
-	        "\"siblings\":%u,\"drained\":%u,\"late\":%u,\"frozen\":%u,"
-	        "\"foreign\":%s,\"moved\":%s,\"owner_cores\":%s%s%s,"
-	        "\"sm_clock_start_mhz\":%s,\"sm_clock_end_mhz\":%s,"
-	        "\"sm_clock_min_mhz\":%s,\"sm_clock_max_mhz\":%s,\"sm_clock_nominal_mhz\":%s,"
-	        "\"clock_samples\":%u,\"clock_reasons\":%s,"
-	        "\"throttle_start\":%llu,\"throttle_end\":%llu,"
-	        "\"temp_start_c\":%s,\"temp_end_c\":%s,"
-	        "\"violation_power_us\":%s,\"violation_thermal_us\":%s,\"note\":\"%s\"}",
-	        (unsigned long long)c->region_id, krex_outcome_name(c->outcome), gpus,
-	        (unsigned long long)c->wait_us, (unsigned long long)c->drain_us,
-	        (unsigned long long)c->freeze_us, (unsigned long long)c->isolate_us, settle,
-	        (unsigned long long)c->held_us, (unsigned long long)c->lease_us, c->siblings,
-	        c->drained, c->late, c->frozen, foreign, moved, iso ? "\"" : "",
-	        iso ? cores : "null", iso ? "\"" : "", clk0, clk1, cmin, cmax, cnom,
-	        c->clock_samples, reasons, (unsigned long long)c->throttle_start,
-	        (unsigned long long)c->throttle_end, t0, t1, vp, vt, note);
+	return cert_json(c, buf, len);
 }

@@ -40,6 +40,8 @@ static void usage(FILE *f)
 	        "  status [--json]     participants, regions held and queued, per GPU\n"
 	        "  release ID          end region ID by force (root, or its owner's user)\n"
 	        "  stop                stop this user's private krexd (embedded mode)\n"
+	        "  verify [--allow-expired] [--signer UID] [--socket PATH] [--json] FILE\n"
+	        "        check a signed certificate (krex region --json) with munge\n"
 	        "  version             print the version\n"
 	        "\n"
 	        "Environment: KREX_SOCKET (krexd's socket, default %s/%s), KREX_GPUS,\n"
@@ -147,6 +149,8 @@ int main(int argc, char **argv)
 		return cmd_release(argc - 1, argv + 1);
 	if (!strcmp(cmd, "stop"))
 		return cmd_stop(argc - 1, argv + 1);
+	if (!strcmp(cmd, "verify"))
+		return cmd_verify(argc - 1, argv + 1);
 	die_usage("unknown command '%s'", cmd);
 	return 2;
 }
