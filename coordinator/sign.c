@@ -41,6 +41,7 @@ struct sign_job {
 	uint64_t region_id; /* 0: the start-up probe */
 	uid_t uid;          /* the owner: who may fetch it (and root) */
 	char *payload;
+	int ttl; /* sign_ttl when it was queued (reloadable) */
 	/* under sg.lock until done */
 	int state;
 	int result;      /* enum mapi_result */
@@ -67,8 +68,7 @@ static struct {
 	unsigned queued;
 	struct sign_job *jobs; /* every kept job, newest first (loop only) */
 	unsigned njobs;
-	char socket[256];
-	int ttl;
+	char socket[256]; /* munge_socket (fixed while krexd runs) */
 	/* the loop's view of munged */
 	int down;          /* the last job failed to reach munged */
 	uint64_t retry_ns; /* down: the next job tries again from then */
@@ -99,7 +99,7 @@ static void *sign_thread(void *arg)
 		pthread_mutex_unlock(&sg.lock);
 
 		t0 = time_now_ns();
-		r = mapi_encode(sg.socket, sg.ttl, j->payload, strlen(j->payload), &cred, why,
+		r = mapi_encode(sg.socket, j->ttl, j->payload, strlen(j->payload), &cred, why,
 		                sizeof(why));
 
 		pthread_mutex_lock(&sg.lock);
@@ -153,6 +153,7 @@ static void sign_submit(struct krexd *k, uint64_t region_id, uid_t uid, char *pa
 	j->region_id = region_id;
 	j->uid = uid;
 	j->payload = payload;
+	j->ttl = (int)k->cfg.sign_ttl;
 	j->next = sg.jobs;
 	sg.jobs = j;
 	sg.njobs++;
@@ -180,7 +181,6 @@ static void sign_submit(struct krexd *k, uint64_t region_id, uid_t uid, char *pa
 	}
 	pthread_mutex_unlock(&sg.lock);
 	sign_trim();
-	(void)k;
 }
 
 void sign_start(struct krexd *k)
@@ -194,7 +194,6 @@ void sign_start(struct krexd *k)
 		return;
 	}
 	snprintf(sg.socket, sizeof(sg.socket), "%s", k->cfg.munge_socket);
-	sg.ttl = (int)k->cfg.sign_ttl;
 	sg.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (sg.efd < 0) {
 		log_warn("certificates are not signed: eventfd: %s", strerror(errno));
@@ -334,9 +333,9 @@ static void sign_seen(struct sign_job *j, uint64_t now)
 			log_info("munged answers again: certificates are signed (%s)",
 			         sg.socket[0] ? sg.socket : "munge's default socket");
 		else if (!j->region_id)
-			log_info("certificates are signed with munge (socket %s, ttl %s)",
+			log_info("certificates are signed with munge (socket %s, time-to-live %s)",
 			         sg.socket[0] ? sg.socket : "munge's default",
-			         sg.ttl ? "sign_ttl" : "munged's maximum");
+			         j->ttl ? "sign_ttl" : "munged's maximum");
 		sg.down = 0;
 		log_debug("region %llu signed in %llu us", (unsigned long long)j->region_id,
 		          (unsigned long long)(j->enc_ns / NS_PER_US));

@@ -152,6 +152,11 @@ static int compare(struct krex_verify *v, const char *obj, size_t objlen, const 
 			continue;
 		seen++;
 		snprintf(key, sizeof(key), "%.*s", (int)(kl < 60 ? kl : 60), k);
+		if (json_object_get(obj, objlen, key, &sv, &svl) != 1 || sv != val)
+			return verdict(v, KREX_VERIFY_MISMATCH,
+			               "the certificate next to the credential has \"%s\" twice",
+			               key),
+			       -1;
 		if (json_object_get(cert, certlen, key, &sv, &svl) != 1)
 			return verdict(v, KREX_VERIFY_MISMATCH,
 			               "the certificate next to the credential has \"%s\", the signed one has not",
