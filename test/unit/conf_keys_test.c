@@ -24,6 +24,8 @@ static const struct {
         {"isolate", "node", "cores"},
         {"freezer", "signal", "sometimes"},
         {"cgroup_subtree", "krex/a", "../x"},
+        {"sign", "off", "gpg"},
+        {"munge_socket", "/run/munge/munge.socket.2", "munge.sock"},
 };
 
 int main(void)
