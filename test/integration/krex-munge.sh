@@ -48,7 +48,7 @@ mg_start mB "$KT_DIR/keyb/munge.key" || skip_all "second munged did not start"
 A=$KT_DIR/mA/sock
 B=$KT_DIR/mB/sock
 
-plan 28
+plan 29
 
 kt_conf "gpus = g0" "node_name = signnode" "munge_socket = $A"
 krexd_start
@@ -74,6 +74,10 @@ del c["signed"]
 assert v["verdict"] == "valid" and v["node"] == "signnode" and v["uid"] == 0, v
 assert v["certificate"] == c, (v["certificate"], c)
 PY
+KREX_LIBREGION=$top_builddir/libregion/.libs/libkrexregion.so PYTHONPATH=$top_srcdir/contrib/python \
+	KREX_TEST_MUNGE_SOCKET=$A KREX_TEST_CERT=$C PYTHONDONTWRITEBYTECODE=1 \
+	python3 "$top_srcdir/contrib/python/test_krex.py" >"$KT_DIR/py.out" 2>&1
+ok "the Python binding verifies it too (krex.verify)" grep -q "^ok [0-9]* - verify a signed certificate: who" "$KT_DIR/py.out"
 
 # Tampered: one character of the credential changed.
 python3 - "$C" "$KT_DIR/tampered.json" <<'PY'
