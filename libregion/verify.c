@@ -40,7 +40,8 @@ static int verdict(struct krex_verify *v, int verdict, const char *fmt, ...)
 	return KREX_OK;
 }
 
-/* The credential in text: a bare one, or the "signed" member of an object. */
+/* The credential in text: a bare one, or the "signed" member of an object.
+ * 0, -1 with a verdict given, -2 out of memory. */
 static int find_cred(struct krex_verify *v, const char *text, char **cred, const char **obj,
                      size_t *objlen)
 {
@@ -55,7 +56,7 @@ static int find_cred(struct krex_verify *v, const char *text, char **cred, const
 		n--;
 	if (n > 6 && !strncmp(t, "MUNGE:", 6)) {
 		*cred = strndup(t, n);
-		return *cred ? 0 : -1;
+		return *cred ? 0 : -2;
 	}
 	rc = json_object_get(t, n, "signed", &val, &vl);
 	if (rc < 0)
@@ -77,8 +78,9 @@ static int find_cred(struct krex_verify *v, const char *text, char **cred, const
 		       -1;
 	}
 	*cred = malloc(vl + 1);
-	if (!*cred || json_string_value(val, vl, *cred, vl + 1) < 0 ||
-	    strncmp(*cred, "MUNGE:", 6)) {
+	if (!*cred)
+		return -2;
+	if (json_string_value(val, vl, *cred, vl + 1) < 0 || strncmp(*cred, "MUNGE:", 6)) {
 		free(*cred);
 		*cred = NULL;
 		return verdict(v, KREX_VERIFY_MALFORMED,
@@ -200,8 +202,11 @@ KREX_EXPORT int krex_certificate_verify(const char *text, struct krex_verify *v)
 		return KREX_EINVAL;
 	memset((char *)v + offsetof(struct krex_verify, verdict), 0,
 	       sizeof(*v) - offsetof(struct krex_verify, verdict));
-	if (find_cred(v, text, &cred, &obj, &objlen) < 0)
-		return cred ? (free(cred), KREX_OK) : KREX_OK;
+	/* never valid by default: each way out gives its verdict */
+	v->verdict = KREX_VERIFY_MALFORMED;
+	r = find_cred(v, text, &cred, &obj, &objlen);
+	if (r < 0)
+		return r == -2 ? KREX_ENOMEM : KREX_OK;
 	r = mapi_decode(v->munge_socket, cred, &d, why, sizeof(why));
 	free(cred);
 	switch (r) {
@@ -234,9 +239,8 @@ KREX_EXPORT int krex_certificate_verify(const char *text, struct krex_verify *v)
 	v->cred_gid = d.gid;
 	v->encoded = (int64_t)d.encoded;
 	v->ttl = d.ttl;
-	if (!d.payload) {
-		return verdict(v, KREX_VERIFY_NOMUNGE, "out of memory");
-	}
+	if (!d.payload)
+		return KREX_ENOMEM;
 	if (v->cred_uid != v->signer_uid && !(v->flags & KREX_VERIFY_ANY_SIGNER)) {
 		if (getpwuid_r((uid_t)v->cred_uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp)
 			snprintf(by, sizeof(by), " (%s)", pw.pw_name);

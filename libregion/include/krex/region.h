@@ -220,7 +220,7 @@ struct krex_verify {
  * "signed" member (what `krex region --json` prints) whose other members,
  * when present, must be the signed certificate's (whitespace and member
  * order aside).  Returns KREX_OK with v->verdict and v->reason filled,
- * KREX_EINVAL for a NULL or short argument.  See krex_certificate_verify(3).
+ * KREX_EINVAL for a NULL or short argument, KREX_ENOMEM.  See krex_certificate_verify(3).
  */
 int krex_certificate_verify(const char *text, struct krex_verify *v);
 
