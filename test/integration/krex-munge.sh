@@ -48,7 +48,7 @@ mg_start mB "$KT_DIR/keyb/munge.key" || skip_all "second munged did not start"
 A=$KT_DIR/mA/sock
 B=$KT_DIR/mB/sock
 
-plan 29
+plan 32
 
 kt_conf "gpus = g0" "node_name = signnode" "munge_socket = $A"
 krexd_start
@@ -78,6 +78,11 @@ KREX_LIBREGION=$top_builddir/libregion/.libs/libkrexregion.so PYTHONPATH=$top_sr
 	KREX_TEST_MUNGE_SOCKET=$A KREX_TEST_CERT=$C PYTHONDONTWRITEBYTECODE=1 \
 	python3 "$top_srcdir/contrib/python/test_krex.py" >"$KT_DIR/py.out" 2>&1
 ok "the Python binding verifies it too (krex.verify)" grep -q "^ok [0-9]* - verify a signed certificate: who" "$KT_DIR/py.out"
+
+# A region whose lease ran out: its certificate (kept for END) is signed too.
+"$KREX" region --max 0.2 --cert "$KT_DIR/lease.json" -- sleep 1 2>/dev/null
+"$KREX" verify --socket "$A" "$KT_DIR/lease.json" >"$KT_DIR/lease.out" 2>&1; rc=$?
+ok "an expired lease's certificate is signed: outcome expired" eval 'test $rc = 0 && grep -q "outcome: expired" "$KT_DIR/lease.out"'
 
 # Tampered: one character of the credential changed.
 python3 - "$C" "$KT_DIR/tampered.json" <<'PY'
@@ -143,6 +148,9 @@ ok "munged stopped: five regions granted and ended in under 5 s" test $(((t1 - t
 ok "each says why it is not signed" test "$(grep -c 'not signed: munged did not answer within sign_timeout' "$KT_DIR/stopped.err")" = 5
 ok "krexd logs it once" test "$(grep -c 'warning: certificates are not signed' "$KT_DIR/krexd.log")" = 1
 kill -CONT "$(cat "$KT_DIR/mA/pid")"
+ok "munged continued: krexd logs its return" wait_for 10 grep -q "munged answers again" "$KT_DIR/krexd.log"
+"$KREX" region --cert "$KT_DIR/again.json" -- true 2>/dev/null
+ok "and signs again" grep -q '"signed":"MUNGE:' "$KT_DIR/again.json"
 krexd_stop
 
 # krexd with no munged at all.
