@@ -12,6 +12,7 @@
 . "$top_srcdir/test/integration/krexd-lib.sh"
 KREX=$top_builddir/tools/krex
 need_root
+grep -q '^#define HAVE_MUNGE 1' "$top_builddir/config.h" || skip_all "built without munge (configure --with-munge)"
 for b in munged munge unmunge runuser python3; do
 	command -v $b >/dev/null 2>&1 || [ -x /usr/sbin/$b ] || skip_all "$b not installed (Debian: munge)"
 done
