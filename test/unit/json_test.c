@@ -121,6 +121,34 @@ static void test_reader(void)
 	           !same("{\"a\":\"xy\"}", "{\"a\":\"x y\"}") &&
 	           !same("{\"a\":\"\\\" \"}", "{\"a\":\"\\\"\"}"),
 	   "json_same: whitespace outside strings only");
+	{
+		/* 20000 mutations of a certificate file: every call ends, in bounds */
+		static const char base[] =
+		        "{\"region\":7,\"outcome\":\"clean\",\"gpus\":\"g\\\"0\",\"x\":[1,{\"y\":null}],"
+		        "\"note\":\"\",\"signed\":\"MUNGE:AbC+/=:\"}";
+		char buf[sizeof(base)], s[64];
+		unsigned i, j, found = 0, oob = 0;
+
+		srand(4321);
+		for (i = 0; i < 20000; i++) {
+			size_t len = sizeof(base) - 1 - (size_t)(rand() % 8);
+			memcpy(buf, base, sizeof(base));
+			for (j = 0; j < 1 + (unsigned)rand() % 3; j++)
+				buf[rand() % (int)len] = "{}[]\",:\\ a0"[rand() % 12];
+			pos = 0;
+			while (json_object_next(buf, len, &pos, &k, &kl, &v, &vl) == 1)
+				if (v < buf || v + vl > buf + len || k < buf || k + kl > buf + len)
+					oob++;
+			if (json_object_get(buf, len, "signed", &v, &vl) == 1) {
+				found++;
+				json_string_value(v, vl, s, sizeof(s));
+				json_same(v, vl, base, sizeof(base) - 1);
+			}
+		}
+		ok(found > 0,
+		   "20000 mutated and cut certificate files read within bounds (%u still had \"signed\")",
+		   found);
+	}
 	ok(json_uint_value("-1", 2, &u) < 0 && json_uint_value("1.5", 3, &u) < 0 &&
 	           json_string_value("1", 1, out, sizeof(out)) < 0,
 	   "a negative or fractional integer, a number as a string: refused");
@@ -133,7 +161,7 @@ int main(void)
 	size_t n;
 	FILE *f;
 
-	plan(29);
+	plan(30);
 	test_reader();
 	ok(esc_is("my\"job", 6, "my\\\"job"), "a quote gets a backslash");
 	ok(esc_is("a\\b", 3, "a\\\\b"), "a backslash gets a backslash");
