@@ -18,6 +18,7 @@
 
 const char *const conf_freezer_names[] = {"auto", "cgroup2", "cgroup1", "signal", NULL};
 const char *const conf_isolate_names[] = {"participants", "node", "none", NULL};
+const char *const conf_sign_names[] = {"munge", "off", NULL};
 
 int conf_parse_enum(const char *v, const char *const *names, int *out)
 {
@@ -178,6 +179,13 @@ static int check_isolate(const char *v)
 	return conf_parse_enum(v, conf_isolate_names, &i);
 }
 
+static int check_sign(const char *v)
+{
+	int i;
+
+	return conf_parse_enum(v, conf_sign_names, &i);
+}
+
 static int check_share(const char *v)
 {
 	double d;
@@ -255,6 +263,8 @@ static const struct conf_key {
         {"region_log_max", check_log_max, "0, or a size from 4k to 1G, e.g. 10M"},
         {"region_log_keep", check_log_keep, "a number of files from 0 to 100"},
         {"metrics_file", check_path_or_empty, "an absolute path, or empty for none"},
+        {"sign", check_sign, "munge or off"},
+        {"munge_socket", check_path_or_empty, "an absolute path, or empty for munge's default"},
 };
 
 static const struct conf_key *conf_key_find(const char *key)

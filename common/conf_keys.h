@@ -16,6 +16,8 @@
 /* freezer = and isolate = values, in the order of krexd's enums; NULL-ended. */
 extern const char *const conf_freezer_names[];
 extern const char *const conf_isolate_names[];
+/* sign = values (munge, off), in the order of krexd's enum sign_mode. */
+extern const char *const conf_sign_names[];
 
 /* The index of v in names (NULL-ended) in *out; 0, or -1 if absent. */
 int conf_parse_enum(const char *v, const char *const *names, int *out);

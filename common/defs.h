@@ -60,11 +60,13 @@
  * running 8192x8192 fp16 matmuls stopped (6 of 6); 750 ms covers that with
  * ~40 % margin.  After a light sibling the clock is up already: no wait. */
 #define KREX_DEFAULT_SETTLE_TIMEOUT_MS 750
-#define KREX_MAX_SETTLE_TIMEOUT_MS 2000  /* stays within the client's grant slack */
-#define KREX_DEFAULT_CLOCK_TOLERANCE 1.0 /* clock_tolerance: percent under nominal allowed */
-#define KREX_SETTLE_POLL_MS 2            /* NVML poll period while settling */
-#define KREX_CLOCK_SAMPLE_MS 20          /* NVML sample period during a region */
-#define KREX_DEFAULT_IO_TIMEOUT_MS 5000  /* deadline for one message read or write */
+#define KREX_MAX_SETTLE_TIMEOUT_MS 2000   /* stays within the client's grant slack */
+#define KREX_DEFAULT_SIGN_TIMEOUT_MS 2000 /* longest a client waits for munged's signature */
+#define KREX_MAX_SIGN_TIMEOUT_MS 10000    /* stays within the client's reply deadline */
+#define KREX_DEFAULT_CLOCK_TOLERANCE 1.0  /* clock_tolerance: percent under nominal allowed */
+#define KREX_SETTLE_POLL_MS 2             /* NVML poll period while settling */
+#define KREX_CLOCK_SAMPLE_MS 20           /* NVML sample period during a region */
+#define KREX_DEFAULT_IO_TIMEOUT_MS 5000   /* deadline for one message read or write */
 #define KREX_DEFAULT_CONNECT_TIMEOUT_MS 2000
 
 #define KREX_MAX_GPUS 64     /* slots in the gate page */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "certjson.h"
 #include "json.h"
 #include "nvmlapi.h"
 #include "proto.h"
@@ -131,14 +132,6 @@ void json_fput_str(FILE *f, const char *s)
 
 /* ---- certificates and history entries ---- */
 
-/* krex_outcome_name()'s names: libkrexcommon does not link libkrexregion. */
-static const char *outcome_name(uint32_t outcome)
-{
-	static const char *const names[] = {"clean", "expired", "degraded", "unprotected"};
-
-	return outcome <= KREX_OUTCOME_UNPROTECTED ? names[outcome] : "unknown";
-}
-
 /* A known integer, or null. */
 static void json_int(char *out, size_t len, int known, long long v)
 {
@@ -201,7 +194,7 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	        "\"throttle_start\":%llu,\"throttle_end\":%llu,"
 	        "\"temp_start_c\":%s,\"temp_end_c\":%s,"
 	        "\"violation_power_us\":%s,\"violation_thermal_us\":%s,\"note\":\"%s\"}",
-	        (unsigned long long)c->region_id, outcome_name(c->outcome), gpus,
+	        (unsigned long long)c->region_id, cert_outcome_name(c->outcome), gpus,
 	        (unsigned long long)c->wait_us, (unsigned long long)c->drain_us,
 	        (unsigned long long)c->freeze_us, (unsigned long long)c->isolate_us, settle,
 	        (unsigned long long)c->held_us, (unsigned long long)c->lease_us, c->siblings,
@@ -240,4 +233,221 @@ int json_log_entry(const struct proto_log_entry *e, const char *node, char *buf,
 	                "\"certificate\":%s}",
 	                t1, t0, nd, (unsigned long long)e->seq, e->job, e->step, e->uid, e->pid,
 	                label, cert);
+}
+
+/* ---- reading -------------------------------------------------------------- */
+
+#define JSON_MAX_DEPTH 32
+
+static size_t json_ws(const char *t, size_t len, size_t i)
+{
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* The end of the string whose opening quote is at t[i], or 0 when unterminated. */
+static size_t json_skip_string(const char *t, size_t len, size_t i)
+{
+	for (i++; i < len; i++) {
+		if (t[i] == '\\')
+			i++;
+		else if (t[i] == '"')
+			return i + 1;
+		else if ((unsigned char)t[i] < 0x20)
+			return 0;
+	}
+	return 0;
+}
+
+/* The end of the value at t[i] (after whitespace), or 0 when malformed. */
+static size_t json_skip_value(const char *t, size_t len, size_t i, int depth)
+{
+	char open, close;
+
+	i = json_ws(t, len, i);
+	if (i >= len || depth > JSON_MAX_DEPTH)
+		return 0;
+	if (t[i] == '"')
+		return json_skip_string(t, len, i);
+	if (t[i] == '{' || t[i] == '[') {
+		open = t[i];
+		close = open == '{' ? '}' : ']';
+		i = json_ws(t, len, i + 1);
+		if (i < len && t[i] == close)
+			return i + 1;
+		for (;;) {
+			if (open == '{') {
+				if (i >= len || t[i] != '"' || !(i = json_skip_string(t, len, i)))
+					return 0;
+				i = json_ws(t, len, i);
+				if (i >= len || t[i] != ':')
+					return 0;
+				i++;
+			}
+			if (!(i = json_skip_value(t, len, i, depth + 1)))
+				return 0;
+			i = json_ws(t, len, i);
+			if (i < len && t[i] == ',') {
+				i = json_ws(t, len, i + 1);
+				continue;
+			}
+			return i < len && t[i] == close ? i + 1 : 0;
+		}
+	}
+	if (!strchr("-0123456789tfn", t[i]))
+		return 0;
+	while (i < len && strchr("-+.eE0123456789truefalsn", t[i]))
+		i++;
+	return i;
+}
+
+int json_object_next(const char *t, size_t len, size_t *pos, const char **key, size_t *keylen,
+                     const char **val, size_t *vallen)
+{
+	size_t i = *pos, k, e;
+
+	if (i == 0) {
+		i = json_ws(t, len, 0);
+		/* the whole text must be one object */
+		e = json_skip_value(t, len, i, 0);
+		if (i >= len || t[i] != '{' || !e || json_ws(t, len, e) != len)
+			return -1;
+		i = json_ws(t, len, i + 1);
+	} else {
+		i = json_ws(t, len, i);
+		if (i < len && t[i] == ',')
+			i = json_ws(t, len, i + 1);
+	}
+	if (i < len && t[i] == '}')
+		return 0;
+	if (i >= len || t[i] != '"' || !(k = json_skip_string(t, len, i)))
+		return -1;
+	*key = t + i + 1;
+	*keylen = k - i - 2;
+	i = json_ws(t, len, k);
+	if (i >= len || t[i] != ':')
+		return -1;
+	i = json_ws(t, len, i + 1);
+	if (!(e = json_skip_value(t, len, i, 1)))
+		return -1;
+	*val = t + i;
+	*vallen = e - i;
+	*pos = e;
+	return 1;
+}
+
+int json_object_get(const char *t, size_t len, const char *key, const char **val, size_t *vallen)
+{
+	size_t pos = 0, kl;
+	const char *k;
+	int rc;
+
+	while ((rc = json_object_next(t, len, &pos, &k, &kl, val, vallen)) == 1)
+		if (kl == strlen(key) && !memcmp(k, key, kl))
+			return 1;
+	return rc;
+}
+
+int json_string_value(const char *v, size_t n, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+	unsigned cp;
+
+	if (n < 2 || v[0] != '"' || v[n - 1] != '"' || !outlen)
+		return -1;
+	for (i = 1; i < n - 1; i++) {
+		char c = v[i];
+		if (c == '\\') {
+			if (++i >= n - 1)
+				return -1;
+			switch (v[i]) {
+			case 'b':
+				c = '\b';
+				break;
+			case 'f':
+				c = '\f';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'u':
+				if (i + 4 >= n - 1 || sscanf(v + i + 1, "%4x", &cp) != 1)
+					return -1;
+				i += 4;
+				c = cp < 0x80 && cp ? (char)cp : '?';
+				break;
+			default:
+				c = v[i];
+				break;
+			}
+		}
+		if (o + 1 >= outlen)
+			return -1;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int json_uint_value(const char *v, size_t n, unsigned long long *out)
+{
+	unsigned long long u = 0;
+	size_t i;
+
+	if (!n || n > 19)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		u = u * 10 + (unsigned)(v[i] - '0');
+	}
+	*out = u;
+	return 0;
+}
+
+/* The next byte of t that counts (whitespace outside strings skipped); *instr:
+ * 0 outside a string, 1 inside, 2 right after a backslash inside. */
+static int json_same_next(const char *t, size_t len, size_t *i, int *instr)
+{
+	while (*i < len) {
+		unsigned char c = (unsigned char)t[(*i)++];
+		if (*instr == 2) {
+			*instr = 1;
+			return c;
+		}
+		if (*instr == 1) {
+			if (c == '\\')
+				*instr = 2;
+			else if (c == '"')
+				*instr = 0;
+			return c;
+		}
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			continue;
+		if (c == '"')
+			*instr = 1;
+		return c;
+	}
+	return -1;
+}
+
+int json_same(const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t i = 0, j = 0;
+	int sa = 0, sb = 0, ca, cb;
+
+	do {
+		ca = json_same_next(a, alen, &i, &sa);
+		cb = json_same_next(b, blen, &j, &sb);
+		if (ca != cb)
+			return 0;
+	} while (ca >= 0);
+	return 1;
 }

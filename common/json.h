@@ -48,4 +48,30 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len);
  */
 int json_log_entry(const struct proto_log_entry *e, const char *node, char *buf, size_t len);
 
+/* ---- reading (signed certificates: krex_certificate_verify) ------------ */
+
+/*
+ * The members of the JSON object in text[0..len), one per call: *pos starts
+ * at 0.  Gives the key (raw, between its quotes) and the value's text (a
+ * whole value: string with quotes, number, literal, object or array).
+ * Returns 1 for a member, 0 after the last, -1 when the text is not one JSON
+ * object (nesting deeper than 32 included).
+ */
+int json_object_next(const char *text, size_t len, size_t *pos, const char **key, size_t *keylen,
+                     const char **val, size_t *vallen);
+
+/* The value of member key of the object text[0..len): 1 found, 0 not, -1 malformed. */
+int json_object_get(const char *text, size_t len, const char *key, const char **val,
+                    size_t *vallen);
+
+/* A JSON string value (quotes included) into out, unescaped (\u over 0x7f
+ * becomes '?'); 0, or -1 when it is not a string or does not fit. */
+int json_string_value(const char *val, size_t vallen, char *out, size_t outlen);
+
+/* A JSON integer value (0 .. 2^63-1) into *out; 0, or -1. */
+int json_uint_value(const char *val, size_t vallen, unsigned long long *out);
+
+/* 1 when the two JSON texts are the same apart from whitespace outside strings. */
+int json_same(const char *a, size_t alen, const char *b, size_t blen);
+
 #endif /* KREX_JSON_H */

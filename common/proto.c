@@ -456,6 +456,55 @@ static void get_log_reply(struct pbuf *b, struct proto_log_reply *l)
 	}
 }
 
+/* The signed form: u64 region, u32 status, str reason, u32 length + bytes (no NUL). */
+static void put_signed_reply(struct pbuf *b, const struct proto_signed_reply *r)
+{
+	uint32_t n = r->cred ? r->cred_len : 0;
+	uint8_t *p;
+
+	if (n > PROTO_SIGNED_MAX_CRED || (n && memchr(r->cred, '\0', n))) {
+		b->err = EINVAL;
+		return;
+	}
+	pbuf_put_u64(b, r->region_id);
+	pbuf_put_u32(b, r->status);
+	pbuf_put_str(b, r->reason);
+	pbuf_put_u32(b, n);
+	p = pbuf_room(b, n);
+	if (p && n)
+		memcpy(p, r->cred, n);
+}
+
+static void get_signed_reply(struct pbuf *b, struct proto_signed_reply *r)
+{
+	const uint8_t *p;
+
+	r->region_id = pbuf_get_u64(b);
+	r->status = pbuf_get_u32(b);
+	pbuf_get_str(b, r->reason, sizeof(r->reason));
+	r->cred_len = pbuf_get_u32(b);
+	if (b->err)
+		return;
+	if (r->cred_len > PROTO_SIGNED_MAX_CRED) {
+		b->err = EPROTO;
+		return;
+	}
+	p = pbuf_take(b, r->cred_len);
+	if (!p)
+		return;
+	if (memchr(p, '\0', r->cred_len)) {
+		b->err = EPROTO;
+		return;
+	}
+	r->cred = malloc((size_t)r->cred_len + 1);
+	if (!r->cred) {
+		b->err = ENOMEM;
+		return;
+	}
+	memcpy(r->cred, p, r->cred_len);
+	r->cred[r->cred_len] = '\0';
+}
+
 /* ---- messages -------------------------------------------------------------- */
 
 static void put_body(struct pbuf *b, uint16_t type, const union proto_body *m)
@@ -559,6 +608,12 @@ static void put_body(struct pbuf *b, uint16_t type, const union proto_body *m)
 		pbuf_put_u64(b, m->summary_reply.entry_p95_us);
 		pbuf_put_u64(b, m->summary_reply.entry_max_us);
 		pbuf_put_u64(b, m->summary_reply.held_us);
+		break;
+	case PROTO_SIGNED:
+		pbuf_put_u64(b, m->sig.region_id);
+		break;
+	case PROTO_SIGNED_REPLY:
+		put_signed_reply(b, &m->sig_reply);
 		break;
 	default:
 		b->err = EINVAL;
@@ -715,6 +770,12 @@ static void get_body(struct pbuf *b, uint16_t type, union proto_body *m)
 		m->summary_reply.entry_max_us = pbuf_get_u64(b);
 		m->summary_reply.held_us = pbuf_get_u64(b);
 		break;
+	case PROTO_SIGNED:
+		m->sig.region_id = pbuf_get_u64(b);
+		break;
+	case PROTO_SIGNED_REPLY:
+		get_signed_reply(b, &m->sig_reply);
+		break;
 	default:
 		b->err = EPROTO;
 	}
@@ -747,6 +808,11 @@ void proto_body_free(uint16_t type, union proto_body *msg)
 		free(msg->log_reply.e);
 		msg->log_reply.e = NULL;
 		msg->log_reply.n = 0;
+	}
+	if (type == PROTO_SIGNED_REPLY) {
+		free(msg->sig_reply.cred);
+		msg->sig_reply.cred = NULL;
+		msg->sig_reply.cred_len = 0;
 		return;
 	}
 	if (type != PROTO_STATUS_REPLY)
@@ -761,11 +827,12 @@ void proto_body_free(uint16_t type, union proto_body *msg)
 
 const char *proto_type_name(uint16_t type)
 {
-	static const char *const names[] = {"?",       "REGISTER",     "REGISTERED",   "UNREGISTER",
-	                                    "OK",      "REGION_BEGIN", "GRANT",        "REGION_END",
-	                                    "CERT",    "STATUS",       "STATUS_REPLY", "DRAIN_ACK",
-	                                    "RELEASE", "ERROR",        "LOG",          "LOG_REPLY",
-	                                    "SUMMARY", "SUMMARY_REPLY"};
+	static const char *const names[] = {
+	        "?",       "REGISTER",      "REGISTERED",   "UNREGISTER",
+	        "OK",      "REGION_BEGIN",  "GRANT",        "REGION_END",
+	        "CERT",    "STATUS",        "STATUS_REPLY", "DRAIN_ACK",
+	        "RELEASE", "ERROR",         "LOG",          "LOG_REPLY",
+	        "SUMMARY", "SUMMARY_REPLY", "SIGNED",       "SIGNED_REPLY"};
 
 	return type < PROTO_TYPE_MAX ? names[type] : "?";
 }

@@ -46,6 +46,8 @@ enum proto_type {
 	PROTO_LOG_REPLY = 15,     /* D->C */
 	PROTO_SUMMARY = 16,       /* C->D: one Slurm step's regions in figures (SPANK, step end) */
 	PROTO_SUMMARY_REPLY = 17, /* D->C */
+	PROTO_SIGNED = 18,        /* C->D the signed form of a certificate (munge) */
+	PROTO_SIGNED_REPLY = 19,  /* D->C */
 	PROTO_TYPE_MAX
 };
 
@@ -236,6 +238,24 @@ struct proto_summary_reply {
 	uint64_t held_us;                                  /* total time held */
 };
 
+/* PROTO_SIGNED: the signed form of a region's certificate (doc/protocol.md). */
+struct proto_signed {
+	uint64_t region_id; /* a region this connection's uid owned (root: any) */
+};
+
+/* PROTO_SIGNED_REPLY status */
+#define PROTO_SIGNED_OK 0   /* cred holds the munge credential */
+#define PROTO_SIGNED_NONE 1 /* no signed form: reason says why */
+#define PROTO_SIGNED_MAX_CRED (KREX_SIGNED_MAX - 1)
+
+struct proto_signed_reply {
+	uint64_t region_id;
+	uint32_t status;   /* PROTO_SIGNED_* */
+	char reason[256];  /* why there is none */
+	uint32_t cred_len; /* bytes of cred, at most PROTO_SIGNED_MAX_CRED */
+	char *cred;        /* NUL-terminated; malloc'd by unpack (proto_body_free) */
+};
+
 struct proto_error {
 	uint32_t code; /* enum krex_error */
 	char message[256];
@@ -259,6 +279,8 @@ union proto_body {
 	struct proto_log_reply log_reply;
 	struct proto_summary summary;
 	struct proto_summary_reply summary_reply;
+	struct proto_signed sig;
+	struct proto_signed_reply sig_reply;
 };
 
 /* ---- packing buffer ------------------------------------------------------ */
@@ -300,7 +322,7 @@ int proto_hdr_parse(const uint8_t *buf, struct proto_hdr *h);
  * payload is short, long, or a field is out of range. */
 int proto_unpack(uint16_t type, const uint8_t *payload, size_t len, union proto_body *msg);
 
-/* Free what proto_unpack allocated (STATUS_REPLY and LOG_REPLY allocate). */
+/* Free what proto_unpack allocated (STATUS_REPLY, LOG_REPLY and SIGNED_REPLY allocate). */
 void proto_body_free(uint16_t type, union proto_body *msg);
 
 const char *proto_type_name(uint16_t type);

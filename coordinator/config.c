@@ -55,6 +55,10 @@ void config_defaults(struct krexd_config *c)
 	c->history = KREX_DEFAULT_HISTORY;
 	c->region_log_max = KREX_DEFAULT_REGION_LOG_MAX;
 	c->region_log_keep = KREX_DEFAULT_REGION_LOG_KEEP;
+	c->sign = SIGN_MUNGE;
+	c->munge_socket[0] = '\0';
+	c->sign_ttl = 0;
+	c->sign_timeout_ns = KREX_DEFAULT_SIGN_TIMEOUT_MS * NS_PER_MS;
 }
 
 /* NULL-ended, for conf_parse_enum(); in the order of the enums. */
@@ -75,6 +79,11 @@ const char *config_freezer_name(int kind)
 const char *config_isolate_name(int mode)
 {
 	return mode >= 0 && mode < 3 ? conf_isolate_names[mode] : "?";
+}
+
+const char *config_sign_name(int mode)
+{
+	return mode >= 0 && mode < 2 ? conf_sign_names[mode] : "?";
 }
 
 const char *config_settle_name(int mode)
@@ -218,7 +227,20 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		rc = conf_key_check(key, v, err, errlen) == 0
 		             ? set_str(c->metrics_file, sizeof(c->metrics_file), v)
 		             : -1;
-	else if (!strcmp(key, "log_level")) {
+	else if (!strcmp(key, "sign"))
+		rc = conf_parse_enum(v, conf_sign_names, &c->sign);
+	else if (!strcmp(key, "munge_socket"))
+		rc = conf_key_check(key, v, err, errlen) == 0
+		             ? set_str(c->munge_socket, sizeof(c->munge_socket), v)
+		             : -1;
+	else if (!strcmp(key, "sign_ttl"))
+		rc = parse_uint(v, 0, 86400 * 365, &c->sign_ttl);
+	else if (!strcmp(key, "sign_timeout")) {
+		rc = conf_parse_duration(v, &ns);
+		if (rc == 0 && ns > KREX_MAX_SIGN_TIMEOUT_MS * NS_PER_MS)
+			rc = -1;
+		c->sign_timeout_ns = rc ? c->sign_timeout_ns : ns;
+	} else if (!strcmp(key, "log_level")) {
 		lvl = log_parse_level(v);
 		rc = lvl < 0 ? -1 : 0;
 		c->log_level = rc ? c->log_level : lvl;
@@ -264,7 +286,13 @@ int config_apply_live(struct krexd_config *cur, const struct krexd_config *next,
 	FIXED_STR(gpus)
 	FIXED_STR(node_name)
 	FIXED_STR(cgroup_subtree)
+	FIXED_STR(munge_socket)
 #undef FIXED_STR
+	if (keep.sign != next->sign) {
+		cur->sign = keep.sign;
+		report("sign");
+		refused++;
+	}
 	if (keep.freezer != next->freezer) {
 		cur->freezer = keep.freezer;
 		report("freezer");

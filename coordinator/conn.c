@@ -22,6 +22,7 @@
 #include "isolate.h"
 #include "history.h"
 #include "krexd.h"
+#include "sign.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -480,6 +481,7 @@ static int conn_type_ok(uint16_t type)
 	case PROTO_RELEASE:
 	case PROTO_LOG:
 	case PROTO_SUMMARY:
+	case PROTO_SIGNED:
 		return 1;
 	}
 	return 0;
@@ -527,6 +529,9 @@ static void conn_dispatch(struct krexd *k, struct conn *c)
 		break;
 	case PROTO_SUMMARY:
 		history_summary(k, c, seq, &m.summary);
+		break;
+	case PROTO_SIGNED:
+		sign_request(k, c, seq, m.sig.region_id);
 		break;
 	default:
 		conn_reject(k, c, KREX_EPROTO, "message type not accepted by krexd");

@@ -31,6 +31,7 @@
 #include "log.h"
 #include "logwriter.h"
 #include "nvml.h"
+#include "sign.h"
 #include "timeutil.h"
 
 static struct krexd K;
@@ -392,8 +393,9 @@ static void on_signal(struct krexd *k)
 /* Arm the timer for the earliest deadline of anything. */
 static void timer_arm(struct krexd *k)
 {
-	uint64_t d[6] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
-	                 k->ext_kill_check_ns,    k->ext_confirm_ns,     history_next_deadline(k)};
+	uint64_t d[7] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
+	                 k->ext_kill_check_ns,    k->ext_confirm_ns,     history_next_deadline(k),
+	                 sign_next_deadline(k)};
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	uint64_t best = 0;
 	int i;
@@ -439,6 +441,9 @@ static void loop_dispatch(struct krexd *k, struct epoll_event *ev, int n)
 		case EP_HISTORY:
 			lw_messages();
 			break;
+		case EP_SIGN:
+			sign_event(k);
+			break;
 		}
 	}
 }
@@ -464,6 +469,7 @@ static void loop(struct krexd *k)
 		now = time_now_ns();
 		region_tick(k, now);
 		conn_tick(k, now);
+		sign_tick(k, now);
 		part_check_proc(k, now);
 		part_ext_kill_check(k, now);
 		part_ext_confirm(k, now);
@@ -534,6 +540,7 @@ int main(int argc, char **argv)
 	                        (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus)
 	                ? "yes"
 	                : "no");
+	sign_start(k);
 	startup_done();
 	loop(k);
 	teardown(k);

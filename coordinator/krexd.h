@@ -2,7 +2,7 @@
 /*
  * krexd.h - the daemon's state, shared by its modules (participants,
  * connections, regions, the main loop).  Single-threaded: everything runs in
- * the epoll loop of krexd.c.
+ * the epoll loop of krexd.c, but for munge_encode, on sign.c's own thread.
  */
 #ifndef KREXD_KREXD_H
 #define KREXD_KREXD_H
@@ -35,7 +35,16 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-enum ep_kind { EP_LISTEN = 1, EP_SIGNAL, EP_TIMER, EP_CONN, EP_PIDFD, EP_INOTIFY, EP_HISTORY };
+enum ep_kind {
+	EP_LISTEN = 1,
+	EP_SIGNAL,
+	EP_TIMER,
+	EP_CONN,
+	EP_PIDFD,
+	EP_INOTIFY,
+	EP_HISTORY,
+	EP_SIGN
+};
 
 struct ep_item {
 	int kind;

@@ -59,7 +59,15 @@ struct krexd_config {
 	uint64_t region_log_max; /* rotate past this many bytes, 0 = never */
 	unsigned region_log_keep;
 	char metrics_file[256]; /* node_exporter textfile, "" = none */
+
+	/* ---- signed certificates (coordinator/sign.c) ---- */
+	int sign;                 /* enum sign_mode */
+	char munge_socket[256];   /* munged's socket, "" = libmunge's default */
+	unsigned sign_ttl;        /* credential time-to-live, seconds; 0 = munged's --max-ttl */
+	uint64_t sign_timeout_ns; /* longest a client waits for a signature */
 };
+
+enum sign_mode { SIGN_MUNGE = 0, SIGN_OFF };
 
 enum gpu_policy { GPU_POLICY_CONFIGURED = 0, GPU_POLICY_STEP, GPU_POLICY_OPEN };
 
@@ -79,7 +87,7 @@ int config_load(struct krexd_config *c, const char *path, int missing_ok, char *
 /*
  * Copy the keys of next that can change while krexd runs into cur; for each
  * one that cannot (run_dir, freezer, gpus, node_name,
- * cgroup_subtree) and differs, call
+ * cgroup_subtree, sign, munge_socket) and differs, call
  * report(key).  Returns how many were refused.
  */
 int config_apply_live(struct krexd_config *cur, const struct krexd_config *next,
@@ -88,6 +96,7 @@ int config_apply_live(struct krexd_config *cur, const struct krexd_config *next,
 const char *config_freezer_name(int kind);
 const char *config_isolate_name(int mode);
 const char *config_settle_name(int mode);
+const char *config_sign_name(int mode);
 const char *config_require_clocks_name(int v);
 const char *config_gpu_policy_name(int policy);
 

@@ -17,6 +17,7 @@
 #include "history.h"
 #include "isolate.h"
 #include "nvml.h"
+#include "sign.h"
 #include "krexd.h"
 #include "log.h"
 #include "timeutil.h"
@@ -1363,6 +1364,14 @@ static void region_unlink(struct region *r)
 		}
 }
 
+/* The certificate goes to its owner: krexd signs it too (sign.c). */
+static void region_sign(struct krexd *k, struct region *r)
+{
+	struct part *p = part_find_id(k, r->owner);
+
+	sign_cert(k, r->uid, p ? p->job : 0, p ? p->step : 0, &r->cert);
+}
+
 /*
  * End r for why: undo everything it did, then answer the owner (CERT for its
  * END, ERROR for a queued request that timed out) or keep the certificate for
@@ -1396,9 +1405,11 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 			memset(&m, 0, sizeof(m));
 			m.cert = r->cert;
 			conn_send(k, c, PROTO_CERT, r->seq, &m);
+			region_sign(k, r);
 		} else if (why != END_GONE) {
 			c->expired = r->cert;
 			c->have_expired = 1;
+			region_sign(k, r);
 		}
 	}
 	if (r->phase != PH_QUEUED && (p = part_find_id(k, r->owner))) {

@@ -17,9 +17,9 @@
 
 #include "client.h"
 #include "defs.h"
+#include "certjson.h"
 #include "json.h"
 #include "krex/region.h"
-#include "nvmlapi.h"
 #include "timeutil.h"
 
 #define KREX_EXPORT __attribute__((visibility("default")))
@@ -69,9 +69,7 @@ KREX_EXPORT int krex_api_version(void)
 
 KREX_EXPORT const char *krex_outcome_name(uint32_t outcome)
 {
-	static const char *const names[] = {"clean", "expired", "degraded", "unprotected"};
-
-	return outcome <= KREX_OUTCOME_UNPROTECTED ? names[outcome] : "unknown";
+	return cert_outcome_name(outcome);
 }
 
 static int env_unprotected(void)
@@ -191,7 +189,42 @@ static void region_cert_unprotected(struct krex_certificate *c)
 	snprintf(c->note, sizeof(c->note), "no krexd: the GPU was not quieted");
 }
 
-KREX_EXPORT int krex_region_end(struct krex_certificate *cert)
+/*
+ * Ask krexd on fd for the signed form of region id: the credential into buf,
+ * or "" and why.  An older krexd answers "unknown message type".
+ */
+static void region_fetch_signed(int fd, uint64_t id, char *buf, unsigned long len, char *why,
+                                unsigned long whylen)
+{
+	union proto_body req, reply;
+	char err[256];
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.sig.region_id = id;
+	rc = client_call(fd, PROTO_SIGNED, &req, PROTO_SIGNED_REPLY, &reply,
+	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS + KREX_MAX_SIGN_TIMEOUT_MS),
+	                 err, sizeof(err));
+	if (rc != KREX_OK) {
+		snprintf(why, whylen, "krexd gave no signed form: %s",
+		         err[0] ? err : krex_strerror(rc));
+		return;
+	}
+	if (reply.sig_reply.status != PROTO_SIGNED_OK || !reply.sig_reply.cred)
+		snprintf(why, whylen, "%s",
+		         reply.sig_reply.reason[0] ? reply.sig_reply.reason
+		                                   : "krexd signed nothing");
+	else if (reply.sig_reply.cred_len >= len)
+		snprintf(why, whylen, "the signed form needs %u bytes, the buffer has %lu",
+		         reply.sig_reply.cred_len + 1, len);
+	else
+		memcpy(buf, reply.sig_reply.cred, (size_t)reply.sig_reply.cred_len + 1);
+	proto_body_free(PROTO_SIGNED_REPLY, &reply);
+}
+
+/* End the region; with want_signed, also fetch its signed form (buf, why). */
+static int region_end_as(struct krex_certificate *cert, int want_signed, char *buf,
+                         unsigned long len, char *why, unsigned long whylen)
 {
 	union proto_body req, reply;
 	struct krex_certificate local;
@@ -204,6 +237,8 @@ KREX_EXPORT int krex_region_end(struct krex_certificate *cert)
 	}
 	if (region_state.unprotected) {
 		region_cert_unprotected(&local);
+		if (want_signed)
+			snprintf(why, whylen, "no krexd: nothing was signed");
 		rc = KREX_OK;
 		goto done;
 	}
@@ -213,10 +248,14 @@ KREX_EXPORT int krex_region_end(struct krex_certificate *cert)
 	        region_state.fd, PROTO_REGION_END, &req, PROTO_CERT, &reply,
 	        time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS + KREX_DEFAULT_DRAIN_TIMEOUT_MS), NULL,
 	        0);
+	if (rc == KREX_OK) {
+		local = reply.cert;
+		if (want_signed)
+			region_fetch_signed(region_state.fd, local.region_id, buf, len, why,
+			                    whylen);
+	}
 	close(region_state.fd);
 	region_state.fd = -1;
-	if (rc == KREX_OK)
-		local = reply.cert;
 done:
 	region_state.active = 0;
 	region_state.unprotected = 0;
@@ -225,6 +264,27 @@ done:
 out:
 	pthread_mutex_unlock(&region_state.lock);
 	return rc;
+}
+
+KREX_EXPORT int krex_region_end(struct krex_certificate *cert)
+{
+	return region_end_as(cert, 0, NULL, 0, NULL, 0);
+}
+
+KREX_EXPORT int krex_region_end_signed(struct krex_certificate *cert, char *buf, unsigned long len,
+                                       char *why, unsigned long whylen)
+{
+	char whybuf[256];
+
+	if (!buf || !len)
+		return KREX_EINVAL;
+	buf[0] = '\0';
+	if (!why || !whylen) {
+		why = whybuf;
+		whylen = sizeof(whybuf);
+	}
+	why[0] = '\0';
+	return region_end_as(cert, 1, buf, len, why, whylen);
 }
 
 /* Forget a region inherited across fork(): it belongs to the parent. */

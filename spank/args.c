@@ -32,7 +32,7 @@ static const struct {
 	size_t off, len;
 } passed[] = {{PASSED(max_region)}, {PASSED(drain_timeout)},  {PASSED(isolate)},
               {PASSED(freezer)},    {PASSED(cgroup_subtree)}, {PASSED(queue_cap)},
-              {PASSED(queue_time)}};
+              {PASSED(queue_time)}, {PASSED(munge_socket)}};
 
 /* Strict value checks here, so a typo fails at srun time on every node
  * instead of when krexd starts. */

@@ -49,6 +49,7 @@ struct spank_args {
 	char cgroup_subtree[128]; /* %n = node name */
 	char queue_cap[16];
 	char queue_time[32];
+	char munge_socket[160]; /* munged's, for signed certificates */
 };
 
 /* Parse plugstack.conf's arguments into *a (defaults first).  Returns 0, or

@@ -109,15 +109,15 @@ static void cgroup_move_root(void)
 
 /* argv for krexd: -r RUNDIR, -o node_name=NODE and -o key=value for each
  * plugstack tunable given (%n expanded).  opts holds the strings. */
-#define KREXD_OPTS 8
+#define KREXD_OPTS 9
 static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opts[KREXD_OPTS][200])
 {
 	const char *keys[KREXD_OPTS] = {"node_name", "max_region", "drain_timeout",
 	                                "isolate",   "freezer",    "cgroup_subtree",
-	                                "queue_cap", "queue_time"};
+	                                "queue_cap", "queue_time", "munge_socket"};
 	const char *vals[KREXD_OPTS] = {"%n",         a->max_region, a->drain_timeout,
 	                                a->isolate,   a->freezer,    a->cgroup_subtree,
-	                                a->queue_cap, a->queue_time};
+	                                a->queue_cap, a->queue_time, a->munge_socket};
 	char val[160];
 	int i, n = 0;
 

@@ -14,6 +14,7 @@
 
 #include "client.h"
 #include "defs.h"
+#include "json.h"
 #include "krex/region.h"
 #include "krex_cmd.h"
 #include "nvmlapi.h"
@@ -74,16 +75,37 @@ static void print_cert(FILE *f, const struct krex_certificate *c)
 		        (unsigned long long)c->violation_thermal_us);
 }
 
-static void write_cert(const struct krex_certificate *c, int json, const char *file)
+/*
+ * The certificate as JSON with its signed form appended: "signed" holds the
+ * munge credential, or null and "unsigned" says why (krex verify reads it).
+ */
+static char *cert_json_signed(const struct krex_certificate *c, const char *cred, const char *why)
 {
-	FILE *f = stderr;
 	int need = krex_certificate_json(c, NULL, 0);
-	char *buf = malloc((size_t)need + 1);
+	size_t extra = strlen(cred) + 6 * strlen(why) + 64;
+	char *buf = malloc((size_t)need + 1 + extra), *end;
 
 	/* Sized by a first call: escaped fields can be six times their length. */
 	if (need < 0 || !buf)
 		die("certificate JSON: out of memory");
 	krex_certificate_json(c, buf, (unsigned long)need + 1);
+	end = buf + need - 1; /* the closing brace */
+	if (cred[0]) {
+		snprintf(end, extra + 2, ",\"signed\":\"%s\"}", cred);
+	} else {
+		char *e = end + snprintf(end, extra, ",\"signed\":null,\"unsigned\":\"");
+		e += json_escape(e, extra - (size_t)(e - end), why);
+		snprintf(e, extra - (size_t)(e - end), "\"}");
+	}
+	return buf;
+}
+
+static void write_cert(const struct krex_certificate *c, int json, const char *file,
+                       const char *cred, const char *why)
+{
+	FILE *f = stderr;
+	char *buf = cert_json_signed(c, cred, why);
+
 	if (file) {
 		f = fopen(file, "we");
 		if (!f)
@@ -96,8 +118,15 @@ static void write_cert(const struct krex_certificate *c, int json, const char *f
 	}
 	if (json)
 		fprintf(f, "%s\n", buf);
-	else
+	else {
 		print_cert(f, c);
+		if (cred[0])
+			fprintf(f,
+			        "krex:   signed by krexd with munge (%zu bytes; --json or --cert FILE keeps it for krex verify)\n",
+			        strlen(cred));
+		else
+			fprintf(f, "krex:   not signed: %s\n", why);
+	}
 	free(buf);
 }
 
@@ -110,6 +139,8 @@ int cmd_region(int argc, char **argv)
 	        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	struct krex_region_opts o = KREX_REGION_OPTS_INIT;
 	struct krex_certificate cert;
+	static char cred[KREX_SIGNED_MAX];
+	char why[256];
 	struct proto_gpus g;
 	const char *names[KREX_MAX_GPUS], *certfile = NULL;
 	char sock[512];
@@ -165,9 +196,9 @@ int cmd_region(int argc, char **argv)
 		die("region not granted: %s (krexd socket %s)", krex_strerror(rc), sock);
 	}
 	status = wait_child(spawn_command(argv + optind));
-	rc = krex_region_end(&cert);
+	rc = krex_region_end_signed(&cert, cred, sizeof(cred), why, sizeof(why));
 	if (rc != KREX_OK)
 		die("ending the region: %s", krex_strerror(rc));
-	write_cert(&cert, json, certfile);
+	write_cert(&cert, json, certfile, cred, why);
 	return status;
 }

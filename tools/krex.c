@@ -43,6 +43,8 @@ static void usage(FILE *f)
 	        "        the last regions' certificates krexd keeps (yours; root: everyone's)\n"
 	        "  release ID          end region ID by force (root, or its owner's user)\n"
 	        "  stop                stop this user's private krexd (embedded mode)\n"
+	        "  verify [--allow-expired] [--signer UID] [--socket PATH] [--json] FILE\n"
+	        "        check a signed certificate (krex region --json) with munge\n"
 	        "  version             print the version\n"
 	        "\n"
 	        "Environment: KREX_SOCKET (krexd's socket, default %s/%s), KREX_GPUS,\n"
@@ -152,6 +154,8 @@ int main(int argc, char **argv)
 		return cmd_stop(argc - 1, argv + 1);
 	if (!strcmp(cmd, "log"))
 		return cmd_log(argc - 1, argv + 1);
+	if (!strcmp(cmd, "verify"))
+		return cmd_verify(argc - 1, argv + 1);
 	die_usage("unknown command '%s'", cmd);
 	return 2;
 }

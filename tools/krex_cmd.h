@@ -14,6 +14,7 @@ int cmd_status(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_log(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* One line "krex: ..." on stderr, exit 1 (die) or 2 (die_usage). */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

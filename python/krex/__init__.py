@@ -34,7 +34,8 @@ import importlib.util
 import os
 
 __all__ = ["KrexError", "BenchError", "Bench", "begin", "end", "region", "do_bench", "strerror",
-           "api_version", "library", "last_certificate_json", "UNPROTECTED_OK", "API_VERSION"]
+           "api_version", "library", "last_certificate_json", "UNPROTECTED_OK", "API_VERSION",
+           "end_signed", "verify", "VerifyError"]
 
 API_VERSION = 1
 UNPROTECTED_OK = 0x1  # KREX_REGION_UNPROTECTED_OK
@@ -524,3 +525,104 @@ class _DriverEvents:
 
     def free(self, e):
         self.cu.cuEventDestroy_v2(e)
+
+
+# ---- signed certificates (krex_certificate_verify(3)) ---------------------
+# A self-contained block: krexd signs each certificate with munge; end_signed()
+# hands out the signed form, verify() checks one on any node of the cluster.
+import json as _json  # noqa: E402
+
+SIGNED_MAX = 16384  # KREX_SIGNED_MAX
+VERIFY_ALLOW_EXPIRED, VERIFY_ANY_SIGNER = 0x1, 0x2
+# enum krex_verdict
+VERDICTS = {0: "valid", 1: "bad", 2: "expired", 3: "signer", 4: "mismatch", 5: "malformed",
+            6: "nomunge"}
+
+
+class Verify(ctypes.Structure):
+    """struct krex_verify"""
+    _fields_ = [("size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("signer_uid", ctypes.c_uint32), ("munge_socket", ctypes.c_char * 256),
+                ("verdict", ctypes.c_uint32), ("replayed", ctypes.c_uint32),
+                ("expired", ctypes.c_uint32), ("uid", ctypes.c_uint32),
+                ("job", ctypes.c_uint32), ("step", ctypes.c_uint32),
+                ("region_id", ctypes.c_uint64), ("outcome", ctypes.c_uint32),
+                ("cred_uid", ctypes.c_uint32), ("cred_gid", ctypes.c_uint32),
+                ("encoded", ctypes.c_int64), ("ttl", ctypes.c_int32),
+                ("node", ctypes.c_char * 256), ("user", ctypes.c_char * 64),
+                ("reason", ctypes.c_char * 512), ("certificate", ctypes.c_char * SIGNED_MAX)]
+
+
+class VerifyError(Exception):
+    """verify() refused a signed certificate: .verdict ("bad", "expired",
+    "signer", "mismatch", "malformed", "nomunge"), .reason, .result (the dict)."""
+
+    def __init__(self, result):
+        self.verdict = result["verdict"]
+        self.reason = result["reason"]
+        self.result = result
+        super().__init__("%s: %s" % (self.verdict, self.reason))
+
+
+def _load_signed():
+    lib = _load()
+    if not getattr(lib, "_krex_signed", False):
+        lib.krex_region_end_signed.restype = ctypes.c_int
+        lib.krex_region_end_signed.argtypes = [ctypes.POINTER(Certificate), ctypes.c_char_p,
+                                               ctypes.c_ulong, ctypes.c_char_p, ctypes.c_ulong]
+        lib.krex_certificate_verify.restype = ctypes.c_int
+        lib.krex_certificate_verify.argtypes = [ctypes.c_char_p, ctypes.POINTER(Verify)]
+        lib._krex_signed = True
+    return lib
+
+
+def end_signed():
+    """krex_region_end_signed(): leave the region; return (certificate dict,
+    signed form or None, why there is none or None).  Raises KrexError."""
+    global _last
+    c = Certificate()
+    buf = ctypes.create_string_buffer(SIGNED_MAX)
+    why = ctypes.create_string_buffer(256)
+    rc = _load_signed().krex_region_end_signed(ctypes.byref(c), buf, SIGNED_MAX, why, 256)
+    if rc != OK:
+        raise KrexError(rc, "krex_region_end_signed")
+    _last = c
+    cred = buf.value.decode()
+    return certificate_dict(c), cred or None, None if cred else why.value.decode(errors="replace")
+
+
+def verify(path_or_text, munge_socket="", signer_uid=0, any_signer=False, allow_expired=False,
+           check=True):
+    """krex_certificate_verify(): check a signed certificate (a file path, or
+    the text: what `krex region --json` prints, or a bare MUNGE: credential)
+    with this node's munged.  Returns a dict: valid, verdict, reason, who
+    (uid, user, job, step), node, when (encode time, seconds since the epoch),
+    outcome, region, replayed, expired, signer_uid, ttl, certificate (the
+    signed certificate as a dict).  Raises VerifyError when it is not valid
+    (unless check=False)."""
+    text = path_or_text
+    if isinstance(text, bytes):
+        text = text.decode()
+    stripped = text.lstrip()
+    if not stripped.startswith("{") and not stripped.startswith("MUNGE:"):
+        with open(path_or_text, encoding="utf-8") as f:
+            text = f.read()
+    v = Verify(size=ctypes.sizeof(Verify), signer_uid=int(signer_uid),
+               flags=(VERIFY_ANY_SIGNER if any_signer else 0) |
+               (VERIFY_ALLOW_EXPIRED if allow_expired else 0),
+               munge_socket=munge_socket.encode())
+    rc = _load_signed().krex_certificate_verify(text.encode(), ctypes.byref(v))
+    if rc != OK:
+        raise KrexError(rc, "krex_certificate_verify")
+    dec = lambda b: b.decode(errors="replace")  # noqa: E731
+    r = {"valid": v.verdict == 0, "verdict": VERDICTS.get(v.verdict, str(v.verdict)),
+         "reason": dec(v.reason)}
+    if v.certificate:
+        r.update(who={"uid": v.uid, "user": dec(v.user) or None, "job": v.job, "step": v.step},
+                 node=dec(v.node), when=v.encoded, ttl=v.ttl, signer_uid=v.cred_uid,
+                 outcome=_load().krex_outcome_name(v.outcome).decode(),
+                 region=v.region_id, replayed=bool(v.replayed), expired=bool(v.expired),
+                 certificate=_json.loads(dec(v.certificate)))
+    if check and not r["valid"]:
+        raise VerifyError(r)
+    return r

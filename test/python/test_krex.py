@@ -168,6 +168,35 @@ def check_region_raises():
     ok(e is not None and e.code == krex.ENOREGION, "and no region is left open", e)
 
 
+def check_verify():
+    """krex.verify() through krex_certificate_verify; with a real munged and a
+    signed certificate when KREX_TEST_MUNGE_SOCKET and KREX_TEST_CERT name them
+    (test/integration/krex-munge.sh)."""
+    try:
+        krex.verify("{}")
+        ok(False, "verify: a JSON object without \"signed\" raises VerifyError")
+    except krex.VerifyError as e:
+        ok(e.verdict == "malformed" and "no \"signed\" member" in e.reason,
+           "verify: a JSON object without \"signed\" raises VerifyError (malformed)", e)
+    r = krex.verify('{"signed":null,"unsigned":"munged down"}', check=False)
+    ok(not r["valid"] and r["verdict"] == "malformed" and "munged down" in r["reason"],
+       "verify(check=False) returns the verdict of an unsigned certificate", r)
+    r = krex.verify("MUNGE:AAAA:", munge_socket=os.path.join(_tmp, "no.sock"), check=False)
+    ok(r["verdict"] == "nomunge" and "cannot verify" in r["reason"],
+       "verify with no munged to ask: nomunge", r)
+    sock, cert = os.environ.get("KREX_TEST_MUNGE_SOCKET"), os.environ.get("KREX_TEST_CERT")
+    if not sock or not cert:
+        skip("verify a signed certificate", "no KREX_TEST_MUNGE_SOCKET / KREX_TEST_CERT")
+        return
+    r = krex.verify(cert, munge_socket=sock)
+    with open(cert) as f:
+        c = json.load(f)
+    del c["signed"]
+    ok(r["valid"] and r["who"]["uid"] == os.getuid() and r["node"] and r["when"] > 0 and
+       r["outcome"] == c["outcome"] and r["certificate"] == c,
+       "verify a signed certificate: who, node, when, outcome, certificate", r)
+
+
 def main():
     check_errors()
     check_unprotected()
@@ -175,6 +204,7 @@ def main():
     check_env()
     check_do_bench()
     check_no_gpu()
+    check_verify()
     return done()
 
 

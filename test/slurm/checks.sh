@@ -200,6 +200,13 @@ EOS
 	diag "owner: $(tr '\n' ' ' <"$(W owner.out)" 2>/dev/null) cert: $(cat "$(W owner.cert)" 2>/dev/null)"
 	grep -q siblings=frozen "$(W owner.out)" && grep -q plain=moved "$(W owner.out)" &&
 		counter_moves "$(W c1)" && counter_moves "$(W c2)" || return 1
+	# The certificate is signed by the node's krexd with the cluster's munge
+	# key and names the job (doc/admin.md "Signed certificates").
+	if krexd_real && grep -q "^#define HAVE_MUNGE 1" "$top_builddir/config.h"; then
+		"$KREX_CLI" verify --socket "$KC_MUNGE_SOCK" "$(W owner.cert)" >"$(W verify.out)" 2>&1 &&
+			grep -q "who:     uid 0 (root), job $o step " "$(W verify.out)" ||
+			{ diag "krex verify: $(tr '\n' ' ' <"$(W verify.out)")"; return 1; }
+	fi
 	KREGION_SIBLINGS="$s1 $s2 $p"
 }
 
@@ -279,7 +286,7 @@ checks_run() {
 	ok "a job without the option is not touched" check_untouched
 	why=$(regions_why)
 	if [ -z "$why" ]; then
-		ok "a region freezes its siblings, they resume after; a plain job runs on" \
+		ok "a region freezes its siblings, they resume after; a plain job runs on; krex verify accepts its signed certificate" \
 			check_region_freezes
 		ok "scancel of the owner mid-region thaws the siblings" check_scancel_owner
 		ok "another user's job cannot release the region" check_two_users

@@ -100,6 +100,9 @@ _kc_devices() {
 cluster_plugstack() {
 	local sub=""
 	grep -qa cgroup_subtree "$KC_KREXD" 2>/dev/null && sub="cgroup_subtree=krex-slurm/$$-%n"
+	# krexd signs certificates with the cluster's private munged
+	grep -qa munge_socket "$KC_KREXD" 2>/dev/null && [ -n "$KC_MUNGE_SOCK" ] &&
+		sub="$sub munge_socket=$KC_MUNGE_SOCK"
 	echo "required $KC_PLUGIN krexd=$KC_KREXD gate=$KC_GATE run_dir=$KC_DIR/run/%n $sub $*" \
 		>"$KC_DIR/plugstack.conf"
 }

@@ -29,6 +29,8 @@ static const struct {
         {"region_log_max", "10M", "1k"},
         {"region_log_keep", "5", "101"},
         {"metrics_file", "/var/lib/node_exporter/textfile/krex.prom", "krex.prom"},
+        {"sign", "off", "gpg"},
+        {"munge_socket", "/run/munge/munge.socket.2", "munge.sock"},
 };
 
 int main(void)

@@ -107,6 +107,81 @@ static void test_log_entry_worst(void)
 	   "with its escaped strings");
 }
 
+static int same(const char *a, const char *b)
+{
+	return json_same(a, strlen(a), b, strlen(b));
+}
+
+/* The reader of signed certificates: members, values, malformed text. */
+static void test_reader(void)
+{
+	const char *t = " {\"a\": 1, \"b\" :{\"x\":[1,\"}\"]}, \"c\":\"q\\\"\\u0041\\u00e9\"} ";
+	const char *k, *v;
+	size_t pos = 0, kl, vl, n = 0;
+	char out[16];
+	unsigned long long u;
+	int rc;
+
+	while ((rc = json_object_next(t, strlen(t), &pos, &k, &kl, &v, &vl)) == 1)
+		n++;
+	ok(rc == 0 && n == 3, "three members, nested braces inside strings skipped");
+	ok(json_object_get(t, strlen(t), "b", &v, &vl) == 1 && vl == 13 && v[0] == '{',
+	   "a nested object is one value");
+	ok(json_object_get(t, strlen(t), "c", &v, &vl) == 1 &&
+	           json_string_value(v, vl, out, sizeof(out)) == 0 && !strcmp(out, "q\"A?"),
+	   "a string unescaped (\\u over 0x7f as ?)");
+	ok(json_object_get(t, strlen(t), "a", &v, &vl) == 1 && json_uint_value(v, vl, &u) == 0 &&
+	           u == 1,
+	   "an integer");
+	ok(json_object_get(t, strlen(t), "z", &v, &vl) == 0, "an absent member");
+	ok(json_object_get("{\"a\":1", 6, "a", &v, &vl) < 0 &&
+	           json_object_get("{\"a\":1} x", 10, "a", &v, &vl) < 0 &&
+	           json_object_get("[1]", 3, "a", &v, &vl) < 0 &&
+	           json_object_get("{\"a\":\"x\n\"}", 8, "a", &v, &vl) < 0 &&
+	           json_object_get("{a:1}", 5, "a", &v, &vl) < 0,
+	   "unterminated, trailing text, not an object, a raw newline, a bare key: malformed");
+	ok(json_object_get(
+	           "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+	           "]]]]]]]}",
+	           80, "a", &v, &vl) < 0,
+	   "nesting deeper than 32 refused");
+	ok(same("{\"a\": \"x y\" }", "{\"a\":\"x y\"}") &&
+	           !same("{\"a\":\"xy\"}", "{\"a\":\"x y\"}") &&
+	           !same("{\"a\":\"\\\" \"}", "{\"a\":\"\\\"\"}"),
+	   "json_same: whitespace outside strings only");
+	{
+		/* 20000 mutations of a certificate file: every call ends, in bounds */
+		static const char base[] =
+		        "{\"region\":7,\"outcome\":\"clean\",\"gpus\":\"g\\\"0\",\"x\":[1,{\"y\":null}],"
+		        "\"note\":\"\",\"signed\":\"MUNGE:AbC+/=:\"}";
+		char buf[sizeof(base)], s[64];
+		unsigned i, j, found = 0, oob = 0;
+
+		srand(4321);
+		for (i = 0; i < 20000; i++) {
+			size_t len = sizeof(base) - 1 - (size_t)(rand() % 8);
+			memcpy(buf, base, sizeof(base));
+			for (j = 0; j < 1 + (unsigned)rand() % 3; j++)
+				buf[rand() % (int)len] = "{}[]\",:\\ a0"[rand() % 12];
+			pos = 0;
+			while (json_object_next(buf, len, &pos, &k, &kl, &v, &vl) == 1)
+				if (v < buf || v + vl > buf + len || k < buf || k + kl > buf + len)
+					oob++;
+			if (json_object_get(buf, len, "signed", &v, &vl) == 1) {
+				found++;
+				json_string_value(v, vl, s, sizeof(s));
+				json_same(v, vl, base, sizeof(base) - 1);
+			}
+		}
+		ok(found > 0,
+		   "20000 mutated and cut certificate files read within bounds (%u still had \"signed\")",
+		   found);
+	}
+	ok(json_uint_value("-1", 2, &u) < 0 && json_uint_value("1.5", 3, &u) < 0 &&
+	           json_string_value("1", 1, out, sizeof(out)) < 0,
+	   "a negative or fractional integer, a number as a string: refused");
+}
+
 int main(void)
 {
 	char small[16], big[20000];
@@ -114,7 +189,8 @@ int main(void)
 	size_t n;
 	FILE *f;
 
-	plan(22);
+	plan(32);
+	test_reader();
 	ok(esc_is("my\"job", 6, "my\\\"job"), "a quote gets a backslash");
 	ok(esc_is("a\\b", 3, "a\\\\b"), "a backslash gets a backslash");
 	ok(esc_is("a\nb\tc\rd\be\ff", 11, "a\\nb\\tc\\rd\\be\\ff"), "short escapes");

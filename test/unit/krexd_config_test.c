@@ -41,7 +41,7 @@ int main(void)
 	struct krexd_config c, n;
 	char err[512];
 
-	plan(34);
+	plan(36);
 	config_defaults(&c);
 	ok(!strcmp(c.run_dir, KREX_DEFAULT_RUNDIR), "default run_dir");
 	ok(c.max_region_ns == KREX_DEFAULT_MAX_REGION_MS * NS_PER_MS, "default max_region");
@@ -122,6 +122,19 @@ int main(void)
 	           config_set(&c, "settle_timeout", "200ms", err, sizeof(err)) == 0 &&
 	           c.settle_timeout_ns == 200 * NS_PER_MS,
 	   "settle_timeout over 2 s rejected");
+	ok(c.sign == SIGN_MUNGE && !c.munge_socket[0] && c.sign_ttl == 0 &&
+	           c.sign_timeout_ns == 2000 * NS_PER_MS,
+	   "sign defaults: munge, munge's default socket, munged's maximum ttl, 2 s");
+	ok(config_set(&c, "sign", "off", err, sizeof(err)) == 0 && c.sign == SIGN_OFF &&
+	           config_set(&c, "sign", "gpg", err, sizeof(err)) < 0 &&
+	           config_set(&c, "munge_socket", "rel/sock", err, sizeof(err)) < 0 &&
+	           config_set(&c, "munge_socket", "/run/m.sock", err, sizeof(err)) == 0 &&
+	           config_set(&c, "sign_ttl", "-1", err, sizeof(err)) < 0 &&
+	           config_set(&c, "sign_ttl", "60", err, sizeof(err)) == 0 && c.sign_ttl == 60 &&
+	           config_set(&c, "sign_timeout", "11s", err, sizeof(err)) < 0 &&
+	           config_set(&c, "sign_timeout", "500ms", err, sizeof(err)) == 0 &&
+	           c.sign_timeout_ns == 500 * NS_PER_MS,
+	   "sign = munge|off, munge_socket absolute, sign_ttl >= 0, sign_timeout at most 10 s");
 	ok(config_set(&c, "clock_tolerance", "2.5%", err, sizeof(err)) == 0 &&
 	           c.clock_tolerance == 2.5 &&
 	           config_set(&c, "clock_tolerance", "60", err, sizeof(err)) < 0 &&

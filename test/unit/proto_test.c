@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -387,13 +388,69 @@ static void test_history_messages(void)
 	   "the new types have names");
 }
 
+/* The signed form: golden bytes, round trip, length lies and NULs refused. */
+static void test_signed(void)
+{
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x04, 0x00, 0x13, 0x00, 0x00,
+	                               0x00, 0x17, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00,
+	                               0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+	                               'x',  0x00, 0x00, 0x00, 0x04, 'M',  'U',  'N',  'G'};
+	union proto_body m, r;
+	struct pbuf b;
+	char *big;
+	int herr;
+
+	memset(&m, 0, sizeof(m));
+	m.sig_reply.region_id = 9;
+	m.sig_reply.status = PROTO_SIGNED_OK;
+	snprintf(m.sig_reply.reason, sizeof(m.sig_reply.reason), "x");
+	m.sig_reply.cred = "MUNG";
+	m.sig_reply.cred_len = 4;
+	pbuf_init(&b);
+	ok(proto_pack(&b, PROTO_SIGNED_REPLY, 2, &m) == 0 && b.len == sizeof(want) &&
+	           memcmp(b.data, want, sizeof(want)) == 0,
+	   "SIGNED_REPLY packs to the golden bytes");
+	ok(unpack_bytes(b.data, b.len, &r, &herr) == 0 && r.sig_reply.region_id == 9 &&
+	           r.sig_reply.cred_len == 4 && r.sig_reply.cred &&
+	           !strcmp(r.sig_reply.cred, "MUNG") && !strcmp(r.sig_reply.reason, "x"),
+	   "SIGNED_REPLY round trip, the credential NUL-terminated");
+	proto_body_free(PROTO_SIGNED_REPLY, &r);
+	ok(r.sig_reply.cred == NULL, "proto_body_free frees the credential");
+	b.data[b.len - 5] = 5; /* the credential's length runs past the payload */
+	ok(unpack_bytes(b.data, b.len, &r, &herr) == -1 && errno == EPROTO,
+	   "a credential length past the payload refused");
+	b.data[b.len - 5] = 4;
+	b.data[b.len - 2] = 0;
+	ok(unpack_bytes(b.data, b.len, &r, &herr) == -1 && errno == EPROTO,
+	   "a NUL inside the credential refused");
+	pbuf_free(&b);
+	big = malloc(KREX_SIGNED_MAX + 1);
+	memset(big, 'A', KREX_SIGNED_MAX);
+	big[KREX_SIGNED_MAX] = '\0';
+	m.sig_reply.cred = big;
+	m.sig_reply.cred_len = KREX_SIGNED_MAX;
+	pbuf_init(&b);
+	ok(proto_pack(&b, PROTO_SIGNED_REPLY, 2, &m) < 0 && errno == EINVAL,
+	   "packing a credential over %d bytes fails", PROTO_SIGNED_MAX_CRED);
+	pbuf_free(&b);
+	free(big);
+	memset(&m, 0, sizeof(m));
+	m.sig.region_id = 77;
+	pbuf_init(&b);
+	ok(proto_pack(&b, PROTO_SIGNED, 3, &m) == 0 && b.len == PROTO_HDR_LEN + 8 &&
+	           unpack_bytes(b.data, b.len, &r, &herr) == 0 && r.sig.region_id == 77,
+	   "SIGNED round trip");
+	pbuf_free(&b);
+}
+
 int main(void)
 {
-	plan(31);
+	plan(38);
 	test_golden();
 	test_roundtrips();
 	test_malformed();
 	test_socket();
 	test_history_messages();
+	test_signed();
 	return tap_done();
 }

@@ -154,6 +154,76 @@ const char *krex_outcome_name(uint32_t outcome);
  */
 int krex_certificate_json(const struct krex_certificate *cert, char *buf, unsigned long len);
 
+/* ---- signed certificates (krex_certificate_verify(3)) ------------------ */
+
+/* A buffer of this many bytes holds any signed form (and any certificate JSON). */
+#define KREX_SIGNED_MAX 16384
+
+/*
+ * krex_region_end(), then ask krexd for the certificate's signed form: a
+ * munge credential ("MUNGE:...:", one line of text) that krexd encoded with
+ * the node's munge key and whose payload is the certificate as JSON with the
+ * node, the owner's uid, job and step.  On KREX_OK *cert is filled as by
+ * krex_region_end() and buf holds the credential, or "" when there is none
+ * (krexd signs nothing: munged not reachable, sign = off, an older krexd,
+ * buf too small, no krexd); then why (when not NULL) says why in one line.
+ * Waits at most krexd's sign_timeout (krexd.conf(5)) for munged.
+ */
+int krex_region_end_signed(struct krex_certificate *cert, char *buf, unsigned long len, char *why,
+                           unsigned long whylen);
+
+/* Verdicts of krex_certificate_verify(). */
+enum krex_verdict {
+	KREX_VERIFY_VALID = 0, /* signed by krexd on the node it names; payload intact */
+	KREX_VERIFY_BAD = 1,   /* not a credential of this cluster's munge key, or tampered with */
+	KREX_VERIFY_EXPIRED = 2,  /* older than its time-to-live (krexd.conf sign_ttl) */
+	KREX_VERIFY_SIGNER = 3,   /* valid credential, but not encoded by krexd's uid */
+	KREX_VERIFY_MISMATCH = 4, /* the certificate next to the credential is not the one signed */
+	KREX_VERIFY_MALFORMED = 5, /* no credential in the text, or its payload is no certificate */
+	KREX_VERIFY_NOMUNGE = 6,   /* cannot check: munged not reachable, or no libmunge */
+};
+
+/* krex_verify.flags */
+#define KREX_VERIFY_ALLOW_EXPIRED 0x1u /* an expired credential is valid (munged checked its MAC) */
+#define KREX_VERIFY_ANY_SIGNER                                                                     \
+	0x2u /* accept a credential encoded by any uid (cred_uid says which) */
+
+struct krex_verify {
+	uint32_t size;           /* in: sizeof(struct krex_verify) */
+	uint32_t flags;          /* in: KREX_VERIFY_* flags */
+	uint32_t signer_uid;     /* in: the uid krexd runs as (0: root) */
+	char munge_socket[256];  /* in: munged's socket, "" for libmunge's default */
+	uint32_t verdict;        /* out: enum krex_verdict */
+	uint32_t replayed;       /* out: munged decoded this credential before (still valid) */
+	uint32_t expired;        /* out: past its time-to-live (valid only with ALLOW_EXPIRED) */
+	uint32_t uid, job, step; /* out: the region's owner, from the signed payload */
+	uint64_t region_id;      /* out */
+	uint32_t outcome;        /* out: enum krex_outcome */
+	uint32_t cred_uid, cred_gid;       /* out: who encoded the credential (krexd's uid) */
+	int64_t encoded;                   /* out: when, seconds since the epoch */
+	int32_t ttl;                       /* out: its time-to-live, seconds */
+	char node[256];                    /* out: the node krexd ran on */
+	char user[64];                     /* out: the owner's user name on this node, "" unknown */
+	char reason[512];                  /* out: the verdict in one line */
+	char certificate[KREX_SIGNED_MAX]; /* out: the signed certificate as JSON */
+};
+
+/* Or memset it to 0 and set size. */
+#define KREX_VERIFY_INIT                                                                           \
+	{                                                                                          \
+		.size = sizeof(struct krex_verify)                                                 \
+	}
+
+/*
+ * Check a signed certificate on any node of the cluster (munge_decode with
+ * that node's munged): text is a bare credential, or a JSON object with a
+ * "signed" member (what `krex region --json` prints) whose other members,
+ * when present, must be the signed certificate's (whitespace and member
+ * order aside).  Returns KREX_OK with v->verdict and v->reason filled,
+ * KREX_EINVAL for a NULL or short argument, KREX_ENOMEM.  See krex_certificate_verify(3).
+ */
+int krex_certificate_verify(const char *text, struct krex_verify *v);
+
 /* ---- joining: for the GPU gate and other GPU runtimes ------------------- */
 
 /*
