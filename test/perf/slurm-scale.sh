@@ -3,8 +3,8 @@
 # The many-nodes scale run (doc/scale.md): test/slurm/many-nodes.sh with 16
 # slurmd on this host, 64 --krex-shared jobs (4 a node) and multi-node steps
 # across all 16, 3 regions a task, on the mock GPU driver.  Prints TAP and
-# the figures; writes them, every certificate and the 1 s samples of each
-# krexd and slurmd to the folder given (default $OUT, else
+# the figures; writes them (figures.txt), every certificate (certs.txt) and
+# the 1 s samples of each krexd and slurmd (samples) to the folder given (default $OUT, else
 # test/perf/results/slurm-scale-DATE).  Needs root, Slurm and munge
 # (scripts/install-deps.sh) and a build (make).  About a minute on the
 # 2-core CPU test machine; never fails on a time, only on a wrong result

@@ -470,7 +470,8 @@ peak_figures() {
 	fig "$(stats 'krexd CPU time over the run (ms)' "${kcpu[@]}")"
 	fig "$(stats 'slurmd RSS peak, VmHWM (kB)' "${shwm[@]}")"
 	fig "$(stats 'slurmd CPU time over the run (ms)' "${scpu[@]}")"
-	fig "slurmctld: RSS peak $(status_kb "$(cat "$KC_DIR/slurmctld.pid")" VmHWM) kB, CPU $(cpu_ms "$(cat "$KC_DIR/slurmctld.pid")") ms"
+	p=$(cat "$KC_DIR/slurmctld.pid")
+	fig "slurmctld: RSS peak $(status_kb "$p" VmHWM) kB, CPU $(cpu_ms "$p") ms, spank_krex.so mappings $(grep -c spank_krex.so "/proc/$p/maps")"
 }
 peak_figures
 
@@ -525,7 +526,9 @@ ok "every krexd stops with its slurmd" all_stop
 
 fig "wall time of the whole test: $((SECONDS - T_START)) s"
 if [ -n "${KS_OUT:-}" ]; then
+	# one line a certificate: its name (step or job, node or job id, region), its JSON
 	mkdir -p "$KS_OUT" && printf '%s' "$FIG" >"$KS_OUT/figures.txt" &&
-		cp -r "$KC_DIR/work/cert" "$KC_DIR/work/samples" "$KS_OUT/" 2>/dev/null
+		cp "$KC_DIR/work/samples" "$KS_OUT/" &&
+		for f in "$KC_DIR"/work/cert/*; do echo "${f##*/} $(cat "$f")"; done >"$KS_OUT/certs.txt"
 fi
 done_testing
