@@ -13,11 +13,15 @@
 # The mock GPU driver by default; KREX_GC_REAL=1 runs the real driver (a GPU
 # machine: test/workloads/fma.fatbin built, GPU "0" as NVML names it).
 #
+# With $OUT set (the GPU machine's result folder) the output is also written
+# to $OUT/gate-contention.txt.
+#
 #	top_srcdir=$PWD top_builddir=$PWD bash test/perf/gate-contention.sh
 #	KREX_GC_REAL=1 KREX_GC_POINTS="4:5 8:5 16:5 8:1 16:1 32:1" top_srcdir=$PWD top_builddir=$B bash test/perf/gate-contention.sh
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
+[ -z "${OUT:-}" ] || { mkdir -p "$OUT" && exec > >(tee "$OUT/gate-contention.txt") 2>&1; }
 points=${KREX_GC_POINTS:-2:5 3:5 4:5 4:1 8:1}
 secs=${KREX_GC_SECONDS:-8}
 regions=${KREX_GC_REGIONS:-3}
