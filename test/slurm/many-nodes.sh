@@ -4,10 +4,10 @@
 # GPU, mock GPU driver and krexd started by the SPANK plugin; KS_JOBS
 # --krex-shared batch jobs (default 8), spread evenly, each running a mock-GPU
 # hog and taking KS_REGIONS regions (default 3); multi-node steps
-# (srun -N KS_NODES --krex-shared) whose tasks take regions too.  KS_HOG,
-# KS_KERNEL_US: the hogs (below); KS_GATE_LOG=info: the gate's log in each
-# job's output file (with KC_KEEP=1 to keep them).  Every
-# region's certificate is collected and checked; a step holding a region on
+# (srun -N KS_NODES --krex-shared) whose tasks take regions too.
+# KS_PROCTRACK, KS_HOG, KS_KERNEL_US: below; KS_GATE_LOG=info: the gate's log
+# in each job's output file (with KC_KEEP=1 to keep them).  Every region's
+# certificate is collected and checked; a step holding a region on
 # every node is cancelled mid-region, and one frozen sibling job per node is
 # cancelled while frozen; at the end nothing may be left: no frozen cgroup, no
 # closed gate slot, no state line (freeze, pin, gate), no participant, no job
@@ -44,6 +44,13 @@ esac
 	exit 2
 }
 PER=$((JOBS / NODES))
+# KS_PROCTRACK: linuxproc (default: krexd makes a cgroup a participant) or
+# cgroup (krexd freezes Slurm's step cgroups)
+PROCTRACK=${KS_PROCTRACK:-linuxproc}
+case $PROCTRACK in
+linuxproc | cgroup) ;;
+*) echo "many-nodes.sh: KS_PROCTRACK must be linuxproc or cgroup, not '$PROCTRACK'" >&2; exit 2 ;;
+esac
 MOCKLIB=$top_builddir/test/mock/.libs
 WL=$top_builddir/test/workloads
 cluster_check || skip_all "$CLUSTER_WHY"
@@ -70,7 +77,7 @@ scale_cleanup() {
 	rm -f /dev/shm$SHM-*
 }
 t0=$(date +%s%N)
-cluster_start linuxproc "$NODES" || { rm -f /dev/shm$SHM-*; skip_all "$CLUSTER_WHY"; }
+cluster_start "$PROCTRACK" "$NODES" || { rm -f /dev/shm$SHM-*; skip_all "$CLUSTER_WHY"; }
 trap scale_cleanup EXIT
 T_UP=$(ms_since "$t0")
 ALL=$(echo $KC_NODES | tr ' ' ,)
@@ -384,8 +391,12 @@ ok "every region's certificate: there, siblings counted, each frozen or noted" c
 
 # ---- 5. scancel mid-region: a step holding a region on every node ----
 
+# frozen cgroups of this cluster: krexd's own (linuxproc) or Slurm's step
+# cgroups (proctrack/cgroup: a parent never reads FROZEN for its children)
 frozen_count() {
-	find /sys/fs/cgroup/freezer/krex-slurm/$$-* -name freezer.state 2>/dev/null |
+	find /sys/fs/cgroup/freezer/krex-slurm/$$-* \
+		$(for n in $KC_NODES; do echo /sys/fs/cgroup/freezer/slurm_$n; done) \
+		-name freezer.state 2>/dev/null |
 		xargs -r grep -l FROZEN 2>/dev/null | wc -l
 }
 held_all() { [ "$(ls "$KC_DIR"/work/held.* 2>/dev/null | wc -l)" = "$NODES" ]; }
