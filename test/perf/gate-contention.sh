@@ -44,7 +44,18 @@ kt_setup
 kt_conf "gpus = $GPU"
 export KREX_GPUS=$GPU LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KREX_GATE_LIB=$top_builddir/libregion/gate/.libs/libkrexgate.so
-trap 'kt_cleanup; [ -z "${KREX_MOCK_GPU:-}" ] || rm -f /dev/shm$KREX_MOCK_GPU' EXIT
+GC_PIDS=""
+# the hogs (krex run and its child) first, then krexd and the cgroups
+gc_cleanup() {
+	local p
+	for p in $GC_PIDS; do
+		pkill -KILL -P "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	kt_cleanup
+	[ -z "${KREX_MOCK_GPU:-}" ] || rm -f "/dev/shm$KREX_MOCK_GPU"
+}
+trap gc_cleanup EXIT
 n=0
 for p in $points; do n=$((n + 1)); done
 plan "$n"
@@ -66,6 +77,7 @@ point() {
 			"$WL/krex-hog" "$it" --seconds "$secs" --counter "$KT_DIR/hog.$i" &
 		pids="$pids $!"
 	done
+	GC_PIDS=$pids
 	sleep $((secs / 2))
 	for i in $(seq "$regions"); do
 		rm -f "$KT_DIR/cert"

@@ -19,6 +19,13 @@ freezer=${KREXD_MEM_FREEZER:-$(kt_freezers | cut -d" " -f2)}
 [ -x "$CLIENT" ] || skip_all "krex-testclient not built (make -C test/integration krex-testclient)"
 kt_setup
 kt_conf "gpus = g0"
+BENCH=
+# a bench stopped half way: its siblings (children, paused) first
+mem_cleanup() {
+	[ -z "$BENCH" ] || { pkill -KILL -P "$BENCH"; kill -KILL "$BENCH"; } 2>/dev/null
+	kt_cleanup
+}
+trap mem_cleanup EXIT
 n=0
 for p in $parts; do n=$((n + 1)); done
 plan "$n"
@@ -45,8 +52,11 @@ point() {
 	fdmax "$KREXD_PID" "$KT_DIR/fd" &
 	fdp=$!
 	t=$(date +%s%N)
-	"$CLIENT" bench --gpus g0 --siblings "$n" --regions "$regions" >"$KT_DIR/bench.out" 2>&1 ||
-		{ diag "$(cat "$KT_DIR/bench.out")"; touch "$KT_DIR/fd.stop"; wait "$fdp"; krexd_stop; return 1; }
+	# in the background, so that the EXIT trap can stop it and its siblings
+	"$CLIENT" bench --gpus g0 --siblings "$n" --regions "$regions" >"$KT_DIR/bench.out" 2>&1 &
+	BENCH=$!
+	wait "$BENCH" || { diag "$(cat "$KT_DIR/bench.out")"; touch "$KT_DIR/fd.stop"; wait "$fdp"; krexd_stop; return 1; }
+	BENCH=
 	t=$((($(date +%s%N) - t) / 1000000))
 	touch "$KT_DIR/fd.stop"
 	wait "$fdp"
