@@ -4,7 +4,7 @@
 #
 #	. test/slurm/cluster.sh
 #	cluster_check || skip_all "$CLUSTER_WHY"
-#	cluster_start linuxproc 1	# proctrack: linuxproc | cgroup; nodes: 1 | 2
+#	cluster_start linuxproc 1	# proctrack: linuxproc | cgroup; nodes: 1 to 26
 #	krun srun --krex-shared hostname
 #	(cluster_stop runs from the EXIT trap that cluster_start sets)
 #
@@ -27,9 +27,17 @@ KC_DEVS=""
 KC_MUNGE_SOCK=""
 KC_USER=krextest
 # The GPU device files of node 1 and 2: fake ones made by _kc_devices unless
-# the caller (scripts/demo.sh on a GPU node) names real ones.
+# the caller (scripts/demo.sh on a GPU node) names real ones.  Node N+1 has
+# /dev/krex-gpu-PID-N (kc_gpu N).
 : "${KC_GPU0:=/dev/krex-gpu-$$-0}"
 : "${KC_GPU1:=/dev/krex-gpu-$$-1}"
+kc_gpu() {
+	case $1 in
+	0) echo "$KC_GPU0" ;;
+	1) echo "$KC_GPU1" ;;
+	*) echo "/dev/krex-gpu-$$-$1" ;;
+	esac
+}
 
 # cluster_check: 0 if a cluster can run here, else 1 with CLUSTER_WHY set.
 cluster_check() {
@@ -84,8 +92,8 @@ _kc_munge() {
 # regular file or /dev/null's numbers do not work (doc/slurm-on-one-host.md).
 _kc_devices() {
 	local i d
-	for i in 0 1; do
-		eval d=\$KC_GPU$i
+	for i in $(seq 0 $((${1:-2} - 1))); do
+		d=$(kc_gpu "$i")
 		[ -e "$d" ] && continue
 		case "$d" in /dev/krex-gpu-*) ;; *) continue ;; esac
 		mknod -m 0666 "$d" c 242 $i || return 1
@@ -114,6 +122,9 @@ cluster_plugstack() {
 _kc_conf() {
 	local mode=$1 nodes=$2 host port=$((20000 + ($$ % 3000) * 4)) tag=kr$(($$ % 100000))
 	host=$(hostname -s)
+	# More than 3 nodes: a block of 32 ports below 20000 (and below the
+	# ephemeral range), so that the nodes' ports meet no other cluster's
+	[ "$nodes" -le 3 ] || port=$((10000 + ($$ % 312) * 32))
 	KC_NODES=""
 	{
 		echo "ClusterName=krex"
@@ -156,7 +167,8 @@ _kc_conf() {
 		if [ "$nodes" = 1 ]; then
 			KC_NODES=$tag
 		else
-			KC_NODES="${tag}a ${tag}b"
+			KC_NODES=$(echo abcdefghijklmnopqrstuvwxyz | cut -c1-"$nodes" | sed "s/./ $tag&/g")
+			KC_NODES=${KC_NODES# }
 		fi
 		local n i=1
 		for n in $KC_NODES; do
@@ -172,13 +184,12 @@ _kc_conf() {
 	for f in ${KC_CONF_FILES:-}; do cp "$f" "$KC_DIR/"; done
 	{
 		echo "AutoDetect=off"
-		set -- $KC_NODES
-		echo "NodeName=$1 Name=gpu File=$KC_GPU0"
-		echo "NodeName=$1 Name=shard Count=8 File=$KC_GPU0"
-		if [ -n "${2:-}" ]; then
-			echo "NodeName=$2 Name=gpu File=$KC_GPU1"
-			echo "NodeName=$2 Name=shard Count=8 File=$KC_GPU1"
-		fi
+		i=0
+		for n in $KC_NODES; do
+			echo "NodeName=$n Name=gpu File=$(kc_gpu $i)"
+			echo "NodeName=$n Name=shard Count=8 File=$(kc_gpu $i)"
+			i=$((i + 1))
+		done
 	} >"$KC_DIR/gres.conf"
 	if [ "${KC_CGROUP:-v1}" = v2 ]; then
 		# Slurm's cgroup/v2 plugin without systemd (slurmd makes its own
@@ -203,6 +214,10 @@ cluster_up() {
 # trap.  Returns 1 with CLUSTER_WHY when it did not come up.
 cluster_start() {
 	local mode=$1 nodes=$2 n
+	case $nodes in
+	[1-9] | 1[0-9] | 2[0-6]) ;;
+	*) CLUSTER_WHY="cluster_start: NODES must be 1 to 26, not '$nodes'"; return 1 ;;
+	esac
 	KC_DIR=$(mktemp -d /tmp/krex-slurm.XXXXXX)
 	chmod 0755 "$KC_DIR"
 	trap cluster_stop EXIT
@@ -211,7 +226,7 @@ cluster_start() {
 	KC_KREXD=$KC_REAL_KREXD
 	krexd_real || KC_KREXD=$KC_FAKE_KREXD
 	_kc_munge || { CLUSTER_WHY="munged did not start (see $KC_DIR/munge/munged.log)"; return 1; }
-	_kc_devices || { CLUSTER_WHY="cannot mknod /dev/krex-gpu0"; return 1; }
+	_kc_devices "$nodes" || { CLUSTER_WHY="cannot mknod /dev/krex-gpu-$$-N"; return 1; }
 	_kc_conf "$mode" "$nodes"
 	cluster_plugstack "${KC_PLUGARGS:-}"
 	setsid slurmctld -D -c -f "$KC_DIR/slurm.conf" >"$KC_DIR/slurmctld.out" 2>&1 &
@@ -222,7 +237,8 @@ cluster_start() {
 		KC_SLURMD_PIDS="${KC_SLURMD_PIDS:-} $!"
 	done
 	KC_PIDS="$KC_PIDS $KC_SLURMD_PIDS"
-	kwait 30 cluster_up || { CLUSTER_WHY="nodes not idle within 30 s (see $KC_DIR)"; return 1; }
+	kwait $((30 + 2 * nodes)) cluster_up ||
+		{ CLUSTER_WHY="nodes not idle within $((30 + 2 * nodes)) s (see $KC_DIR)"; return 1; }
 }
 
 # Stop pid: TERM, wait up to 10 s, then KILL.
