@@ -187,7 +187,7 @@ SAMPLER=$!
 # A step whose tasks take REGIONS regions each; the first writes the time it
 # was granted.  step_regions TAG [srun options]
 step_regions() {
-	local tag=$1 out
+	local tag=$1 out sum
 	shift
 	out=$(krun srun -Q -N"$NODES" -w "$ALL" --krex-shared --gres=shard:1 "$@" sh -c "
 		i=0
@@ -197,7 +197,12 @@ step_regions() {
 				sh -c '[ \$0 != 1 ] || date +%s%N > $KC_DIR/work/first.$tag.\$SLURMD_NODENAME' \$i ||
 				echo \"\$SLURMD_NODENAME: region \$i failed\"
 		done" 2>&1) || { diag "srun $tag: $out"; return 1; }
+	# Each node's plugin prints the step's line at its end (summary=yes):
+	# one per node, counting this step's regions there; nothing else.
+	sum=$(printf '%s\n' "$out" | grep -c "^krex: step [0-9.]* on .*: $REGIONS regions, ")
+	out=$(printf '%s\n' "$out" | grep -v "^krex: step " | grep -v '^$')
 	[ -z "$out" ] || { diag "$out"; return 1; }
+	[ "$sum" = "$NODES" ] || { diag "$tag: $sum of $NODES nodes printed the step's line"; return 1; }
 }
 
 # time_srun LABEL ARGS...: milliseconds of one srun across all nodes
