@@ -162,6 +162,14 @@ static void reset(struct gq *tab, int n)
 	cur = &ops;
 }
 
+/* A fresh stream in a table of 2, its waits through o. */
+static struct gq *fresh(struct gq *tab, const struct gq_ops *o)
+{
+	reset(tab, 2);
+	cur = o;
+	return gq_find(tab, 2, (void *)1);
+}
+
 /*
  * A kernel that spins until the host releases it or its own timeout (XLA's
  * delay kernel): launched, it is modelled as running until the timeout;
@@ -317,9 +325,7 @@ int main(void)
 	 * than GQ_WAIT_MAX_NS.  Once the stream is timed (the first 100
 	 * launches) the queue stays bounded: no give-up, one kernel at a time.
 	 * (Before: every wait gave up at 50 ms and let 64 launches through.) */
-	reset(tab, 2);
-	cur = &wops;
-	q = gq_find(tab, 2, (void *)1);
+	q = fresh(tab, &wops);
 	for (i = 0; i < 100; i++)
 		launch(q, 2, 1 * MS, 60 * MS, 5 * US, NULL);
 	gave0 = q->gave_up;
@@ -335,9 +341,7 @@ int main(void)
 	 * waits give up, but a give-up lets through only launches worth
 	 * GQ_WAIT_MAX_NS of estimated GPU time (one here), not GQ_HELD_MAX: the
 	 * next launch waits again. */
-	reset(tab, 2);
-	cur = &wops;
-	q = gq_find(tab, 2, (void *)1);
+	q = fresh(tab, &wops);
 	for (i = 0; i < 30; i++)
 		launch(q, 2, 1 * MS, 200 * MS, 5 * US, NULL);
 	gave0 = q->waits;
@@ -354,9 +358,7 @@ int main(void)
 	 * launches through in GQ_WAIT_MAX_NS (+ launch time), releases the
 	 * spin before its timeout, and the estimate stays the kernels' (the
 	 * sample of a mark the gate gave up on is host time, not taken). */
-	reset(tab, 2);
-	cur = &wops;
-	q = gq_find(tab, 2, (void *)1);
+	q = fresh(tab, &wops);
 	for (i = 0; i < 100; i++)
 		launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
 	{
@@ -387,9 +389,7 @@ int main(void)
 	/* 13. The same on a GPU shared with siblings (20 ms a kernel here):
 	 * the waits are longer, but never past GQ_WAIT_CAP_NS, so the host
 	 * releases a 100 ms delay kernel in time. */
-	reset(tab, 2);
-	cur = &wops;
-	q = gq_find(tab, 2, (void *)1);
+	q = fresh(tab, &wops);
 	for (i = 0; i < 20; i++)
 		launch(q, 2, 1 * MS, 20 * MS, 5 * US, NULL);
 	spin_launch(q, 2, 1 * MS, 100 * MS);
