@@ -214,7 +214,7 @@ int main(void)
 	unsigned i, ev0;
 	uint64_t t0, gave0;
 
-	plan(26);
+	plan(27);
 
 	/* 1. Off: no event, and the queue grows without bound. */
 	reset(tab, 2);
@@ -385,6 +385,23 @@ int main(void)
 		   "host-released spin: 100 launches later the estimate is the kernels' (%llu us)",
 		   (unsigned long long)(q->est_ns / US));
 	}
+
+	/* 14. The same on a fresh stream, not timed yet (time rule on), XLA's
+	 * shape: the delay kernel among its first launches, then the timed
+	 * kernel(s), then the release.  A give-up on an untimed stream lets
+	 * through as many launches as the mark it gave up on held, plus one
+	 * (3 here, queue_cap 2): 3 launches pass within GQ_WAIT_MAX_NS and the
+	 * spin is released in time.  (A longer chain waits again: 40 launches
+	 * are held 100 ms here, the delay kernel's timeout; doc/gate.md.) */
+	q = fresh(tab, &wops);
+	launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+	spin_launch(q, 2, 1 * MS, 100 * MS);
+	t0 = g.now;
+	for (i = 0; i < 3; i++)
+		launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+	ok(g.now - t0 <= GQ_WAIT_MAX_NS + 2 * MS && spin_release(),
+	   "fresh stream, host-released spin, 3 launches: host held %llu ms, released in time",
+	   (unsigned long long)((g.now - t0) / MS));
 
 	/* 13. The same on a GPU shared with siblings (20 ms a kernel here):
 	 * the waits are longer, but never past GQ_WAIT_CAP_NS, so the host
