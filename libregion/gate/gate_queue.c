@@ -141,11 +141,10 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 		if (!r) {
 			q->gave_up++;
 			q->held = 1;
-			q->gave_seq = q->done + 1;
 			/* Not timed yet: the wait itself says its launches take
 			 * at least limit / n each, unless the host holds them. */
 			if (budget_ns && !q->est_ns)
-				q->est_ns = gq_wait_limit(q) / (q->n[q->gave_seq % GQ_SLOTS] + 1);
+				q->est_ns = gq_wait_limit(q) / (q->n[(q->done + 1) % GQ_SLOTS] + 1);
 			return 0;
 		}
 		gq_complete(q, ops, q->done + 1, budget_ns);

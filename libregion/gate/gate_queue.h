@@ -83,11 +83,16 @@ struct gq_ops {
  *    GQ_WAIT_CAP_NS: 15 siblings of 5 ms kernels, 75 of 1 ms.
  *  - After a give-up: the launches let through without waiting are worth
  *    at most GQ_WAIT_MAX_NS of estimated GPU time (at least one, at most
- *    GQ_HELD_MAX; GQ_HELD_MAX while nothing is timed yet), so a slow stream
- *    that passed the cap queues a launch or two more, not GQ_HELD_MAX.
- *  - The time sample closed by a mark the gate gave up on is not taken
- *    (once the stream has one): it holds the host's time, not the GPU's,
- *    and would stretch the next waits.
+ *    GQ_HELD_MAX), so a slow stream that passed the cap queues a launch or
+ *    two more, not GQ_HELD_MAX; they get a mark of their own before the
+ *    next wait.  A give-up on a stream not timed yet takes the wait over
+ *    the mark's launches + 1 as its estimate (a lower bound, unless the host
+ *    holds the work): the mark's launches + 1 pass (doc/gate.md: the
+ *    trade-off for a host-released chain among a stream's first launches).
+ *  - A mark is recorded before the stream's first launch, so the first
+ *    completed mark is a time sample.  The sample closed by a mark that
+ *    waited for the host holds host time: it can stretch the next waits to
+ *    GQ_WAIT_CAP_NS, never past it, until the next samples.
  */
 #define GQ_WAIT_MAX_NS (50ull * 1000 * 1000)
 #define GQ_WAIT_CAP_NS (80ull * 1000 * 1000)
@@ -107,7 +112,6 @@ struct gq {
 	uint64_t waits;       /* times gq_before() waited (tests, debug) */
 	uint64_t gave_up;     /* waits that gave up (gq_wait_limit) */
 	unsigned held;        /* gave up: launches let through since (0: not held) */
-	uint64_t gave_seq;    /* the last mark given up on (its sample is not taken) */
 	int start_mark;       /* ev[0] was recorded before the first launch */
 };
 
