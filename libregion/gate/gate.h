@@ -52,7 +52,7 @@ extern int gate_counting;
 /* The gate's own counts, written with the wrapper counts as "gate.NAME". */
 enum gate_stat {
 	GST_QUEUE_WAITS,      /* bounded queue: waits for a mark */
-	GST_QUEUE_GAVE_UP,    /* of which gave up after GQ_WAIT_MAX_NS and proceeded */
+	GST_QUEUE_GAVE_UP,    /* of which gave up (50-80 ms, gate_queue.h) and proceeded */
 	GST_DRAINS,           /* drain callbacks */
 	GST_DRAIN_LATE,       /* drains that reached their deadline */
 	GST_DRAIN_INCOMPLETE, /* drains that could not see some work */

@@ -37,7 +37,7 @@ static void gq_complete(struct gq *q, const struct gq_ops *ops, uint64_t seq, ui
 	float ms = 0;
 	unsigned n = q->n[seq % GQ_SLOTS];
 
-	if (budget_ns && seq >= 2 && n && ops->elapsed &&
+	if (budget_ns && (seq >= 2 || q->start_mark) && n && ops->elapsed &&
 	    ops->elapsed(&ms, gq_ev(q, seq - 1), gq_ev(q, seq)) == 0 && ms > 0)
 		q->est_ns = (uint64_t)((double)ms * 1e6 / n);
 	q->done = seq;
@@ -51,6 +51,27 @@ static uint64_t gq_queued(const struct gq *q)
 	for (s = q->done + 1; s <= q->rec; s++)
 		sum += q->n[s % GQ_SLOTS];
 	return sum;
+}
+
+static int gq_mark(struct gq *q, const struct gq_ops *ops, unsigned n, uint64_t budget_ns);
+
+/* How long to wait for the oldest mark before giving up (gate_queue.h). */
+static uint64_t gq_wait_limit(const struct gq *q)
+{
+	uint64_t t = GQ_WAIT_FACTOR * q->n[(q->done + 1) % GQ_SLOTS] * q->est_ns;
+
+	return t < GQ_WAIT_MAX_NS ? GQ_WAIT_MAX_NS : t > GQ_WAIT_CAP_NS ? GQ_WAIT_CAP_NS : t;
+}
+
+/* Launches let through without waiting after a give-up (gate_queue.h). */
+static unsigned gq_held_max(const struct gq *q)
+{
+	uint64_t n;
+
+	if (!q->est_ns)
+		return GQ_HELD_MAX;
+	n = GQ_WAIT_MAX_NS / q->est_ns;
+	return n < 1 ? 1 : n > GQ_HELD_MAX ? GQ_HELD_MAX : (unsigned)n;
 }
 
 /* 1 when the launch about to be made must wait for the oldest mark first. */
@@ -71,8 +92,14 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 
 	if (!q || q->broken || !cap)
 		return 0;
-	if (!q->stride)
+	if (!q->stride) {
 		q->stride = cap;
+		/* A mark before the first launch: the first mark's completion
+		 * is then a time sample (else only the second's is). */
+		if (budget_ns && !(ops->capturing && ops->capturing(q->stream)) &&
+		    ops->create(&q->ev[0], 1) == 0)
+			q->start_mark = ops->record(q->ev[0], q->stream) == 0;
+	}
 	if (++q->pending < q->stride && !q->held)
 		return 0;
 	if (ops->capturing && ops->capturing(q->stream))
@@ -91,16 +118,21 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 	if (q->held) {
 		/* gave up on this stream: no waiting, no mark, until the work
 		 * before its marks (released by the host?) has completed, for at
-		 * most GQ_HELD_MAX launches */
-		if (q->rec > q->done && ++q->held <= GQ_HELD_MAX)
+		 * most gq_held_max() launches */
+		if (q->rec > q->done && ++q->held <= gq_held_max(q))
 			return 0;
 		q->held = 0;
 		if (q->pending < q->stride && q->rec == q->done)
 			return 0;
+		/* The launches let through get a mark of their own (before
+		 * this one), so that the waits below bound them too. */
+		if (q->pending > 1 && q->rec - q->done < GQ_DEPTH &&
+		    gq_mark(q, ops, q->pending - 1, budget_ns) != 0)
+			return 0;
 	}
 	while (gq_must_wait(q, budget_ns)) {
 		q->waits++;
-		r = ops->wait ? ops->wait(gq_ev(q, q->done + 1), GQ_WAIT_MAX_NS)
+		r = ops->wait ? ops->wait(gq_ev(q, q->done + 1), gq_wait_limit(q))
 		              : ops->sync(gq_ev(q, q->done + 1)) == 0;
 		if (r < 0) {
 			q->broken = 1;
@@ -109,6 +141,10 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 		if (!r) {
 			q->gave_up++;
 			q->held = 1;
+			/* Not timed yet: the wait itself says its launches take
+			 * at least limit / n each, unless the host holds them. */
+			if (budget_ns && !q->est_ns)
+				q->est_ns = gq_wait_limit(q) / (q->n[(q->done + 1) % GQ_SLOTS] + 1);
 			return 0;
 		}
 		gq_complete(q, ops, q->done + 1, budget_ns);
@@ -116,25 +152,34 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 	return 1;
 }
 
-void gq_after(struct gq *q, const struct gq_ops *ops, uint64_t budget_ns)
+/* Record the next mark, closing n of the pending launches: 0, or -1 (broken). */
+static int gq_mark(struct gq *q, const struct gq_ops *ops, unsigned n, uint64_t budget_ns)
 {
 	uint64_t seq = q->rec + 1;
 	void **ev = &q->ev[seq % GQ_SLOTS];
-	uint64_t stride;
 
 	if (!*ev && ops->create(ev, budget_ns != 0) != 0) {
 		*ev = NULL;
 		q->broken = 1;
-		return;
+		return -1;
 	}
 	if (ops->record(*ev, q->stream) != 0) {
 		/* Nothing recorded: the launches stay pending for the next mark. */
 		q->broken = 1;
-		return;
+		return -1;
 	}
-	q->n[seq % GQ_SLOTS] = q->pending;
-	q->pending = 0;
+	q->n[seq % GQ_SLOTS] = n;
+	q->pending -= n;
 	q->rec = seq;
+	return 0;
+}
+
+void gq_after(struct gq *q, const struct gq_ops *ops, uint64_t budget_ns)
+{
+	uint64_t stride;
+
+	if (gq_mark(q, ops, q->pending, budget_ns) != 0)
+		return;
 	if (budget_ns && q->est_ns) {
 		stride = budget_ns / (2 * q->est_ns);
 		if (stride > 2 * (uint64_t)q->stride)

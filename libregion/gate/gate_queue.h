@@ -60,18 +60,43 @@ struct gq_ops {
 };
 
 /*
- * The longest a launching thread waits for one mark.  The work before it
- * may be a kernel that only this thread can release (XLA's delay kernel
- * spins on a host flag, and times out after about 100 ms;
- * cuStreamWaitValue32; a host function waiting for the host): then the
- * gate gives up, counts it (gave_up), lets the launch through and lets up
- * to GQ_HELD_MAX more launches through without waiting while the mark is
- * outstanding (then waits again, bounded again).  50 ms is half of XLA's
- * timeout and well above the kernel in flight that queue_time usually
- * waits for, also on a GPU shared with a busy sibling: a wait that long is
- * rare unless the host holds the stream.
+ * How long a launching thread waits for one mark before it gives up.  The
+ * work before the mark may be a kernel that only this thread can release
+ * (XLA's delay kernel spins on a host flag, and times out after about
+ * 100 ms; cuStreamWaitValue32; a host function waiting for the host): then
+ * the gate gives up, counts it (gave_up), lets the launch through and lets
+ * more launches through without waiting while the mark is outstanding
+ * (then waits again, bounded again).  Work that merely runs slowly, on a
+ * GPU shared with busy siblings, must not be taken for that: the mark's
+ * expected time is its launches x the GPU time per launch the queue
+ * measured (est_ns: from event times, so it includes the time slices of
+ * the siblings).
+ *
+ *  - The wait: GQ_WAIT_FACTOR x the mark's expected time, at least
+ *    GQ_WAIT_MAX_NS (50 ms: half of XLA's timeout, well above a kernel in
+ *    flight on an unshared GPU, and all there is before the first sample),
+ *    at most GQ_WAIT_CAP_NS (80 ms: a host thread that holds its own
+ *    stream waits at most that long, so a 100 ms delay kernel is still
+ *    released by its host, with 20 ms to spare).  A stream slowed by
+ *    sharing stays bounded without give-ups while one launch's turn (its
+ *    kernel and the siblings' kernels taking turns with it) stays under
+ *    GQ_WAIT_CAP_NS: 15 siblings of 5 ms kernels, 75 of 1 ms.
+ *  - After a give-up: the launches let through without waiting are worth
+ *    at most GQ_WAIT_MAX_NS of estimated GPU time (at least one, at most
+ *    GQ_HELD_MAX), so a slow stream that passed the cap queues a launch or
+ *    two more, not GQ_HELD_MAX; they get a mark of their own before the
+ *    next wait.  A give-up on a stream not timed yet takes the wait over
+ *    the mark's launches + 1 as its estimate (a lower bound, unless the host
+ *    holds the work): the mark's launches + 1 pass (doc/gate.md: the
+ *    trade-off for a host-released chain among a stream's first launches).
+ *  - A mark is recorded before the stream's first launch, so the first
+ *    completed mark is a time sample.  The sample closed by a mark that
+ *    waited for the host holds host time: it can stretch the next waits to
+ *    GQ_WAIT_CAP_NS, never past it, until the next samples.
  */
 #define GQ_WAIT_MAX_NS (50ull * 1000 * 1000)
+#define GQ_WAIT_CAP_NS (80ull * 1000 * 1000)
+#define GQ_WAIT_FACTOR 2
 #define GQ_HELD_MAX 64
 
 struct gq {
@@ -85,8 +110,9 @@ struct gq {
 	unsigned n[GQ_SLOTS]; /* launches each event closes */
 	uint64_t est_ns;      /* GPU time per launch, last sample; 0 = unknown */
 	uint64_t waits;       /* times gq_before() waited (tests, debug) */
-	uint64_t gave_up;     /* waits that gave up after GQ_WAIT_MAX_NS */
+	uint64_t gave_up;     /* waits that gave up (gq_wait_limit) */
 	unsigned held;        /* gave up: launches let through since (0: not held) */
+	int start_mark;       /* ev[0] was recorded before the first launch */
 };
 
 /* The struct for stream s in a per-thread table of len entries (a free one

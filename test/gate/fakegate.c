@@ -12,6 +12,8 @@
  *	fakegate kernels               print the mock GPU's kernel count
  *	fakegate maxq [reset]          print (or zero) the most kernels one process of
  *	                               the mock GPU had queued
+ *	fakegate holder                print the pid holding the mock GPU's device lock
+ *	                               (0: free)
  */
 #include "config.h"
 
@@ -62,8 +64,9 @@ static int kernels(int what)
 	if (what == 2)
 		atomic_store((_Atomic uint32_t *)&m->maxq, 0);
 	else
-		printf("%llu\n",
-		       what ? (unsigned long long)m->maxq : (unsigned long long)m->kernels);
+		printf("%llu\n", what == 3 ? (unsigned long long)m->lock
+		                 : what    ? (unsigned long long)m->maxq
+		                           : (unsigned long long)m->kernels);
 	return 0;
 }
 
@@ -75,6 +78,8 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && strcmp(argv[1], "kernels") == 0)
 		return kernels(0);
+	if (argc == 2 && strcmp(argv[1], "holder") == 0)
+		return kernels(3);
 	if (argc >= 2 && strcmp(argv[1], "maxq") == 0)
 		return kernels(argc > 2 && strcmp(argv[2], "reset") == 0 ? 2 : 1);
 	if (argc < 3)

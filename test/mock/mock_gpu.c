@@ -22,6 +22,21 @@
 
 #include "mock_gpu.h"
 
+/*
+ * The device lock is a ticket lock: kernels run in the order their worker
+ * threads asked for the lock, across processes, so N busy processes take
+ * turns kernel by kernel, as a real GPU's time slicing roughly shares it
+ * between contexts (no process waits for more than the kernels queued
+ * ahead of it).  A ticket whose thread does not take its turn is skipped:
+ * at once when the thread is gone, after MOCK_TURN_STOPPED_NS when it is
+ * frozen or stopped (it asks again when it wakes), after MOCK_TURN_MAX_NS
+ * in any case (a thread that cannot run that long on a loaded machine is
+ * passed once, and asks again).  A dead holder's lock is taken over.
+ */
+#define MOCK_TURN_SLOTS 256
+#define MOCK_TURN_STOPPED_NS 2000000ull /* 2 ms */
+#define MOCK_TURN_MAX_NS 50000000ull    /* 50 ms */
+
 /* The machine-wide part, in /dev/shm. */
 struct mock_shm {
 	_Atomic uint32_t lock;    /* 0 free, else the holder's pid */
@@ -31,6 +46,11 @@ struct mock_shm {
 	_Atomic uint64_t kernels;
 	_Atomic uint32_t maxq; /* most kernels one process had queued (not finished) */
 	uint32_t pad;
+	/* the ticket lock (dev_lock); the fields above keep their places
+	 * (test/gate/fakegate.c reads kernels and maxq) */
+	_Atomic uint32_t next;                   /* the next ticket to hand out */
+	_Atomic uint32_t serving;                /* the ticket whose turn it is */
+	_Atomic uint32_t owner[MOCK_TURN_SLOTS]; /* thread id waiting with ticket t % SLOTS */
 };
 
 static struct mock_shm *shm;
@@ -116,32 +136,100 @@ static void shm_attach(void)
 		shm = &shm_private;
 }
 
-/*
- * Take the device lock.  Polite: a process that just released it lets a
- * waiting one go first (up to 2 ms), as a real GPU's time slicing would
- * interleave them.  A dead holder's lock is taken over.
- */
+static int alive(uint32_t id)
+{
+	return !(kill((pid_t)id, 0) < 0 && errno == ESRCH);
+}
+
+/* Thread tid is frozen (cgroup freezer: D) or stopped (T, t). */
+static int stopped(uint32_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", (unsigned)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'D' || p[2] == 'T' || p[2] == 't');
+}
+
+/* Move the turn from ticket sv to the next one, unless it moved already. */
+static void turn_pass(uint32_t sv)
+{
+	atomic_compare_exchange_strong(&shm->serving, &sv, sv + 1);
+	atomic_fetch_add(&shm->seq, 1);
+	shm_futex(&shm->seq, FUTEX_WAKE, INT_MAX, 0);
+}
+
+static __thread uint32_t my_ticket;
+
+static uint32_t take_ticket(uint32_t tid)
+{
+	uint32_t t = atomic_fetch_add(&shm->next, 1);
+
+	atomic_store(&shm->owner[t % MOCK_TURN_SLOTS], tid);
+	return t;
+}
+
 static void dev_lock(void)
 {
-	uint32_t me = (uint32_t)getpid(), s, h;
-	uint64_t polite_until = now_ns() + 2000000ull;
+	uint32_t me = (uint32_t)getpid(), tid = (uint32_t)syscall(SYS_gettid);
+	uint32_t t, s, sv, h, o, seen = 0;
+	uint64_t seen_at = 0, since;
+	int32_t d;
 
 	atomic_fetch_add(&shm->waiters, 1);
+	t = take_ticket(tid);
 	for (;;) {
 		s = atomic_load(&shm->seq);
-		if (atomic_load(&shm->last) == me && atomic_load(&shm->waiters) > 1 &&
-		    now_ns() < polite_until) {
-			shm_futex(&shm->seq, FUTEX_WAIT, s, 200000);
+		sv = atomic_load(&shm->serving);
+		h = atomic_load(&shm->lock);
+		d = (int32_t)(sv - t);
+		if (d > 0) { /* skipped while away: ask again */
+			t = take_ticket(tid);
 			continue;
 		}
-		h = 0;
-		if (atomic_compare_exchange_strong(&shm->lock, &h, me))
-			break;
-		if (h && kill((pid_t)h, 0) < 0 && errno == ESRCH)
-			atomic_compare_exchange_strong(&shm->lock, &h, 0);
-		else
+		if (h) {
+			if (!alive(h)) { /* the holder died mid-kernel */
+				if (atomic_compare_exchange_strong(&shm->lock, &h, 0))
+					turn_pass(sv);
+				continue;
+			}
 			shm_futex(&shm->seq, FUTEX_WAIT, s, 5000000);
+			continue;
+		}
+		if (d == 0) {
+			if (atomic_compare_exchange_strong(&shm->lock, &h, me))
+				break;
+			continue;
+		}
+		/* Free, and another ticket's turn: skip it if nobody takes it.
+		 * How long it has been its turn is counted from when this thread
+		 * first saw it (the lock may have been idle long before). */
+		if (!seen_at || seen != sv) {
+			seen = sv;
+			seen_at = now_ns();
+		}
+		since = now_ns() - seen_at;
+		o = atomic_load(&shm->owner[sv % MOCK_TURN_SLOTS]);
+		if (since > MOCK_TURN_MAX_NS || (o && !alive(o)) ||
+		    (since > MOCK_TURN_STOPPED_NS && o && stopped(o))) {
+			if (!atomic_load(&shm->lock))
+				turn_pass(sv);
+			continue;
+		}
+		shm_futex(&shm->seq, FUTEX_WAIT, s, 1000000);
 	}
+	my_ticket = t;
+	atomic_store(&shm->owner[t % MOCK_TURN_SLOTS], 0);
 	atomic_fetch_sub(&shm->waiters, 1);
 }
 
@@ -149,8 +237,7 @@ static void dev_unlock(void)
 {
 	atomic_store(&shm->last, (uint32_t)getpid());
 	atomic_store(&shm->lock, 0);
-	atomic_fetch_add(&shm->seq, 1);
-	shm_futex(&shm->seq, FUTEX_WAKE, INT_MAX, 0);
+	turn_pass(my_ticket); /* no-op when its turn was skipped while it held the lock */
 }
 
 /* Poll a host word the host writes without any driver call. */

@@ -19,7 +19,10 @@
  *
  * A kernel takes the machine-wide device lock only while its simulated time
  * runs, so kernels of all processes execute one at a time and a hog sibling
- * really delays a victim.  A spin kernel (MOP_SPIN) and a stream wait on a
+ * really delays a victim.  The lock is fair (tickets, FIFO across processes):
+ * busy processes take turns kernel by kernel, as a real GPU time-slices
+ * between contexts; a turn nobody takes (its thread gone, frozen, stopped,
+ * or not running for 50 ms) is passed on.  A spin kernel (MOP_SPIN) and a stream wait on a
  * value (MOP_WAITVAL) hold no lock: they poll a host word that the host
  * writes without any driver call, as XLA's delay kernel and
  * cuStreamWaitValue32 do.

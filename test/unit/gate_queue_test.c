@@ -27,7 +27,8 @@ struct vev {
 static struct vgpu {
 	uint64_t now;     /* host time */
 	uint64_t free_at; /* when the stream's queued work ends */
-	unsigned events, syncs, creates;
+	unsigned events, syncs, creates, waited;
+	struct vev *evs[64]; /* every event created (a spin's release moves them) */
 	int fail_query, capturing;
 	uint64_t kend[4096]; /* end times of the kernels launched (ring) */
 	uint64_t kdur[4096];
@@ -41,6 +42,8 @@ static int v_create(void **ev, int timing)
 	if (!e)
 		return -1;
 	e->timing = timing;
+	if (g.creates < 64)
+		g.evs[g.creates] = e;
 	g.creates++;
 	*ev = e;
 	return 0;
@@ -86,6 +89,21 @@ static int v_elapsed(float *ms, void *a, void *b)
 	return 0;
 }
 
+/* Wait at most limit ns of host time (gate_gq_wait on a GPU). */
+static int v_wait(void *ev, uint64_t limit)
+{
+	struct vev *e = ev;
+
+	g.waited++;
+	if (e->t <= g.now + limit) {
+		if (e->t > g.now)
+			g.now = e->t;
+		return 1;
+	}
+	g.now += limit;
+	return 0;
+}
+
 static int v_capturing(void *s)
 {
 	(void)s;
@@ -94,6 +112,9 @@ static int v_capturing(void *s)
 
 static const struct gq_ops ops = {v_create,  v_record,    v_sync, v_query,
                                   v_elapsed, v_capturing, NULL};
+/* The same with the bounded wait that may give up, as on a GPU. */
+static const struct gq_ops wops = {v_create,  v_record,    v_sync, v_query,
+                                   v_elapsed, v_capturing, v_wait};
 
 /* Kernels of at least min_dur launched and not finished at host time now. */
 static unsigned queued_kernels(uint64_t min_dur)
@@ -110,11 +131,13 @@ struct run {
 	uint64_t max_work;    /* most GPU time queued right after a launch */
 };
 
+static const struct gq_ops *cur = &ops;
+
 /* One launch of a kernel of dur ns through the gate's queue logic. */
 static void launch(struct gq *q, unsigned cap, uint64_t budget, uint64_t dur, uint64_t launch_ns,
                    struct run *r)
 {
-	int rec = gq_before(q, &ops, cap, budget);
+	int rec = gq_before(q, cur, cap, budget);
 	uint64_t start;
 	unsigned k;
 
@@ -124,7 +147,7 @@ static void launch(struct gq *q, unsigned cap, uint64_t budget, uint64_t dur, ui
 	g.kdur[g.nk % 4096] = dur;
 	g.kend[g.nk++ % 4096] = g.free_at;
 	if (rec)
-		gq_after(q, &ops, budget);
+		gq_after(q, cur, budget);
 	k = queued_kernels(dur);
 	if (r && k > r->max_kernels)
 		r->max_kernels = k;
@@ -136,6 +159,49 @@ static void reset(struct gq *tab, int n)
 {
 	memset(&g, 0, sizeof(g));
 	memset(tab, 0, sizeof(*tab) * (size_t)n);
+	cur = &ops;
+}
+
+/* A fresh stream in a table of 2, its waits through o. */
+static struct gq *fresh(struct gq *tab, const struct gq_ops *o)
+{
+	reset(tab, 2);
+	cur = o;
+	return gq_find(tab, 2, (void *)1);
+}
+
+/*
+ * A kernel that spins until the host releases it or its own timeout (XLA's
+ * delay kernel): launched, it is modelled as running until the timeout;
+ * spin_release() at host time now ends it there and moves the work and
+ * the events behind it earlier.  Returns the spin's start.
+ */
+static uint64_t spin_start, spin_end;
+
+static void spin_launch(struct gq *q, unsigned cap, uint64_t budget, uint64_t timeout)
+{
+	launch(q, cap, budget, timeout, 5 * 1000ull, NULL);
+	spin_end = g.free_at;
+	spin_start = spin_end - timeout;
+}
+
+/* 1 when the host released the spin before its timeout. */
+static int spin_release(void)
+{
+	uint64_t shift;
+	unsigned i, lim = g.creates < 64 ? g.creates : 64;
+
+	if (g.now >= spin_end)
+		return 0;
+	shift = spin_end - (g.now > spin_start ? g.now : spin_start);
+	for (i = 0; i < lim; i++)
+		if (g.evs[i]->recorded && g.evs[i]->t >= spin_end)
+			g.evs[i]->t -= shift;
+	for (i = 0; i < 4096; i++)
+		if (g.kend[i] >= spin_end)
+			g.kend[i] -= shift;
+	g.free_at -= shift;
+	return 1;
 }
 
 #define US 1000ull
@@ -146,9 +212,9 @@ int main(void)
 	struct gq tab[2], *q;
 	struct run r;
 	unsigned i, ev0;
-	uint64_t t0;
+	uint64_t t0, gave0;
 
-	plan(20);
+	plan(27);
 
 	/* 1. Off: no event, and the queue grows without bound. */
 	reset(tab, 2);
@@ -252,6 +318,103 @@ int main(void)
 	for (i = 0; i < 10; i++)
 		launch(q, 2, 1 * MS, 5 * MS, 5 * US, NULL);
 	ok(q->broken && g.events == ev0, "a failing query: that stream passes through unbounded");
+
+	/* 10. A GPU shared with siblings, ordinary kernels: each kernel of the
+	 * stream ends 60 ms after it could start (4 siblings of 15 ms kernels
+	 * taking turns), so the wait for the previous mark is ~60 ms, more
+	 * than GQ_WAIT_MAX_NS.  Once the stream is timed (the first 100
+	 * launches) the queue stays bounded: no give-up, one kernel at a time.
+	 * (Before: every wait gave up at 50 ms and let 64 launches through.) */
+	q = fresh(tab, &wops);
+	for (i = 0; i < 100; i++)
+		launch(q, 2, 1 * MS, 60 * MS, 5 * US, NULL);
+	gave0 = q->gave_up;
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 200; i++)
+		launch(q, 2, 1 * MS, 60 * MS, 5 * US, &r);
+	ok(q->gave_up == gave0, "shared GPU, 60 ms a kernel: no give-up in 200 launches (%llu)",
+	   (unsigned long long)(q->gave_up - gave0));
+	ok(r.max_kernels <= 2, "shared GPU, 60 ms a kernel: at most 2 kernels queued (%u)",
+	   r.max_kernels);
+
+	/* 11. Slower than any wait may be (200 ms a kernel, over the cap): the
+	 * waits give up, but a give-up lets through only launches worth
+	 * GQ_WAIT_MAX_NS of estimated GPU time (one here), not GQ_HELD_MAX: the
+	 * next launch waits again. */
+	q = fresh(tab, &wops);
+	for (i = 0; i < 30; i++)
+		launch(q, 2, 1 * MS, 200 * MS, 5 * US, NULL);
+	gave0 = q->waits;
+	for (i = 0; i < 10; i++)
+		launch(q, 2, 1 * MS, 200 * MS, 5 * US, NULL);
+	ok(q->gave_up > 0 && q->waits - gave0 >= 10,
+	   "200 ms a kernel: gave up %llu times, yet each of 10 launches waited (%llu waits)",
+	   (unsigned long long)q->gave_up, (unsigned long long)(q->waits - gave0));
+
+	/* 12. Host-released work on a stream of short kernels (XLA's autotuner:
+	 * a delay kernel with a 100 ms timeout, then the timed kernels, then
+	 * the host releases it), three rounds back to back (3 launches between
+	 * them): each round the host gets its 40
+	 * launches through in GQ_WAIT_MAX_NS (+ launch time), releases the
+	 * spin before its timeout, and the estimate stays the kernels' (the
+	 * sample of a mark the gate gave up on is host time, not taken). */
+	q = fresh(tab, &wops);
+	for (i = 0; i < 100; i++)
+		launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+	{
+		int released = 0, rounds;
+		uint64_t stall, worst = 0;
+
+		for (rounds = 0; rounds < 3; rounds++) {
+			spin_launch(q, 2, 1 * MS, 100 * MS);
+			t0 = g.now;
+			for (i = 0; i < 40; i++)
+				launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+			stall = g.now - t0;
+			worst = stall > worst ? stall : worst;
+			released += spin_release();
+			for (i = 0; i < 3; i++)
+				launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+		}
+		ok(released == 3 && worst <= GQ_WAIT_CAP_NS + 2 * MS,
+		   "host-released spin, 3 rounds: released in time %d of 3, host held at most %llu ms",
+		   released, (unsigned long long)(worst / MS));
+		for (i = 0; i < 100; i++)
+			launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+		ok(q->est_ns < 1 * MS,
+		   "host-released spin: 100 launches later the estimate is the kernels' (%llu us)",
+		   (unsigned long long)(q->est_ns / US));
+	}
+
+	/* 14. The same on a fresh stream, not timed yet (time rule on), XLA's
+	 * shape: the delay kernel among its first launches, then the timed
+	 * kernel(s), then the release.  A give-up on an untimed stream lets
+	 * through as many launches as the mark it gave up on held, plus one
+	 * (3 here, queue_cap 2): 3 launches pass within GQ_WAIT_MAX_NS and the
+	 * spin is released in time.  (A longer chain waits again: 40 launches
+	 * are held 100 ms here, the delay kernel's timeout; doc/gate.md.) */
+	q = fresh(tab, &wops);
+	launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+	spin_launch(q, 2, 1 * MS, 100 * MS);
+	t0 = g.now;
+	for (i = 0; i < 3; i++)
+		launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+	ok(g.now - t0 <= GQ_WAIT_MAX_NS + 2 * MS && spin_release(),
+	   "fresh stream, host-released spin, 3 launches: host held %llu ms, released in time",
+	   (unsigned long long)((g.now - t0) / MS));
+
+	/* 13. The same on a GPU shared with siblings (20 ms a kernel here):
+	 * the waits are longer, but never past GQ_WAIT_CAP_NS, so the host
+	 * releases a 100 ms delay kernel in time. */
+	q = fresh(tab, &wops);
+	for (i = 0; i < 20; i++)
+		launch(q, 2, 1 * MS, 20 * MS, 5 * US, NULL);
+	spin_launch(q, 2, 1 * MS, 100 * MS);
+	t0 = g.now;
+	launch(q, 2, 1 * MS, 20 * MS, 5 * US, NULL);
+	ok(g.now - t0 <= GQ_WAIT_CAP_NS + 1 * MS && spin_release(),
+	   "shared GPU, host-released spin: host held %llu ms (cap %llu ms), released in time",
+	   (unsigned long long)((g.now - t0) / MS), (unsigned long long)(GQ_WAIT_CAP_NS / MS));
 
 	/* 9. The per-thread table: full means unbounded, never a crash. */
 	reset(tab, 2);
