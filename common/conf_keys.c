@@ -237,7 +237,7 @@ static int check_nonempty(const char *v)
 #define DURATION "a duration from 1ms to 1 day, e.g. 500ms, 2s"
 
 /* The keys whose value is checked on its own (region_cores, topology,
- * gpus and gpuN_pci need krexd's own tables: coordinator/config.c). */
+ * gpus and gpuN_pci need krexd's own tables: krexd/config.c). */
 static const struct conf_key {
 	const char *name;
 	int (*check)(const char *v);

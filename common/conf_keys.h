@@ -2,7 +2,7 @@
 /*
  * conf_keys.h - the values of krexd.conf keys, checked in one place.
  *
- * krexd parses krexd.conf and -o overrides with these (coordinator/config.c);
+ * krexd parses krexd.conf and -o overrides with these (krexd/config.c);
  * the SPANK plugin checks with conf_key_check() the keys its plugstack line
  * passes on to krexd, so that a typo fails at srun time with the same text
  * krexd would give ("bad value '2x' for key 'max_region' (a duration ...)").

@@ -80,7 +80,7 @@
 #define KREX_DEFAULT_CONN_BUFFER 262144     /* conn_buffer: 256 KiB of replies per connection */
 #define KREX_DEFAULT_RESERVE_FDS 256        /* reserve_fds: kept free for thaws and undos */
 
-/* What happened (coordinator/history.c, doc/admin.md "History, region log, metrics"). */
+/* What happened (krexd/history.c, doc/admin.md "History, region log, metrics"). */
 #define KREX_DEFAULT_HISTORY 1000               /* history: certificates kept in memory */
 #define KREX_MAX_HISTORY 100000                 /* its upper bound (about 1 KiB each) */
 #define KREX_DEFAULT_REGION_LOG_MAX (10u << 20) /* region_log_max: rotate past 10 MiB */

@@ -3,7 +3,7 @@
  * mungeapi.h - the one munge loader of KREX: libmunge.so.2 through dlopen
  * (never linked, so libkrexregion, which loads into every user's process,
  * needs no munge on a node without it), used by krexd to sign certificates
- * (coordinator/sign.c) and by krex_certificate_verify() to check them.
+ * (krexd/sign.c) and by krex_certificate_verify() to check them.
  * Built with munge.h only when configure found it (--with-munge, HAVE_MUNGE);
  * otherwise every call says why it cannot work.
  */

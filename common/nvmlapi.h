@@ -5,7 +5,7 @@
  * types and constants KREX uses, declared here because nvml.h is not
  * installed on CPU build hosts, and the names of the clocks-event reasons.
  *
- * Used by krexd (coordinator/nvml.c: clocks, reasons, temperature, violation
+ * Used by krexd (krexd/nvml.c: clocks, reasons, temperature, violation
  * counters, compute processes) and by hwloc/gpu_probe.c (GPU index to PCI
  * bus id).  Only read calls are resolved: KREX never changes a GPU's clocks,
  * power limit or modes.

@@ -60,7 +60,7 @@ struct krexd_config {
 	unsigned region_log_keep;
 	char metrics_file[256]; /* node_exporter textfile, "" = none */
 
-	/* ---- signed certificates (coordinator/sign.c) ---- */
+	/* ---- signed certificates (krexd/sign.c) ---- */
 	int sign;                 /* enum sign_mode */
 	char munge_socket[256];   /* munged's socket, "" = libmunge's default */
 	unsigned sign_ttl;        /* credential time-to-live, seconds; 0 = munged's --max-ttl */

@@ -25,7 +25,7 @@ scripts/install-deps.sh
 B=$top_builddir
 INSTALLED=${KREX_INSTALLED:-0}
 built() {
-	[ "$INSTALLED" = 1 ] || { [ -f $B/spank/.libs/spank_krex.so ] && [ -x $B/coordinator/krexd ] && [ -x $B/tools/krex ]; }
+	[ "$INSTALLED" = 1 ] || { [ -f $B/spank/.libs/spank_krex.so ] && [ -x $B/krexd/krexd ] && [ -x $B/tools/krex ]; }
 }
 if ! built || [ ! -x $B/test/workloads/krex-victim ] || [ ! -f $B/test/mock/.libs/libcuda.so.1 ]; then
 	[ "$B" = "$PWD" ] || die "KREX_BUILDDIR=$B is not fully built (make, then make -C test/mock check)"

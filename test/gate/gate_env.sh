@@ -2,7 +2,7 @@
 # gate_env.sh - shared set-up for the gate's shell tests (source it after
 # lib.sh): a temp dir, the mock GPU of this test alone, the fake libregion
 # page, and helpers.  Every process started with bg is killed at exit.
-G=$top_builddir/libregion/gate/.libs/libkrexgate.so
+G=$top_builddir/gate/.libs/libkrexgate.so
 FAKE=$top_builddir/test/gate/.libs/libfakeregion.so
 MOCKLIB=$top_builddir/test/mock/.libs
 WL=$top_builddir/test/workloads

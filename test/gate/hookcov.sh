@@ -6,11 +6,11 @@
 # the mock driver exactly once (no call lost, none doubled).
 # And nothing is missed: every function of cuda.h (CUDA 13 where configure
 # found it) and of hip_runtime_api.h that takes a stream or launches, copies
-# or sets memory is hooked or listed in libregion/gate/hook_exempt.txt with
+# or sets memory is hooked or listed in gate/hook_exempt.txt with
 # a reason.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/hookcov_headers.sh"
-EXEMPT=$top_srcdir/libregion/gate/hook_exempt.txt
+EXEMPT=$top_srcdir/gate/hook_exempt.txt
 
 # find_header FLAGS NAME: NAME in the -I directories of FLAGS.
 find_header() {
@@ -29,7 +29,7 @@ coverage() {
 	ok "$1: all $n stream/work functions of $2 hooked or exempt" test ! -s "$T/missing-$1"
 }
 
-G=$top_builddir/libregion/gate/.libs/libkrexgate.so
+G=$top_builddir/gate/.libs/libkrexgate.so
 [ -r "$G" ] || skip_all "libkrexgate.so not built"
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -43,13 +43,13 @@ plan $((n + 4))
 ok "hookcov ran (rc $rc)" [ "$rc" = 0 ]
 ok "every exempt entry has a reason" sh -c "! grep -v '^#' '$EXEMPT' | grep -v '^\$' | grep -qv '^[A-Za-z_0-9]*[[:space:]][[:space:]]*[^[:space:]]'"
 if h=$(find_header "$CUDA_CPPFLAGS" cuda.h); then
-	coverage cuda "$h" "$top_srcdir/libregion/gate/cuda_hooks.def" \
+	coverage cuda "$h" "$top_srcdir/gate/cuda_hooks.def" \
 		's/^CU_HOOK([A-Z]*, *\([A-Za-z0-9_]*\), *\([A-Za-z0-9_]*\),.*/\1 \2/p'
 else
 	skip "cuda: every stream/work function hooked or exempt" "no cuda.h (configure --with-cuda)"
 fi
 if h=$(find_header "$ROCM_CPPFLAGS" hip/hip_runtime_api.h); then
-	coverage hip "$h" "$top_srcdir/libregion/gate/hip_hooks.def" 's/^HIP_HOOK(\([A-Za-z0-9_]*\),.*/\1/p'
+	coverage hip "$h" "$top_srcdir/gate/hip_hooks.def" 's/^HIP_HOOK(\([A-Za-z0-9_]*\),.*/\1/p'
 else
 	skip "hip: every stream/work function hooked or exempt" "no hip_runtime_api.h (configure --with-rocm)"
 fi

@@ -6,11 +6,11 @@
 # a victim's p95 inside regions with a hog sibling matches its p95 alone
 # (simulated event time of the mock, which is deterministic; generous bound).
 . "$top_srcdir/test/lib.sh"
-KREXD=$top_builddir/coordinator/krexd
+KREXD=$top_builddir/krexd/krexd
 KREX=$top_builddir/tools/krex
 [ -x "$KREXD" ] || skip_all "krexd not built yet ($KREXD)"
 [ -x "$KREX" ] || skip_all "krex CLI not built yet ($KREX)"
-G=$top_builddir/libregion/gate/.libs/libkrexgate.so
+G=$top_builddir/gate/.libs/libkrexgate.so
 MOCKLIB=$top_builddir/test/mock/.libs
 WL=$top_builddir/test/workloads
 T=$(mktemp -d) || exit 1

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# The gate's region warm-up kernel (libregion/gate/warm_ptx.h) is valid PTX:
+# The gate's region warm-up kernel (gate/warm_ptx.h) is valid PTX:
 # ptxas assembles it for sm_90 (H100/H200) and sm_80.  Skips without ptxas.
 . "$top_srcdir/test/lib.sh"
 PTXAS=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)

@@ -22,7 +22,7 @@ B=${1:?usage: firstlaunch.sh BUILDDIR}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 WL=$B/test/workloads
-export KREX_WL_MODULE=$WL/fma.fatbin KREX_GATE_LIB=$B/libregion/gate/.libs/libkrexgate.so
+export KREX_WL_MODULE=$WL/fma.fatbin KREX_GATE_LIB=$B/gate/.libs/libkrexgate.so
 N=${KREX_FL_SAMPLES:-300}
 IDLE=${KREX_FL_IDLE_US:-6000}
 R=$(mktemp -d)
@@ -37,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 start_krexd() { # ARGS: -o options
 	[ -n "$KD" ] && { kill "$KD"; sleep 0.3; }
-	"$B/coordinator/krexd" -F -r "$R" "$@" >>"$OUT/firstlaunch-krexd.log" 2>&1 &
+	"$B/krexd/krexd" -F -r "$R" "$@" >>"$OUT/firstlaunch-krexd.log" 2>&1 &
 	KD=$!
 	export KREX_SOCKET=$R/krexd.sock
 	for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && break; sleep 0.1; done

@@ -63,7 +63,7 @@ krexd_up() {
 	local log=$1
 	shift
 	rm -f "$KREX_SOCKET"
-	"$B/coordinator/krexd" -F "$@" >"$log" 2>&1 &
+	"$B/krexd/krexd" -F "$@" >"$log" 2>&1 &
 	KD=$!
 	for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && return 0; sleep 0.1; done
 	echo "FAIL: krexd did not start (see $log)"
@@ -76,7 +76,7 @@ krexd_up() {
 gpu_build() {
 	local hw
 	B=$1
-	if [ ! -x "$B/coordinator/krexd" ]; then
+	if [ ! -x "$B/krexd/krexd" ]; then
 		cd "$src" || return 1
 		if ls .gpu/krex-*.tar.gz >/dev/null 2>&1 && [ -f scripts/gpu-build.sh ]; then
 			B=$(timeout 300 bash scripts/gpu-build.sh | tail -1)
@@ -90,6 +90,6 @@ gpu_build() {
 			B=$src
 		fi
 	fi
-	[ -x "$B/coordinator/krexd" ] || return 1
+	[ -x "$B/krexd/krexd" ] || return 1
 	B=$(cd "$B" && pwd)
 }

@@ -8,7 +8,7 @@
 command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 || skip_all "no NVIDIA GPU"
 WL=$top_builddir/test/workloads
 [ -f "$WL/fma.fatbin" ] || skip_all "fma.fatbin not built (no nvcc)"
-G=$top_builddir/libregion/gate/.libs/libkrexgate.so
+G=$top_builddir/gate/.libs/libkrexgate.so
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 plan 2

@@ -41,15 +41,15 @@ if [ "$mock" = 0 ] && { ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/
 	exit 0
 fi
 if [ -z "$build" ]; then
-	if [ -x /tmp/krex-build/coordinator/krexd ]; then
+	if [ -x /tmp/krex-build/krexd/krexd ]; then
 		build=/tmp/krex-build
-	elif [ -x "$src/coordinator/krexd" ]; then
+	elif [ -x "$src/krexd/krexd" ]; then
 		build=$src
 	elif ls "$src"/.gpu/krex-*.tar.gz >/dev/null 2>&1; then
 		build=$(cd "$src" && timeout 300 bash scripts/gpu-build.sh | tail -1)
 	fi
 fi
-[ -n "$build" ] && [ -x "$build/coordinator/krexd" ] ||
+[ -n "$build" ] && [ -x "$build/krexd/krexd" ] ||
 	{ echo "harmless.sh: no krexd under '${build:-}' (give --builddir, or build first: doc/gpu.md)" >&2; exit 2; }
 build=$(cd "$build" && pwd)
 mkdir -p "$out" && out=$(cd "$out" && pwd)

@@ -11,7 +11,7 @@
 
 command -v python3 >/dev/null || skip_all "python3 not found"
 need_root
-[ -x "$top_builddir/coordinator/krexd" ] || skip_all "krexd not built"
+[ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
 [ -e "$top_builddir/test/mock/.libs/libcuda.so.1" ] || skip_all "mock libcuda not built"
 tmp=$(mktemp -d)
 pid=

@@ -25,7 +25,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 gpu_out dobench-out
 gpu_need_torch
 gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
-export KREX_GATE_LIB=$B/libregion/gate/.libs/libkrexgate.so
+export KREX_GATE_LIB=$B/gate/.libs/libkrexgate.so
 export KREX_LIBRARY=$B/libregion/.libs/libkrexregion.so
 export KREX_SOCKET=$W/run/krexd.sock
 export PYTHONDONTWRITEBYTECODE=1

@@ -34,9 +34,9 @@ NVCC=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/c
 gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
 echo "build: $B"
 WL=$B/test/workloads
-KREXD=$B/coordinator/krexd
+KREXD=$B/krexd/krexd
 KREX=$B/tools/krex
-export KREX_GATE_LIB=$B/libregion/gate/.libs/libkrexgate.so
+export KREX_GATE_LIB=$B/gate/.libs/libkrexgate.so
 G=$KREX_GATE_LIB
 RT=$W/rt_prog
 TORCH="python3 $src/test/workloads/torch_loop.py"

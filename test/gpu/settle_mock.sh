@@ -7,7 +7,7 @@
 # settle = wait waits out the 500 ms story and is clean, off is clean, and the
 # report prints its table and verdict.
 . "$top_srcdir/test/lib.sh"
-[ -x "$top_builddir/coordinator/krexd" ] || skip_all "krexd not built"
+[ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
 [ -x "$top_builddir/tools/krex" ] || skip_all "krex CLI not built"
 [ -e "$top_builddir/test/mock/nvml/.libs/libnvidia-ml.so.1" ] || skip_all "mock NVML not built"
 command -v python3 >/dev/null || skip_all "no python3"

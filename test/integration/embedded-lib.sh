@@ -10,7 +10,7 @@
 # the test started (by the pids in their pid files) and removes the dirs.
 
 KREX=$top_builddir/tools/krex
-KREXD=$top_builddir/coordinator/krexd
+KREXD=$top_builddir/krexd/krexd
 EMB_PIDS=
 
 emb_setup() {

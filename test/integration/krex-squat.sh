@@ -9,7 +9,7 @@
 . "$top_srcdir/test/integration/embedded-lib.sh"
 need_root
 JT=$top_builddir/test/integration/krex-jointest
-GATE=$top_builddir/libregion/gate/.libs/libkrexgate.so
+GATE=$top_builddir/gate/.libs/libkrexgate.so
 [ -x "$JT" ] || skip_all "krex-jointest not built"
 emb_setup
 export LD_LIBRARY_PATH=$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

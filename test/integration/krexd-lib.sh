@@ -8,7 +8,7 @@
 # and the EXIT trap thaws and kills everything it started, also on failure.
 
 CLIENT=$top_builddir/test/integration/krex-testclient
-KREXD=$top_builddir/coordinator/krexd
+KREXD=$top_builddir/krexd/krexd
 KT_PIDS=
 KREXD_PID=
 

@@ -27,7 +27,7 @@ base=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mock) mock="--mock auto" ;;
-	--base) base=(--krexd "base=$2" --krexd "now=$b/coordinator/krexd"); shift ;;
+	--base) base=(--krexd "base=$2" --krexd "now=$b/krexd/krexd"); shift ;;
 	*) echo "freeze-h200: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift

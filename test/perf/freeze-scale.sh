@@ -5,7 +5,7 @@
 #   test/perf/freeze-scale.sh [--builddir B] [--regions N] [--siblings "8 32 64"]
 #       [--freezers "cgroup1 cgroup2 signal"] [--busy] [--krexd LABEL=PATH]... OUTDIR
 #
-# For each krexd given (default: B/coordinator/krexd, label "now"), each
+# For each krexd given (default: B/krexd/krexd, label "now"), each
 # freezer and each sibling count: a krexd of its own (log_level=debug, a
 # cgroup subtree of its own), krex-testclient bench with that many idle
 # sibling participants on its GPU (no gate: no drain, krexd's own cost) and
@@ -40,7 +40,7 @@ done
 out=$1
 client=$builddir/test/integration/krex-testclient
 [ -x "$client" ] || { echo "freeze-scale: $client not built (make -C test/integration krex-testclient)" >&2; exit 2; }
-[ ${#krexds[@]} -gt 0 ] || krexds=("now=$builddir/coordinator/krexd")
+[ ${#krexds[@]} -gt 0 ] || krexds=("now=$builddir/krexd/krexd")
 for k in "${krexds[@]}"; do
 	[ -x "${k#*=}" ] || { echo "freeze-scale: krexd ${k#*=} not found" >&2; exit 2; }
 done

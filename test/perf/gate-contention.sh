@@ -43,7 +43,7 @@ fi
 kt_setup
 kt_conf "gpus = $GPU"
 export KREX_GPUS=$GPU LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export KREX_GATE_LIB=$top_builddir/libregion/gate/.libs/libkrexgate.so
+export KREX_GATE_LIB=$top_builddir/gate/.libs/libkrexgate.so
 GC_PIDS=""
 # the hogs (krex run and its child) first, then krexd and the cgroups
 gc_cleanup() {

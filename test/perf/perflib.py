@@ -27,11 +27,11 @@ SRCDIR = os.path.normpath(os.path.join(HERE, "..", ".."))
 TOOL_PATHS = {
     "victim": ["test/workloads/krex-victim"],
     "hog": ["test/workloads/krex-hog"],
-    "krexd": ["coordinator/krexd", "krexd"],
-    "krex": ["tools/krex", "coordinator/krex", "krex"],
+    "krexd": ["krexd/krexd", "krexd"],
+    "krex": ["tools/krex", "krexd/krex", "krex"],
 }
 TORCH_LOOP = "test/workloads/torch_loop.py"
-GATE_LIB = "libregion/gate/.libs/libkrexgate.so"
+GATE_LIB = "gate/.libs/libkrexgate.so"
 # Mock libcuda.so.1 directories in a build tree (libtool puts the real file in .libs).
 MOCK_DIRS = ["test/mock/.libs", "test/mock"]
 

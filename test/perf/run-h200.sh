@@ -22,7 +22,7 @@ if [ -z "$build" ]; then
 		{ echo "run-h200.sh: no BUILDDIR and no .gpu/krex-*.tar.gz (scripts/gpu-carry.sh)" >&2; exit 1; }
 	build=$(timeout 300 bash scripts/gpu-build.sh | tail -1)
 fi
-[ -x "$build/coordinator/krexd" ] || { echo "run-h200.sh: no krexd under '$build'" >&2; exit 1; }
+[ -x "$build/krexd/krexd" ] || { echo "run-h200.sh: no krexd under '$build'" >&2; exit 1; }
 build=$(cd "$build" && pwd)
 out=${2:-${OUT:-$PWD/perf-out}}
 mkdir -p "$out"

@@ -13,7 +13,7 @@ b=$top_builddir
 [ -e "$b/test/mock/.libs/libcuda.so.1" ] || skip_all "mock libcuda.so.1 not built yet"
 [ -x "$b/test/workloads/krex-hog" ] || skip_all "test/workloads/krex-hog not built yet"
 emb_setup
-export KREX_GATE_LIB=$b/libregion/gate/.libs/libkrexgate.so
+export KREX_GATE_LIB=$b/gate/.libs/libkrexgate.so
 export KREX_MOCK_GPU=/krex-pyregion-$$
 export LD_LIBRARY_PATH=$b/test/mock/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KREX_LIBRARY=$b/libregion/.libs/libkrexregion.so PYTHONPATH=$top_srcdir/python

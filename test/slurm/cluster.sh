@@ -19,9 +19,9 @@
 # The plugin, krexd and the gate: the build's, unless the caller names
 # installed ones (scripts/demo.sh with KREX_INSTALLED=1, test/pkg).
 : "${KC_PLUGIN:=$top_builddir/spank/.libs/spank_krex.so}"
-: "${KC_REAL_KREXD:=$top_builddir/coordinator/krexd}"
+: "${KC_REAL_KREXD:=$top_builddir/krexd/krexd}"
 KC_FAKE_KREXD=$top_builddir/test/slurm/fake_krexd
-: "${KC_GATE:=$top_builddir/libregion/gate/.libs/libkrexgate.so}"
+: "${KC_GATE:=$top_builddir/gate/.libs/libkrexgate.so}"
 KC_PIDS=""
 KC_DEVS=""
 KC_MUNGE_SOCK=""

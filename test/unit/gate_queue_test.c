@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gate_queue_test.c - the gate's bounded queue (libregion/gate/gate_queue.c)
+ * gate_queue_test.c - the gate's bounded queue (gate/gate_queue.c)
  * against a TEST DOUBLE: a virtual-time GPU with one stream.  Nothing
  * sleeps: time is a counter, so every figure here is exact and the same on
  * every machine.

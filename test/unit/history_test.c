@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * history_test.c - coordinator/history.c without a daemon: the cause class
+ * history_test.c - krexd/history.c without a daemon: the cause class
  * of every note text region.c writes, the bounded ring, the step figures
  * (exact up to 64 regions, the log histogram past them), the metrics text.
  */
