@@ -6,7 +6,7 @@
  * installed on CPU build hosts, and the names of the clocks-event reasons.
  *
  * Used by krexd (krexd/nvml.c: clocks, reasons, temperature, violation
- * counters, compute processes) and by hwloc/gpu_probe.c (GPU index to PCI
+ * counters, compute processes) and by topology/gpu_probe.c (GPU index to PCI
  * bus id).  Only read calls are resolved: KREX never changes a GPU's clocks,
  * power limit or modes.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * isolate.c - the isolation hook (see isolate.h), wired to hwloc/:
+ * isolate.c - the isolation hook (see isolate.h), wired to topology/:
  * isolate_region_enter() chooses the owner's cores (topo_choose) and moves
  * every other participant (cpuset cgroup or affinity) off them, recording
  * an undo line through rec before each change.  The lines are undone by

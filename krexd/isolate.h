@@ -5,7 +5,7 @@
  * krexd calls isolate_enter() after the siblings are frozen and before GRANT;
  * when the region ends it first undoes the region's recorded lines (below),
  * then thaws.
- * The isolation work (hwloc/: topo_choose() picks the owner's cores; cpuset
+ * The isolation work (topology/: topo_choose() picks the owner's cores; cpuset
  * and affinity backends apply the change) plugs in here.  Its contract:
  *
  *   - before each change, call rec(ctx, undo_line) with one line that undoes
@@ -19,8 +19,8 @@
  *     lines a killed krexd left (registered as the state file's undo handler
  *     for the kinds in isolate_undo_kinds[]).
  *
- * isolate.c runs hwloc/'s isolate_region_enter(); isolate_undo_line() is
- * hwloc's (hwloc/isolate_backend.h has the line forms).  With isolate =
+ * isolate.c runs topology/'s isolate_region_enter(); isolate_undo_line() is
+ * hwloc's (topology/isolate_backend.h has the line forms).  With isolate =
  * none, or when it fails, the certificate says isolation is unknown
  * (KREX_CERT_ISOLATION clear, moved = -1).
  */
@@ -76,7 +76,7 @@ const char *isolate_backend_name(void);
 int isolate_enter(const struct isolate_req *req, isolate_rec_fn rec, void *ctx,
                   struct krex_certificate *cert);
 
-/* Undo one recorded line and read it back (hwloc/isolate_backend.h).  0 or -1/errno. */
+/* Undo one recorded line and read it back (topology/isolate_backend.h).  0 or -1/errno. */
 int isolate_undo_line(const char *line);
 
 /* The fd undoing line needs, opened when the change is made (-1: none needed).  0 or -1. */

@@ -25,7 +25,7 @@ scripts/install-deps.sh
 B=$top_builddir
 INSTALLED=${KREX_INSTALLED:-0}
 built() {
-	[ "$INSTALLED" = 1 ] || { [ -f $B/spank/.libs/spank_krex.so ] && [ -x $B/krexd/krexd ] && [ -x $B/tools/krex ]; }
+	[ "$INSTALLED" = 1 ] || { [ -f $B/spank/.libs/spank_krex.so ] && [ -x $B/krexd/krexd ] && [ -x $B/krex/krex ]; }
 }
 if ! built || [ ! -x $B/test/workloads/krex-victim ] || [ ! -f $B/test/mock/.libs/libcuda.so.1 ]; then
 	[ "$B" = "$PWD" ] || die "KREX_BUILDDIR=$B is not fully built (make, then make -C test/mock check)"
@@ -38,7 +38,7 @@ if ! built || [ ! -x $B/test/workloads/krex-victim ] || [ ! -f $B/test/mock/.lib
 	make -C test/workloads -j"$(nproc)" check >/dev/null 2>&1 || true
 fi
 
-KREX_CLI=$top_builddir/tools/krex
+KREX_CLI=$top_builddir/krex/krex
 if [ "$INSTALLED" = 1 ]; then
 	snippet=${KREX_PLUGSTACK:-/etc/slurm/plugstack.conf.d/krex.conf}
 	[ -r "$snippet" ] || die "KREX_INSTALLED=1: no $snippet (install slurm-spank-krex, or make install; KREX_PLUGSTACK names another)"

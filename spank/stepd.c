@@ -141,7 +141,7 @@ static void stepd_cgroup(char *out, size_t len)
 }
 
 /* This task's CPUs as a list ("0-3,8"), which task/affinity has set; ""
- * when unknown.  hwloc writes the list, as it does for krexd (hwloc/cpulist.c). */
+ * when unknown.  hwloc writes the list, as it does for krexd (topology/cpulist.c). */
 static void stepd_cpus(char *out, size_t len)
 {
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();

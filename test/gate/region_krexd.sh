@@ -7,7 +7,7 @@
 # (simulated event time of the mock, which is deterministic; generous bound).
 . "$top_srcdir/test/lib.sh"
 KREXD=$top_builddir/krexd/krexd
-KREX=$top_builddir/tools/krex
+KREX=$top_builddir/krex/krex
 [ -x "$KREXD" ] || skip_all "krexd not built yet ($KREXD)"
 [ -x "$KREX" ] || skip_all "krex CLI not built yet ($KREX)"
 G=$top_builddir/gate/.libs/libkrexgate.so

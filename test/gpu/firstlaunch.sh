@@ -60,19 +60,19 @@ for iso in participants ${KREX_FL_QUICK:+-}none; do
 	start_krexd -o isolate=$iso
 	sfx=$([ $iso = none ] && echo -noiso)
 	for ms in 1 0.1; do
-		v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-nosib$sfx-$ms"
+		v "$B/krex/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-nosib$sfx-$ms"
 	done
-	"$B/tools/krex" run -- "$WL/krex-hog" "$H" --seconds 200 >/dev/null 2>&1 &
+	"$B/krex/krex" run -- "$WL/krex-hog" "$H" --seconds 200 >/dev/null 2>&1 &
 	HOG=$!
 	sleep 2
 	for ms in ${KREX_FL_HOG_SIZES:-10 1 0.1}; do
-		v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog$sfx-$ms"
+		v "$B/krex/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog$sfx-$ms"
 		for wi in ${KREX_FL_WARM_ITERS:-}; do
-			[ $iso = participants ] && KREX_REGION_WARM_ITERS=$wi v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog-wi$wi-$ms"
+			[ $iso = participants ] && KREX_REGION_WARM_ITERS=$wi v "$B/krex/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog-wi$wi-$ms"
 		done
-		[ $iso = participants ] && KREX_REGION_WARM=ctx v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog-warmctx-$ms"
-		[ $iso = participants ] && KREX_REGION_WARM=0 v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog-nowarm-$ms"
-		[ $iso = participants ] && v "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --region-warmup 1 --label "region-hog-warm1-$ms"
+		[ $iso = participants ] && KREX_REGION_WARM=ctx v "$B/krex/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog-warmctx-$ms"
+		[ $iso = participants ] && KREX_REGION_WARM=0 v "$B/krex/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --label "region-hog-nowarm-$ms"
+		[ $iso = participants ] && v "$B/krex/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" "$N" --region sample --region-warmup 1 --label "region-hog-warm1-$ms"
 	done
 	pkill -P "$HOG" 2>/dev/null
 	kill "$HOG" 2>/dev/null

@@ -55,10 +55,10 @@ mkdir -p "$W/run"
 # shellcheck disable=SC2086
 krexd_up "$W/krexd.log" -v -r "$W/run" -o "gpus=$GPUS" $FREEZER -o cgroup_subtree=krex-dobench
 # shellcheck disable=SC2086
-timeout 150 "$B/tools/krex" run -- $HOG >"$W/hog.log" 2>&1 &
+timeout 150 "$B/krex/krex" run -- $HOG >"$W/hog.log" 2>&1 &
 PIDS=$!
 sleep 3
-timeout 150 "$B/tools/krex" run -- $JOB --label krex --out "$OUT/dobench.jsonl" >"$W/krex.log" 2>&1
+timeout 150 "$B/krex/krex" run -- $JOB --label krex --out "$OUT/dobench.jsonl" >"$W/krex.log" 2>&1
 rc_krex=$?
 cat "$W/krex.log"
 stop_all

@@ -7,7 +7,7 @@
 # names the gated mock sibling, and every check line passes.
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
-[ -x "$top_builddir/tools/krex" ] || skip_all "krex CLI not built"
+[ -x "$top_builddir/krex/krex" ] || skip_all "krex CLI not built"
 [ -x "$top_builddir/test/workloads/krex-hog" ] || skip_all "test/workloads/krex-hog not built"
 [ -e "$top_builddir/test/mock/.libs/libcuda.so.1" ] || skip_all "mock libcuda not built"
 command -v python3 >/dev/null || skip_all "no python3"

@@ -35,7 +35,7 @@ gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/
 echo "build: $B"
 WL=$B/test/workloads
 KREXD=$B/krexd/krexd
-KREX=$B/tools/krex
+KREX=$B/krex/krex
 export KREX_GATE_LIB=$B/gate/.libs/libkrexgate.so
 G=$KREX_GATE_LIB
 RT=$W/rt_prog

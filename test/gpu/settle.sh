@@ -37,7 +37,7 @@ HEAT_S=${HEAT_S:-5}
 
 gpu_need_torch
 gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
-KREX=$B/tools/krex
+KREX=$B/krex/krex
 JOB="python3 $src/test/gpu/settle_job.py"
 export KREX_GATE_LIB=$B/gate/.libs/libkrexgate.so
 export KREX_LIBREGION=$B/libregion/.libs/libkrexregion.so.1

@@ -8,7 +8,7 @@
 # report prints its table and verdict.
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
-[ -x "$top_builddir/tools/krex" ] || skip_all "krex CLI not built"
+[ -x "$top_builddir/krex/krex" ] || skip_all "krex CLI not built"
 [ -e "$top_builddir/test/mock/nvml/.libs/libnvidia-ml.so.1" ] || skip_all "mock NVML not built"
 command -v python3 >/dev/null || skip_all "no python3"
 T=$(mktemp -d) || exit 1

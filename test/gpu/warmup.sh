@@ -17,12 +17,12 @@ declare -A IT
 for ms in 1 10; do IT[$ms]=$("$WL/krex-victim" calib $ms); done
 H=$("$WL/krex-victim" calib 5)
 for ms in 1 10; do "$WL/krex-victim" run "${IT[$ms]}" 200 --label "alone-$ms"; done
-"$B/tools/krex" run -- "$WL/krex-hog" "$H" --seconds 60 >/dev/null 2>&1 &
+"$B/krex/krex" run -- "$WL/krex-hog" "$H" --seconds 60 >/dev/null 2>&1 &
 HOG=$!
 sleep 2
 for ms in 1 10; do
 	for wu in 0 1; do
-		timeout 60 "$B/tools/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" 300 --region batch \
+		timeout 60 "$B/krex/krex" run -- "$WL/krex-victim" run "${IT[$ms]}" 300 --region batch \
 			--batch 10 --region-warmup $wu --label "krex-$ms-warmup$wu"
 	done
 done

@@ -9,7 +9,7 @@
 # cgroup subtree of the test's own.  The EXIT trap stops every private krexd
 # the test started (by the pids in their pid files) and removes the dirs.
 
-KREX=$top_builddir/tools/krex
+KREX=$top_builddir/krex/krex
 KREXD=$top_builddir/krexd/krexd
 EMB_PIDS=
 

@@ -10,7 +10,7 @@
 # stall, says why there is no signature and logs it once.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
-KREX=$top_builddir/tools/krex
+KREX=$top_builddir/krex/krex
 need_root
 grep -q '^#define HAVE_MUNGE 1' "$top_builddir/config.h" || skip_all "built without munge (configure --with-munge)"
 for b in munged munge unmunge runuser python3; do

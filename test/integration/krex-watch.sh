@@ -7,7 +7,7 @@
 # away is shown, not fatal.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
-KREX=$top_builddir/tools/krex
+KREX=$top_builddir/krex/krex
 
 kt_setup
 kt_conf "gpus = g0"

@@ -13,7 +13,7 @@
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
 NVML_LIBS=$top_builddir/test/mock/nvml/.libs
-KREX=$top_builddir/tools/krex
+KREX=$top_builddir/krex/krex
 [ -e "$NVML_LIBS/libnvidia-ml.so.1" ] || skip_all "mock NVML not built"
 kt_setup
 export LD_LIBRARY_PATH=$NVML_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

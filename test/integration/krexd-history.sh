@@ -7,7 +7,7 @@
 # line at step end); `history` changes on reload; bad options are refused.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
-KREX=$top_builddir/tools/krex
+KREX=$top_builddir/krex/krex
 command -v python3 >/dev/null || skip_all "no python3"
 
 # rows ARGS...: the number of table rows krex log ARGS prints (after its two header lines).

@@ -27,7 +27,7 @@ secs=${KREX_GC_SECONDS:-8}
 regions=${KREX_GC_REGIONS:-3}
 MOCKLIB=$top_builddir/test/mock/.libs
 WL=$top_builddir/test/workloads
-KREX=$top_builddir/tools/krex
+KREX=$top_builddir/krex/krex
 [ -x "$WL/krex-hog" ] && [ -x "$KREX" ] || skip_all "krex-hog or krex not built"
 LIBS=$top_builddir/libregion/.libs
 if [ "${KREX_GC_REAL:-0}" = 1 ]; then

@@ -12,7 +12,7 @@ for t in test/workloads/krex-victim test/workloads/krex-hog; do
 	[ -x "$b/$t" ] || skip_all "$t not built yet"
 done
 [ -x "$b/krexd/krexd" ] || skip_all "krexd not built yet"
-[ -x "$b/tools/krex" ] || [ -x "$b/krexd/krex" ] || skip_all "krex not built yet"
+[ -x "$b/krex/krex" ] || [ -x "$b/krexd/krex" ] || skip_all "krex not built yet"
 [ -e "$b/test/mock/.libs/libcuda.so.1" ] || [ -e "$b/test/mock/libcuda.so.1" ] ||
 	skip_all "mock libcuda.so.1 not built yet"
 

@@ -14,10 +14,10 @@ pid=
 # running when this test ends is stopped by its pid, then stops its own.
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1 KREX_STUB_STATE=$tmp/state
-mkdir -p "$tmp/state" "$tmp/b/test/workloads" "$tmp/b/krexd" "$tmp/b/tools"
+mkdir -p "$tmp/state" "$tmp/b/test/workloads" "$tmp/b/krexd" "$tmp/b/krex"
 for s in krex-victim krex-hog; do ln -s "$perf/stubs/$s" "$tmp/b/test/workloads/$s"; done
 ln -s "$perf/stubs/krexd" "$tmp/b/krexd/krexd"
-ln -s "$perf/stubs/krex" "$tmp/b/tools/krex"
+ln -s "$perf/stubs/krex" "$tmp/b/krex/krex"
 common=(--builddir "$tmp/b" --torch-loop /nonexistent --budget-s 60)
 
 # col CSV MODE REGION SIZE COLUMN: one value of fidelity.csv.

@@ -28,7 +28,7 @@ TOOL_PATHS = {
     "victim": ["test/workloads/krex-victim"],
     "hog": ["test/workloads/krex-hog"],
     "krexd": ["krexd/krexd", "krexd"],
-    "krex": ["tools/krex", "krexd/krex", "krex"],
+    "krex": ["krex/krex", "krexd/krex", "krex"],
 }
 TORCH_LOOP = "test/workloads/torch_loop.py"
 GATE_LIB = "gate/.libs/libkrexgate.so"

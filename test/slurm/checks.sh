@@ -161,7 +161,7 @@ check_krexd_stops() {
 	wait_for 10 sh -c "! kill -0 $pid 2>/dev/null"
 }
 
-KREX_CLI=$top_builddir/tools/krex
+KREX_CLI=$top_builddir/krex/krex
 
 # The region checks need the real krexd and the krex CLI.
 regions_why() {

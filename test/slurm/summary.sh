@@ -10,7 +10,7 @@
 . "$top_srcdir/test/slurm/cluster.sh"
 cluster_check || skip_all "$CLUSTER_WHY"
 krexd_real || skip_all "krexd not built"
-KREX=$top_builddir/tools/krex
+KREX=$top_builddir/krex/krex
 [ -x "$KREX" ] || skip_all "krex CLI not built"
 plan 9
 cluster_start linuxproc 1 || skip_all "$CLUSTER_WHY"

@@ -6,7 +6,7 @@
 # doc/topology.md "Fixtures").  Add a machine: regen-expected.sh NAME.
 . "$top_srcdir/test/lib.sh"
 
-tool="$top_builddir/hwloc/krex-topo"
+tool="$top_builddir/topology/krex-topo"
 fixtures="$top_srcdir/test/topology/fixtures"
 [ -x "$tool" ] || skip_all "krex-topo not built"
 tmp=$(mktemp -d) || exit 1

@@ -14,5 +14,5 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${2:-$here/../..}
 fx="$here/fixtures"
 [ -f "$fx/$name.cases" ] || cp "$fx/default.cases" "$fx/$name.cases"
-"$build/hwloc/krex-topo" -t "xml:$fx/$name.xml" -f "$fx/$name.cases" >"$fx/$name.expected"
+"$build/topology/krex-topo" -t "xml:$fx/$name.xml" -f "$fx/$name.cases" >"$fx/$name.expected"
 cat "$fx/$name.expected"
