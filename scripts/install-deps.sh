@@ -10,7 +10,8 @@ libhwloc-dev hwloc
 libslurm-dev slurm-wlm slurmctld slurmd slurm-client
 munge libmunge-dev
 libamdhip64-dev
-clang-format procps psmisc python3 gnuplot-nox"
+clang-format procps psmisc python3 gnuplot-nox
+lua5.4"
 
 # KREX_NO_INSTALL=1: a machine without apt or network (the GPU machine) that
 # brings its own Slurm and munge: check nothing, install nothing.
