@@ -101,13 +101,16 @@ check_three_share() {
 	for j in $ids; do [ "$(kjob_state "$j")" = COMPLETED ] || return 1; done
 }
 
-# A job without the option is never touched: no KREX_ env, no gate.
+# A job without the option is never touched: no KREX_ variable the
+# submitter did not have (sbatch passes its environment on, the runner's
+# KREX_SLURM_PREFIX with it), no gate.
 check_untouched() {
-	local j
+	local j added
 	j=$(ksbatch --gres=shard:1 -o /dev/null --wrap="env > $(W plain.env)") || return 1
 	kwait 20 kjob_done "$j" || return 1
-	[ "$(kjob_state "$j")" = COMPLETED ] && test -s "$(W plain.env)" &&
-		! grep -qE '^KREX_|krexgate' "$(W plain.env)"
+	[ "$(kjob_state "$j")" = COMPLETED ] && test -s "$(W plain.env)" || return 1
+	added=$(grep -E '^KREX_|krexgate' "$(W plain.env)" | grep -vxF -f <(env | grep '^KREX_'))
+	[ -z "$added" ] || { diag "added to a plain job: $added"; return 1; }
 }
 
 # What the plugin registers, seen by a fake krexd (coordinator=external):
