@@ -161,6 +161,8 @@ _kc_conf() {
 		echo "GresTypes=gpu,shard"
 		echo "KillWait=2"
 		echo "InactiveLimit=0"
+		# no mail here (25.11 logs an error for a MailProg that is not there)
+		echo "MailProg=/bin/true"
 		if [ "$mode" = cgroup ] && [ "${KC_CGROUP:-v1}" = v2 ]; then
 			echo "ProctrackType=proctrack/cgroup"
 			echo "TaskPlugin=${KC_TASKPLUGIN:-task/cgroup,task/affinity}"
@@ -201,8 +203,12 @@ _kc_conf() {
 	} >"$KC_DIR/gres.conf"
 	if [ "${KC_CGROUP:-v1}" = v2 ]; then
 		# Slurm's cgroup/v2 plugin without systemd (slurmd makes its own
-		# tree); KC_CGROUP_MNT: a cgroup2 mount elsewhere than /sys/fs/cgroup
-		printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\nCgroupAutomount=yes\n%s' \
+		# tree); KC_CGROUP_MNT: a cgroup2 mount elsewhere than /sys/fs/cgroup.
+		# CgroupAutomount: 22.05's; 25.11 logs it as defunct.
+		local auto=""
+		case "$(kc_slurm_version)" in 2[0-2].*) auto="CgroupAutomount=yes
+" ;; esac
+		printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n%s%s' "$auto" \
 			"${KC_CGROUP_MNT:+CgroupMountpoint=$KC_CGROUP_MNT
 }" >"$KC_DIR/cgroup.conf"
 	else
