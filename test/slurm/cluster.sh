@@ -25,8 +25,9 @@ KC_DEVS=""
 KC_MUNGE_SOCK=""
 KC_USER=krextest
 # KREX_SLURM_PREFIX: run the Slurm installed at that prefix (its bin and sbin
-# first in PATH, its plugins: scripts/build-slurm.sh) instead of the one in
-# PATH (Debian's).  KC_SLURM_PLUGINDIR: where that Slurm's plugins are.
+# first in PATH, its plugin dir in slurm.conf: scripts/build-slurm.sh) instead
+# of the one in PATH (Debian's).  KC_SLURM_PLUGINDIR: where the plugins of the
+# Slurm under test are (Debian's slurm-wlm dir without a prefix).
 if [ -n "${KREX_SLURM_PREFIX:-}" ]; then
 	case ":$PATH:" in
 	*":$KREX_SLURM_PREFIX/bin:$KREX_SLURM_PREFIX/sbin:"*) ;;
@@ -149,7 +150,7 @@ _kc_conf() {
 		echo "SlurmdLogFile=$KC_DIR/slurmd-%n.log"
 		echo "SlurmdDebug=debug"
 		echo "PlugStackConfig=$KC_DIR/plugstack.conf"
-		[ -z "$KC_SLURM_PLUGINDIR" ] || echo "PluginDir=$KC_SLURM_PLUGINDIR"
+		[ -z "${KREX_SLURM_PREFIX:-}" ] || echo "PluginDir=$KC_SLURM_PLUGINDIR"
 		echo "MpiDefault=none"
 		echo "ReturnToService=2"
 		echo "SchedulerType=sched/backfill"
