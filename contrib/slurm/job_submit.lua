@@ -24,7 +24,9 @@ local function yes(v)
 end
 
 local function wants_krex(job_desc)
-	-- Both tables are indexed from 0 in 22.05: walk them with pairs().
+	-- spank_job_env is indexed from 0 (22.05 to 25.11): walk it with pairs().
+	-- environment answers a lookup by name (25.11 lists nothing to pairs();
+	-- the walk below is for a Slurm that hands over a plain table).
 	for _, kv in pairs(job_desc.spank_job_env or {}) do
 		if string.find(kv, "_SLURM_SPANK_OPTION_krex_krex_shared", 1, true) then
 			return true
