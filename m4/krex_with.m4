@@ -9,12 +9,22 @@ AC_DEFUN([KREX_WITH_SLURM], [
     [], [with_slurm=check])
   krex_have_slurm=no
   SLURM_CPPFLAGS=
+  SLURM_VERSION=
   AS_IF([test "x$with_slurm" != xno], [
     AS_IF([test "x$with_slurm" != xyes && test "x$with_slurm" != xcheck],
       [SLURM_CPPFLAGS="-I$with_slurm/include"])
     krex_save_CPPFLAGS=$CPPFLAGS
     CPPFLAGS="$CPPFLAGS $SLURM_CPPFLAGS"
     AC_CHECK_HEADER([slurm/spank.h], [krex_have_slurm=yes])
+    dnl The release the plugin is built for (SPANK_PLUGIN() stamps it: Slurm
+    dnl loads the plugin only into the same MAJOR.MINOR); the Slurm tier checks it.
+    AS_IF([test $krex_have_slurm = yes], [
+      AC_MSG_CHECKING([the Slurm release of slurm/spank.h])
+      AC_COMPUTE_INT([krex_slurm_vn], [SLURM_VERSION_NUMBER], [[#include <slurm/slurm_version.h>]],
+        [krex_slurm_vn=0])
+      SLURM_VERSION=$((krex_slurm_vn >> 16)).`printf %02d $(((krex_slurm_vn >> 8) & 255))`.$((krex_slurm_vn & 255))
+      AC_MSG_RESULT([$SLURM_VERSION])
+    ])
     CPPFLAGS=$krex_save_CPPFLAGS
     AS_IF([test "x$with_slurm" != xcheck && test $krex_have_slurm = no],
       [AC_MSG_ERROR([--with-slurm given but slurm/spank.h not found (Debian: libslurm-dev)])])
@@ -50,6 +60,7 @@ AC_DEFUN([KREX_WITH_SLURM], [
   AC_SUBST([plugstackdir])
   AM_CONDITIONAL([HAVE_PLUGSTACKDIR], [test "x$with_plugstackdir" != xno && test $krex_have_slurm = yes])
   AC_SUBST([SLURM_CPPFLAGS])
+  AC_SUBST([SLURM_VERSION])
   AM_CONDITIONAL([HAVE_SLURM], [test $krex_have_slurm = yes])
 ])
 

@@ -12,7 +12,7 @@ libslurm-dev slurm-wlm slurmctld slurmd slurm-client
 munge libmunge-dev
 libamdhip64-dev
 clang-format procps psmisc python3 gnuplot-nox
-debhelper dh-python rpm"
+debhelper dh-python rpm lua5.4"
 
 # KREX_NO_INSTALL=1: a machine without apt or network (the GPU machine) that
 # brings its own Slurm and munge: check nothing, install nothing.

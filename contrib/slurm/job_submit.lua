@@ -5,14 +5,18 @@
  into a request for N shards, so that it lands on a GPU it shares with other
  --krex-shared jobs; one that asks for no GPU gets one shard.  Jobs without
  the option are left alone.  Install it beside slurm.conf with
- JobSubmitPlugins=lua (test/slurm/job-submit.sh checks it on Slurm 22.05).
+ JobSubmitPlugins=lua (test/slurm/job-submit.sh checks it on Slurm 22.05
+ and 25.11).
 
  How the option reaches slurmctld: sbatch and salloc send SPANK options in
  the job's spank environment as _SLURM_SPANK_OPTION_krex_krex_shared.
 --]]
 
--- Slurm 22.05 writes TRES requests as "gres:NAME:COUNT".
-local SHARE_GRES = "gres:shard:1"
+-- A TRES request is a comma list of "gres:NAME[:TYPE][:COUNT]" (Slurm 22.05)
+-- or "gres/NAME[:TYPE][:COUNT]" (23.02 and later: what 25.11 hands over).
+-- What this script writes keeps the form of the request it was given; where
+-- there is none, it sets job_desc.gres, which Slurm completes in its own form.
+local SHARE = "shard:1"
 
 -- KREX_SHARED=VALUE says yes unless VALUE is empty, 0, no or off.
 local function yes(v)
@@ -20,7 +24,9 @@ local function yes(v)
 end
 
 local function wants_krex(job_desc)
-	-- Both tables are indexed from 0 in 22.05: walk them with pairs().
+	-- spank_job_env is indexed from 0 (22.05 to 25.11): walk it with pairs().
+	-- environment answers a lookup by name (25.11 lists nothing to pairs();
+	-- the walk below is for a Slurm that hands over a plain table).
 	for _, kv in pairs(job_desc.spank_job_env or {}) do
 		if string.find(kv, "_SLURM_SPANK_OPTION_krex_krex_shared", 1, true) then
 			return true
@@ -44,14 +50,24 @@ local function asks_gpu(job_desc)
 	return string.find(t, "gpu", 1, true) or string.find(t, "shard", 1, true)
 end
 
--- "gres:gpu:2" -> "gres:shard:2" (a typed "gres:gpu:h200:2" keeps its count)
+-- "gres/gpu:2" -> "gres/shard:2", "gres:gpu:h200:2" -> "gres:shard:2" (the
+-- type goes: shards are untyped), "gres/gpu" -> "gres/shard:1"; the other
+-- entries of the list are kept.  nil when the list has no gpu entry.
 local function gpus_to_shards(tres)
-	local n = string.match(tres, "gres[:/]gpu:[%w_]*:?(%d+)") or
-		string.match(tres, "gres[:/]gpu:(%d+)")
-	if not n then
+	local out, found = {}, false
+	for entry in string.gmatch(tres, "[^,]+") do
+		local sep, rest = string.match(entry, "^gres([:/])gpu(.*)$")
+		if sep and (rest == "" or string.sub(rest, 1, 1) == ":") then
+			local n = string.match(rest, ":(%d+)$") or "1"
+			entry = "gres" .. sep .. "shard:" .. n
+			found = true
+		end
+		table.insert(out, entry)
+	end
+	if not found then
 		return nil
 	end
-	return "gres:shard:" .. n
+	return table.concat(out, ",")
 end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
@@ -64,8 +80,13 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 		job_desc.tres_per_node = shards
 		slurm.log_info("krex: job of uid %u: %s becomes %s", submit_uid, tres, shards)
 	elseif not asks_gpu(job_desc) then
-		job_desc.tres_per_node = SHARE_GRES
-		slurm.log_info("krex: job of uid %u gets %s", submit_uid, SHARE_GRES)
+		local sep = string.match(tres, "^gres([:/])")
+		if sep then
+			job_desc.tres_per_node = tres .. ",gres" .. sep .. SHARE
+		else
+			job_desc.gres = SHARE
+		end
+		slurm.log_info("krex: job of uid %u gets %s: %s", submit_uid, SHARE, job_desc.tres_per_node or "")
 	end
 	return slurm.SUCCESS
 end

@@ -101,13 +101,16 @@ check_three_share() {
 	for j in $ids; do [ "$(kjob_state "$j")" = COMPLETED ] || return 1; done
 }
 
-# A job without the option is never touched: no KREX_ env, no gate.
+# A job without the option is never touched: no KREX_ variable the
+# submitter did not have (sbatch passes its environment on, the runner's
+# KREX_SLURM_PREFIX with it), no gate.
 check_untouched() {
-	local j
+	local j added
 	j=$(ksbatch --gres=shard:1 -o /dev/null --wrap="env > $(W plain.env)") || return 1
 	kwait 20 kjob_done "$j" || return 1
-	[ "$(kjob_state "$j")" = COMPLETED ] && test -s "$(W plain.env)" &&
-		! grep -qE '^KREX_|krexgate' "$(W plain.env)"
+	[ "$(kjob_state "$j")" = COMPLETED ] && test -s "$(W plain.env)" || return 1
+	added=$(grep -E '^KREX_|krexgate' "$(W plain.env)" | grep -vxF -f <(env | grep '^KREX_'))
+	[ -z "$added" ] || { diag "added to a plain job: $added"; return 1; }
 }
 
 # What the plugin registers, seen by a fake krexd (coordinator=external):
@@ -150,8 +153,13 @@ check_krexd_down() {
 	kwait 10 nodes_idle || { diag "nodes: $(krun sinfo -h -N -o '%N %T %E')"; return 1; }
 }
 
-# nodes_idle: every node idle (not drained, not down).
-nodes_idle() { [ "$(krun sinfo -h -N -o %T | sort -u)" = idle ]; }
+# nodes_idle: every node idle (not drained, not down).  "planned" is an idle
+# node the backfill scheduler has planned a pending job on (22.05 showed it
+# here under load, 10 s after the checks' jobs).
+nodes_idle() {
+	local st
+	st=$(krun sinfo -h -N -o %T) && [ -n "$st" ] && ! echo "$st" | grep -qvE '^(idle|planned)$'
+}
 
 # krexd stops with slurmd (slurm_spank_slurmd_exit).
 check_krexd_stops() {

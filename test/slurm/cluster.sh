@@ -26,6 +26,24 @@ KC_PIDS=""
 KC_DEVS=""
 KC_MUNGE_SOCK=""
 KC_USER=krextest
+# KREX_SLURM_PREFIX: run the Slurm installed at that prefix (its bin and sbin
+# first in PATH, its plugin dir in slurm.conf: scripts/build-slurm.sh) instead
+# of the one in PATH (Debian's).  KC_SLURM_PLUGINDIR: where the plugins of the
+# Slurm under test are (Debian's slurm-wlm dir without a prefix).
+if [ -n "${KREX_SLURM_PREFIX:-}" ]; then
+	case ":$PATH:" in
+	*":$KREX_SLURM_PREFIX/bin:$KREX_SLURM_PREFIX/sbin:"*) ;;
+	*) PATH=$KREX_SLURM_PREFIX/bin:$KREX_SLURM_PREFIX/sbin:$PATH ;;
+	esac
+	KC_SLURM_PLUGINDIR=$KREX_SLURM_PREFIX/lib/slurm
+else
+	KC_SLURM_PLUGINDIR=$(ls -d /usr/lib/*/slurm-wlm 2>/dev/null | head -1)
+fi
+# kc_slurm_version: the MAJOR.MINOR.MICRO of the slurmd in PATH (srun -V needs a config).
+kc_slurm_version() { slurmd -V 2>/dev/null | sed -n 's/^slurm[^ ]* \([0-9][0-9.]*\).*/\1/p'; }
+# The release the plugin was built for (configure; test/slurm/Makefile.am).
+: "${KC_BUILT_SLURM:=}"
+
 # The GPU device files of node 1 and 2: fake ones made by _kc_devices unless
 # the caller (scripts/demo.sh on a GPU node) names real ones.  Node N+1 has
 # /dev/krex-gpu-PID-N (kc_gpu N).
@@ -53,6 +71,12 @@ cluster_check() {
 		CLUSTER_WHY="no /etc/munge/munge.key (munge package not set up)"
 	[ -z "$CLUSTER_WHY" ] && [ ! -f "$KC_PLUGIN" ] &&
 		CLUSTER_WHY="spank_krex.so not built (configure did not find slurm/spank.h)"
+	# Slurm loads a SPANK plugin only into the MAJOR.MINOR it was built for.
+	local run
+	run=$(kc_slurm_version)
+	[ -z "$CLUSTER_WHY" ] && [ -n "$KC_BUILT_SLURM" ] &&
+		[ "${run%.*}" != "${KC_BUILT_SLURM%.*}" ] &&
+		CLUSTER_WHY="spank_krex.so is built for Slurm $KC_BUILT_SLURM, slurmd in PATH is Slurm ${run:-unknown} (configure --with-slurm=PREFIX and set KREX_SLURM_PREFIX to the same Slurm)"
 	[ -z "$CLUSTER_WHY" ]
 }
 
@@ -142,6 +166,7 @@ _kc_conf() {
 		echo "SlurmdLogFile=$KC_DIR/slurmd-%n.log"
 		echo "SlurmdDebug=debug"
 		echo "PlugStackConfig=$KC_DIR/plugstack.conf"
+		[ -z "${KREX_SLURM_PREFIX:-}" ] || echo "PluginDir=$KC_SLURM_PLUGINDIR"
 		echo "MpiDefault=none"
 		echo "ReturnToService=2"
 		echo "SchedulerType=sched/backfill"
@@ -153,6 +178,8 @@ _kc_conf() {
 		echo "GresTypes=gpu,shard"
 		echo "KillWait=2"
 		echo "InactiveLimit=0"
+		# no mail here (25.11 logs an error for a MailProg that is not there)
+		echo "MailProg=/bin/true"
 		if [ "$mode" = cgroup ] && [ "${KC_CGROUP:-v1}" = v2 ]; then
 			echo "ProctrackType=proctrack/cgroup"
 			echo "TaskPlugin=${KC_TASKPLUGIN:-task/cgroup,task/affinity}"
@@ -193,8 +220,12 @@ _kc_conf() {
 	} >"$KC_DIR/gres.conf"
 	if [ "${KC_CGROUP:-v1}" = v2 ]; then
 		# Slurm's cgroup/v2 plugin without systemd (slurmd makes its own
-		# tree); KC_CGROUP_MNT: a cgroup2 mount elsewhere than /sys/fs/cgroup
-		printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\nCgroupAutomount=yes\n%s' \
+		# tree); KC_CGROUP_MNT: a cgroup2 mount elsewhere than /sys/fs/cgroup.
+		# CgroupAutomount: 22.05's; 25.11 logs it as defunct.
+		local auto=""
+		case "$(kc_slurm_version)" in 2[0-2].*) auto="CgroupAutomount=yes
+" ;; esac
+		printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n%s%s' "$auto" \
 			"${KC_CGROUP_MNT:+CgroupMountpoint=$KC_CGROUP_MNT
 }" >"$KC_DIR/cgroup.conf"
 	else
