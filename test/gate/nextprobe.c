@@ -34,7 +34,7 @@ static void probe(const char *when)
 {
 	fprintf(stderr, "nextprobe %s dlsym %s\n", when, answer(dlsym(RTLD_NEXT, "nextprobe_fn")));
 	fprintf(stderr, "nextprobe %s dlvsym %s\n", when,
-		answer(dlvsym(RTLD_NEXT, "nextprobe_fn", "NEXTPROBE_1")));
+	        answer(dlvsym(RTLD_NEXT, "nextprobe_fn", "NEXTPROBE_1")));
 }
 
 __attribute__((constructor)) static void nextprobe_init(void)
