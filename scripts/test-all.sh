@@ -1,8 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The README's test command: install dependencies, build, check formatting,
-# run every test tier (`make check`), then `make distcheck`.  Ends with one
-# line "N passed, N failed, N skipped" over every tier's TAP results.
+# run every test tier (`make check`), the unit, integration, attack and gate
+# tiers again under ASan+UBSan (scripts/sanitize-check.sh), a short fuzz run
+# of the wire decoder (scripts/fuzz-check.sh), then `make distcheck`.  Ends
+# with one line "N passed, N failed, N skipped" over every tier's TAP results.
+# KREX_NO_SANITIZE=1 leaves out the sanitizer and fuzz runs (about 8 minutes
+# on a 2-core machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -11,7 +15,8 @@ scripts/install-deps.sh
 make -j"$(nproc)" >/dev/null
 scripts/check-format.sh .
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+xlog=$(mktemp)
+trap 'rm -f "$log" "$xlog"' EXIT
 rc=0
 make check 2>&1 | tee "$log" || rc=$?
 if [ $rc != 0 ]; then
@@ -19,13 +24,30 @@ if [ $rc != 0 ]; then
 		grep -q -E '^(not ok|ERROR|FAIL)' "$f" && { echo "==== $f"; tail -40 "$f"; }
 	done
 fi
+# make check's per-tier counts, and the last lines of the sanitizer and fuzz runs
 summary() {
-	awk '/^# PASS:/ {p += $3} /^# FAIL:/ {f += $3} /^# ERROR:/ {f += $3} /^# SKIP:/ {s += $3}
-		END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' "$log"
+	cat "$log" "$xlog" | awk '/^# PASS:/ {p += $3} /^# FAIL:/ {f += $3} /^# ERROR:/ {f += $3}
+		/^# SKIP:/ {s += $3}
+		/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ {p += $1; f += $3; s += $5}
+		END {printf "%d passed, %d failed, %d skipped\n", p, f, s}'
 }
 if [ $rc != 0 ]; then
 	summary
 	exit $rc
+fi
+if [ "${KREX_NO_SANITIZE:-0}" != 1 ]; then
+	for s in sanitize-check fuzz-check; do
+		t0=$(date +%s)
+		scripts/$s.sh >"$xlog.out" 2>&1 || rc=$?
+		tail -n 60 "$xlog.out"
+		tail -n 1 "$xlog.out" >>"$xlog"
+		rm -f "$xlog.out"
+		echo "$s: $(($(date +%s) - t0)) s"
+	done
+	if [ $rc != 0 ]; then
+		summary
+		exit $rc
+	fi
 fi
 # distcheck runs the suite again from the tarball, out of tree and read-only.
 make distcheck >/dev/null
