@@ -10,8 +10,8 @@
 # stderr a test throws away) fails the run.  The decoder's libFuzzer target
 # has its own build (clang, --enable-fuzz): see doc/security.md.
 # Ends with one line "N passed, N failed, N skipped".  Root runs every tier;
-# others skip what needs root.  Took 78 s here (2 cores, build included) plus
-# 22 s for the attack tier.
+# others skip what needs root.  Took 392 s here (2026-11-30: 2 cores shared
+# with other builds, load about 10; build included).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-}
