@@ -28,15 +28,50 @@ typedef void *(*dlvsym_fn)(void *, const char *, const char *);
 static _Atomic(dlsym_fn) real_dlsym;
 static _Atomic(dlvsym_fn) real_dlvsym;
 
+/*
+ * Until the gate's constructors run, dlsym and dlvsym only forward to the
+ * real ones.  A sanitizer runtime (ASan, loaded after the preloaded gate)
+ * looks up every function it intercepts with dlsym(RTLD_NEXT, ...) and
+ * dlvsym(RTLD_NEXT, ...) during its own start-up, before its shadow memory
+ * and its interceptors exist.  So everything on that path is built without
+ * instrumentation (GATE_EARLY) and calls nothing a sanitizer intercepts (no
+ * str* or mem* function, no dlopen, no thread-local variable): only
+ * dl_iterate_phdr and libc's dlvsym and dlsym (doc/security.md
+ * "Sanitizers").
+ */
+static atomic_int dlsym_ready;
+
+#define GATE_EARLY __attribute__((no_sanitize("address", "undefined")))
+
+__attribute__((constructor(101))) static void gate_dlsym_ready(void)
+{
+	atomic_store_explicit(&dlsym_ready, 1, memory_order_release);
+}
+
+GATE_EARLY static int early_streq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/* The file name of path (after its last '/') starts with prefix. */
+GATE_EARLY static int early_base_is(const char *path, const char *prefix)
+{
+	const char *base = path;
+
+	for (; *path; path++)
+		if (*path == '/')
+			base = path + 1;
+	while (*prefix && *prefix == *base)
+		prefix++, base++;
+	return *prefix == 0;
+}
+
 /* ---- libc's dlvsym, from its dynamic symbol table ------------------------------ */
 
-struct elf_find {
-	const char *name;
-	void *addr;
-};
-
 /* Symbols in a DT_GNU_HASH table: past the highest chain's end. */
-static size_t gnu_hash_count(const uint32_t *h)
+GATE_EARLY static size_t gnu_hash_count(const uint32_t *h)
 {
 	uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2];
 	const uint32_t *buckets = h + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
@@ -53,20 +88,20 @@ static size_t gnu_hash_count(const uint32_t *h)
 	return last + 1;
 }
 
-static int elf_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* dl_iterate_phdr callback: the address of function "dlvsym" in libc (or libdl). */
+GATE_EARLY static int elf_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct elf_find *f = arg;
+	void **addr = arg;
 	const ElfW(Dyn) *dyn = NULL;
 	const ElfW(Sym) *symtab = NULL;
-	const char *strtab = NULL, *base;
+	const char *strtab = NULL;
 	const uint32_t *gnu = NULL, *sysv = NULL;
 	size_t n, i;
 	int j;
 
 	(void)size;
-	base = strrchr(info->dlpi_name ? info->dlpi_name : "", '/');
-	base = base ? base + 1 : info->dlpi_name;
-	if (!base || (strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libdl.so", 8) != 0))
+	if (!info->dlpi_name || (!early_base_is(info->dlpi_name, "libc.so") &&
+	                         !early_base_is(info->dlpi_name, "libdl.so")))
 		return 0;
 	for (j = 0; j < info->dlpi_phnum; j++)
 		if (info->dlpi_phdr[j].p_type == PT_DYNAMIC)
@@ -88,8 +123,8 @@ static int elf_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	for (i = 0; i < n; i++)
 		if (symtab[i].st_shndx != SHN_UNDEF &&
 		    ELF64_ST_TYPE(symtab[i].st_info) == STT_FUNC &&
-		    strcmp(strtab + symtab[i].st_name, f->name) == 0) {
-			f->addr = (void *)(info->dlpi_addr + symtab[i].st_value);
+		    early_streq(strtab + symtab[i].st_name, "dlvsym")) {
+			*addr = (void *)(info->dlpi_addr + symtab[i].st_value);
 			return 1;
 		}
 	return 0;
@@ -97,53 +132,45 @@ static int elf_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 GATE_EXPORT void *dlvsym(void *handle, const char *name, const char *version);
 
-static dlvsym_fn gate_real_dlvsym(void)
+GATE_EARLY static dlvsym_fn gate_real_dlvsym(void)
 {
 	dlvsym_fn fn = atomic_load_explicit(&real_dlvsym, memory_order_acquire);
-	struct elf_find f = {"dlvsym", NULL};
+	void *addr = NULL;
 
 	if (fn)
 		return fn;
-	dl_iterate_phdr(elf_find_cb, &f);
-	fn = (dlvsym_fn)f.addr;
+	dl_iterate_phdr(elf_find_cb, &addr);
+	fn = (dlvsym_fn)addr;
 	if (fn && (void *)fn != (void *)dlvsym)
 		atomic_store_explicit(&real_dlvsym, fn, memory_order_release);
 	return atomic_load(&real_dlvsym);
 }
 
-/*
- * Until the gate's constructors run, dlsym only forwards to the real one.
- * A sanitizer runtime (ASan, loaded first) looks up the functions it
- * intercepts with dlsym(RTLD_NEXT, ...) during its own start-up, before
- * anything of the gate is initialised and while its interceptors of
- * dl_iterate_phdr and dlopen are not ready: the RTLD_NEXT walk and the
- * hook tables must not run then (doc/security.md "Sanitizers").
- */
-static atomic_int dlsym_ready;
-
-/* Not instrumented: a sanitizer's start-up runs this before its shadow memory exists. */
-#define GATE_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
-
-__attribute__((constructor(101))) static void gate_dlsym_ready(void)
-{
-	atomic_store_explicit(&dlsym_ready, 1, memory_order_release);
-}
-
-GATE_NO_SANITIZE void *gate_real_dlsym(void *handle, const char *name)
+/* libc's dlsym, through libc's dlvsym (the gate's own dlsym shadows it). */
+GATE_EARLY static dlsym_fn gate_libc_dlsym(void)
 {
 	/* glibc >= 2.34 moved dlsym into libc as GLIBC_2.34; older ones have
 	 * the base version (2.2.5 on x86_64, 2.17 on aarch64). */
 	static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", NULL};
 	dlsym_fn fn = atomic_load_explicit(&real_dlsym, memory_order_acquire);
-	dlvsym_fn vsym = gate_real_dlvsym();
+	dlvsym_fn vsym;
 	int i;
 
+	if (fn)
+		return fn;
+	vsym = gate_real_dlvsym();
 	for (i = 0; !fn && vsym && versions[i]; i++)
 		fn = (dlsym_fn)vsym(RTLD_NEXT, "dlsym", versions[i]);
-	if (!fn)
-		return NULL;
-	atomic_store_explicit(&real_dlsym, fn, memory_order_release);
-	return fn(handle, name);
+	if (fn)
+		atomic_store_explicit(&real_dlsym, fn, memory_order_release);
+	return fn;
+}
+
+GATE_EARLY void *gate_real_dlsym(void *handle, const char *name)
+{
+	dlsym_fn fn = gate_libc_dlsym();
+
+	return fn ? fn(handle, name) : NULL;
 }
 
 void *gate_open_first(const char *const *names)
@@ -163,9 +190,12 @@ void *gate_open_first(const char *const *names)
 /*
  * RTLD_NEXT means "after the object that called dlsym"; called from here the
  * real dlsym would search after libkrexgate instead, and an interposer
- * loaded after the gate that looks itself up would recurse forever.  So the
- * search is redone: the loaded objects in load order (dl_iterate_phdr),
- * skipping up to the caller's, then the first that defines name itself.
+ * loaded after the gate that looks itself up would get itself and recurse
+ * forever.  Before the gate's constructors ran, dlsym and dlvsym jump to the
+ * real ones (a tail call: the caller's return address stays the one libc
+ * sees).  After, the search is redone: the loaded objects in load order
+ * (dl_iterate_phdr), skipping up to the caller's, then the first that
+ * defines name (of version, for dlvsym) itself.
  */
 #define NEXT_MAX_OBJS 512
 struct next_obj {
@@ -215,7 +245,18 @@ static int next_owner(const struct next_walk *w, const void *addr)
 	return -1;
 }
 
-static void *next_lookup(const void *caller, const char *name)
+/* name (of version, or any for dlsym when version is NULL) in handle. */
+static void *next_sym(void *handle, const char *name, const char *version)
+{
+	dlvsym_fn vsym;
+
+	if (!version)
+		return gate_real_dlsym(handle, name);
+	vsym = gate_real_dlvsym();
+	return vsym ? vsym(handle, name, version) : NULL;
+}
+
+static void *next_lookup(const void *caller, const char *name, const char *version)
 {
 	static __thread struct next_walk w; /* 12 KiB: keep it off small stacks */
 	int i, me;
@@ -225,14 +266,14 @@ static void *next_lookup(const void *caller, const char *name)
 	dl_iterate_phdr(next_collect, &w); /* no dlopen inside: the loader lock is held */
 	me = next_owner(&w, caller);
 	if (me < 0)
-		return gate_real_dlsym(RTLD_NEXT, name);
+		return next_sym(RTLD_NEXT, name, version);
 	for (i = me + 1; i < w.n; i++) {
 		if (!w.obj[i].name || !w.obj[i].name[0])
 			continue;
 		h = dlopen(w.obj[i].name, RTLD_NOLOAD | RTLD_LAZY);
 		if (!h)
 			continue;
-		p = gate_real_dlsym(h, name);
+		p = next_sym(h, name, version);
 		dlclose(h);
 		if (p && next_owner(&w, p) == i)
 			return p;
@@ -260,7 +301,7 @@ static void *dlsym_hooked(void *handle, const char *name, const void *caller)
 			if (wrapper)
 				return p ? wrapper : NULL;
 		}
-		return next_lookup(caller, name);
+		return next_lookup(caller, name, NULL);
 	}
 	p = gate_real_dlsym(handle, name);
 	if (p && gate_name_hooked(name)) {
@@ -272,11 +313,16 @@ static void *dlsym_hooked(void *handle, const char *name, const void *caller)
 
 GATE_EXPORT void *dlsym(void *handle, const char *name);
 
-GATE_NO_SANITIZE void *dlsym(void *handle, const char *name)
+GATE_EARLY void *dlsym(void *handle, const char *name)
 {
-	if (!atomic_load_explicit(&dlsym_ready, memory_order_acquire))
-		return gate_real_dlsym(handle, name);
-	return dlsym_hooked(handle, name, __builtin_return_address(0));
+	dlsym_fn real;
+
+	if (atomic_load_explicit(&dlsym_ready, memory_order_acquire))
+		return dlsym_hooked(handle, name, __builtin_return_address(0));
+	real = gate_libc_dlsym();
+	if (!real)
+		return NULL;
+	return real(handle, name); /* a tail call (RTLD_NEXT, above): test/gate/dlsym_next.sh */
 }
 
 /*
@@ -287,17 +333,18 @@ GATE_NO_SANITIZE void *dlsym(void *handle, const char *name)
  * through unchanged, so nothing recurses).  A hooked driver name is
  * answered with its wrapper, as by dlsym (the driver's symbols are
  * unversioned, and glibc finds them only with a version they define).
+ * RTLD_NEXT is searched after the caller, as by dlsym.
  */
-void *dlvsym(void *handle, const char *name, const char *version)
+static void *dlvsym_hooked(void *handle, const char *name, const char *version, const void *caller)
 {
-	dlvsym_fn real = gate_real_dlvsym();
 	void *p;
 
-	if (!real)
+	if (handle == RTLD_NEXT)
+		p = next_lookup(caller, name, version);
+	else
+		p = next_sym(handle, name, version);
+	if (!p)
 		return NULL;
-	p = real(handle, name, version);
-	if (!p || !atomic_load_explicit(&dlsym_ready, memory_order_acquire))
-		return p;
 	if (strcmp(name, "dlsym") == 0)
 		return (void *)dlsym;
 	if (strcmp(name, "dlvsym") == 0)
@@ -307,4 +354,16 @@ void *dlvsym(void *handle, const char *name, const char *version)
 		p = gate_hip_swap(name, p);
 	}
 	return p;
+}
+
+GATE_EARLY void *dlvsym(void *handle, const char *name, const char *version)
+{
+	dlvsym_fn real;
+
+	if (atomic_load_explicit(&dlsym_ready, memory_order_acquire))
+		return dlvsym_hooked(handle, name, version, __builtin_return_address(0));
+	real = gate_real_dlvsym();
+	if (!real)
+		return NULL;
+	return real(handle, name, version); /* a tail call, as in dlsym */
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "fdio.h"
 #include "krexd.h"
 #include "log.h"
 #include "timeutil.h"
@@ -822,13 +823,46 @@ static int part_gpus(struct krexd *k, struct conn *c, const struct proto_registe
 	return 0;
 }
 
+/*
+ * 1, with its cgroup in cg, when pid is in a Slurm step's cgroup (a path
+ * component job_J followed by step_S: cgroup v1 slurm[_NODE]/uid_U/job_J/
+ * step_S, v2 .../job_J/step_S/user/task_T) of the hierarchy krexd freezes
+ * with.  Such a task is the SPANK plugin's to register, naming the step's
+ * cgroup; registered on its own (a krexd restarted under a running job: a
+ * slurmd restart) krexd would move it into a cgroup of its own, out of
+ * Slurm's reach: scancel could no longer kill it ("Kill task failed").
+ */
+static int part_in_slurm_step(const struct krexd *k, pid_t pid, char *cg, size_t len)
+{
+	char path[64], buf[4096];
+	const char *j;
+
+	if (k->fz.kind == FREEZER_SIGNAL)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (file_read(path, buf, sizeof(buf)) <= 0 ||
+	    freezer_parse_proc_cgroup(buf, k->fz.kind == FREEZER_CGROUP1 ? "freezer" : NULL, cg,
+	                              len) < 0)
+		return 0;
+	for (j = strstr(cg, "/job_"); j; j = strstr(j, "/job_")) {
+		j += 5;
+		if (*j < '0' || *j > '9')
+			continue;
+		while (*j >= '0' && *j <= '9')
+			j++;
+		if (!strncmp(j, "/step_", 6))
+			return 1;
+	}
+	return 0;
+}
+
 int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg)
 {
 	pid_t pid = reg->pid ? (pid_t)reg->pid : c->pid;
 	struct part *p = NULL;
 	uint64_t mask;
 	uid_t uid = c->uid;
-	char why[400];
+	char why[400], cg[512];
 	int pidfd, code;
 
 	if (c->part)
@@ -863,6 +897,14 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 		if (pidfd >= 0)
 			close(pidfd);
 		log_debug("pid %d joins participant %u", (int)pid, p->id);
+	} else if (!reg->cgroup[0] && part_in_slurm_step(k, pid, cg, sizeof(cg))) {
+		if (pidfd >= 0)
+			close(pidfd);
+		gpu_prune(k);
+		return conn_error(
+		        k, c, seq, KREX_EPERM,
+		        "pid %d is in the cgroup of a Slurm step (%s) that is not registered: the SPANK plugin registers a step's tasks (krexd restarted under the job?), and krexd does not move a task out of its step",
+		        (int)pid, cg);
 	} else {
 		p = part_create(k, reg, pid, uid, mask, pidfd);
 		if (!p) {

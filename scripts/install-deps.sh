@@ -10,6 +10,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 libhwloc-dev hwloc
 libslurm-dev slurm-wlm slurmctld slurmd slurm-client
 munge libmunge-dev
+clang libclang-rt-dev
 libamdhip64-dev
 clang-format procps psmisc python3 gnuplot-nox
 debhelper dh-python rpm lua5.4"

@@ -2,10 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The README's test command: install dependencies, build, check formatting,
 # run every test tier (`make check`), the Slurm tier against Slurm 25.11 when
-# its source is there (scripts/test-slurm-versions.sh), `make distcheck`, then
-# the packaging tier (test/pkg: builds the .debs, installs them, runs the demo
-# from them, purges them; checks the RPM spec).  Ends with one line
+# its source is there (scripts/test-slurm-versions.sh), the unit, integration,
+# attack and gate tiers again under ASan+UBSan (scripts/sanitize-check.sh), a
+# short fuzz run of the wire decoder (scripts/fuzz-check.sh), `make distcheck`,
+# then the packaging tier (test/pkg: builds the .debs, installs them, runs the
+# demo from them, purges them; checks the RPM spec).  Ends with one line
 # "N passed, N failed, N skipped" over every tier's TAP results.
+# KREX_NO_SANITIZE=1 leaves out the sanitizer and fuzz runs (about 8 minutes
+# on a 2-core machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -14,7 +18,8 @@ scripts/install-deps.sh
 make -j"$(nproc)" >/dev/null
 scripts/check-format.sh .
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+xlog=$(mktemp)
+trap 'rm -f "$log" "$xlog"' EXIT
 # show_failures DIR: the end of each test log under DIR with a failure.
 show_failures() {
 	for f in $(find "$1" -name '*.log' ! -name test-suite.log 2>/dev/null); do
@@ -37,13 +42,30 @@ case $vrc in
 	rc=$vrc
 	;;
 esac
+# make check's per-tier counts, and the last lines of the sanitizer and fuzz runs
 summary() {
-	awk '/^# PASS:/ {p += $3} /^# FAIL:/ {f += $3} /^# ERROR:/ {f += $3} /^# SKIP:/ {s += $3}
-		END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' "$log"
+	cat "$log" "$xlog" | awk '/^# PASS:/ {p += $3} /^# FAIL:/ {f += $3} /^# ERROR:/ {f += $3}
+		/^# SKIP:/ {s += $3}
+		/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ {p += $1; f += $3; s += $5}
+		END {printf "%d passed, %d failed, %d skipped\n", p, f, s}'
 }
 if [ $rc != 0 ]; then
 	summary
 	exit $rc
+fi
+if [ "${KREX_NO_SANITIZE:-0}" != 1 ]; then
+	for s in sanitize-check fuzz-check; do
+		t0=$(date +%s)
+		scripts/$s.sh >"$xlog.out" 2>&1 || rc=$?
+		tail -n 60 "$xlog.out"
+		tail -n 1 "$xlog.out" >>"$xlog"
+		rm -f "$xlog.out"
+		echo "$s: $(($(date +%s) - t0)) s"
+	done
+	if [ $rc != 0 ]; then
+		summary
+		exit $rc
+	fi
 fi
 # distcheck runs the suite again from the tarball, out of tree and read-only.
 make distcheck >/dev/null

@@ -12,8 +12,8 @@
 # Cases: owner SIGKILL, krexd SIGKILL + restart, krexd SIGTERM + restart,
 # lease expiry, a sibling that never acks the drain, a sibling that forks
 # all the time, 20 clients that never read (slow readers), 1000 idle
-# connections of one user (fd exhaustion).  Slurm cases (slurmd restart,
-# scancel mid-region) need the Slurm tier's cluster: test/slurm.
+# connections of one user (fd exhaustion).  The Slurm cases (scancel,
+# slurmd restart mid-region) are test/attack/fault-matrix-slurm.sh.
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 export top_srcdir top_builddir

@@ -241,9 +241,14 @@ static int cmd_pidreuse(void)
 			_exit(2);
 		printf("connector=%d\n", (int)getpid());
 		fflush(stdout);
+		c = getpid();
 		g = fork();
 		if (g != 0)
 			_exit(g < 0 ? 2 : 0); /* the pid krexd took at accept exits */
+		/* until it has (this child is re-parented then): a register sent
+		 * before would rightly be taken, from a connector still running */
+		for (i = 0; i < 3000 && getppid() == c; i++)
+			usleep(1000);
 		for (i = 0; go && i < 3000 && access(go, F_OK) < 0; i++)
 			usleep(10 * 1000);
 		do_register(fd, "", 0, out, sizeof(out));

@@ -24,6 +24,12 @@ int main(int argc, char **argv)
 
 	if (argc != 2 || snprintf(path, sizeof(path), "%s.ok", argv[1]) >= (int)sizeof(path))
 		return 2;
+#if defined(__SANITIZE_ADDRESS__)
+	/* GCC 12's ASan allocator is not fork-safe: a child forked while the
+	 * gate's thread allocates waits for the allocator's lock forever (seen:
+	 * the child stuck in malloc inside dlopen).  Let that thread settle. */
+	usleep(200 * 1000);
+#endif
 	pid = fork();
 	if (pid < 0)
 		return 1;

@@ -80,8 +80,13 @@ ok "the gate warmed the owner's context after each of 40 grants ($n)" [ "$n" = 4
 cat "$T/alone" "$T/region" | sed 's/^/# /'
 a=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/alone")
 r=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/region")
-ok "victim ev p95 in regions ($r) within 25% of alone ($a)" \
-	awk -v a="$a" -v r="$r" 'BEGIN { exit !(a > 0 && r < a * 1.25) }'
+# a timing figure: not judged in a sanitizer build (scripts/sanitize-check.sh sets KREX_SANITIZED)
+if [ -n "${KREX_SANITIZED:-}" ]; then
+	skip "victim ev p95 in regions ($r) within 25% of alone ($a)" "sanitizer build: timings not judged"
+else
+	ok "victim ev p95 in regions ($r) within 25% of alone ($a)" \
+		awk -v a="$a" -v r="$r" 'BEGIN { exit !(a > 0 && r < a * 1.25) }'
+fi
 stop_all
 
 # a late drainer: a 5 s synchronous kernel cannot drain within 2 s

@@ -71,7 +71,17 @@ kt_participant() {
 		wait_for 5 test -s "$KT_DIR/$name.count"
 }
 
-kt_count() { cat "$KT_DIR/$1.count" 2>/dev/null || echo 0; }
+# (read again when empty: a writer's "echo N > FILE" truncates first, and on a
+# loaded host a reader can find it empty many times in a row)
+kt_count() {
+	local v i
+	for i in 1 2 3 4 5; do
+		v=$(cat "$KT_DIR/$1.count" 2>/dev/null)
+		[ -n "$v" ] && break
+		sleep 0.01
+	done
+	echo "${v:-0}"
+}
 
 # kt_progress NAME: true if NAME's counter moves within 1 s.
 kt_progress() {
