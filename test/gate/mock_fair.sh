@@ -41,8 +41,9 @@ SUM=$(cat "$T"/hog.* | awk '{ s += $1 } END { print s + 0 }')
 ok "four hogs ran" [ "$(cat "$T"/hog.* | wc -l)" -eq 4 ] && [ "$MIN" -gt 0 ]
 ok "fair: the fewest kernels of a hog ($MIN) are at least 3/4 of the most ($MAX)" \
 	[ $((MIN * 4)) -ge $((MAX * 3)) ]
-# 3 s of 2 ms kernels is 1500; generous for a loaded 2-core machine
-ok "the device stays busy: $SUM kernels of 2 ms in 3 s (>= 900)" [ "$SUM" -ge 900 ]
+# 3 s of 2 ms kernels is 1500; a turn handed over late (the 50 ms cap) gives
+# about 60: 600 leaves room for a loaded 2-core machine and a sanitizer build
+ok "the device stays busy: $SUM kernels of 2 ms in 3 s (>= 600)" [ "$SUM" -ge 600 ]
 
 # A stopped hog's turn is passed on: two hogs, one stopped (the hog itself,
 # not a wrapper) while it waits for its turn; the other then runs alone
@@ -69,6 +70,9 @@ kill -CONT "$A"
 wait $PIDS
 PIDS=
 diag "the running hog's kernels in 3 s beside a stopped one (state $STATE): $((B1 - B0))"
-ok "a hog stopped while queued does not take turns ($((B1 - B0)) kernels of 2 ms in 3 s, >= 1000)" \
-	[ "$STATE" = T ] && [ $((B1 - B0)) -ge 1000 ]
+# Measured against the four hogs' total above, on the same machine in the
+# same build (a sanitizer build launches slower): a stopped hog that still
+# took its turns would hold each for the 50 ms cap, about 60 kernels in 3 s.
+ok "a hog stopped while queued does not take turns ($((B1 - B0)) kernels of 2 ms in 3 s, >= half the four hogs' $SUM)" \
+	[ "$STATE" = T ] && [ $((2 * (B1 - B0))) -ge "$SUM" ]
 done_testing
