@@ -118,7 +118,7 @@ static void test_reader(void)
 	const char *t = " {\"a\": 1, \"b\" :{\"x\":[1,\"}\"]}, \"c\":\"q\\\"\\u0041\\u00e9\"} ";
 	const char *k, *v;
 	size_t pos = 0, kl, vl, n = 0;
-	char out[16];
+	char sv[16];
 	unsigned long long u;
 	int rc;
 
@@ -128,7 +128,7 @@ static void test_reader(void)
 	ok(json_object_get(t, strlen(t), "b", &v, &vl) == 1 && vl == 13 && v[0] == '{',
 	   "a nested object is one value");
 	ok(json_object_get(t, strlen(t), "c", &v, &vl) == 1 &&
-	           json_string_value(v, vl, out, sizeof(out)) == 0 && !strcmp(out, "q\"A?"),
+	           json_string_value(v, vl, sv, sizeof(sv)) == 0 && !strcmp(sv, "q\"A?"),
 	   "a string unescaped (\\u over 0x7f as ?)");
 	ok(json_object_get(t, strlen(t), "a", &v, &vl) == 1 && json_uint_value(v, vl, &u) == 0 &&
 	           u == 1,
@@ -178,7 +178,7 @@ static void test_reader(void)
 		   found);
 	}
 	ok(json_uint_value("-1", 2, &u) < 0 && json_uint_value("1.5", 3, &u) < 0 &&
-	           json_string_value("1", 1, out, sizeof(out)) < 0,
+	           json_string_value("1", 1, sv, sizeof(sv)) < 0,
 	   "a negative or fractional integer, a number as a string: refused");
 }
 
