@@ -45,7 +45,9 @@ if [ "$INSTALLED" = 1 ]; then
 	KC_PLUGIN=$(awk '$1 == "required" || $1 == "optional" { print $2; exit }' "$snippet")
 	KC_REAL_KREXD=$(PATH=$PATH:/usr/sbin:/usr/local/sbin command -v krexd) || die "KREX_INSTALLED=1: no krexd on PATH"
 	KREX_CLI=$(command -v krex) || die "KREX_INSTALLED=1: no krex on PATH"
-	libregion=$(ldconfig -p | awk '$1 == "libkrexregion.so.1" { print $NF; exit }')
+	# (awk reads to the end: an early exit can kill ldconfig with SIGPIPE,
+	# and under pipefail and set -e the demo then ended without a word)
+	libregion=$(ldconfig -p | awk '$1 == "libkrexregion.so.1" && !f { print $NF; f = 1 }')
 	[ -n "$libregion" ] || die "KREX_INSTALLED=1: ld.so does not know libkrexregion.so.1 (ldconfig)"
 	libregion=$(readlink -f "$libregion")
 	KC_GATE=$(dirname "$libregion")/libkrexgate.so
