@@ -19,7 +19,7 @@ make -j"$(nproc)" >/dev/null
 scripts/check-format.sh .
 log=$(mktemp)
 xlog=$(mktemp)
-trap 'rm -f "$log" "$xlog"' EXIT
+trap 'rm -f "$log" "$xlog" "$xlog.out" "$xlog.dc"' EXIT
 # show_failures DIR: the end of each test log under DIR with a failure.
 show_failures() {
 	for f in $(find "$1" -name '*.log' ! -name test-suite.log 2>/dev/null); do
@@ -55,12 +55,10 @@ if [ $rc != 0 ]; then
 fi
 if [ "${KREX_NO_SANITIZE:-0}" != 1 ]; then
 	for s in sanitize-check fuzz-check; do
-		t0=$(date +%s)
 		scripts/$s.sh >"$xlog.out" 2>&1 || rc=$?
 		tail -n 60 "$xlog.out"
 		tail -n 1 "$xlog.out" >>"$xlog"
 		rm -f "$xlog.out"
-		echo "$s: $(($(date +%s) - t0)) s"
 	done
 	if [ $rc != 0 ]; then
 		summary
@@ -68,8 +66,20 @@ if [ "${KREX_NO_SANITIZE:-0}" != 1 ]; then
 	fi
 fi
 # distcheck runs the suite again from the tarball, out of tree and read-only.
-make distcheck >/dev/null
-echo "distcheck: ok"
+# Its output goes to a log; on a failure, the log's end and each failing
+# test's log are shown (the tree distcheck leaves behind holds them).
+t0=$(date +%s)
+if make distcheck >"$xlog.dc" 2>&1; then
+	echo "distcheck: ok, $(($(date +%s) - t0)) s"
+else
+	rc=$?
+	tail -n 40 "$xlog.dc"
+	show_failures "$(ls -d krex-*/_build 2>/dev/null | head -n 1)"
+	rm -f "$xlog.dc"
+	summary
+	exit $rc
+fi
+rm -f "$xlog.dc"
 make -C test/pkg check 2>&1 | tee -a "$log" || rc=$?
 [ $rc = 0 ] || show_failures test/pkg
 summary
