@@ -124,9 +124,20 @@ pid_t spawn_command(char **argv)
 	return pid;
 }
 
+/* The subcommands, each called with argv[0] = its name. */
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+        {"run", cmd_run},         {"region", cmd_region}, {"status", cmd_status},
+        {"release", cmd_release}, {"stop", cmd_stop},     {"log", cmd_log},
+        {"verify", cmd_verify},
+};
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
+	size_t i;
 
 	if (argc < 2) {
 		usage(stderr);
@@ -142,20 +153,9 @@ int main(int argc, char **argv)
 		       krex_api_version());
 		return 0;
 	}
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "region"))
-		return cmd_region(argc - 1, argv + 1);
-	if (!strcmp(cmd, "status"))
-		return cmd_status(argc - 1, argv + 1);
-	if (!strcmp(cmd, "release"))
-		return cmd_release(argc - 1, argv + 1);
-	if (!strcmp(cmd, "stop"))
-		return cmd_stop(argc - 1, argv + 1);
-	if (!strcmp(cmd, "log"))
-		return cmd_log(argc - 1, argv + 1);
-	if (!strcmp(cmd, "verify"))
-		return cmd_verify(argc - 1, argv + 1);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
 	die_usage("unknown command '%s'", cmd);
 	return 2;
 }
