@@ -8,16 +8,12 @@
 # Root, cgroup v1 freezer and cpuset, prlimit, python3.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
+. "$top_srcdir/test/topology/krexd-topo-lib.sh"
 
-need_root
-[ -x "$CLIENT" ] || skip_all "krex-testclient not built"
-grep -qs ' - cgroup .*cpuset' /proc/self/mountinfo || skip_all "no cgroup v1 cpuset"
-grep -qs ' - cgroup .*freezer' /proc/self/mountinfo || skip_all "no cgroup v1 freezer"
+need_isolation_host freezer
 command -v prlimit >/dev/null || skip_all "no prlimit"
 command -v python3 >/dev/null || skip_all "no python3"
-[ "$(nproc)" -ge 2 ] || skip_all "needs 2 CPUs"
 
-cg_cpus() { cat "/sys/fs/cgroup/cpuset$(cat "/proc/$1/cpuset")/cpuset.cpus"; }
 frz() { cat "/sys/fs/cgroup/freezer$(sed -n 's/^[0-9]*:freezer://p' "/proc/$1/cgroup")/freezer.state"; }
 thawed() { [ "$(frz "$sib")" = THAWED ]; }
 cpus_back() { [ "$(cg_cpus "$sib")" = "$before" ]; }

@@ -6,14 +6,10 @@
 # undone by the next one.  Root and a cgroup v1 cpuset (this VM's shape).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
+. "$top_srcdir/test/topology/krexd-topo-lib.sh"
 
-need_root
-[ -x "$CLIENT" ] || skip_all "krex-testclient not built"
-grep -qs ' - cgroup .*cpuset' /proc/self/mountinfo || skip_all "no cgroup v1 cpuset"
-[ "$(nproc)" -ge 2 ] || skip_all "needs 2 CPUs"
+need_isolation_host
 
-cpus_of() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status"; }
-cg_cpus() { cat "/sys/fs/cgroup/cpuset$(cat "/proc/$1/cpuset")/cpuset.cpus"; }
 same() { [ "$1" = "$2" ] || { diag "got '$1', want '$2'"; return 1; }; }
 
 kt_setup

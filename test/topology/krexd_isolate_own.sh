@@ -13,16 +13,12 @@
 # Root and a cpuset controller (v1 here).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
+. "$top_srcdir/test/topology/krexd-topo-lib.sh"
 
-need_root
-[ -x "$CLIENT" ] || skip_all "krex-testclient not built"
-grep -qs ' - cgroup .*cpuset' /proc/self/mountinfo || skip_all "no cgroup v1 cpuset"
-[ "$(nproc)" -ge 2 ] || skip_all "needs 2 CPUs"
+need_isolation_host
 freezers=$(kt_freezers | sed 's/ *signal//')
 [ -n "$freezers" ] || skip_all "no cgroup freezer"
 
-cpuset_dir() { echo "/sys/fs/cgroup/cpuset$(cat "/proc/$1/cpuset")"; }
-cg_cpus() { cat "$(cpuset_dir "$1")/cpuset.cpus"; }
 # cost KEY: KEY's value on the last cost line of krexd's log.
 cost() { sed -n "s/.*: cost .*\b$1=\([0-9]*\).*/\1/p" "$KT_DIR/krexd.log" | tail -n 1; }
 same() { [ "$1" = "$2" ] || { diag "got '$1', want '$2'"; return 1; }; }

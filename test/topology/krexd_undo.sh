@@ -15,15 +15,10 @@
 #     isolation, freeze_us does not).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
+. "$top_srcdir/test/topology/krexd-topo-lib.sh"
 
-need_root
-[ -x "$CLIENT" ] || skip_all "krex-testclient not built"
-grep -qs ' - cgroup .*cpuset' /proc/self/mountinfo || skip_all "no cgroup v1 cpuset"
-grep -qs ' - cgroup .*freezer' /proc/self/mountinfo || skip_all "no cgroup v1 freezer"
-[ "$(nproc)" -ge 2 ] || skip_all "needs 2 CPUs"
+need_isolation_host freezer
 
-cpus_of() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status"; }
-cg_cpus() { cat "/sys/fs/cgroup/cpuset$(cat "/proc/$1/cpuset")/cpuset.cpus"; }
 frz() { cat "/sys/fs/cgroup/freezer$(sed -n 's/^[0-9]*:freezer://p' "/proc/$1/cgroup")/freezer.state"; }
 same() { [ "$1" = "$2" ] || { diag "got '$1', want '$2'"; return 1; }; }
 state_lines() { cat "$KT_DIR/krexd.state" 2>/dev/null | grep -c .; }
