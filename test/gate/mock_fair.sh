@@ -49,27 +49,35 @@ ok "the device stays busy: $SUM kernels of 2 ms in 3 s (>= 600)" [ "$SUM" -ge 60
 # not a wrapper) while it waits for its turn; the other then runs alone
 # (about 460 kernels of 2 ms a second here; sharing, half that).
 rm -f "$T"/hog.*
-"$HOG" 2000 --seconds 6 --counter "$T/hog.a" &
+# Both run until stopped (SIGTERM ends them cleanly); the tries start once
+# both have counted kernels (a sanitizer build starts slowly).
+"$HOG" 2000 --seconds 60 --counter "$T/hog.a" &
 A=$!
-"$HOG" 2000 --sync --seconds 6 --counter "$T/hog.b" &
+"$HOG" 2000 --sync --seconds 60 --counter "$T/hog.b" &
 PIDS="$A $!"
-sleep 1
+wait_for 20 test -s "$T/hog.a" -a -s "$T/hog.b" || diag "the two hogs did not both start in 20 s"
 # stopped while it waits for its turn, not mid-kernel (a holder stopped
-# mid-kernel keeps the device, as documented in doc/gate.md)
-for i in $(seq 50); do
+# mid-kernel keeps the device, as documented in doc/gate.md).  The two hogs
+# alternate every 2 ms; the pause between tries varies (1 to 7 centiseconds)
+# so that the tries do not fall into step with them (in a CI run under ASan,
+# 50 tries at a fixed 10 ms all found the hog holding the device).
+caught=no
+for i in $(seq 300); do
 	kill -STOP "$A"
-	[ "$("$FG" holder)" != "$A" ] && break
+	[ "$("$FG" holder)" != "$A" ] && { caught="yes (try $i)"; break; }
 	kill -CONT "$A"
-	sleep 0.01
+	sleep "0.0$((i % 7 + 1))"
 done
+[ "$caught" != no ] || diag "the hog held the device at each of 300 stops"
 B0=$(cat "$T/hog.b" 2>/dev/null || echo 0)
 sleep 3
 B1=$(cat "$T/hog.b" 2>/dev/null || echo 0)
 STATE=$(awk '{ print $3 }' "/proc/$A/stat" 2>/dev/null)
 kill -CONT "$A"
+kill -TERM $PIDS
 wait $PIDS
 PIDS=
-diag "the running hog's kernels in 3 s beside a stopped one (state $STATE): $((B1 - B0))"
+diag "the running hog's kernels in 3 s beside a stopped one (state $STATE, stopped outside its turn: $caught): $((B1 - B0))"
 # Measured against the four hogs' total above, on the same machine in the
 # same build (a sanitizer build launches slower): a stopped hog that still
 # took its turns would hold each for the 50 ms cap, about 60 kernels in 3 s.
