@@ -75,11 +75,9 @@ else
 	rc=$?
 	tail -n 40 "$xlog.dc"
 	show_failures "$(ls -d krex-*/_build 2>/dev/null | head -n 1)"
-	rm -f "$xlog.dc"
 	summary
 	exit $rc
 fi
-rm -f "$xlog.dc"
 make -C test/pkg check 2>&1 | tee -a "$log" || rc=$?
 [ $rc = 0 ] || show_failures test/pkg
 summary

@@ -79,8 +79,11 @@ wait $PIDS
 PIDS=
 diag "the running hog's kernels in 3 s beside a stopped one (state $STATE, stopped outside its turn: $caught): $((B1 - B0))"
 # Measured against the four hogs' total above, on the same machine in the
-# same build (a sanitizer build launches slower): a stopped hog that still
-# took its turns would hold each for the 50 ms cap, about 60 kernels in 3 s.
-ok "a hog stopped while queued does not take turns ($((B1 - B0)) kernels of 2 ms in 3 s, >= half the four hogs' $SUM)" \
-	[ "$STATE" = T ] && [ $((2 * (B1 - B0))) -ge "$SUM" ]
+# same build (a sanitizer build launches slower): alone it gets about all of
+# it (0.82 to 1.0 here, the counter being written every 500 ms); a stopped
+# hog that still took its turns would hold each for the 50 ms cap (about 60
+# kernels in 3 s), and one left running shares fairly (half): 2/3 tells
+# both apart.
+ok "a hog stopped while queued does not take turns ($((B1 - B0)) kernels of 2 ms in 3 s, >= 2/3 of the four hogs' $SUM)" \
+	[ "$STATE" = T ] && [ $((3 * (B1 - B0))) -ge $((2 * SUM)) ]
 done_testing
