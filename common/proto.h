@@ -23,7 +23,7 @@
 #include "krex/region.h"
 
 #define PROTO_MAGIC 0x4b524558u /* "KREX" */
-#define PROTO_VERSION 4         /* bump on any change, and say so in NEWS.md */
+#define PROTO_VERSION 5         /* bump on any change, and say so in NEWS.md */
 #define PROTO_HDR_LEN 16
 #define PROTO_MAX_PAYLOAD 65536
 #define PROTO_MAX_STR 1024 /* any one string field */
