@@ -1360,9 +1360,7 @@ static void region_certify(struct krexd *k, struct region *r, int why, const cha
 	c->held_us = r->phase == PH_HELD ? us(now - r->rq.grant_ns) : 0;
 	c->lease_us = us(r->rq.lease_ns);
 	c->siblings = (uint32_t)r->nsibs;
-	if (r->phase == PH_HELD) {
-		region_telemetry_end(k, r);
-	} else {
+	if (r->phase != PH_HELD) {
 		c->foreign = -1;
 		c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
 		c->sm_clock_min_mhz = c->sm_clock_max_mhz = -1;
@@ -1457,6 +1455,10 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	union proto_body m;
 
 	if (r->phase != PH_QUEUED) {
+		/* The GPU as the region leaves it: before the thaw lets the
+		 * siblings' work (and power) back on it. */
+		if (r->phase == PH_HELD)
+			region_telemetry_end(k, r);
 		region_unwind(k, r);
 		region_cost_log(k, r);
 	}
