@@ -71,14 +71,17 @@ static void causes(uint64_t bad, char *out, size_t len)
 static void note_reasons(struct gpu_verdict *v, const struct gpu_obs *o, uint64_t bad, int32_t mhz,
                          const char *where)
 {
-	char names[256], what[160];
+	char names[256], what[160], temp[32] = "";
 
 	causes(bad, what, sizeof(what));
 	nvml_reason_names(bad, ",", names, sizeof(names));
+	if (bad & NVML_REASONS_THERMAL && o->temp_grant_c >= 0)
+		snprintf(temp, sizeof(temp), ", %d C at the grant", o->temp_grant_c);
 	if (mhz >= 0 && o->nominal_mhz > 0)
-		note(v, "%s%s: SM %d MHz of %d (%s)", what, where, mhz, o->nominal_mhz, names);
+		note(v, "%s%s: SM %d MHz of %d (%s)%s", what, where, mhz, o->nominal_mhz, names,
+		     temp);
 	else
-		note(v, "%s%s (%s)", what, where, names);
+		note(v, "%s%s (%s)%s", what, where, names, temp);
 }
 
 /* Why a power cap seen in the region cannot be the owner's alone; NULL if it can. */
@@ -93,7 +96,7 @@ static const char *not_own(const struct gpu_obs *o, char *buf, size_t len)
 		return buf;
 	}
 	if (o->late || o->unfrozen)
-		return "a sibling late or not frozen";
+		return "a late or unfrozen sibling";
 	return NULL;
 }
 
@@ -125,11 +128,8 @@ int gpu_judge(const struct gpu_obs *o, struct gpu_verdict *v)
 	/* 2. Reasons the owner's work never causes on a dedicated GPU in one
 	 * region: heat (carried in: a GPU's temperature is minutes of
 	 * everyone's work), hardware slowdown, power brake, sync boost. */
-	if (never) {
+	if (never)
 		note_reasons(v, o, never, o->min_mhz, "");
-		if (never & NVML_REASONS_THERMAL && o->temp_grant_c >= 0)
-			note(v, "%d C at the grant", o->temp_grant_c);
-	}
 	if (o->viol_known && tlo > tol_us && !(bad_all & NVML_REASONS_THERMAL))
 		note(v, "thermal slowdown between samples: %llu us of %llu us held",
 		     (unsigned long long)thi, (unsigned long long)o->held_us);

@@ -122,7 +122,7 @@ static void judge(void)
 	   "cap, processes unknown: degraded (%s)", v.note);
 	o.foreign = 0;
 	o.late = 1;
-	ok(gpu_judge(&o, &v) == 1 && strstr(v.note, "a sibling late or not frozen"),
+	ok(gpu_judge(&o, &v) == 1 && strstr(v.note, "a late or unfrozen sibling"),
 	   "cap with a late sibling: degraded (%s)", v.note);
 	o.late = 0;
 	o.unfrozen = 1;
@@ -132,7 +132,9 @@ static void judge(void)
 	o.foreign = 1;
 	o.viol_power_us = 30000;
 	gpu_judge(&o, &v);
-	ok(strstr(v.note, "power cap between samples with 1 foreign process(es) on the GPU: 30000 us of 100000 us held") != NULL,
+	ok(strstr(v.note,
+	          "power cap between samples with 1 foreign process(es) on the GPU: 30000 us of 100000 us held") !=
+	           NULL,
 	   "counter-only cap with a foreign process: degraded (%s)", v.note);
 
 	o = quiet();
@@ -144,7 +146,7 @@ static void judge(void)
 	   "thermal carried in: degraded (%s)", v.note);
 	o.reasons_grant = 0;
 	ok(gpu_judge(&o, &v) == 1 && strstr(v.note, "thermal slowdown: SM 1800 MHz of 1980") &&
-	           strstr(v.note, "88 C at the grant"),
+	           strstr(v.note, "(sw_thermal), 88 C at the grant"),
 	   "thermal mid-region: degraded, heat carried in (%s)", v.note);
 	o = quiet();
 	o.viol_thermal_us = 20000;
