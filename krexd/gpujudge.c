@@ -156,9 +156,12 @@ int gpu_judge(const struct gpu_obs *o, struct gpu_verdict *v)
 				v->own_power_cap_us = o->held_us;
 		}
 	}
-	/* 4. A low clock with no reason and no cap before it: not explained by
-	 * anything the owner's work does. */
-	if (o->low_unexplained && !v->note[0])
+	/* 4. A low clock with no reason: the power management of a GPU near
+	 * its cap (the reason flag comes only once the clock is clamped) when
+	 * the region reached its cap (a sample saw it, or the power counter
+	 * surely grew inside the region); otherwise nothing explains it. */
+	if (o->low_busy && !o->cap_samples && !(bad_all & NVML_REASON_SW_POWER_CAP) && !plo &&
+	    !v->note[0])
 		note(v, "SM clock low: %d MHz of %d, beyond clock_tolerance %g%%", o->min_mhz,
 		     o->nominal_mhz, o->tolerance);
 	return v->note[0] != '\0';

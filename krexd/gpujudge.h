@@ -26,7 +26,7 @@ struct gpu_obs {
 	uint64_t reasons_grant; /* clocks-event reasons in the grant's sample */
 	int low_grant;          /* a busy clock under the tolerance at the grant, no reason */
 	uint64_t reasons_all;   /* every reason seen from the grant to the end */
-	int low_unexplained;    /* a busy clock under the tolerance, no reason, no cap before */
+	int low_busy;           /* after the grant: a busy clock under the tolerance, no reason */
 	int32_t temp_grant_c;   /* -1 unknown */
 	int32_t foreign;        /* most non-participant processes seen on the GPUs, -1 unknown */
 	uint32_t late;          /* siblings late for the drain */

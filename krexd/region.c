@@ -83,7 +83,7 @@ struct region {
 	int32_t busy_min, busy_max; /* SM clock over samples without the idle reason, -1 none */
 	int32_t all_min, all_max;   /* over every sample */
 	int low_grant;        /* the grant's sample: a busy clock under the tolerance, no reason */
-	int low_unexplained;  /* later: the same with no power cap seen or counted before it */
+	int low_busy;         /* later: the same (gpujudge.c decides whether a cap explains it) */
 	uint32_t cap_samples; /* samples with sw_power_cap, from the grant on */
 	int64_t cap_first_us; /* grant to the first of them, -1 none */
 	int32_t foreign_end;  /* non-participants on the GPUs at the end, -1 unknown */
@@ -872,30 +872,6 @@ static void minmax(int32_t v, int32_t *lo, int32_t *hi)
 		*hi = v;
 }
 
-/* Did GPU slot i's power violation counter grow since the grant?  (A cap
- * between two samples; read only when a low clock needs explaining.) */
-static int power_counted(struct krexd *k, struct region *r, unsigned i)
-{
-	struct nvml_edge e;
-
-	nvml_edge(k->gpu[i], &e);
-	return e.viol_known && r->edge0[i].viol_known &&
-	       e.viol_power_ns > r->edge0[i].viol_power_ns;
-}
-
-/*
- * A busy clock under the tolerance with no reason given: at the grant it is
- * the state the region inherited; later it is the owner's only as the GPU
- * coming back from a power cap seen (or counted) before it.
- */
-static void region_low_clock(struct krexd *k, struct region *r, unsigned i, int first)
-{
-	if (first)
-		r->low_grant = 1;
-	else if (!r->cap_samples && !power_counted(k, r, i))
-		r->low_unexplained = 1;
-}
-
 /*
  * Take one sample of every GPU of the region into the certificate: the
  * reasons ORed, the clocks into min/max, the power cap's first sample and
@@ -926,7 +902,7 @@ static int region_sample(struct krexd *k, struct region *r, struct nvml_sample *
 			minmax(s.sm_clock_mhz, &r->busy_min, &r->busy_max);
 			if (!(s.event_reasons & ~NVML_REASONS_BENIGN) &&
 			    !clock_ok(k, r->nominal[i], &s))
-				region_low_clock(k, r, i, first);
+				*(first ? &r->low_grant : &r->low_busy) = 1;
 		}
 	}
 	if (all->event_reasons & NVML_REASON_SW_POWER_CAP && !first) {
@@ -1160,7 +1136,7 @@ static void region_gpu_obs(struct krexd *k, struct region *r, struct gpu_obs *o)
 	o->reasons_grant = c->throttle_start;
 	o->low_grant = r->low_grant;
 	o->reasons_all = c->clock_reasons;
-	o->low_unexplained = r->low_unexplained;
+	o->low_busy = r->low_busy;
 	o->temp_grant_c = c->known & KREX_CERT_TEMP ? c->temp_start_c : -1;
 	o->foreign = c->known & KREX_CERT_FOREIGN && r->foreign_end >= 0 ? c->foreign : -1;
 	o->late = c->late;

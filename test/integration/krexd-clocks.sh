@@ -56,7 +56,7 @@ own() {
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "settle_timeout = 2s"
-plan 51
+plan 52
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd saw the mock GPU and requires clocks" grep -qs "NVML sees 1 GPU(s), clocks required: yes" "$KT_DIR/krexd.log"
 
@@ -186,6 +186,11 @@ ok "clock_tolerance = 5: the same clock is clean" test "$(field low5 outcome)" =
 own blip "0 sm=1980 reasons=0" "on=$KT_DIR/work hidden=0x4"
 ok "own cap between samples: clean, counted by the violation counter" \
 	test "$(field blip outcome)" = clean -a "$(field blip own_power_cap_us)" -gt 0
+# The clock held low with no reason while the power counter grows: a GPU
+# near its own cap, not a clock nothing explains.
+own lowcap "0 sm=1980 reasons=0" "on=$KT_DIR/work sm=1700 hidden=0x4"
+ok "low clock with no reason beside the owner's own power counter: clean" \
+	test "$(field lowcap outcome)/$(field lowcap sm_clock_min_mhz)" = clean/1700
 # Power and thermal caps hidden the whole time, from before the grant: the
 # capped time is never more than the time held.
 nvml "0 sm=1980 reasons=0 hidden=0x24"

@@ -90,7 +90,6 @@ static void judge(void)
 	gpu_judge(&o, &v);
 	ok(v.own_power_cap_us == 60000, "without counters: samples x period (%llu)",
 	   (unsigned long long)v.own_power_cap_us);
-	o.low_unexplained = 0;
 	o.viol_known = 1;
 	o.viol_power_us = 40000;
 	o.reasons_all = 0;
@@ -166,10 +165,23 @@ static void judge(void)
 	   "a power brake (external) is never the owner's (%s)", v.note);
 
 	o = quiet();
-	o.low_unexplained = 1;
+	o.low_busy = 1;
 	o.min_mhz = 1900;
 	ok(gpu_judge(&o, &v) == 1 && strstr(v.note, "SM clock low: 1900 MHz of 1980"),
 	   "a low clock nothing explains: degraded (%s)", v.note);
+	o.viol_power_us = 200;
+	ok(gpu_judge(&o, &v) == 0, "a low clock in a region whose power counter grew: own, clean");
+	o.viol_window_us = 150000;
+	o.viol_power_us = 30000;
+	ok(gpu_judge(&o, &v) == 1,
+	   "... but not when the growth may all be outside the region (stale reading)");
+	o = own_cap();
+	o.low_busy = 1;
+	ok(gpu_judge(&o, &v) == 0, "a low clock in a region that reached its own cap: clean");
+	o.foreign = 1;
+	gpu_judge(&o, &v);
+	ok(!strstr(v.note, "SM clock low") && strstr(v.note, "power cap with 1 foreign"),
+	   "... with a foreign process: degraded for the cap (%s)", v.note);
 
 	/* The issue's case: the counter window a little longer than the
 	 * region, the power counter at held: own, and never more than held. */
@@ -184,7 +196,7 @@ static void judge(void)
 
 int main(void)
 {
-	plan(30);
+	plan(34);
 	arithmetic();
 	judge();
 	return tap_done();
