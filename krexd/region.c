@@ -938,6 +938,29 @@ static int region_sampling(const struct krexd *k, const struct region *r)
 	return k->cfg.settle != SETTLE_OFF && r->sample_at;
 }
 
+/*
+ * Whose work was on the GPU when it reached its power cap: a process that
+ * came during the region counts as much as one that was there at the
+ * grant.  Listed again only for a region that reached the cap (the list is
+ * the slowest NVML call, and the end waits for it); otherwise the grant's.
+ */
+static void region_foreign_end(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+
+	if (!(c->clock_reasons & NVML_REASON_SW_POWER_CAP) &&
+	    !(c->known & KREX_CERT_VIOLATION && c->violation_power_us)) {
+		r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
+		return;
+	}
+	r->foreign_end = region_foreign(k, r);
+	if (r->foreign_end > 0 && r->foreign_end > c->foreign && c->known & KREX_CERT_FOREIGN) {
+		region_note(r, "%d process(es) on the GPU at the end are not participants",
+		            r->foreign_end);
+		c->foreign = r->foreign_end;
+	}
+}
+
 /* Temperature (the hottest GPU) and violation counters (the largest growth)
  * at the end; clocks stay known only if every read worked. */
 static void region_telemetry_end(struct krexd *k, struct region *r)
@@ -959,14 +982,6 @@ static void region_telemetry_end(struct krexd *k, struct region *r)
 		c->known &= ~KREX_CERT_CLOCKS;
 	c->sm_clock_min_mhz = r->busy_min >= 0 ? r->busy_min : r->all_min;
 	c->sm_clock_max_mhz = r->busy_max >= 0 ? r->busy_max : r->all_max;
-	/* Whose work was on the GPU: a process that came during the region
-	 * counts as much as one that was there at the grant. */
-	r->foreign_end = region_foreign(k, r);
-	if (r->foreign_end > 0 && r->foreign_end > c->foreign && c->known & KREX_CERT_FOREIGN) {
-		region_note(r, "%d process(es) on the GPU at the end are not participants",
-		            r->foreign_end);
-		c->foreign = r->foreign_end;
-	}
 	FOR_GPU(k, r, i)
 	{
 		e0 = &r->edge0[i];
@@ -999,6 +1014,7 @@ static void region_telemetry_end(struct krexd *k, struct region *r)
 		c->known |= KREX_CERT_TEMP;
 	if (viol)
 		c->known |= KREX_CERT_VIOLATION;
+	region_foreign_end(k, r);
 }
 
 /* The freeze is over (all frozen, or freeze_timeout): account for it. */
