@@ -402,10 +402,6 @@ static void get_status_reply(struct pbuf *b, struct proto_status_reply *s)
 	}
 }
 
-/* The smallest packed LOG_REPLY entry (every string empty): a count the
- * payload cannot hold is refused before anything is allocated for it. */
-#define LOG_ENTRY_MIN 216
-
 static void put_log_reply(struct pbuf *b, const struct proto_log_reply *l)
 {
 	unsigned i;
@@ -438,7 +434,7 @@ static void get_log_reply(struct pbuf *b, struct proto_log_reply *l)
 	l->kept = pbuf_get_u64(b);
 	l->next = pbuf_get_u64(b);
 	l->n = pbuf_get_u16(b);
-	if (b->err || (size_t)l->n * LOG_ENTRY_MIN > b->len - b->pos) {
+	if (b->err || (size_t)l->n * PROTO_LOG_ENTRY_MIN > b->len - b->pos) {
 		b->err = EPROTO;
 		l->n = 0;
 		return;

@@ -366,6 +366,26 @@ static void test_history_messages(void)
 	} else
 		ok(0, "LOG_REPLY whose count the payload cannot hold refused before allocating");
 	pbuf_free(&buf);
+	{
+		/* PROTO_LOG_ENTRY_MIN is what one entry with every string empty packs to
+		 * (krexd's page size and the count check rely on it). */
+		struct proto_log_entry one;
+		size_t len0;
+
+		memset(&one, 0, sizeof(one));
+		memset(&a, 0, sizeof(a));
+		pbuf_init(&buf);
+		proto_pack(&buf, PROTO_LOG_REPLY, 1, &a);
+		len0 = buf.len;
+		pbuf_free(&buf);
+		a.log_reply.n = 1;
+		a.log_reply.e = &one;
+		pbuf_init(&buf);
+		proto_pack(&buf, PROTO_LOG_REPLY, 1, &a);
+		ok(buf.len - len0 == PROTO_LOG_ENTRY_MIN,
+		   "an empty LOG_REPLY entry packs to %zu bytes", buf.len - len0);
+		pbuf_free(&buf);
+	}
 
 	memset(&a, 0, sizeof(a));
 	a.summary.job = 12;
@@ -456,7 +476,7 @@ static void test_signed(void)
 
 int main(void)
 {
-	plan(39);
+	plan(40);
 	test_golden();
 	test_roundtrips();
 	test_malformed();
