@@ -789,12 +789,6 @@ static void region_isolate(struct krexd *k, struct region *r)
 	for ((i) = 0; (i) < (k)->ngpus; (i)++)                                                     \
 		if ((r)->rq.mask >> (i)&1)
 
-/*
- * GPU telemetry while the siblings drain: the nominal SM clock of each of
- * the region's GPUs, and compute processes on them that are not
- * participants (KREX cannot quiet those, so the certificate reports them).
- * Unknown without NVML.  The clock samples start at the grant.
- */
 /* Compute processes on the region's GPUs that are not participants; -1 when
  * NVML cannot tell. */
 static int region_foreign(struct krexd *k, struct region *r)
@@ -815,6 +809,12 @@ static int region_foreign(struct krexd *k, struct region *r)
 	return foreign;
 }
 
+/*
+ * GPU telemetry while the siblings drain: the nominal SM clock of each of
+ * the region's GPUs, and compute processes on them that are not
+ * participants (KREX cannot quiet those, so the certificate reports them).
+ * Unknown without NVML.  The clock samples start at the grant.
+ */
 static void region_telemetry_start(struct krexd *k, struct region *r)
 {
 	struct krex_certificate *c = &r->cert;
