@@ -159,9 +159,10 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	char gpus[6 * sizeof(c->gpus)], note[6 * sizeof(c->note)],
 	        cores[6 * sizeof(c->owner_cores)];
 	char foreign[24], moved[24], clk0[24], clk1[24], cmin[24], cmax[24], cnom[24], settle[24];
-	char t0[24], t1[24], vp[24], vt[24], reasons[600];
+	char t0[24], t1[24], vp[24], vt[24], reasons[600], op[24], of[24], os[24];
 	int iso = (c->known & KREX_CERT_ISOLATION) != 0, clk = (c->known & KREX_CERT_CLOCKS) != 0;
 	int temp = (c->known & KREX_CERT_TEMP) != 0, viol = (c->known & KREX_CERT_VIOLATION) != 0;
+	int own = (c->known & KREX_CERT_OWN_POWER) != 0;
 
 	json_escape_n(gpus, sizeof(gpus), c->gpus, strnlen(c->gpus, sizeof(c->gpus)));
 	json_escape_n(note, sizeof(note), c->note, strnlen(c->note, sizeof(c->note)));
@@ -181,6 +182,10 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	json_int(vp, sizeof(vp), viol, (long long)c->violation_power_us);
 	json_int(vt, sizeof(vt), viol, (long long)c->violation_thermal_us);
 	json_reasons(reasons, sizeof(reasons), clk, c->clock_reasons);
+	json_int(op, sizeof(op), own, (long long)c->own_power_cap_us);
+	json_int(of, sizeof(of), own && c->own_power_cap_first_us >= 0,
+	         (long long)c->own_power_cap_first_us);
+	json_int(os, sizeof(os), own, (long long)c->own_power_cap_samples);
 	return snprintf(
 	        buf, len,
 	        "{\"region\":%llu,\"outcome\":\"%s\",\"gpus\":\"%s\","
@@ -193,7 +198,8 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	        "\"clock_samples\":%u,\"clock_reasons\":%s,"
 	        "\"throttle_start\":%llu,\"throttle_end\":%llu,"
 	        "\"temp_start_c\":%s,\"temp_end_c\":%s,"
-	        "\"violation_power_us\":%s,\"violation_thermal_us\":%s,\"note\":\"%s\"}",
+	        "\"violation_power_us\":%s,\"violation_thermal_us\":%s,\"note\":\"%s\","
+	        "\"own_power_cap_us\":%s,\"own_power_cap_first_us\":%s,\"own_power_cap_samples\":%s}",
 	        (unsigned long long)c->region_id, cert_outcome_name(c->outcome), gpus,
 	        (unsigned long long)c->wait_us, (unsigned long long)c->drain_us,
 	        (unsigned long long)c->freeze_us, (unsigned long long)c->isolate_us, settle,
@@ -201,7 +207,7 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	        c->drained, c->late, c->frozen, foreign, moved, iso ? "\"" : "",
 	        iso ? cores : "null", iso ? "\"" : "", clk0, clk1, cmin, cmax, cnom,
 	        c->clock_samples, reasons, (unsigned long long)c->throttle_start,
-	        (unsigned long long)c->throttle_end, t0, t1, vp, vt, note);
+	        (unsigned long long)c->throttle_end, t0, t1, vp, vt, note, op, of, os);
 }
 
 /* Unix microseconds as RFC 3339 UTC with microseconds. */

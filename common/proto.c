@@ -238,6 +238,9 @@ static void put_cert(struct pbuf *b, const struct krex_certificate *c)
 	pbuf_put_u32(b, (uint32_t)c->temp_end_c);
 	pbuf_put_u64(b, c->violation_power_us);
 	pbuf_put_u64(b, c->violation_thermal_us);
+	pbuf_put_u64(b, c->own_power_cap_us);
+	pbuf_put_u64(b, (uint64_t)c->own_power_cap_first_us);
+	pbuf_put_u32(b, c->own_power_cap_samples);
 }
 
 static void get_cert(struct pbuf *b, struct krex_certificate *c)
@@ -276,6 +279,9 @@ static void get_cert(struct pbuf *b, struct krex_certificate *c)
 	c->temp_end_c = (int32_t)pbuf_get_u32(b);
 	c->violation_power_us = pbuf_get_u64(b);
 	c->violation_thermal_us = pbuf_get_u64(b);
+	c->own_power_cap_us = pbuf_get_u64(b);
+	c->own_power_cap_first_us = (int64_t)pbuf_get_u64(b);
+	c->own_power_cap_samples = pbuf_get_u32(b);
 	if (!b->err && c->outcome > KREX_OUTCOME_UNPROTECTED)
 		b->err = EPROTO;
 }
@@ -396,10 +402,6 @@ static void get_status_reply(struct pbuf *b, struct proto_status_reply *s)
 	}
 }
 
-/* The smallest packed LOG_REPLY entry (every string empty): a count the
- * payload cannot hold is refused before anything is allocated for it. */
-#define LOG_ENTRY_MIN 216
-
 static void put_log_reply(struct pbuf *b, const struct proto_log_reply *l)
 {
 	unsigned i;
@@ -432,7 +434,7 @@ static void get_log_reply(struct pbuf *b, struct proto_log_reply *l)
 	l->kept = pbuf_get_u64(b);
 	l->next = pbuf_get_u64(b);
 	l->n = pbuf_get_u16(b);
-	if (b->err || (size_t)l->n * LOG_ENTRY_MIN > b->len - b->pos) {
+	if (b->err || (size_t)l->n * PROTO_LOG_ENTRY_MIN > b->len - b->pos) {
 		b->err = EPROTO;
 		l->n = 0;
 		return;

@@ -23,7 +23,11 @@
 #include "krex/region.h"
 
 #define PROTO_MAGIC 0x4b524558u /* "KREX" */
-#define PROTO_VERSION 4         /* bump on any change, and say so in NEWS.md */
+/* The smallest packed LOG_REPLY entry (every string empty; 236 since the
+ * own_power_cap_* fields of version 5): a count the payload cannot hold is
+ * refused before anything is allocated for it. */
+#define PROTO_LOG_ENTRY_MIN 236
+#define PROTO_VERSION 5 /* bump on any change, and say so in NEWS.md */
 #define PROTO_HDR_LEN 16
 #define PROTO_MAX_PAYLOAD 65536
 #define PROTO_MAX_STR 1024 /* any one string field */

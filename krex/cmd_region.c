@@ -73,6 +73,15 @@ static void print_cert(FILE *f, const struct krex_certificate *c)
 		fprintf(f, "krex:   power / thermal violation during the region: %llu / %llu us\n",
 		        (unsigned long long)c->violation_power_us,
 		        (unsigned long long)c->violation_thermal_us);
+	if (c->known & KREX_CERT_OWN_POWER && c->own_power_cap_first_us >= 0)
+		fprintf(f,
+		        "krex:   the owner's own work reached the power cap (clean, as on a dedicated GPU): %.3f ms of the region, first %.3f ms after the grant, %u samples\n",
+		        c->own_power_cap_us / 1e3, c->own_power_cap_first_us / 1e3,
+		        c->own_power_cap_samples);
+	else if (c->known & KREX_CERT_OWN_POWER && c->own_power_cap_us)
+		fprintf(f,
+		        "krex:   the owner's own work reached the power cap between samples (clean): %.3f ms of the region\n",
+		        c->own_power_cap_us / 1e3);
 }
 
 /*

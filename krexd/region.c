@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpujudge.h"
 #include "history.h"
 #include "isolate.h"
 #include "nvml.h"
@@ -79,11 +80,15 @@ struct region {
 	struct krex_certificate cert;
 	/* The GPU's state (settle, samples): doc/architecture.md "Settle". */
 	uint64_t t_settle, settle_deadline, settle_poll_at, sample_at;
-	int32_t busy_min, busy_max;     /* SM clock over samples without the idle reason, -1 none */
-	int32_t all_min, all_max;       /* over every sample */
-	int clock_low;                  /* a busy sample under the tolerance, no reason given */
-	int sample_failed;              /* an NVML read during the region failed */
-	int32_t nominal[KREX_MAX_GPUS]; /* per GPU slot, -1 unknown */
+	int32_t busy_min, busy_max; /* SM clock over samples without the idle reason, -1 none */
+	int32_t all_min, all_max;   /* over every sample */
+	int low_grant;        /* the grant's sample: a busy clock under the tolerance, no reason */
+	int low_busy;         /* later: the same (gpujudge.c decides whether a cap explains it) */
+	uint32_t cap_samples; /* samples with sw_power_cap, from the grant on */
+	int64_t cap_first_us; /* grant to the first of them, -1 none */
+	int32_t foreign_end;  /* non-participants on the GPUs at the end, -1 unknown */
+	int sample_failed;    /* an NVML read during the region failed */
+	int32_t nominal[KREX_MAX_GPUS];        /* per GPU slot, -1 unknown */
 	struct nvml_edge edge0[KREX_MAX_GPUS]; /* temperature, violation counters at grant */
 	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
 	struct region_cost cost;               /* krexd's own work for it (the cost log line) */
@@ -784,6 +789,26 @@ static void region_isolate(struct krexd *k, struct region *r)
 	for ((i) = 0; (i) < (k)->ngpus; (i)++)                                                     \
 		if ((r)->rq.mask >> (i)&1)
 
+/* Compute processes on the region's GPUs that are not participants; -1 when
+ * NVML cannot tell. */
+static int region_foreign(struct krexd *k, struct region *r)
+{
+	pid_t pids[256];
+	unsigned i;
+	int n, j, foreign = 0;
+
+	FOR_GPU(k, r, i)
+	{
+		n = nvml_gpu_pids(k->gpu[i], pids, 256);
+		if (n < 0)
+			return -1;
+		for (j = 0; j < n; j++)
+			if (!part_find_pid(k, pids[j]))
+				foreign++;
+	}
+	return foreign;
+}
+
 /*
  * GPU telemetry while the siblings drain: the nominal SM clock of each of
  * the region's GPUs, and compute processes on them that are not
@@ -793,9 +818,8 @@ static void region_isolate(struct krexd *k, struct region *r)
 static void region_telemetry_start(struct krexd *k, struct region *r)
 {
 	struct krex_certificate *c = &r->cert;
-	pid_t pids[256];
 	unsigned i;
-	int n, j, foreign = 0, known = 1;
+	int foreign;
 
 	c->foreign = -1;
 	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
@@ -803,6 +827,9 @@ static void region_telemetry_start(struct krexd *k, struct region *r)
 	c->temp_start_c = c->temp_end_c = -1;
 	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS | KREX_CERT_TEMP | KREX_CERT_VIOLATION);
 	r->busy_min = r->busy_max = r->all_min = r->all_max = -1;
+	r->cap_first_us = -1;
+	r->foreign_end = -1;
+	c->own_power_cap_first_us = -1;
 	for (i = 0; i < KREX_MAX_GPUS; i++)
 		r->nominal[i] = -1;
 	if (!r->rq.mask || nvml_open() < 0)
@@ -813,16 +840,9 @@ static void region_telemetry_start(struct krexd *k, struct region *r)
 		if (r->nominal[i] > 0 &&
 		    (c->sm_clock_nominal_mhz < 0 || r->nominal[i] < c->sm_clock_nominal_mhz))
 			c->sm_clock_nominal_mhz = r->nominal[i];
-		n = nvml_gpu_pids(k->gpu[i], pids, 256);
-		if (n < 0) {
-			known = 0;
-			continue;
-		}
-		for (j = 0; j < n; j++)
-			if (!part_find_pid(k, pids[j]))
-				foreign++;
 	}
-	if (known) {
+	foreign = region_foreign(k, r);
+	if (foreign >= 0) {
 		c->foreign = foreign;
 		c->known |= KREX_CERT_FOREIGN;
 		if (foreign)
@@ -854,15 +874,16 @@ static void minmax(int32_t v, int32_t *lo, int32_t *hi)
 
 /*
  * Take one sample of every GPU of the region into the certificate: the
- * reasons ORed, the clocks into min/max.  *all gets the lowest clock and the
- * OR of the reasons of this round.  -1 when a read failed.
+ * reasons ORed, the clocks into min/max, the power cap's first sample and
+ * count.  *all gets the lowest clock and the OR of the reasons of this
+ * round.  -1 when a read failed.
  */
 static int region_sample(struct krexd *k, struct region *r, struct nvml_sample *all)
 {
 	struct krex_certificate *c = &r->cert;
 	struct nvml_sample s;
 	unsigned i;
-	int rc = 0;
+	int rc = 0, first = c->clock_samples == 0 && !r->sample_failed;
 
 	all->sm_clock_mhz = -1;
 	all->event_reasons = 0;
@@ -881,8 +902,12 @@ static int region_sample(struct krexd *k, struct region *r, struct nvml_sample *
 			minmax(s.sm_clock_mhz, &r->busy_min, &r->busy_max);
 			if (!(s.event_reasons & ~NVML_REASONS_BENIGN) &&
 			    !clock_ok(k, r->nominal[i], &s))
-				r->clock_low = 1;
+				*(first ? &r->low_grant : &r->low_busy) = 1;
 		}
+	}
+	if (all->event_reasons & NVML_REASON_SW_POWER_CAP && !first) {
+		if (!r->cap_samples++)
+			r->cap_first_us = (int64_t)us(time_now_ns() - r->rq.grant_ns);
 	}
 	if (rc < 0)
 		r->sample_failed = 1;
@@ -911,6 +936,29 @@ static int region_settled(struct krexd *k, struct region *r)
 static int region_sampling(const struct krexd *k, const struct region *r)
 {
 	return k->cfg.settle != SETTLE_OFF && r->sample_at;
+}
+
+/*
+ * Whose work was on the GPU when it reached its power cap: a process that
+ * came during the region counts as much as one that was there at the
+ * grant.  Listed again only for a region that reached the cap (the list is
+ * the slowest NVML call, and the end waits for it); otherwise the grant's.
+ */
+static void region_foreign_end(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+
+	if (!(c->clock_reasons & NVML_REASON_SW_POWER_CAP) &&
+	    !(c->known & KREX_CERT_VIOLATION && c->violation_power_us)) {
+		r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
+		return;
+	}
+	r->foreign_end = region_foreign(k, r);
+	if (r->foreign_end > 0 && r->foreign_end > c->foreign && c->known & KREX_CERT_FOREIGN) {
+		region_note(r, "%d process(es) on the GPU at the end are not participants",
+		            r->foreign_end);
+		c->foreign = r->foreign_end;
+	}
 }
 
 /* Temperature (the hottest GPU) and violation counters (the largest growth)
@@ -966,6 +1014,7 @@ static void region_telemetry_end(struct krexd *k, struct region *r)
 		c->known |= KREX_CERT_TEMP;
 	if (viol)
 		c->known |= KREX_CERT_VIOLATION;
+	region_foreign_end(k, r);
 }
 
 /* The freeze is over (all frozen, or freeze_timeout): account for it. */
@@ -1007,11 +1056,28 @@ static void region_settle_poll(struct krexd *k, struct region *r, uint64_t now)
 	r->settle_poll_at = now + KREX_SETTLE_POLL_MS * NS_PER_MS;
 }
 
-/* After the freeze: settle (settle = wait, with NVML), then grant. */
+/*
+ * Does region r have to wait for its GPUs before the grant?  1 when
+ * settle = wait and a GPU of the region is not at its unthrottled clock now
+ * (one NVML read per GPU), 0 when it may be granted at once (the GPU is
+ * back, or not judged: settle = mark/off, no NVML, a read failed).  A caller
+ * that knows the GPU was quiet since the last check (a chained region) need
+ * not ask.
+ */
+static int region_settle_needed(struct krexd *k, struct region *r)
+{
+	if (k->cfg.settle != SETTLE_WAIT || !r->rq.mask || nvml_open() < 0)
+		return 0;
+	r->cert.known |= KREX_CERT_SETTLE; /* checked: settle_us is 0 or the wait */
+	return region_settled(k, r) == 0;
+}
+
+/* After the freeze: settle only as long as the GPU needs (settle = wait:
+ * until every GPU of the region is back), then grant. */
 static void region_settle(struct krexd *k, struct region *r, uint64_t now)
 {
 	region_frozen(k, r);
-	if (k->cfg.settle != SETTLE_WAIT || !r->rq.mask || nvml_open() < 0) {
+	if (!region_settle_needed(k, r)) {
 		region_grant(k, r, now);
 		return;
 	}
@@ -1019,8 +1085,7 @@ static void region_settle(struct krexd *k, struct region *r, uint64_t now)
 	r->phase = PH_SETTLE;
 	r->t_settle = now;
 	r->settle_deadline = now + k->cfg.settle_timeout_ns;
-	r->cert.known |= KREX_CERT_SETTLE;
-	region_settle_poll(k, r, now);
+	r->settle_poll_at = now + KREX_SETTLE_POLL_MS * NS_PER_MS;
 }
 
 static void region_grant(struct krexd *k, struct region *r, uint64_t now)
@@ -1072,25 +1137,53 @@ static int clocks_required(const struct krexd *k)
 	       (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus);
 }
 
+/* What krexd saw of the region's GPUs, for gpu_judge(). */
+static void region_gpu_obs(struct krexd *k, struct region *r, struct gpu_obs *o)
+{
+	const struct krex_certificate *c = &r->cert;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->held_us = c->held_us;
+	o->tolerance = k->cfg.clock_tolerance;
+	o->nominal_mhz = c->sm_clock_nominal_mhz;
+	o->min_mhz = c->sm_clock_min_mhz;
+	o->grant_mhz = c->sm_clock_start_mhz;
+	o->reasons_grant = c->throttle_start;
+	o->low_grant = r->low_grant;
+	o->reasons_all = c->clock_reasons;
+	o->low_busy = r->low_busy;
+	o->temp_grant_c = c->known & KREX_CERT_TEMP ? c->temp_start_c : -1;
+	o->foreign = c->known & KREX_CERT_FOREIGN && r->foreign_end >= 0 ? c->foreign : -1;
+	o->late = c->late;
+	for (i = 0; i < r->nsibs; i++)
+		if (!r->sibs[i].frozen)
+			o->unfrozen++;
+	o->viol_known = (c->known & KREX_CERT_VIOLATION) != 0;
+	o->viol_power_us = c->violation_power_us;
+	o->viol_thermal_us = c->violation_thermal_us;
+	o->viol_window_us = r->viol_window_us;
+	o->cap_samples = r->cap_samples;
+	o->cap_first_us = r->cap_first_us;
+	o->sample_period_us = region_sampling(k, r) ? KREX_CLOCK_SAMPLE_MS * 1000ULL : 0;
+}
+
 /*
- * The GPU's part of the outcome rule: clean only if every sample from the
- * grant to the end had no clocks-event reason but idle or application
- * clocks, every busy sample was within clock_tolerance of the nominal clock,
- * and the violation counters did not grow by more than clock_tolerance of
- * the time held.  Each cause becomes a note.
+ * The GPU's part of the outcome rule (gpujudge.c): degraded only for a
+ * state that did not come from the owner's own work in the region; the
+ * owner's own power cap is reported in the own_power_cap_* fields.  Clocks
+ * that could not be read are a cause when require_clocks says so (not
+ * under settle = off).  Each cause becomes a note.
  */
 static void region_judge_clocks(struct krexd *k, struct region *r)
 {
 	struct krex_certificate *c = &r->cert;
-	uint64_t bad = c->clock_reasons & ~NVML_REASONS_BENIGN, viol;
-	char names[256], causes[160] = "";
-	size_t off = 0;
+	struct gpu_verdict v;
+	struct gpu_obs o;
 	unsigned i;
 
-	if (k->cfg.settle == SETTLE_OFF)
-		return;
 	if (!(c->known & KREX_CERT_CLOCKS)) {
-		if (!clocks_required(k))
+		if (k->cfg.settle == SETTLE_OFF || !clocks_required(k))
 			return;
 		if (nvml_open() < 0) {
 			region_note(r, "GPU clocks unknown: NVML not available");
@@ -1109,44 +1202,15 @@ static void region_judge_clocks(struct krexd *k, struct region *r)
 		region_note(r, "GPU clocks unknown: NVML read failed");
 		return;
 	}
-#define CAUSE(mask, text)                                                                          \
-	if (bad & (mask))                                                                          \
-	off += (size_t)snprintf(causes + off, off < sizeof(causes) ? sizeof(causes) - off : 0,     \
-	                        "%s%s", off ? ", " : "", text)
-	CAUSE(NVML_REASONS_POWER, "power cap");
-	CAUSE(NVML_REASONS_THERMAL, "thermal slowdown");
-	CAUSE(NVML_REASON_HW_SLOWDOWN, "hardware slowdown");
-	CAUSE(NVML_REASON_SYNC_BOOST, "sync boost");
-	CAUSE(NVML_REASON_DISPLAY_CLOCK, "display clock setting");
-	CAUSE(~(NVML_REASONS_BENIGN | NVML_REASONS_POWER | NVML_REASONS_THERMAL |
-	        NVML_REASON_HW_SLOWDOWN | NVML_REASON_SYNC_BOOST | NVML_REASON_DISPLAY_CLOCK),
-	      "clocks held back");
-#undef CAUSE
-	if (bad) {
-		nvml_reason_names(bad, ",", names, sizeof(names));
-		if (c->sm_clock_min_mhz >= 0 && c->sm_clock_nominal_mhz > 0)
-			region_note(r, "%s: SM %d MHz of %d (%s)", causes, c->sm_clock_min_mhz,
-			            c->sm_clock_nominal_mhz, names);
-		else
-			region_note(r, "%s (%s)", causes, names);
+	region_gpu_obs(k, r, &o);
+	if (gpu_judge(&o, &v))
+		region_note(r, "%s", v.note);
+	if (!v.own_known)
 		return;
-	}
-	if (r->clock_low) {
-		region_note(r, "SM clock low: %d MHz of %d, beyond clock_tolerance %g%%",
-		            c->sm_clock_min_mhz, c->sm_clock_nominal_mhz, k->cfg.clock_tolerance);
-		return;
-	}
-	/* The counters' growth is judged only when NVML's reference times say
-	 * the two readings span no more than the region (and a sample period):
-	 * a stale reading at the grant could carry the settle's throttling. */
-	viol = c->violation_power_us + c->violation_thermal_us;
-	if (c->known & KREX_CERT_VIOLATION && c->held_us &&
-	    r->viol_window_us <= c->held_us + 2 * KREX_CLOCK_SAMPLE_MS * 1000ULL &&
-	    viol * 100.0 > k->cfg.clock_tolerance * (double)c->held_us)
-		region_note(r, "%s between samples: %llu us of %llu us held",
-		            c->violation_power_us >= c->violation_thermal_us ? "power cap"
-		                                                             : "thermal slowdown",
-		            (unsigned long long)viol, (unsigned long long)c->held_us);
+	c->known |= KREX_CERT_OWN_POWER;
+	c->own_power_cap_us = v.own_power_cap_us;
+	c->own_power_cap_first_us = v.own_power_cap_first_us;
+	c->own_power_cap_samples = v.own_power_cap_samples;
 }
 
 /* ---- the way out ---- */
@@ -1288,9 +1352,7 @@ static void region_certify(struct krexd *k, struct region *r, int why, const cha
 	c->held_us = r->phase == PH_HELD ? us(now - r->rq.grant_ns) : 0;
 	c->lease_us = us(r->rq.lease_ns);
 	c->siblings = (uint32_t)r->nsibs;
-	if (r->phase == PH_HELD) {
-		region_telemetry_end(k, r);
-	} else {
+	if (r->phase != PH_HELD) {
 		c->foreign = -1;
 		c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
 		c->sm_clock_min_mhz = c->sm_clock_max_mhz = -1;
@@ -1385,6 +1447,10 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	union proto_body m;
 
 	if (r->phase != PH_QUEUED) {
+		/* The GPU as the region leaves it: before the thaw lets the
+		 * siblings' work (and power) back on it. */
+		if (r->phase == PH_HELD)
+			region_telemetry_end(k, r);
 		region_unwind(k, r);
 		region_cost_log(k, r);
 	}

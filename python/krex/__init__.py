@@ -51,13 +51,16 @@ ERRORS = {0: "KREX_OK", 1: "KREX_ENOKREXD", 2: "KREX_EPROTO", 3: "KREX_EPERM", 4
 # Bits of krex_certificate.known, and the fields each one vouches for.
 CERT_FOREIGN, CERT_ISOLATION, CERT_CLOCKS = 0x1, 0x2, 0x4
 CERT_TEMP, CERT_VIOLATION, CERT_SETTLE = 0x8, 0x10, 0x20
+CERT_OWN_POWER = 0x40
 _KNOWN = {CERT_FOREIGN: ("foreign",), CERT_ISOLATION: ("owner_cores", "moved"),
           CERT_CLOCKS: ("sm_clock_start_mhz", "sm_clock_end_mhz", "throttle_start",
                         "throttle_end", "sm_clock_min_mhz", "sm_clock_max_mhz",
                         "sm_clock_nominal_mhz", "clock_reasons"),
           CERT_TEMP: ("temp_start_c", "temp_end_c"),
           CERT_VIOLATION: ("violation_power_us", "violation_thermal_us"),
-          CERT_SETTLE: ("settle_us",)}
+          CERT_SETTLE: ("settle_us",),
+          CERT_OWN_POWER: ("own_power_cap_us", "own_power_cap_first_us",
+                           "own_power_cap_samples")}
 
 # NVML clocks-event reason bits, as the certificate's clock_reasons names them.
 CLOCK_REASONS = {0x1: "gpu_idle", 0x2: "app_clocks_setting", 0x4: "sw_power_cap",
@@ -98,7 +101,11 @@ class Certificate(ctypes.Structure):
                 ("clock_samples", ctypes.c_uint32), ("clock_reasons", ctypes.c_uint64),
                 ("temp_start_c", ctypes.c_int32), ("temp_end_c", ctypes.c_int32),
                 ("violation_power_us", ctypes.c_uint64),
-                ("violation_thermal_us", ctypes.c_uint64)]
+                ("violation_thermal_us", ctypes.c_uint64),
+                # added with protocol 5: the owner's own power cap (clean)
+                ("own_power_cap_us", ctypes.c_uint64),
+                ("own_power_cap_first_us", ctypes.c_int64),
+                ("own_power_cap_samples", ctypes.c_uint32)]
 
 
 _lib = None
@@ -259,6 +266,8 @@ def certificate_dict(c):
                 d[n] = None
     if d["clock_reasons"] is not None:
         d["clock_reasons"] = reason_names(d["clock_reasons"])
+    if d["own_power_cap_first_us"] is not None and d["own_power_cap_first_us"] < 0:
+        d["own_power_cap_first_us"] = None  # never reached
     d["outcome_name"] = _load().krex_outcome_name(c.outcome).decode(errors="replace")
     return d
 

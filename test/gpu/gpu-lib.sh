@@ -93,3 +93,36 @@ gpu_build() {
 	[ -x "$B/krexd/krexd" ] || return 1
 	B=$(cd "$B" && pwd)
 }
+
+# gpu_krex_env NAME: the environment of a one-call run against $B (krexd's
+# socket under $W/run, GPU 0); with MOCK=1 also the mock NVML (script
+# $W/nvml.txt, read log $W/nvml.log) and the mock CUDA driver (TEST DOUBLES),
+# and a MOCK RUN line.
+gpu_krex_env() {
+	export KREX_GATE_LIB=$B/gate/.libs/libkrexgate.so
+	export KREX_LIBREGION=$B/libregion/.libs/libkrexregion.so.1
+	export KREX_SOCKET=$W/run/krexd.sock
+	export KREX_GPUS=0
+	[ "$MOCK" = 1 ] || return 0
+	echo "MOCK RUN: mock NVML and mock CUDA driver, no GPU; the timings mean nothing"
+	export KREX_MOCK_NVML=$W/nvml.txt KREX_MOCK_NVML_LOG=$W/nvml.log KREX_MOCK_GPU=/krex-$1-$$
+	export LD_LIBRARY_PATH=$B/test/mock/nvml/.libs:$B/test/mock/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	printf 'max=1980 app=1980\n0 sm=1980 reasons=0 temp=40\n' >"$KREX_MOCK_NVML"
+}
+# gpu_clocks: a line of the GPU's clock state, read only (nvidia-smi; the
+# mock's script line under MOCK).
+gpu_clocks() {
+	[ "$MOCK" = 1 ] && { echo "mock: $(tail -n 1 "$KREX_MOCK_NVML")"; return; }
+	local q=clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu out
+	out=$(nvidia-smi --query-gpu=$q,clocks_event_reasons.active --format=csv,noheader 2>/dev/null) ||
+		out=$(nvidia-smi --query-gpu=$q,clocks_throttle_reasons.active --format=csv,noheader 2>/dev/null)
+	echo "$out" | head -1
+}
+# gpu_start [BUILDDIR]: the common start of a one-call run: a SKIP exit
+# without a GPU and torch (unless MOCK), the build in B ($KREX_BUILDDIR, else
+# the source tree; a FAIL exit without one), KREX the CLI.
+gpu_start() {
+	gpu_need_torch
+	gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
+	KREX=$B/krex/krex
+}

@@ -12,7 +12,7 @@
 # GAP_MS ms in which the sibling runs, timing SAMPLES 4096x4096 fp16 matmuls
 # with CUDA events inside each; side by side:
 #   alone  no sibling, no krexd (the reference)
-#   off    sibling, krexd settle = off (neither waits nor judges the clock)
+#   off    sibling, krexd settle = off (no wait, the edges judged: starts capped = degraded)
 #   mark   sibling, krexd settle = mark (no wait; a throttled region is degraded)
 #   wait   sibling, krexd settle = wait (waits for the clock, then judges)
 #   alone-end  the reference again, last, on the GPU the sibling heated
@@ -35,32 +35,16 @@ SAMPLES=${SAMPLES:-20}
 GAP_MS=${GAP_MS:-300}
 HEAT_S=${HEAT_S:-5}
 
-gpu_need_torch
-gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
-KREX=$B/krex/krex
+gpu_start "${1:-}"
 JOB="python3 $src/test/gpu/settle_job.py"
-export KREX_GATE_LIB=$B/gate/.libs/libkrexgate.so
-export KREX_LIBREGION=$B/libregion/.libs/libkrexregion.so.1
-export KREX_SOCKET=$W/run/krexd.sock
-export KREX_GPUS=0
+gpu_krex_env settle
 if [ "$MOCK" = 1 ]; then
-	echo "MOCK RUN: mock NVML and mock CUDA driver, no GPU; the timings mean nothing"
-	export KREX_SETTLE_MOCK=1 KREX_MOCK_NVML=$W/nvml.txt KREX_MOCK_GPU=/krex-settle-$$
-	export LD_LIBRARY_PATH=$B/test/mock/nvml/.libs:$B/test/mock/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	printf 'max=1980 app=1980\n0 sm=1980 reasons=0 temp=40\n' >"$KREX_MOCK_NVML"
+	export KREX_SETTLE_MOCK=1
 	HEAT_S=${HEAT_S_MOCK:-1}
 fi
 
-clocks() { # a line of the GPU's clock state, read only
-	[ "$MOCK" = 1 ] && { echo "mock: $(tail -n 1 "$KREX_MOCK_NVML")"; return; }
-	local q=clocks.sm,clocks.max.sm,power.draw,temperature.gpu out
-	out=$(nvidia-smi --query-gpu=$q,clocks_event_reasons.active --format=csv,noheader 2>/dev/null) ||
-		out=$(nvidia-smi --query-gpu=$q,clocks_throttle_reasons.active --format=csv,noheader 2>/dev/null)
-	echo "$out" | head -1
-}
-
 echo "build: $B; modes: $MODES; $REGIONS regions x $SAMPLES samples, ${GAP_MS} ms sibling gap"
-echo "GPU before: $(clocks)"
+echo "GPU before: $(gpu_clocks)"
 for m in $MODES; do
 	rm -f "$OUT/$m.jsonl"
 	if [ "$m" = alone ] || [ "$m" = alone-end ]; then
@@ -68,7 +52,7 @@ for m in $MODES; do
 		KREX_UNPROTECTED=1 KREX_SOCKET=$W/none.sock timeout 120 $JOB measure --label "$m" \
 			--out "$OUT/$m.jsonl" --regions "$REGIONS" --samples "$SAMPLES" --gap-ms 50 \
 			>"$W/$m.log" 2>&1 || { echo "FAIL: $m (see $W/$m.log)"; tail -5 "$W/$m.log"; exit 1; }
-		echo "$m: done; GPU: $(clocks)"
+		echo "$m: done; GPU: $(gpu_clocks)"
 		continue
 	fi
 	mkdir -p "$W/run"
@@ -76,7 +60,7 @@ for m in $MODES; do
 	timeout 300 "$KREX" run -- $JOB hog >"$W/hog-$m.log" 2>&1 &
 	PIDS=$!
 	sleep "$HEAT_S" # to the power cap
-	echo "$m: GPU with the sibling: $(clocks)"
+	echo "$m: GPU with the sibling: $(gpu_clocks)"
 	timeout 150 "$KREX" run -- $JOB measure --label "$m" --out "$OUT/$m.jsonl" \
 		--regions "$REGIONS" --samples "$SAMPLES" --gap-ms "$GAP_MS" >"$W/measure-$m.log" 2>&1 ||
 		{ echo "FAIL: measure $m (see $W/measure-$m.log)"; tail -5 "$W/measure-$m.log"; exit 1; }
@@ -84,6 +68,6 @@ for m in $MODES; do
 	krexd_down
 	echo "$m: done"
 done
-echo "GPU after: $(clocks)"
+echo "GPU after: $(gpu_clocks)"
 echo
 python3 "$src/test/gpu/settle_job.py" report "$OUT"

@@ -60,6 +60,23 @@ def hog(a):
     return 0
 
 
+def matmul_timer(size):
+    """timed(): one size x size fp16 matmul (torch) timed with CUDA events, in ms."""
+    import torch
+    x = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    y = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    ev0 = torch.cuda.Event(enable_timing=True)
+    ev1 = torch.cuda.Event(enable_timing=True)
+
+    def timed():
+        ev0.record()
+        x @ y
+        ev1.record()
+        ev1.synchronize()
+        return ev0.elapsed_time(ev1)
+    return timed
+
+
 def mock_nvml_story():
     path = os.environ.get("KREX_MOCK_NVML")
     if not path:
@@ -80,18 +97,7 @@ def measure(a):
                 pass
             return (time.perf_counter() - t0) * 1e3
     else:
-        import torch
-        x = torch.randn(a.size, a.size, device="cuda", dtype=torch.float16)
-        y = torch.randn(a.size, a.size, device="cuda", dtype=torch.float16)
-        ev0 = torch.cuda.Event(enable_timing=True)
-        ev1 = torch.cuda.Event(enable_timing=True)
-
-        def timed():
-            ev0.record()
-            x @ y
-            ev1.record()
-            ev1.synchronize()
-            return ev0.elapsed_time(ev1)
+        timed = matmul_timer(a.size)
         for _ in range(20):
             timed()
     with open(a.out, "w") as out:

@@ -3,9 +3,10 @@
 # The GPU proof script test/gpu/settle.sh, dry run end to end on the mock
 # NVML and the mock CUDA driver (TEST DOUBLES; no GPU, no torch; timings
 # mean nothing), so that the run on the H200 is not the script's first: every
-# mode runs, settle = mark degrades every region the story leaves capped,
-# settle = wait waits out the 500 ms story and is clean, off is clean, and the
-# report prints its table and verdict.
+# mode runs, settle = mark and settle = off degrade every region the story
+# leaves capped at the grant (inherited, not the owner's), settle = wait waits
+# out the 500 ms story and is clean, and the report prints its table and
+# verdict.
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
 [ -x "$top_builddir/krex/krex" ] || skip_all "krex CLI not built"
@@ -23,9 +24,9 @@ run_settle() {
 plan 7
 ok "settle.sh runs on the mock" run_settle
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
-ok "off: 4 regions clean (not judged)" test "$(count off clean)" = 4
-ok "mark: 4 regions degraded by the power cap" test "$(count mark degraded)" = 4 -a \
-	"$(grep -c '"note": "power cap: SM 1500 MHz of 1980' "$T/out/mark.jsonl")" = 4
+ok "off: 4 regions degraded (they start capped)" test "$(count off degraded)" = 4
+ok "mark: 4 regions degraded by the power cap at the grant" test "$(count mark degraded)" = 4 -a \
+	"$(grep -c '"note": "power cap at the grant: SM 1500 MHz of 1980' "$T/out/mark.jsonl")" = 4
 ok "wait: 4 regions clean" test "$(count wait clean)" = 4
 ok "wait: each waited about 500 ms" \
 	test "$(grep -o '"settle_us": [0-9]*' "$T/out/wait.jsonl" |

@@ -6,7 +6,7 @@
  *	krex-testclient [-s SOCKET] participant [--gpus g,..] [--counter FILE]
  *	                [--ack-drains | --gate-noack] [--label L] [--enter DIR]
  *	                [--cgroup CG]
- *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--count C]
+ *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--until FILE] [--count C]
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	krex-testclient [-s SOCKET] status | release ID | as-pid PID [CGROUP]
  *	krex-testclient [-s SOCKET] raw badmagic|badversion|badtype|short|long|toolong|stall|reply
@@ -280,6 +280,9 @@ static void print_cert(const struct krex_certificate *c)
 	       (unsigned long long)c->clock_reasons, c->temp_start_c, c->temp_end_c,
 	       (unsigned long long)c->violation_power_us,
 	       (unsigned long long)c->violation_thermal_us);
+	printf("own_power_cap_us=%llu\nown_power_cap_first_us=%lld\nown_power_cap_samples=%u\n",
+	       (unsigned long long)c->own_power_cap_us, (long long)c->own_power_cap_first_us,
+	       c->own_power_cap_samples);
 	fflush(stdout);
 }
 
@@ -287,6 +290,7 @@ struct region_opts {
 	const char *gpus;
 	unsigned hold_ms, count, max_ms, timeout_ms;
 	const char *grants;
+	const char *until; /* after hold_ms, hold until this file exists */
 	int no_end, quiet, twice;
 };
 
@@ -338,6 +342,10 @@ static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
+	for (unsigned w = 0; o->until && access(o->until, F_OK) < 0 && w < 4000; w++) {
+		struct timespec ts = {0, 5000000L}; /* at most 20 s */
+		nanosleep(&ts, NULL);
+	}
 	if (o->twice)
 		region_second(o);
 	if (o->no_end)
@@ -375,6 +383,8 @@ static int region_args(int argc, char **argv, struct region_opts *o)
 			o->timeout_ms = (unsigned)atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--grants"))
 			o->grants = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--until"))
+			o->until = argv[++i];
 		else if (!strcmp(argv[i], "--no-end"))
 			o->no_end = 1;
 		else if (!strcmp(argv[i], "--twice"))

@@ -1,14 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # The GPU's state in the region, with the mock NVML (test/mock/mock_nvml.c, a
-# TEST DOUBLE that scripts SM clock, clocks-event reasons and temperature over
-# time): settle waits and grants when the clock recovers; settle_timeout
-# passes and the region is degraded with the cause named; settle = mark
-# judges without waiting; settle = off neither waits nor judges; a throttle
-# reason appearing mid-region degrades it; the idle reason alone stays clean;
-# min/max sampled; a low clock without a reason degrades; unknown clocks with
-# require_clocks; reason names in the CLI's JSON; STATUS is served while a
-# region settles.
+# TEST DOUBLE that scripts SM clock, clocks-event reasons, temperature and
+# foreign processes over time or on an event): settle waits and grants when
+# the clock recovers, at the first read that sees it back, and not at all on
+# a GPU that is not capped; settle_timeout passes and the region is degraded
+# with the cause named; inherited or own (doc/architecture.md): a power cap
+# at the grant degrades (mark, off), the owner's own cap on a settled, quiet
+# GPU is clean and reported (wait, off), the same cap with a foreign process
+# on the GPU degrades, thermal state carried in degrades; a throttle reason
+# appearing mid-region degrades it; the idle reason alone stays clean;
+# min/max sampled; a low clock without a reason degrades; capped time never
+# more than held; unknown clocks with require_clocks; reason names in the
+# CLI's JSON; STATUS is served while a region settles.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -18,6 +22,7 @@ KREX=$top_builddir/krex/krex
 kt_setup
 export LD_LIBRARY_PATH=$NVML_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KREX_MOCK_NVML=$KT_DIR/nvml.txt
+export KREX_MOCK_NVML_LOG=$KT_DIR/nvml.log # krexd's reads, for the settle's checks
 
 # nvml LINE...: a new mock NVML story; its clock starts now (the file's mtime).
 nvml() {
@@ -28,10 +33,30 @@ field() { kt_field "$KT_DIR/$1.out" "$2"; }
 region() { "$CLIENT" region --gpus 0 --hold-ms "$2" >"$KT_DIR/$1.out" 2>&1; }
 between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 restart() { krexd_stop && krexd_start "$@"; }
+# The grant's reads in the mock's log: the temperature (edge counters), then a clock sample.
+granted_read() { awk '/^temp/ { t = 1 } t && /^clock/ { f = 1 } END { exit !f }' "$KREX_MOCK_NVML_LOG"; }
+# At least $1 clock reads in the mock's log.
+reads() { [ "$(grep -c '^clock' "$KREX_MOCK_NVML_LOG")" -ge "$1" ]; }
+# own NAME [STORY...]: a region whose owner's work starts after krexd took the
+# grant's sample (the mock's event line "on=$KT_DIR/work" then holds) and
+# ends once krexd sampled what the work did ($OWN_SAMPLES samples, default
+# 2; 0 under settle = off, which samples only the edges).
+own() {
+	local name=$1 n
+	shift
+	rm -f "$KT_DIR/work" "$KT_DIR/done" "$KREX_MOCK_NVML_LOG"
+	nvml "$@"
+	kt_bg "$name" "$CLIENT" region --gpus 0 --until "$KT_DIR/done"
+	wait_for 10 granted_read && touch "$KT_DIR/work" &&
+		n=$(grep -c '^clock' "$KREX_MOCK_NVML_LOG") &&
+		wait_for 10 reads $((n + ${OWN_SAMPLES:-2}))
+	touch "$KT_DIR/done"
+	wait_for 20 grep -qs '^own_power_cap_samples=' "$KT_DIR/$name.out"
+}
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "settle_timeout = 2s"
-plan 38
+plan 52
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd saw the mock GPU and requires clocks" grep -qs "NVML sees 1 GPU(s), clocks required: yes" "$KT_DIR/krexd.log"
 
@@ -46,6 +71,47 @@ ok "settle: no reason seen from the grant on, min 1980" \
 ok "settle: nominal 1980, temperature recorded" \
 	test "$(field settle sm_clock_nominal_mhz)/$(field settle temp_end_c)" = 1980/65
 
+# 1b. Settle only as long as the GPU needs: it ends at the first read that
+# sees the mock's recovery (at 400 ms), the grant's reads right after it.
+rm -f "$KREX_MOCK_NVML_LOG"
+nvml "0 sm=1500 reasons=0x4 temp=70" "400 sm=1980 reasons=0 temp=65"
+region recover 50
+# before the grant: the settle's clock reads; LAST: the one that saw the GPU back
+awk '/^temp/ { exit } /^clock/ { n++; if ($2 >= 400) back++; else if ($4 != 1500) early++; last = $0 }
+	END { printf "reads=%d back=%d early=%d last=%s\n", n, back, early, last }' \
+	"$KREX_MOCK_NVML_LOG" >"$KT_DIR/recover.reads"
+ok "settle ends at the first read that sees the GPU back (one read after the recovery)" \
+	grep -qs '^reads=[0-9]* back=1 early=0 last=clock [0-9.]* 0 1980 0x0$' "$KT_DIR/recover.reads"
+ok "the settle polled while the GPU was capped" test "$(field recover outcome)" = clean
+diag "settle: $(cat "$KT_DIR/recover.reads"); grant read $(awk '/^temp/ { print $2 - 400; exit }' \
+	"$KREX_MOCK_NVML_LOG") ms after the mock's recovery; settle_us $(field recover settle_us)"
+
+# 1c. No settle on a GPU that is not capped at the freeze.
+nvml "0 sm=1980 reasons=0 temp=45"
+region nosettle 50
+ok "no settle when the GPU is back at the freeze: settle_us 0, settle known" \
+	test "$(field nosettle settle_us)/$(($(field nosettle known) & 32))/$(field nosettle outcome)" = 0/32/clean
+
+# 1d. The owner's own power cap on a settled, quiet GPU: clean, reported.
+own ownwait "0 sm=1980 reasons=0 temp=50" "on=$KT_DIR/work sm=1545 reasons=0x4 temp=62"
+ok "own cap on a settled GPU: clean" test "$(field ownwait outcome)/$(field ownwait note)" = clean/
+ok "own cap: reported (samples >= 1, first reached after the grant, known bit)" \
+	test "$(field ownwait own_power_cap_samples)" -ge 1 -a \
+	"$(field ownwait own_power_cap_first_us)" -ge 0 -a $(($(field ownwait known) & 64)) = 64
+ok "own cap: time at the cap counted, never more than held" \
+	test "$(field ownwait own_power_cap_us)" -gt 0 -a \
+	"$(field ownwait own_power_cap_us)" -le "$(field ownwait held_us)"
+ok "own cap: the SM clock range shows it (1545-1980)" \
+	test "$(field ownwait sm_clock_min_mhz)/$(field ownwait sm_clock_max_mhz)" = 1545/1980
+
+# 1e. The same cap with a foreign process on the GPU: not the owner's alone.
+own foreign "0 sm=1980 reasons=0 temp=50" "on=$KT_DIR/work sm=1545 reasons=0x4 procs=1"
+ok "cap while a foreign process runs: degraded" test "$(field foreign outcome)" = degraded
+ok "cap while a foreign process runs: the note says whose it may be" \
+	grep -qs '^note=.*power cap with 1 foreign process(es) on the GPU: SM 1545 MHz of 1980' "$KT_DIR/foreign.out"
+ok "the foreign process that came mid-region is counted" \
+	test "$(field foreign foreign)/$(($(field foreign known) & 64))" = 1/0
+
 # 2. Never recovers: settle_timeout, then degraded with the cause.
 restart -o settle_timeout=200ms
 nvml "0 sm=1500 reasons=0x4 temp=70"
@@ -53,23 +119,36 @@ region timeout 100
 ok "settle_timeout: degraded" test "$(field timeout outcome)" = degraded
 ok "settle_timeout: waited about 200 ms" between "$(field timeout settle_us)" 190000 1000000
 ok "settle_timeout: note says so" grep -qs '^note=.*not settled within settle_timeout (200 ms)' "$KT_DIR/timeout.out"
-ok "settle_timeout: note names the power cap and the clock" \
-	grep -qs '^note=.*power cap: SM 1500 MHz of 1980 (sw_power_cap)' "$KT_DIR/timeout.out"
+ok "settle_timeout: note names the power cap at the grant and the clock" \
+	grep -qs '^note=.*power cap at the grant: SM 1500 MHz of 1980 (sw_power_cap)' "$KT_DIR/timeout.out"
 ok "settle_timeout: power violation counted" test "$(field timeout violation_power_us)" -gt 50000
 
-# 3. settle = mark: no wait, judged.
+# 3. settle = mark: no wait, judged; a cap at the grant is inherited.
 restart -o settle=mark
 region mark 100
 ok "mark: granted without waiting" test "$(field mark settle_us)" = 0
-ok "mark: degraded, power cap named" grep -qs '^note=power cap: SM 1500 MHz of 1980' "$KT_DIR/mark.out"
+ok "mark: degraded, power cap at the grant named" \
+	grep -qs '^note=power cap at the grant: SM 1500 MHz of 1980' "$KT_DIR/mark.out"
 ok "mark: outcome degraded" test "$(field mark outcome)" = degraded
+# Thermal state carried in: the GPU throttles for heat at the grant.
+nvml "0 sm=1800 reasons=0x20 temp=88"
+region hot 100
+ok "thermal carried in: degraded, named at the grant" \
+	grep -qs '^note=thermal slowdown at the grant: SM 1800 MHz of 1980 (sw_thermal)' "$KT_DIR/hot.out"
 
-# 4. settle = off: neither waits nor judges (the clocks are still recorded).
+# 4. settle = off: no wait and no samples between the edges, but the same
+# rule on the grant's and the end's samples: a region that starts capped is
+# degraded, the owner's own cap seen at the end is not.
 restart -o settle=off
+nvml "0 sm=1500 reasons=0x4 temp=70"
 region off 100
-ok "off: clean although capped (the site chose not to judge)" test "$(field off outcome)" = clean
+ok "off: a region that starts capped is degraded" \
+	grep -qs '^note=power cap at the grant: SM 1500 MHz of 1980' "$KT_DIR/off.out"
 ok "off: start and end sampled only, reason recorded" \
 	test "$(field off clock_samples)/$(field off clock_reasons)" = 2/4
+OWN_SAMPLES=0 own offown "0 sm=1980 reasons=0 temp=50" "on=$KT_DIR/work sm=1545 reasons=0x4"
+ok "off: the owner's own cap, seen at the end, is clean and reported" \
+	test "$(field offown outcome)/$(field offown own_power_cap_samples)" = clean/1
 
 # 5. A thermal slowdown appears mid-region.
 restart
@@ -102,11 +181,24 @@ nvml "0 sm=1980 reasons=0" "150 sm=1900"
 region low5 500
 ok "clock_tolerance = 5: the same clock is clean" test "$(field low5 outcome)" = clean
 
-# A power cap too short for the 20 ms samples: the violation counter catches it.
-nvml "0 sm=1980 reasons=0" "100 hidden=0x4" "150 hidden=0"
-region blip 400
-ok "throttle between samples: degraded by the violation counter" \
-	grep -qs '^note=power cap between samples: [0-9]* us of [0-9]* us held' "$KT_DIR/blip.out"
+# A power cap too short for the 20 ms samples: the violation counter catches
+# it; on a settled, quiet GPU it is the owner's own (clean, counted).
+own blip "0 sm=1980 reasons=0" "on=$KT_DIR/work hidden=0x4"
+ok "own cap between samples: clean, counted by the violation counter" \
+	test "$(field blip outcome)" = clean -a "$(field blip own_power_cap_us)" -gt 0
+# The clock held low with no reason while the power counter grows: a GPU
+# near its own cap, not a clock nothing explains.
+own lowcap "0 sm=1980 reasons=0" "on=$KT_DIR/work sm=1700 hidden=0x4"
+ok "low clock with no reason beside the owner's own power counter: clean" \
+	test "$(field lowcap outcome)/$(field lowcap sm_clock_min_mhz)" = clean/1700
+# Power and thermal caps hidden the whole time, from before the grant: the
+# capped time is never more than the time held.
+nvml "0 sm=1980 reasons=0 hidden=0x24"
+region hidden 200
+held=$(field hidden held_us)
+capped=$(sed -n 's/^note=.*between samples: \([0-9]*\) us of [0-9]* us held.*/\1/p' "$KT_DIR/hidden.out")
+ok "capped between samples: never more than held ($capped of $held us)" \
+	test -n "$capped" -a "${capped:-0}" -le "$held" -a "$(field hidden own_power_cap_us)" -le "$held"
 
 # 8. NVML there at start-up but its reads fail: unknown, degraded (require_clocks auto).
 nvml "fail=sample" "0 sm=1980 reasons=0"
@@ -150,7 +242,7 @@ nvml "gpus=2 max=1980 app=1980" "0 sm=1980 reasons=0 temp=50" "0 gpu=1 sm=1500 r
 restart -o gpus=0,1 -o settle=mark
 "$CLIENT" region --gpus 0,1 --hold-ms 100 >"$KT_DIR/two_mark.out" 2>&1
 ok "two GPUs, mark: the second GPU's power cap degrades the region" \
-	grep -qs '^note=power cap: SM 1500 MHz of 1980' "$KT_DIR/two_mark.out"
+	grep -qs '^note=power cap at the grant: SM 1500 MHz of 1980' "$KT_DIR/two_mark.out"
 
 # 11. STATUS is answered while a region settles.
 restart -o settle_timeout=2s

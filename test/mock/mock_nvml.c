@@ -25,6 +25,20 @@
  * integrate the scripted reasons: power (sw_power_cap, hw_power_brake) and
  * thermal (sw_thermal, hw_thermal) time since the mtime, in ns; "hidden=0x4"
  * adds reasons that only the counters see (a throttle between two samples).
+ * "procs=N" puts N compute processes on the GPU that are nobody's
+ * participants (pids above any pid_max: foreign to krexd).
+ *
+ * An event instead of a time: a line "on=PATH sm=1545 reasons=0x4" holds
+ * from the moment PATH exists (its mtime) on, over the time lines, so that
+ * a test makes the GPU change when something happened (an owner's command
+ * inside a region touches PATH: the owner's own work reached the power
+ * cap) rather than after a number of milliseconds.  At most 8 such lines.
+ *
+ * KREX_MOCK_NVML_LOG, when set, names a file that gets one line per SM
+ * clock read ("clock T_MS GPU MHZ REASONS") and temperature read ("temp
+ * T_MS GPU"), T_MS since the script's mtime: a test reads from it when
+ * krexd looked at the GPU (the settle's polls; the grant reads the
+ * temperature first).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,12 +57,14 @@
 
 #define MAX_STEPS 64
 #define MAX_GPUS 8
+#define MAX_ON 8
 
 struct step {
 	double t_ms;
 	unsigned sm, temp;
 	unsigned long long reasons;
 	unsigned long long hidden; /* counted by the violation counters, not reported */
+	unsigned procs;            /* foreign compute processes */
 };
 
 static struct {
@@ -60,6 +76,12 @@ static struct {
 	int fail;                               /* 0 none, 1 sample, 2 all */
 	struct step steps[MAX_GPUS][MAX_STEPS]; /* per GPU */
 	int nsteps[MAX_GPUS];
+	struct delta_on {
+		char path[256];
+		int gpu, has_sm, has_reasons, has_temp, has_hidden, has_procs;
+		struct step v;
+	} on[MAX_ON];
+	int non;
 } S;
 
 static int dev_ids[MAX_GPUS];
@@ -67,8 +89,9 @@ static int dev_ids[MAX_GPUS];
 /* Which keys a time line set, to apply them to one GPU or every GPU. */
 struct delta {
 	int gpu; /* -1 every GPU */
-	int has_sm, has_reasons, has_temp, has_hidden;
+	int has_sm, has_reasons, has_temp, has_hidden, has_procs;
 	struct step v;
+	char on[256]; /* an event line: the file whose existence starts it */
 };
 
 static void parse_kv(char *tok, struct delta *d, int header)
@@ -89,6 +112,10 @@ static void parse_kv(char *tok, struct delta *d, int header)
 		st->temp = (unsigned)strtoul(v, NULL, 0), d->has_temp = 1;
 	else if (!strcmp(k, "hidden"))
 		st->hidden = strtoull(v, NULL, 0), d->has_hidden = 1;
+	else if (!strcmp(k, "procs"))
+		st->procs = (unsigned)strtoul(v, NULL, 0), d->has_procs = 1;
+	else if (!strcmp(k, "on"))
+		snprintf(d->on, sizeof(d->on), "%s", v);
 	else if (!header && !strcmp(k, "gpu"))
 		d->gpu = (int)strtol(v, NULL, 0);
 	else if (header && !strcmp(k, "gpus"))
@@ -112,6 +139,8 @@ static void apply(struct step *cur, const struct delta *d, double t)
 		cur->temp = d->v.temp;
 	if (d->has_hidden)
 		cur->hidden = d->v.hidden;
+	if (d->has_procs)
+		cur->procs = d->v.procs;
 	cur->t_ms = t;
 }
 
@@ -136,9 +165,10 @@ static int load(void)
 	S.max = 1980;
 	S.app = 1980;
 	S.fail = 0;
+	S.non = 0;
 	for (g = 0; g < MAX_GPUS; g++) {
 		S.nsteps[g] = 0;
-		cur[g] = (struct step){0, 1980, 40, 0, 0};
+		cur[g] = (struct step){0, 1980, 40, 0, 0, 0};
 	}
 	while (fgets(line, sizeof(line), f)) {
 		double t;
@@ -148,6 +178,19 @@ static int load(void)
 		memset(&d, 0, sizeof(d));
 		d.gpu = -1;
 		t = strtod(tok, &end);
+		if (!strncmp(tok, "on=", 3)) {
+			for (; tok; tok = strtok_r(NULL, " \t\r\n", &save))
+				parse_kv(tok, &d, 0);
+			if (S.non < MAX_ON) {
+				struct delta_on *o = &S.on[S.non++];
+				snprintf(o->path, sizeof(o->path), "%s", d.on);
+				o->gpu = d.gpu, o->has_sm = d.has_sm,
+				o->has_reasons = d.has_reasons;
+				o->has_temp = d.has_temp, o->has_hidden = d.has_hidden;
+				o->has_procs = d.has_procs, o->v = d.v;
+			}
+			continue;
+		}
 		if (end == tok || *end != '\0') {
 			for (; tok; tok = strtok_r(NULL, " \t\r\n", &save))
 				parse_kv(tok, &d, 1);
@@ -175,42 +218,109 @@ static int load(void)
 	return 0;
 }
 
+/* ms from the script's mtime to ts. */
+static double ms_since(const struct timespec *ts)
+{
+	return (double)(ts->tv_sec - S.mtime.tv_sec) * 1e3 + (ts->tv_nsec - S.mtime.tv_nsec) / 1e6;
+}
+
 /* ms since the script's mtime. */
 static double now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)(ts.tv_sec - S.mtime.tv_sec) * 1e3 + (ts.tv_nsec - S.mtime.tv_nsec) / 1e6;
+	return ms_since(&ts);
 }
 
-static const struct step *state_now(int g)
+/* When event line i started (its file's mtime, in ms since the script's), or -1 if not yet. */
+static double on_since(int i)
 {
-	double t = now_ms();
+	struct stat sb;
+
+	if (stat(S.on[i].path, &sb) < 0)
+		return -1;
+	return ms_since(&sb.st_mtim);
+}
+
+/* GPU g's state at t ms: the time lines, then the event lines started by then. */
+static struct step state_at(int g, double t)
+{
+	struct step st;
+	const struct delta_on *o;
+	double since;
 	int i, cur = 0;
 
 	for (i = 0; i < S.nsteps[g]; i++)
 		if (S.steps[g][i].t_ms <= t)
 			cur = i;
-	return &S.steps[g][cur];
+	st = S.steps[g][cur];
+	for (i = 0; i < S.non; i++) {
+		o = &S.on[i];
+		since = on_since(i);
+		if (since < 0 || (since > t && since - t > 1e-6) || (o->gpu >= 0 && o->gpu != g))
+			continue;
+		if (o->has_sm)
+			st.sm = o->v.sm;
+		if (o->has_reasons)
+			st.reasons = o->v.reasons;
+		if (o->has_temp)
+			st.temp = o->v.temp;
+		if (o->has_hidden)
+			st.hidden = o->v.hidden;
+		if (o->has_procs)
+			st.procs = o->v.procs;
+	}
+	return st;
 }
 
-/* Nanoseconds since the mtime GPU g spent in steps whose reasons hit mask. */
+static struct step state_now(int g)
+{
+	return state_at(g, now_ms());
+}
+
+/* Nanoseconds since the mtime GPU g spent in states whose reasons hit mask:
+ * the time lines and the event lines cut the time into pieces of one state. */
 static unsigned long long integrate(int g, unsigned long long mask)
 {
-	const struct step *st = S.steps[g];
-	double t = now_ms(), sum = 0, a, b;
-	int i, n = S.nsteps[g];
+	double cut[MAX_STEPS + MAX_ON + 2], t = now_ms(), sum = 0, x;
+	struct step st;
+	int i, j, n = 0;
 
-	for (i = 0; i < n; i++) {
-		a = i == 0 ? 0 : st[i].t_ms;
-		b = i + 1 < n ? st[i + 1].t_ms : t;
-		if (b > t)
-			b = t;
-		if (b > a && ((st[i].reasons | st[i].hidden) & mask))
-			sum += b - a;
+	cut[n++] = 0;
+	for (i = 1; i < S.nsteps[g]; i++)
+		if (S.steps[g][i].t_ms > 0 && S.steps[g][i].t_ms < t)
+			cut[n++] = S.steps[g][i].t_ms;
+	for (i = 0; i < S.non; i++)
+		if ((x = on_since(i)) > 0 && x < t)
+			cut[n++] = x;
+	cut[n++] = t;
+	for (i = 1; i < n; i++) /* insertion sort: a handful of cuts */
+		for (j = i; j > 0 && cut[j - 1] > cut[j]; j--)
+			x = cut[j], cut[j] = cut[j - 1], cut[j - 1] = x;
+	for (i = 0; i + 1 < n; i++) {
+		if (cut[i + 1] <= cut[i])
+			continue;
+		st = state_at(g, (cut[i] + cut[i + 1]) / 2);
+		if ((st.reasons | st.hidden) & mask)
+			sum += cut[i + 1] - cut[i];
 	}
 	return (unsigned long long)(sum * 1e6);
+}
+
+/* One line into $KREX_MOCK_NVML_LOG, if set. */
+static void read_log(const char *what, int g, const struct step *st)
+{
+	const char *p = getenv("KREX_MOCK_NVML_LOG");
+	FILE *f;
+
+	if (!p || !*p || !(f = fopen(p, "a")))
+		return;
+	if (st)
+		fprintf(f, "%s %.3f %d %u 0x%llx\n", what, now_ms(), g, st->sm, st->reasons);
+	else
+		fprintf(f, "%s %.3f %d\n", what, now_ms(), g);
+	fclose(f);
 }
 
 /* Checks common to every device call; level 1 = a clock sample call. */
@@ -329,13 +439,17 @@ EXPORT int nvmlDeviceGetUUID(void *dev, char *buf, unsigned len)
 
 EXPORT int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
 {
+	struct step st;
 	int rc = dev_check(dev, 1);
 
 	if (rc)
 		return rc;
 	if (type != 1 && type != 0)
 		return E_NOT_SUPPORTED;
-	*mhz = state_now(*(int *)dev)->sm;
+	st = state_now(*(int *)dev);
+	*mhz = st.sm;
+	if (type == 1)
+		read_log("clock", *(int *)dev, &st);
 	return OK;
 }
 
@@ -369,7 +483,7 @@ EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long 
 
 	if (rc)
 		return rc;
-	*r = state_now(*(int *)dev)->reasons;
+	*r = state_now(*(int *)dev).reasons;
 	return OK;
 }
 
@@ -386,7 +500,8 @@ EXPORT int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned *c)
 		return rc;
 	if (sensor != 0)
 		return E_NOT_SUPPORTED;
-	*c = state_now(*(int *)dev)->temp;
+	*c = state_now(*(int *)dev).temp;
+	read_log("temp", *(int *)dev, NULL);
 	return OK;
 }
 
@@ -418,11 +533,21 @@ struct process_info {
 
 EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *n, struct process_info *p)
 {
+	unsigned i, want, have;
 	int rc = dev_check(dev, 0);
 
-	(void)p;
 	if (rc)
 		return rc;
-	*n = 0; /* the mock GPU's processes are not known to this double */
+	/* The mock GPU's own processes are not known to this double; the
+	 * script's foreign ones are, with pids no process can have. */
+	want = state_now(*(int *)dev).procs;
+	have = *n;
+	*n = want;
+	if (want > have)
+		return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+	for (i = 0; i < want; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		p[i].pid = 0x7ffffff0u + i;
+	}
 	return OK;
 }

@@ -31,10 +31,10 @@ static int unpack_bytes(const uint8_t *bytes, size_t len, union proto_body *m, i
 
 static void test_golden(void)
 {
-	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x04, 0x00, 0x07,
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x05, 0x00, 0x07,
 	                               0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x07,
 	                               0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
-	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x04, 0x00, 0x0d,
+	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x05, 0x00, 0x0d,
 	                                   0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,
 	                                   0x00, 0x00, 0x00, 0x05, 0x00, 0x02, 'h',  'i'};
 	union proto_body m;
@@ -117,6 +117,9 @@ static void test_roundtrips(void)
 	a.cert.temp_end_c = 61;
 	a.cert.violation_power_us = 0x0102030405060708ULL;
 	a.cert.violation_thermal_us = 9;
+	a.cert.own_power_cap_us = 0x0a0b;
+	a.cert.own_power_cap_first_us = -1;
+	a.cert.own_power_cap_samples = 3;
 	pbuf_init(&buf);
 	ok(proto_pack(&buf, PROTO_CERT, 2, &a) == 0 &&
 	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
@@ -130,9 +133,17 @@ static void test_roundtrips(void)
 		        0x07, 0xbc, 0, 0, 0x07, 0xbc, 0,    0,    0, 7, 0,    0,    0, 0,
 		        0,    0,    0, 5, 0xff, 0xff, 0xff, 0xff, 0, 0, 0,    61,   1, 2,
 		        3,    4,    5, 6, 7,    8,    0,    0,    0, 0, 0,    0,    0, 9};
-		ok(buf.len > sizeof(tail) &&
-		           memcmp(buf.data + buf.len - sizeof(tail), tail, sizeof(tail)) == 0,
-		   "CERT ends with the protocol 3 GPU-state fields, golden bytes");
+		/* The protocol 5 tail: the owner's own power cap. */
+		static const uint8_t tail5[] = {0,    0,    0,    0,    0,    0,    0x0a,
+		                                0x0b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		                                0xff, 0xff, 0,    0,    0,    3};
+		size_t n5 = sizeof(tail5);
+
+		ok(buf.len > sizeof(tail) + n5 &&
+		           memcmp(buf.data + buf.len - n5 - sizeof(tail), tail, sizeof(tail)) == 0,
+		   "CERT carries the protocol 3 GPU-state fields, golden bytes");
+		ok(memcmp(buf.data + buf.len - n5, tail5, n5) == 0,
+		   "CERT ends with the protocol 5 own power cap fields, golden bytes");
 	}
 	pbuf_free(&buf);
 
@@ -355,6 +366,26 @@ static void test_history_messages(void)
 	} else
 		ok(0, "LOG_REPLY whose count the payload cannot hold refused before allocating");
 	pbuf_free(&buf);
+	{
+		/* PROTO_LOG_ENTRY_MIN is what one entry with every string empty packs to
+		 * (krexd's page size and the count check rely on it). */
+		struct proto_log_entry one;
+		size_t len0;
+
+		memset(&one, 0, sizeof(one));
+		memset(&a, 0, sizeof(a));
+		pbuf_init(&buf);
+		proto_pack(&buf, PROTO_LOG_REPLY, 1, &a);
+		len0 = buf.len;
+		pbuf_free(&buf);
+		a.log_reply.n = 1;
+		a.log_reply.e = &one;
+		pbuf_init(&buf);
+		proto_pack(&buf, PROTO_LOG_REPLY, 1, &a);
+		ok(buf.len - len0 == PROTO_LOG_ENTRY_MIN,
+		   "an empty LOG_REPLY entry packs to %zu bytes", buf.len - len0);
+		pbuf_free(&buf);
+	}
 
 	memset(&a, 0, sizeof(a));
 	a.summary.job = 12;
@@ -391,7 +422,7 @@ static void test_history_messages(void)
 /* The signed form: golden bytes, round trip, length lies and NULs refused. */
 static void test_signed(void)
 {
-	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x04, 0x00, 0x13, 0x00, 0x00,
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x05, 0x00, 0x13, 0x00, 0x00,
 	                               0x00, 0x17, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00,
 	                               0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
 	                               'x',  0x00, 0x00, 0x00, 0x04, 'M',  'U',  'N',  'G'};
@@ -445,7 +476,7 @@ static void test_signed(void)
 
 int main(void)
 {
-	plan(38);
+	plan(40);
 	test_golden();
 	test_roundtrips();
 	test_malformed();

@@ -148,7 +148,7 @@ int main(void)
 	pthread_t t, w;
 	int fd, waited = -1;
 
-	plan(22);
+	plan(25);
 	mkdtemp(dir);
 	snprintf(sockpath, sizeof(sockpath), "%s/krexd.sock", dir);
 	snprintf(gatepath, sizeof(gatepath), "%s/gate", dir);
@@ -211,6 +211,22 @@ int main(void)
 	c.clock_reasons = 0;
 	krex_certificate_json(&c, json, sizeof(json));
 	ok(strstr(json, "\"clock_reasons\":[]") != NULL, "no reason: an empty list");
+	ok(strstr(json, "\"own_power_cap_us\":null,\"own_power_cap_first_us\":null,"
+	                "\"own_power_cap_samples\":null}") != NULL,
+	   "own power cap unknown: null, at the end of the JSON");
+	c.known |= KREX_CERT_OWN_POWER;
+	c.own_power_cap_us = 60000;
+	c.own_power_cap_first_us = 31000;
+	c.own_power_cap_samples = 3;
+	krex_certificate_json(&c, json, sizeof(json));
+	ok(strstr(json, "\"own_power_cap_us\":60000,\"own_power_cap_first_us\":31000,"
+	                "\"own_power_cap_samples\":3}") != NULL,
+	   "own power cap in the JSON: %s", json);
+	c.own_power_cap_us = 0;
+	c.own_power_cap_first_us = -1;
+	krex_certificate_json(&c, json, sizeof(json));
+	ok(strstr(json, "\"own_power_cap_us\":0,\"own_power_cap_first_us\":null") != NULL,
+	   "never at the cap: 0 us, first null");
 
 	/* Joining: drain callback on a closed gate, acknowledgement, gate wait. */
 	struct krex_join_opts jo = KREX_JOIN_OPTS_INIT;

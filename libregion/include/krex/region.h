@@ -91,6 +91,7 @@ enum krex_outcome {
 #define KREX_CERT_TEMP 0x8u       /* temp_start_c, temp_end_c */
 #define KREX_CERT_VIOLATION 0x10u /* violation_power_us, violation_thermal_us */
 #define KREX_CERT_SETTLE 0x20u    /* settle_us: krexd waited for the GPU's clock */
+#define KREX_CERT_OWN_POWER 0x40u /* own_power_cap_*: the GPU's power state was the owner's */
 
 struct krex_certificate {
 	uint32_t size; /* sizeof(struct krex_certificate), set by the library */
@@ -128,6 +129,12 @@ struct krex_certificate {
 	int32_t temp_end_c;
 	uint64_t violation_power_us;   /* growth of NVML's power and thermal violation */
 	uint64_t violation_thermal_us; /* counters during the region (KREX_CERT_VIOLATION) */
+	/* Added with protocol 5: the power cap the owner's own work reached on
+	 * a settled, quiet GPU, which keeps the region clean (as on a dedicated
+	 * GPU); KREX_CERT_OWN_POWER.  See krex_region_begin(3). */
+	uint64_t own_power_cap_us;      /* time at the power cap, at most held_us */
+	int64_t own_power_cap_first_us; /* grant to the first sample that saw it; -1 never */
+	uint32_t own_power_cap_samples; /* samples that saw it, of clock_samples */
 };
 
 /*
