@@ -223,7 +223,19 @@ int uacct_charge(struct krexd *k, struct conn *c, size_t n);
 void uacct_uncharge(struct conn *c, size_t n);
 /* Region time: may uid begin a region now? 0, or -1 with the ns to wait in *wait_ns. */
 int uacct_region_allowed(struct krexd *k, struct uacct *a, uint64_t now, uint64_t *wait_ns);
-void uacct_region_used(struct krexd *k, uid_t uid, uint64_t held_ns, uint64_t now);
+/*
+ * region_time_per_uid when a region is granted (leaves its queue): *lease_ns is
+ * cut to what uid has left of the minute and charged now, so that regions
+ * queued together cannot pass the cap.  0 with *charged_ns (0: nothing
+ * charged: no cap, or root) and *win (the window charged) set; -1 when
+ * nothing is left, with *wait_ns until the window turns.
+ */
+int uacct_region_start(struct krexd *k, uid_t uid, uint64_t *lease_ns, uint64_t now,
+                       uint64_t *charged_ns, uint64_t *win, uint64_t *wait_ns);
+/* The region ended after holding held_ns: what was charged at the start is
+ * replaced by what it held (the part of it in this window, if the window turned). */
+void uacct_region_end(struct krexd *k, uid_t uid, uint64_t charged_ns, uint64_t win,
+                      uint64_t held_ns, uint64_t now);
 
 /* ---- region.c ---- */
 int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_begin *b);
