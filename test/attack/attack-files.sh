@@ -10,7 +10,7 @@
 . "$top_srcdir/test/integration/krexd-lib.sh"
 . "$top_srcdir/test/attack/attack-lib.sh"
 at_setup
-plan 12
+plan 14
 P=$KT_DIR/pub
 mkdir -m 1777 "$P"
 
@@ -44,7 +44,22 @@ ok "krexd stops at once (its writer thread is not blocked)" wait_for 5 kt_gone "
 ok "without waiting for the writer" sh -c "! grep -q 'still writing after' '$KT_DIR/krexd.log'"
 krexd_stop
 
-# 3. a symlink in place of the region log (to a file of root's)
+# 3. a FIFO with the user reading it: the open succeeds (a reader is there),
+# the check after it refuses; the reader gets nothing
+rm -f "$P/regions.jsonl" "$P/krex.prom.tmp"
+as_user mkfifo -m 0666 "$P/regions.jsonl"
+: >"$KT_DIR/krexd.log"
+at_bg reader sh -c "exec 3<>'$P/regions.jsonl'; touch '$P/reading'; while [ ! -e '$P/go' ]; do sleep 0.05; done; timeout 1 cat <&3 >'$P/leak'; touch '$P/read'"
+wait_for 5 test -e "$P/reading"
+krexd_start
+"$CLIENT" region --gpus g0 --quiet
+ok "a FIFO someone reads is refused too" wait_for 5 grep -q "region log $P/regions.jsonl: .*not a regular file (a FIFO)" "$KT_DIR/krexd.log"
+touch "$P/go"
+wait_for 5 test -e "$P/read"
+ok "and its reader got nothing" test ! -s "$P/leak"
+krexd_stop
+
+# 4. a symlink in place of the region log (to a file of root's)
 rm -f "$P/regions.jsonl" "$P/krex.prom.tmp"
 echo secret >"$KT_DIR/target"
 as_user ln -s "$KT_DIR/target" "$P/regions.jsonl"
