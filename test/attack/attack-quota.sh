@@ -10,7 +10,7 @@
 at_setup
 plan 12
 kt_conf "gpus = g0" "freezer = signal" "max_conns_per_uid = 50" "max_parts_per_uid = 5" \
-	"max_queued_per_uid = 1" "max_buffer_per_uid = 1048576" "region_time_per_uid = 300ms"
+	"max_queued_per_uid = 1" "max_buffer_per_uid = 1048576"
 krexd_start
 
 as_user "$ATTACK" conns 100 1 >"$KT_DIR/c.out" 2>&1
@@ -32,15 +32,24 @@ closed=$(sed -n 's/^closed_by_krexd=//p' "$KT_DIR/f.out")
 ok "partial frames past max_buffer_per_uid are refused" test "${closed:-0}" -ge 20
 ok "memory is back after they close (< 4 MB kept)" test $((rss1 - rss0)) -lt 4096
 
-at_bg hold "$CLIENT" region --gpus g0 --hold-ms 250
+# the user holds one region until root releases it (an event, not a time)
+at_bg hold "$CLIENT" region --gpus g0 --hold-ms 30000 --max-ms 60000
 wait_for 5 grep -qs granted "$KT_DIR/hold.out"
 as_user "$CLIENT" region --gpus g0 >"$KT_DIR/q.out" 2>&1
 diag "$(tr '\n' ' ' <"$KT_DIR/q.out")"
 ok "a second region of the uid past max_queued_per_uid is refused" grep -qs 'error 14 .*max_queued_per_uid' "$KT_DIR/q.out"
-wait_for 5 grep -qs outcome= "$KT_DIR/hold.out"
+"$CLIENT" release "$(sed -n 's/^granted //p' "$KT_DIR/hold.out")" >/dev/null 2>&1
+wait_for 5 kt_gone "$hold"
+krexd_stop
+
+# region_time_per_uid, on a fresh krexd (nothing used yet: no margin of time)
+: >"$KT_DIR/krexd.conf"
+kt_conf "gpus = g0" "freezer = signal" "region_time_per_uid = 300ms"
+krexd_start
 as_user "$CLIENT" region --gpus g0 --max-ms 10000 --hold-ms 600 >"$KT_DIR/t1.out" 2>&1
-diag "$(grep -E 'outcome|lease_us' "$KT_DIR/t1.out" | tr '\n' ' ')"
-ok "a lease is cut to what is left of region_time_per_uid" grep -qs 'outcome=expired' "$KT_DIR/t1.out"
+diag "$(grep -E 'outcome|lease_us|error' "$KT_DIR/t1.out" | tr '\n' ' ')"
+ok "a lease is cut to what is left of region_time_per_uid (300 ms of 10 s asked)" \
+	sh -c "grep -qs 'outcome=expired' '$KT_DIR/t1.out' && grep -qs '^lease_us=300000$' '$KT_DIR/t1.out'"
 as_user "$CLIENT" region --gpus g0 >"$KT_DIR/t2.out" 2>&1
 diag "$(tr '\n' ' ' <"$KT_DIR/t2.out")"
 ok "then the next region in the minute is refused" grep -qs 'error 14 .*region_time_per_uid' "$KT_DIR/t2.out"
