@@ -76,6 +76,7 @@
 #define KREX_DEFAULT_CONNS_PER_UID 256      /* max_conns_per_uid */
 #define KREX_DEFAULT_PARTS_PER_UID 256      /* max_parts_per_uid */
 #define KREX_DEFAULT_QUEUED_PER_UID 64      /* max_queued_per_uid */
+#define KREX_DEFAULT_GPUS_PER_UID 8         /* max_gpus_per_uid */
 #define KREX_DEFAULT_BUFFER_PER_UID 8388608 /* max_buffer_per_uid: 8 MiB */
 #define KREX_DEFAULT_CONN_BUFFER 262144     /* conn_buffer: 256 KiB of replies per connection */
 #define KREX_DEFAULT_RESERVE_FDS 256        /* reserve_fds: kept free for thaws and undos */

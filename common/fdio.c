@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -221,6 +222,80 @@ int file_read_line(const char *path, char *buf, size_t len)
 		return -1;
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
+}
+
+/* The kind of file st is, in words. */
+static const char *file_kind(const struct stat *st)
+{
+	switch (st->st_mode & S_IFMT) {
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFLNK:
+		return "a symlink";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+	case S_IFBLK:
+		return "a device";
+	}
+	return "a regular file";
+}
+
+/* Is st a file the caller may write into: regular, its own, one link?  0, or -1 with why. */
+static int file_owned(const char *path, const struct stat *st, char *why, size_t len)
+{
+	if (!S_ISREG(st->st_mode))
+		snprintf(why, len, "%s is not a regular file (%s)", path, file_kind(st));
+	else if (st->st_uid != geteuid())
+		snprintf(why, len, "%s is owned by uid %u, not by uid %u (krexd's)", path,
+		         (unsigned)st->st_uid, (unsigned)geteuid());
+	else if (st->st_nlink != 1)
+		snprintf(why, len, "%s has %u hard links", path, (unsigned)st->st_nlink);
+	else
+		return 0;
+	return -1;
+}
+
+int file_open_safe(const char *path, int flags, mode_t mode, char *why, size_t len)
+{
+	struct stat st;
+	int fd, err;
+
+	if (flags & O_TRUNC) {
+		snprintf(why, len, "%s: O_TRUNC before the owner check", path);
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags, mode);
+	if (fd < 0) {
+		err = errno;
+		/* ELOOP (a symlink), ENXIO (a FIFO nobody reads), EEXIST...: say what is there */
+		if (lstat(path, &st) < 0 || file_owned(path, &st, why, len) == 0)
+			snprintf(why, len, "%s: %s", path, strerror(err));
+		errno = err;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = errno;
+		snprintf(why, len, "%s: %s", path, strerror(err));
+		goto fail;
+	}
+	if (file_owned(path, &st, why, len) < 0) {
+		err = EPERM;
+		goto fail;
+	}
+	if (fd_set_nonblock(fd, 0) < 0) {
+		err = errno;
+		snprintf(why, len, "%s: %s", path, strerror(err));
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	errno = err;
+	return -1;
 }
 
 int mkdir_p(const char *path, mode_t mode)

@@ -50,4 +50,16 @@ int file_read_line(const char *path, char *buf, size_t len);
 /* Make directory path and its parents with mode (like mkdir -p). */
 int mkdir_p(const char *path, mode_t mode);
 
+/*
+ * Open path to write, as a root daemon writing where an admin chose (a
+ * directory others may write to): never through a symlink (O_NOFOLLOW), never
+ * blocking on a FIFO or a device (O_NONBLOCK for the open only), and only a
+ * regular file with one link owned by the caller's effective uid.  flags:
+ * O_APPEND, O_CREAT, O_EXCL (never O_TRUNC: a file is truncated only once it
+ * is known to be the caller's).  Returns the fd (close-on-exec, blocking), or
+ * -1 with errno set and why saying what is in the way ("is not a regular file
+ * (a FIFO)", "is owned by uid 65534, not by uid 0"...).
+ */
+int file_open_safe(const char *path, int flags, mode_t mode, char *why, size_t len);
+
 #endif /* KREX_FDIO_H */

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -255,15 +256,62 @@ static size_t json_ws(const char *t, size_t len, size_t i)
 /* The end of the string whose opening quote is at t[i], or 0 when unterminated. */
 static size_t json_skip_string(const char *t, size_t len, size_t i)
 {
+	size_t h;
+
 	for (i++; i < len; i++) {
-		if (t[i] == '\\')
-			i++;
-		else if (t[i] == '"')
+		if (t[i] == '\\') {
+			/* only JSON's escapes: a \u with four hex digits */
+			if (++i >= len || !strchr("\"\\/bfnrtu", t[i]))
+				return 0;
+			if (t[i] == 'u')
+				for (h = 0; h < 4; h++)
+					if (++i >= len || !isxdigit((unsigned char)t[i]))
+						return 0;
+		} else if (t[i] == '"')
 			return i + 1;
 		else if ((unsigned char)t[i] < 0x20)
 			return 0;
 	}
 	return 0;
+}
+
+/* The end of the digits at t[i] (at least one), or 0. */
+static size_t json_skip_digits(const char *t, size_t len, size_t i)
+{
+	size_t s = i;
+
+	while (i < len && t[i] >= '0' && t[i] <= '9')
+		i++;
+	return i > s ? i : 0;
+}
+
+/* The end of the true, false, null or number (RFC 8259's grammar) at t[i], or 0. */
+static size_t json_skip_literal(const char *t, size_t len, size_t i)
+{
+	static const char *const words[] = {"true", "false", "null"};
+	size_t w, n;
+
+	for (w = 0; w < 3; w++) {
+		n = strlen(words[w]);
+		if (len - i >= n && !memcmp(t + i, words[w], n))
+			return i + n;
+	}
+	if (t[i] == '-')
+		i++;
+	if (i < len && t[i] == '0')
+		i++;
+	else if (!(i = json_skip_digits(t, len, i)))
+		return 0;
+	if (i < len && t[i] == '.' && !(i = json_skip_digits(t, len, i + 1)))
+		return 0;
+	if (i < len && (t[i] == 'e' || t[i] == 'E')) {
+		i++;
+		if (i < len && (t[i] == '+' || t[i] == '-'))
+			i++;
+		if (!(i = json_skip_digits(t, len, i)))
+			return 0;
+	}
+	return i;
 }
 
 /* The end of the value at t[i] (after whitespace), or 0 when malformed. */
@@ -301,11 +349,7 @@ static size_t json_skip_value(const char *t, size_t len, size_t i, int depth)
 			return i < len && t[i] == close ? i + 1 : 0;
 		}
 	}
-	if (!strchr("-0123456789tfn", t[i]))
-		return 0;
-	while (i < len && strchr("-+.eE0123456789truefalsn", t[i]))
-		i++;
-	return i;
+	return json_skip_literal(t, len, i);
 }
 
 int json_object_next(const char *t, size_t len, size_t *pos, const char **key, size_t *keylen,

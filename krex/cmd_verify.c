@@ -51,23 +51,42 @@ static char *read_all(const char *file)
 	return buf;
 }
 
+/*
+ * One JSON object for every verdict, every member always there: what the
+ * verdict does not vouch for is null.  signer_uid, encoded and ttl are
+ * munge's (null when munged decoded nothing); the owner, job, step, node,
+ * region, outcome and the certificate are the payload's, shown only when
+ * the verdict is valid (a forged payload says whatever its author wanted).
+ */
 static void print_json(const struct krex_verify *v)
 {
+	int decoded = v->encoded != 0, valid = v->verdict == KREX_VERIFY_VALID;
+
 	printf("{\"verdict\":\"%s\",\"reason\":", verdict_keys[v->verdict]);
 	json_fput_str(stdout, v->reason);
-	if (v->verdict == KREX_VERIFY_VALID || v->verdict == KREX_VERIFY_EXPIRED ||
-	    v->verdict == KREX_VERIFY_SIGNER || v->verdict == KREX_VERIFY_MISMATCH) {
-		printf(",\"uid\":%u,\"user\":", v->uid);
-		json_fput_str(stdout, v->user);
-		printf(",\"job\":%u,\"step\":%u,\"node\":", v->job, v->step);
-		json_fput_str(stdout, v->node);
-		printf(",\"encoded\":%lld,\"ttl\":%d,\"signer_uid\":%u,\"region\":%llu,"
-		       "\"outcome\":\"%s\",\"replayed\":%s,\"expired\":%s,\"certificate\":%s",
-		       (long long)v->encoded, v->ttl, v->cred_uid, (unsigned long long)v->region_id,
-		       krex_outcome_name(v->outcome), v->replayed ? "true" : "false",
-		       v->expired ? "true" : "false", v->certificate);
+	if (decoded)
+		printf(",\"signer_uid\":%u,\"encoded\":%lld,\"ttl\":%d", v->cred_uid,
+		       (long long)v->encoded, v->ttl);
+	else
+		printf(",\"signer_uid\":null,\"encoded\":null,\"ttl\":null");
+	printf(",\"replayed\":%s,\"expired\":%s", v->replayed ? "true" : "false",
+	       v->expired ? "true" : "false");
+	if (!valid) {
+		printf(",\"uid\":null,\"user\":null,\"job\":null,\"step\":null,\"node\":null,"
+		       "\"region\":null,\"outcome\":null,\"certificate\":null}\n");
+		return;
 	}
-	printf("}\n");
+	printf(",\"uid\":%u,\"user\":", v->uid);
+	if (v->user[0])
+		json_fput_str(stdout, v->user);
+	else
+		printf("null");
+	printf(",\"job\":%u,\"step\":%u,\"node\":", v->job, v->step);
+	json_fput_str(stdout, v->node);
+	/* the certificate was checked to be one strict JSON object (libregion/verify.c) */
+	printf(",\"region\":%llu,\"outcome\":\"%s\",\"certificate\":%s}\n",
+	       (unsigned long long)v->region_id, krex_outcome_name(v->outcome),
+	       v->certificate[0] ? v->certificate : "null");
 }
 
 static void print_text(const struct krex_verify *v, const char *file)

@@ -48,6 +48,7 @@ void config_defaults(struct krexd_config *c)
 	c->max_conns_per_uid = KREX_DEFAULT_CONNS_PER_UID;
 	c->max_parts_per_uid = KREX_DEFAULT_PARTS_PER_UID;
 	c->max_queued_per_uid = KREX_DEFAULT_QUEUED_PER_UID;
+	c->max_gpus_per_uid = KREX_DEFAULT_GPUS_PER_UID;
 	c->max_buffer_per_uid = KREX_DEFAULT_BUFFER_PER_UID;
 	c->conn_buffer = KREX_DEFAULT_CONN_BUFFER;
 	c->region_time_per_uid = 0;
@@ -198,6 +199,8 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		rc = parse_uint(v, 1, KREX_MAX_PARTICIPANTS, &c->max_parts_per_uid);
 	else if (!strcmp(key, "max_queued_per_uid"))
 		rc = parse_uint(v, 1, KREX_MAX_PARTICIPANTS, &c->max_queued_per_uid);
+	else if (!strcmp(key, "max_gpus_per_uid"))
+		rc = parse_uint(v, 0, KREX_MAX_GPUS, &c->max_gpus_per_uid);
 	else if (!strcmp(key, "max_buffer_per_uid")) {
 		/* at least one whole frame and one whole reply */
 		rc = conf_parse_uint(v, 2 * (PROTO_MAX_PAYLOAD + PROTO_HDR_LEN), 1ULL << 32, &u);

@@ -104,10 +104,13 @@ struct conn {
 	uint64_t serial;
 	pid_t pid; /* SO_PEERCRED */
 	uid_t uid;
-	int pidfd;            /* of pid, taken at accept; -1 when unavailable */
-	uint64_t start_ticks; /* pid's start time (/proc/PID/stat field 22) at accept */
-	struct uacct *ua;     /* its uid's account */
-	uint8_t *out;         /* replies not yet written (non-blocking, EPOLLOUT) */
+	int pidfd; /* of the process that connected (SO_PEERPIDFD; else pidfd_open of
+	                       * pid at accept); -1 when unavailable */
+	uint64_t
+	        start_ticks; /* pid's start time (/proc/PID/stat field 22) at accept; 0: no identity */
+	int ident;           /* why no identity: CONN_IDENT_* */
+	struct uacct *ua;    /* its uid's account */
+	uint8_t *out;        /* replies not yet written (non-blocking, EPOLLOUT) */
 	size_t out_off, out_len, out_cap;
 	uint64_t write_deadline_ns; /* replies pending and no progress: dropped then; 0 idle */
 	int want_out;               /* EPOLLOUT armed */
@@ -142,6 +145,7 @@ struct krexd {
 	struct freezer fz;
 	struct region_queue rq;
 	char gpu[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
+	uid_t gpu_adder[KREX_MAX_GPUS]; /* the uid that brought the name in (0: gpus=, root) */
 	unsigned ngpus;
 	unsigned nconf_gpus; /* slots 0.. seeded from gpus=: never pruned */
 	struct part *parts;
@@ -178,6 +182,12 @@ void gpu_prune(struct krexd *k);
 int gpu_allowed(struct krexd *k, uid_t uid, uint64_t mask, char *why, size_t len);
 int gpu_mask(struct krexd *k, const struct proto_gpus *g, int add, uint64_t *mask);
 void gpu_list(const struct krexd *k, uint64_t mask, char *buf, size_t len);
+/* s is one printable line of well-formed UTF-8: no C0, DEL, C1 (U+0080-U+009F),
+ * line separator or bidirectional control.  0, or -1 with "WHAT holds a control
+ * character (...)" / "WHAT is not UTF-8 (...)" in err. */
+int text_check(const char *what, const char *s, char *err, size_t len);
+/* text_check() of each GPU name of g ("GPU name N ..."). */
+int gpus_check(const struct proto_gpus *g, char *err, size_t len);
 struct part *part_find_id(struct krexd *k, uint32_t id);
 struct part *part_find_pid(struct krexd *k, pid_t pid);
 int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg);
@@ -212,7 +222,10 @@ void state_unrec(void *ctx, const char *line);
 int pid_start_ticks(pid_t pid, uint64_t *ticks, uid_t *uid);
 /* Parse field 22 of /proc/PID/stat text (comm may hold spaces and ')'). 0 or -1. */
 int proc_stat_start(const char *text, uint64_t *ticks);
-/* 1 when c's peer is still the process that connected (same pid, uid, start time), else 0. */
+/* c->ident: the peer's identity at accept */
+enum { CONN_IDENT_OK, CONN_IDENT_GONE, CONN_IDENT_OWNER };
+/* 1 when c's peer is still the process that connected (same pid, uid, start time), else 0
+ * with c->ident saying why (gone, or its /proc is not the peer uid's: root's, non-dumpable). */
 int conn_peer_alive(struct conn *c);
 
 /* ---- quota.c ---- */
@@ -223,7 +236,19 @@ int uacct_charge(struct krexd *k, struct conn *c, size_t n);
 void uacct_uncharge(struct conn *c, size_t n);
 /* Region time: may uid begin a region now? 0, or -1 with the ns to wait in *wait_ns. */
 int uacct_region_allowed(struct krexd *k, struct uacct *a, uint64_t now, uint64_t *wait_ns);
-void uacct_region_used(struct krexd *k, uid_t uid, uint64_t held_ns, uint64_t now);
+/*
+ * region_time_per_uid when a region is granted (leaves its queue): *lease_ns is
+ * cut to what uid has left of the minute and charged now, so that regions
+ * queued together cannot pass the cap.  0 with *charged_ns (0: nothing
+ * charged: no cap, or root) and *win (the window charged) set; -1 when
+ * nothing is left, with *wait_ns until the window turns.
+ */
+int uacct_region_start(struct krexd *k, uid_t uid, uint64_t *lease_ns, uint64_t now,
+                       uint64_t *charged_ns, uint64_t *win, uint64_t *wait_ns);
+/* The region ended after holding held_ns: what was charged at the start is
+ * replaced by what it held (the part of it in this window, if the window turned). */
+void uacct_region_end(struct krexd *k, uid_t uid, uint64_t charged_ns, uint64_t win,
+                      uint64_t held_ns, uint64_t now);
 
 /* ---- region.c ---- */
 int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_begin *b);

@@ -49,6 +49,7 @@ struct krexd_config {
 	unsigned max_conns_per_uid;   /* open connections of one uid */
 	unsigned max_parts_per_uid;   /* participants of one uid */
 	unsigned max_queued_per_uid;  /* regions of one uid queued or held */
+	unsigned max_gpus_per_uid;    /* GPU names one uid brought into the table */
 	uint64_t max_buffer_per_uid;  /* bytes buffered for one uid (partial frames, replies) */
 	uint64_t conn_buffer;         /* replies queued for one connection before it is dropped */
 	uint64_t region_time_per_uid; /* region time of one uid per minute, 0 = no cap */

@@ -105,7 +105,7 @@ static void lw_close(struct lw_file *f)
 	f->fd = -1;
 }
 
-static void lw_fail(struct lw_file *f, const char *what, int err, size_t lines)
+static void lw_fail(struct lw_file *f, const char *what, size_t lines)
 {
 	pthread_mutex_lock(&lw.mu);
 	lw.errors++;
@@ -115,12 +115,13 @@ static void lw_fail(struct lw_file *f, const char *what, int err, size_t lines)
 	lw_close(f);
 	if (!f->failing)
 		lw_post(LOG_LVL_ERROR,
-		        "region log %s: %s: %s; its lines are dropped until it works again (logged once)",
-		        f->path, what, strerror(err));
+		        "region log %s: %s; its lines are dropped until it works again (logged once)",
+		        f->path, what);
 	f->failing = 1;
 }
 
-static int lw_open(struct lw_file *f)
+/* Open the region log (file_open_safe: a file of krexd's only); -1 with why. */
+static int lw_open(struct lw_file *f, char *why, size_t len)
 {
 	struct stat st;
 	char dir[256], *slash;
@@ -133,7 +134,7 @@ static int lw_open(struct lw_file *f)
 		*slash = '\0';
 		mkdir_p(dir, 0755);
 	}
-	f->fd = open(f->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+	f->fd = file_open_safe(f->path, O_APPEND | O_CREAT, 0640, why, len);
 	if (f->fd < 0)
 		return -1;
 	f->size = fstat(f->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
@@ -191,11 +192,12 @@ static size_t lines_fitting(const char *p, size_t n, size_t room)
 static void lw_write_lines(struct lw_file *f, const char *p, size_t n, uint64_t max, unsigned keep)
 {
 	size_t off = 0, piece, cut, room;
+	char why[400];
 	ssize_t w;
 
 	while (off < n) {
-		if (lw_open(f) < 0) {
-			lw_fail(f, "open", errno, count_lines(p + off, n - off));
+		if (lw_open(f, why, sizeof(why)) < 0) {
+			lw_fail(f, why, count_lines(p + off, n - off));
 			return;
 		}
 		room = 65536;
@@ -216,8 +218,9 @@ static void lw_write_lines(struct lw_file *f, const char *p, size_t n, uint64_t 
 				continue;
 			if (w <= 0) {
 				/* what was written of a line stays; the rest of the piece is lost */
-				lw_fail(f, "write", w < 0 ? errno : ENOSPC,
-				        count_lines(p + off + cut, n - off - cut));
+				snprintf(why, sizeof(why), "write: %s",
+				         strerror(w < 0 ? errno : ENOSPC));
+				lw_fail(f, why, count_lines(p + off + cut, n - off - cut));
 				return;
 			}
 			cut += (size_t)w;
@@ -233,17 +236,37 @@ static void lw_write_lines(struct lw_file *f, const char *p, size_t n, uint64_t 
 	}
 }
 
+/*
+ * The metrics file's temporary, made new (O_EXCL).  One left there is
+ * removed first only when it is krexd's own (a regular file of its uid with
+ * one link: a crash between the write and the rename); anything else in its
+ * place (another user's file, a FIFO, a link) is refused, and why says so.
+ */
+static int lw_metrics_tmp(const char *tmp, char *why, size_t len)
+{
+	struct stat st;
+	int fd;
+
+	fd = file_open_safe(tmp, O_CREAT | O_EXCL, 0644, why, len);
+	if (fd >= 0 || errno != EEXIST)
+		return fd;
+	if (lstat(tmp, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_nlink != 1 || unlink(tmp) < 0)
+		return -1; /* why says what is there */
+	return file_open_safe(tmp, O_CREAT | O_EXCL, 0644, why, len);
+}
+
 static void lw_write_metrics(const char *path, const char *text, size_t n, int *failing)
 {
-	char tmp[300];
+	char tmp[300], why[400] = "";
 	size_t off = 0;
 	ssize_t w;
 	int fd, err = 0;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path); /* node_exporter reads *.prom only */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	fd = lw_metrics_tmp(tmp, why, sizeof(why));
 	if (fd < 0)
-		err = errno;
+		err = errno ? errno : EPERM;
 	while (!err && off < n) {
 		w = write(fd, text + off, n - off);
 		if (w < 0 && errno == EINTR)
@@ -260,14 +283,17 @@ static void lw_write_metrics(const char *path, const char *text, size_t n, int *
 	if (!err && rename(tmp, path) < 0)
 		err = errno;
 	if (err) {
-		unlink(tmp);
+		if (fd >= 0)
+			unlink(tmp); /* ours: made above */
 		pthread_mutex_lock(&lw.mu);
 		lw.errors++;
 		pthread_mutex_unlock(&lw.mu);
+		if (!why[0])
+			snprintf(why, sizeof(why), "%s", strerror(err));
 		if (!*failing)
 			lw_post(LOG_LVL_ERROR,
 			        "metrics file %s: %s; tried again at each update (logged once)",
-			        path, strerror(err));
+			        path, why);
 		*failing = 1;
 	} else if (*failing) {
 		lw_post(LOG_LVL_INFO, "metrics file %s: written again", path);

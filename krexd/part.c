@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ void gpu_prune(struct krexd *k)
 			continue;
 		log_info("GPU %s (slot %u) pruned: no participant names it", k->gpu[i], i);
 		k->gpu[i][0] = '\0';
+		k->gpu_adder[i] = 0;
 		gatectl_open_slot(&k->gate, i);
 		gatectl_name(&k->gate, i, "", k->ngpus);
 	}
@@ -635,7 +637,7 @@ static void part_watch(struct krexd *k, struct part *p, int pidfd)
 }
 
 static struct part *part_create(struct krexd *k, const struct proto_register *reg, pid_t pid,
-                                uid_t uid, uint64_t mask, int pidfd)
+                                uid_t uid, const uint32_t jobstep[2], uint64_t mask, int pidfd)
 {
 	struct uacct *ua = uacct_get(k, uid);
 	struct part *p;
@@ -656,8 +658,8 @@ static struct part *part_create(struct krexd *k, const struct proto_register *re
 	while (p->id == 0 || part_find_id(k, p->id));
 	p->uid = uid;
 	p->pid = pid;
-	p->job = reg->job;
-	p->step = reg->step;
+	p->job = jobstep[0];
+	p->step = jobstep[1];
 	p->mask = mask;
 	snprintf(p->label, sizeof(p->label), "%s", reg->label);
 	snprintf(p->cpus, sizeof(p->cpus), "%s", reg->cpus);
@@ -700,38 +702,90 @@ static int reply_registered(struct krexd *k, struct conn *c, uint32_t seq,
 	return conn_send(k, c, PROTO_REGISTERED, seq, &m);
 }
 
-/* Index of the first control character (< 0x20, 0x7f) in s, or -1.  Labels
- * and GPU names holding one are refused: they end up in log lines. */
-static int ctl_at(const char *s)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * form, no surrogate, nothing past U+10FFFF) with its code point in *cp, or 0. */
+static int utf8_seq(const unsigned char *s, uint32_t *cp)
 {
-	int i;
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	int n, i;
 
-	for (i = 0; s[i]; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return i;
-	return -1;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, *cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, *cp = c & 0x0f, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, *cp = c & 0x07, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if (s[i] < (i == 1 ? lo : 0x80) || s[i] > (i == 1 ? hi : 0xbf))
+			return 0;
+		*cp = *cp << 6 | (s[i] & 0x3f);
+	}
+	return n;
 }
 
-/* A REGISTER's label and GPU names are one printable line each: 0, or -1
- * with the reason in err. */
-static int register_names_check(const struct proto_register *reg, char *err, size_t len)
+/* A code point that moves the cursor, starts an escape or reorders text on a
+ * terminal: C0, DEL, C1 (U+0080-U+009F: CSI U+009B, OSC U+009D...), the line
+ * and paragraph separators and the bidirectional overrides and isolates. */
+static int cp_is_control(uint32_t cp)
 {
-	unsigned i;
-	int at;
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
+	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
 
-	if ((at = ctl_at(reg->label)) >= 0) {
-		snprintf(err, len, "the label holds a control character (byte 0x%02x at %d)",
-		         (unsigned char)reg->label[at], at);
-		return -1;
-	}
-	for (i = 0; i < reg->gpus.n && i < KREX_MAX_GPUS; i++)
-		if ((at = ctl_at(reg->gpus.name[i])) >= 0) {
-			snprintf(err, len,
-			         "GPU name %u holds a control character (byte 0x%02x at %d)", i,
-			         (unsigned char)reg->gpus.name[i][at], at);
+int text_check(const char *what, const char *s, char *err, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t cp;
+	int i, n;
+
+	for (i = 0; u[i]; i += n) {
+		n = utf8_seq(u + i, &cp);
+		if (!n) {
+			snprintf(err, len, "%s is not UTF-8 (byte 0x%02x at %d)", what, u[i], i);
 			return -1;
 		}
+		if (cp_is_control(cp)) {
+			if (cp < 0x80)
+				snprintf(err, len,
+				         "%s holds a control character (byte 0x%02x at %d)", what,
+				         (unsigned)cp, i);
+			else
+				snprintf(err, len, "%s holds a control character (U+%04X at %d)",
+				         what, (unsigned)cp, i);
+			return -1;
+		}
+	}
 	return 0;
+}
+
+int gpus_check(const struct proto_gpus *g, char *err, size_t len)
+{
+	char what[32];
+	unsigned i;
+
+	for (i = 0; i < g->n && i < KREX_MAX_GPUS; i++) {
+		snprintf(what, sizeof(what), "GPU name %u", i);
+		if (text_check(what, g->name[i], err, len) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A REGISTER's label, CPU list and GPU names are one printable line of UTF-8
+ * each (they end up in log lines and on root's terminal): 0, or -1 with the
+ * reason in err. */
+static int register_names_check(const struct proto_register *reg, char *err, size_t len)
+{
+	if (text_check("the label", reg->label, err, len) < 0 ||
+	    text_check("the CPU list", reg->cpus, err, len) < 0)
+		return -1;
+	return gpus_check(&reg->gpus, err, len);
 }
 
 /*
@@ -750,13 +804,23 @@ static int part_pin(struct conn *c, pid_t pid, uid_t *uid, char *why, size_t len
 		return -2;
 	}
 	if (pid == c->pid && !conn_peer_alive(c)) {
-		snprintf(
-		        why, len,
-		        "pid %d that connected has exited or was replaced (pid reuse); register from a process that holds its own connection",
-		        (int)pid);
+		if (c->ident == CONN_IDENT_OWNER)
+			snprintf(
+			        why, len,
+			        "pid %d is not uid %u's to register: its /proc entry is root's (a root process, or a non-dumpable one: a setuid program, PR_SET_DUMPABLE 0)",
+			        (int)pid, (unsigned)c->uid);
+		else
+			snprintf(
+			        why, len,
+			        "pid %d that connected has exited or was replaced (pid reuse); register from a process that holds its own connection",
+			        (int)pid);
 		return -2;
 	}
-	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* the process that connected: its own pidfd (SO_PEERPIDFD), not whatever has the pid */
+	if (pid == c->pid && c->pidfd >= 0)
+		fd = fcntl(c->pidfd, F_DUPFD_CLOEXEC, 0);
+	else
+		fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pid_start_ticks(pid, &ticks, uid) < 0 ||
 	    (fd >= 0 && syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) < 0) ||
 	    pid_start_ticks(pid, &ticks2, NULL) < 0 || ticks2 != ticks ||
@@ -769,6 +833,37 @@ static int part_pin(struct conn *c, pid_t pid, uid_t *uid, char *why, size_t len
 	return fd;
 }
 
+/*
+ * max_gpus_per_uid: the names of g that krexd's table lacks (each once) go
+ * into fresh[]; a user may hold at most max_gpus_per_uid names that it
+ * brought in.  0, or -1 with why set.
+ */
+static int gpu_fresh(struct krexd *k, struct conn *c, const struct proto_gpus *g, int *fresh,
+                     char *why, size_t len)
+{
+	unsigned i, j, mine = 0, n = 0;
+
+	for (i = 0; i < g->n; i++) {
+		fresh[i] = gpu_slot(k, g->name[i], 0) < 0;
+		for (j = 0; fresh[i] && j < i; j++)
+			if (!strcmp(g->name[j], g->name[i]))
+				fresh[i] = 0;
+		n += (unsigned)fresh[i];
+	}
+	if (!n || c->uid == 0)
+		return 0;
+	for (i = 0; i < k->ngpus; i++)
+		if (k->gpu[i][0] && k->gpu_adder[i] == c->uid)
+			mine++;
+	if (mine + n <= k->cfg.max_gpus_per_uid)
+		return 0;
+	snprintf(
+	        why, len,
+	        "uid %u would bring %u new GPU names into krexd's table, with %u it brought already (max_gpus_per_uid %u)",
+	        (unsigned)c->uid, n, mine, k->cfg.max_gpus_per_uid);
+	return -1;
+}
+
 /* The GPUs of a registration, within what gpu_policy lets c's user name. */
 static int part_gpus(struct krexd *k, struct conn *c, const struct proto_register *reg,
                      uint64_t *mask, int *code, char *why, size_t len)
@@ -777,6 +872,7 @@ static int part_gpus(struct krexd *k, struct conn *c, const struct proto_registe
 	int add = c->uid == 0 || k->cfg.gpu_policy == GPU_POLICY_OPEN ||
 	          (k->cfg.gpu_policy == GPU_POLICY_CONFIGURED && !k->nconf_gpus);
 	char bad[KREX_MAX_GPU_NAME + 1];
+	int fresh[KREX_MAX_GPUS];
 	unsigned i;
 
 	*code = KREX_EPERM;
@@ -787,11 +883,19 @@ static int part_gpus(struct krexd *k, struct conn *c, const struct proto_registe
 			*code = KREX_ENOGPU;
 			return -1;
 		}
-	if (gpu_mask(k, &reg->gpus, 1, mask) < 0) {
-		snprintf(why, len, "GPU table full (%d GPUs)", KREX_MAX_GPUS);
+	if (gpu_fresh(k, c, &reg->gpus, fresh, why, len) < 0) {
 		*code = KREX_ELIMIT;
 		return -1;
 	}
+	if (gpu_mask(k, &reg->gpus, 1, mask) < 0) {
+		snprintf(why, len, "GPU table full (%d GPUs)", KREX_MAX_GPUS);
+		*code = KREX_ELIMIT;
+		gpu_prune(k);
+		return -1;
+	}
+	for (i = 0; i < reg->gpus.n; i++)
+		if (fresh[i])
+			k->gpu_adder[gpu_slot(k, reg->gpus.name[i], 0)] = c->uid;
 	/* No GPUs named: every GPU krexd knows (the user's step's under gpu_policy step);
 	 * on a node whose table is empty (no gpus= key, nobody registered one yet) a
 	 * single GPU named "0". */
@@ -856,8 +960,42 @@ static int part_in_slurm_step(const struct krexd *k, pid_t pid, char *cg, size_t
 	return 0;
 }
 
+/*
+ * The job and step of pid, registered by c: never a user's word (doc/security.md
+ * "What krexd trusts").  Root's registration (the SPANK plugin, in slurmstepd)
+ * says them.  A user's process carries the job and step of a participant root
+ * registered for that same uid (a Slurm step's task) that holds it: its cgroup,
+ * or, under the signal freezer, one of its ancestors is that task.  Otherwise
+ * it has none (0.0).  A claim that differs from that is logged (once a second).
+ */
+static void part_job(struct krexd *k, struct conn *c, pid_t pid, const struct proto_register *reg,
+                     const struct part *joined, uint32_t jobstep[2])
+{
+	static uint64_t last;
+	const struct part *p = joined;
+
+	if (!p && c->uid == 0) {
+		jobstep[0] = reg->job;
+		jobstep[1] = reg->step;
+		return;
+	}
+	if (!p)
+		for (p = k->parts; p; p = p->next)
+			if (p->by_root && p->uid == c->uid && p->job &&
+			    (p->pid == pid || freezer_contains(&k->fz, &p->ft, pid)))
+				break;
+	jobstep[0] = p ? p->job : 0;
+	jobstep[1] = p ? p->step : 0;
+	if (c->uid != 0 && (reg->job || reg->step) &&
+	    (reg->job != jobstep[0] || reg->step != jobstep[1]) && log_ratelimit(&last, NS_PER_S))
+		log_info(
+		        "uid %u claimed job %u.%u for pid %d; root registered no such step of that uid holding it on this node: it is job %u.%u (0.0: none) (logged once per s)",
+		        (unsigned)c->uid, reg->job, reg->step, (int)pid, jobstep[0], jobstep[1]);
+}
+
 int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg)
 {
+	uint32_t jobstep[2];
 	pid_t pid = reg->pid ? (pid_t)reg->pid : c->pid;
 	struct part *p = NULL;
 	uint64_t mask;
@@ -896,6 +1034,7 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 		p->mask |= mask;
 		if (pidfd >= 0)
 			close(pidfd);
+		part_job(k, c, pid, reg, p, jobstep); /* its job is the participant's */
 		log_debug("pid %d joins participant %u", (int)pid, p->id);
 	} else if (!reg->cgroup[0] && part_in_slurm_step(k, pid, cg, sizeof(cg))) {
 		if (pidfd >= 0)
@@ -906,7 +1045,8 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 		        "pid %d is in the cgroup of a Slurm step (%s) that is not registered: the SPANK plugin registers a step's tasks (krexd restarted under the job?), and krexd does not move a task out of its step",
 		        (int)pid, cg);
 	} else {
-		p = part_create(k, reg, pid, uid, mask, pidfd);
+		part_job(k, c, pid, reg, NULL, jobstep);
+		p = part_create(k, reg, pid, uid, jobstep, mask, pidfd);
 		if (!p) {
 			int err = errno;
 			if (pidfd >= 0)

@@ -95,12 +95,44 @@ int uacct_region_allowed(struct krexd *k, struct uacct *a, uint64_t now, uint64_
 	return -1;
 }
 
-void uacct_region_used(struct krexd *k, uid_t uid, uint64_t held_ns, uint64_t now)
+int uacct_region_start(struct krexd *k, uid_t uid, uint64_t *lease_ns, uint64_t now,
+                       uint64_t *charged_ns, uint64_t *win, uint64_t *wait_ns)
 {
-	struct uacct *a = uacct_get(k, uid);
+	uint64_t cap = k->cfg.region_time_per_uid, left;
+	struct uacct *a;
 
-	if (!a)
+	*charged_ns = 0;
+	*win = 0;
+	if (!cap || uid == 0 || !(a = uacct_get(k, uid)))
+		return 0;
+	window_roll(a, now);
+	left = a->win_used_ns < cap ? cap - a->win_used_ns : 0;
+	if (!left) {
+		*wait_ns = a->win_start_ns + UACCT_WINDOW_NS - now;
+		return -1;
+	}
+	if (!*lease_ns || *lease_ns > left)
+		*lease_ns = left;
+	a->win_used_ns += *lease_ns;
+	*charged_ns = *lease_ns;
+	*win = a->win_start_ns;
+	return 0;
+}
+
+void uacct_region_end(struct krexd *k, uid_t uid, uint64_t charged_ns, uint64_t win,
+                      uint64_t held_ns, uint64_t now)
+{
+	struct uacct *a;
+
+	if (!charged_ns || !(a = uacct_get(k, uid)))
 		return;
 	window_roll(a, now);
-	a->win_used_ns += held_ns;
+	if (a->win_start_ns == win) {
+		/* the lease was charged whole: give back what it did not hold */
+		a->win_used_ns -= charged_ns < a->win_used_ns ? charged_ns : a->win_used_ns;
+		a->win_used_ns += held_ns;
+	} else {
+		/* charged to a window gone by: this one gets what it held since it began */
+		a->win_used_ns += held_ns < now - a->win_start_ns ? held_ns : now - a->win_start_ns;
+	}
 }

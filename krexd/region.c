@@ -62,8 +62,9 @@ struct region_cost {
 
 struct region {
 	struct rq_req rq;
-	struct conn *conn; /* requester (NULL once it is gone) */
-	uint32_t seq;      /* of the REGION_BEGIN, for the GRANT */
+	uint64_t quota_ns, quota_win; /* region_time_per_uid charged at its start, and when */
+	struct conn *conn;            /* requester (NULL once it is gone) */
+	uint32_t seq;                 /* of the REGION_BEGIN, for the GRANT */
 	uint32_t owner;
 	int phase;
 	uint32_t close_gen;
@@ -354,6 +355,33 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
  * tail of its ready list, so the owner's END and new BEGIN can come ahead of
  * a waiting sibling's BEGIN that was sent earlier (seen in the fairness test).
  */
+/*
+ * region_time_per_uid, charged when the region leaves its queue (quota.c):
+ * its lease is cut to what its uid has left.  With nothing left its owner
+ * gets error 14 and the region is dropped (-1).
+ */
+static int region_quota_take(struct krexd *k, struct region *r, uint64_t now)
+{
+	uint64_t wait_ns = 0;
+	struct conn *c = r->conn;
+
+	if (uacct_region_start(k, r->uid, &r->rq.lease_ns, now, &r->quota_ns, &r->quota_win,
+	                       &wait_ns) == 0)
+		return 0;
+	log_info("region %llu of uid %u: refused at its turn: region_time_per_uid used",
+	         (unsigned long long)r->rq.id, (unsigned)r->uid);
+	if (c) {
+		conn_error(
+		        k, c, r->seq, KREX_ELIMIT,
+		        "uid %u used its region time for this minute (region_time_per_uid); next in %llu ms",
+		        (unsigned)r->uid, (unsigned long long)(wait_ns / NS_PER_MS));
+		c->region = NULL;
+		r->conn = NULL;
+	}
+	region_finish(k, r, END_GONE, "region_time_per_uid");
+	return -1;
+}
+
 void region_schedule(struct krexd *k)
 {
 	struct region *r, *late[64];
@@ -375,6 +403,8 @@ void region_schedule(struct krexd *k)
 		rq_requeue(&k->rq, &late[i]->rq);
 	now = time_now_ns();
 	while ((q = rq_next(&k->rq, now))) {
+		if (region_quota_take(k, q->data, now) < 0)
+			continue; /* refused and removed from the queue */
 		rq_start(&k->rq, q, now);
 		region_close(k, q->data, now);
 	}
@@ -1492,8 +1522,8 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 		struct uacct *ua = uacct_get(k, r->uid);
 		if (ua && ua->queued)
 			ua->queued--;
-		if (r->phase == PH_HELD)
-			uacct_region_used(k, r->uid, r->cert.held_us * NS_PER_US, now);
+		uacct_region_end(k, r->uid, r->quota_ns, r->quota_win,
+		                 r->phase == PH_HELD ? r->cert.held_us * NS_PER_US : 0, now);
 	}
 	rq_remove(&k->rq, &r->rq, now);
 	region_unlink(r);

@@ -103,6 +103,14 @@ static int read_payload(struct krex_verify *v, const char *p, size_t n, const ch
 	char mark[64], outcome[32];
 	unsigned long long u[4];
 
+	const char *k0, *v0;
+	size_t kl0, vl0, pos = 0;
+
+	/* the whole payload is one JSON object, strictly (RFC 8259), or nothing of it is read */
+	if (json_object_next(p, n, &pos, &k0, &kl0, &v0, &vl0) < 0)
+		return verdict(v, KREX_VERIFY_MALFORMED,
+		               "the credential is valid but its payload is not a JSON object"),
+		       -1;
 	for (i = 0; i < 8; i++)
 		if (json_object_get(p, n, keys[i], &val[i], &vl[i]) != 1)
 			return verdict(v, KREX_VERIFY_MALFORMED,
@@ -270,6 +278,13 @@ KREX_EXPORT int krex_certificate_verify(const char *text, struct krex_verify *v)
 		        v, KREX_VERIFY_EXPIRED,
 		        "the credential expired: encoded %s with a time-to-live of %d s (munged checked its MAC; --allow-expired accepts it)",
 		        when, v->ttl);
+	if (v->cred_uid != v->signer_uid) /* KREX_VERIFY_ANY_SIGNER: only what that uid says */
+		return verdict(
+		        v, KREX_VERIFY_VALID,
+		        "signed by uid %u, not by krexd's uid %u (any signer accepted: this is only what uid %u says), on %s at %s%s%s",
+		        v->cred_uid, v->signer_uid, v->cred_uid, v->node, when,
+		        v->replayed ? " (verified before on this node)" : "",
+		        v->expired ? " (expired, accepted)" : "");
 	return verdict(v, KREX_VERIFY_VALID, "signed by krexd on %s at %s%s%s", v->node, when,
 	               v->replayed ? " (verified before on this node)" : "",
 	               v->expired ? " (expired, accepted)" : "");

@@ -8,7 +8,9 @@
 . "$top_srcdir/test/integration/krexd-lib.sh"
 . "$top_srcdir/test/attack/attack-lib.sh"
 at_setup
-plan 8
+SHIPPED=$top_builddir/contrib/krexd.conf # made from contrib/krexd.conf.in
+[ -r "$SHIPPED" ] || skip_all "$SHIPPED not built (make)"
+plan 10
 kt_conf "gpus = g0,g1" "freezer = signal"
 krexd_start
 
@@ -37,23 +39,33 @@ diag "$(tr "\n" " " <"$KT_DIR/s3.out")"
 ok "step policy: the step's GPU is allowed" grep -qs 'registered=1' "$KT_DIR/s3.out"
 krexd_stop
 
-# no gpus= list: names are free, but the table is pruned
+# The shipped krexd.conf (no gpus= list): a user may bring only
+# max_gpus_per_uid names of its own into the table (8), so one user holding
+# made-up names cannot make every new name fail for everyone; the names are
+# pruned when its participants leave.
 : >"$KT_DIR/krexd.conf"
+cat "$SHIPPED" >>"$KT_DIR/krexd.conf"
 kt_conf "freezer = signal"
 krexd_start
 names=$(seq -s, -f 'x%g' 0 63)
-KREX_ATTACK_HOLD=2 as_user "$ATTACK" register 1 "$names" >"$KT_DIR/f1.out" 2>&1 &
+as_user "$ATTACK" register 1 "$names" >"$KT_DIR/f0.out" 2>&1
+diag "$(tr '\n' ' ' <"$KT_DIR/f0.out")"
+ok "64 made-up names from one user are refused (max_gpus_per_uid)" grep -qs 'last_error=error 14 uid [0-9]* .*max_gpus_per_uid' "$KT_DIR/f0.out"
+names=$(seq -s, -f 'x%g' 0 7)
+KREX_ATTACK_HOLD=3 as_user "$ATTACK" register 1 "$names" >"$KT_DIR/f1.out" 2>&1 &
 filler=$!
 KT_PIDS="$KT_PIDS $filler"
 wait_for 5 grep -qs registered= "$KT_DIR/f1.out"
-ok "a user filled the 64-entry table" grep -qs 'registered=1' "$KT_DIR/f1.out"
+ok "8 names of its own are taken" grep -qs 'registered=1' "$KT_DIR/f1.out"
+as_user "$ATTACK" register 1 x9 >"$KT_DIR/f9.out" 2>&1
+ok "while it holds them, a ninth new name of the same user is refused" grep -qs 'last_error=error 14 .*max_gpus_per_uid' "$KT_DIR/f9.out"
 "$CLIENT" participant --gpus fresh0 >"$KT_DIR/full.out" 2>&1 &
 KT_PIDS="$KT_PIDS $!"
 wait_for 3 grep -qs 'error\|registered' "$KT_DIR/full.out"
-ok "while it holds them a new name fails" grep -qs 'GPU table full' "$KT_DIR/full.out"
+ok "and another's new name is taken meanwhile" grep -qs 'registered' "$KT_DIR/full.out"
 wait_for 10 kt_gone "$filler"
-sleep 0.3
-as_user "$ATTACK" register 1 fresh1 >"$KT_DIR/f2.out" 2>&1
+wait_for 5 sh -c "! \"$CLIENT\" status | grep -q 'gpus=x0'"
+as_user "$ATTACK" register 1 "$names" >"$KT_DIR/f2.out" 2>&1
 diag "$(tr '\n' ' ' <"$KT_DIR/f2.out")"
-ok "after its participants leave, a new name is taken again (table pruned)" grep -qs 'registered=1' "$KT_DIR/f2.out"
+ok "after its participants leave, its names are pruned and it may name 8 again" grep -qs 'registered=1' "$KT_DIR/f2.out"
 done_testing

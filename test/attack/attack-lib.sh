@@ -7,7 +7,11 @@
 #	. "$top_srcdir/test/attack/attack-lib.sh"; at_setup; krexd_start; ...
 
 ATTACK=$top_builddir/test/attack/krex-attack
+KREX=$top_builddir/krex/krex
 AT_USER=nobody
+
+# at_need_krex: skip unless the krex CLI is built.
+at_need_krex() { [ -x "$KREX" ] || skip_all "krex CLI not built"; }
 
 at_setup() {
 	need_root

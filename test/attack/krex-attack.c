@@ -10,6 +10,8 @@
  *	krex-attack pidreuse           connect, hand the socket to a child, exit; the
  *	                               child registers pid 0 once the connecting pid is gone
  *	krex-attack register N GPUS    N registrations (one connection each, NEWCG) naming GPUS
+ *	krex-attack label LABEL [GPUS] one registration with that label (any bytes)
+ *	krex-attack nodump             a non-dumpable process (its /proc is root's) registers itself
  *
  * The socket is $KREX_SOCKET.  Each prints key=value lines of what happened;
  * the tests assert on them.  Every loop is bounded in count and time.
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -188,6 +191,8 @@ static int cmd_partial(int n, int secs)
 	return 0;
 }
 
+static const char *reg_label = "attack";
+
 static int do_register(int fd, const char *gpus, uint32_t flags, char *out, size_t len)
 {
 	union proto_body req, rep;
@@ -197,7 +202,7 @@ static int do_register(int fd, const char *gpus, uint32_t flags, char *out, size
 
 	memset(&req, 0, sizeof(req));
 	req.reg.flags = flags;
-	snprintf(req.reg.label, sizeof(req.reg.label), "attack");
+	snprintf(req.reg.label, sizeof(req.reg.label), "%s", reg_label);
 	if (gpus && *gpus) {
 		int n = conf_split_list(gpus, &req.reg.gpus.name[0][0],
 		                        sizeof(req.reg.gpus.name[0]), KREX_MAX_GPUS);
@@ -289,12 +294,31 @@ static int cmd_register(int n, const char *gpus)
 	return 0;
 }
 
+/* A process that made itself non-dumpable (its /proc/PID is root's) registers itself. */
+static int cmd_nodump(void)
+{
+	char out[1200];
+	int fd;
+
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return 2;
+	fd = unix_connect(sock_path, 2000);
+	if (fd < 0)
+		return 2;
+	do_register(fd, "", 0, out, sizeof(out));
+	printf("register=%s\n", out);
+	fflush(stdout);
+	if (getenv("KREX_ATTACK_HOLD"))
+		sleep((unsigned)atoi(getenv("KREX_ATTACK_HOLD")));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	sock_path = getenv(KREX_ENV_SOCKET);
 	if (!sock_path || argc < 2) {
 		fprintf(stderr,
-		        "usage: KREX_SOCKET=... krex-attack conns|noread|partial|pidreuse|register ...\n");
+		        "usage: KREX_SOCKET=... krex-attack conns|noread|partial|pidreuse|register|label|nodump ...\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "conns") && argc == 4)
@@ -305,6 +329,12 @@ int main(int argc, char **argv)
 		return cmd_partial(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(argv[1], "pidreuse") && argc == 2)
 		return cmd_pidreuse();
+	if (!strcmp(argv[1], "nodump") && argc == 2)
+		return cmd_nodump();
+	if (!strcmp(argv[1], "label") && argc >= 3) {
+		reg_label = argv[2];
+		return cmd_register(1, argc > 3 ? argv[3] : "");
+	}
 	if (!strcmp(argv[1], "register") && argc >= 3)
 		return cmd_register(atoi(argv[2]), argc > 3 ? argv[3] : "");
 	fprintf(stderr, "krex-attack: bad arguments\n");

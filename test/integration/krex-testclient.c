@@ -484,6 +484,9 @@ static int cmd_as_pid(const char *pid, const char *cgroup)
 
 	memset(&req, 0, sizeof(req));
 	req.reg.pid = (uint32_t)atoi(pid);
+	if (getenv("KREX_TEST_JOB") &&
+	    sscanf(getenv("KREX_TEST_JOB"), "%u.%u", &req.reg.job, &req.reg.step) != 2)
+		return 2;
 	snprintf(req.reg.label, sizeof(req.reg.label), "as-pid");
 	snprintf(req.reg.cgroup, sizeof(req.reg.cgroup), "%s", cgroup ? cgroup : "");
 	gpus_set(&req.reg.gpus, "g0");

@@ -20,6 +20,36 @@
 #include "tap.h"
 #include "timeutil.h"
 
+/* Labels and GPU names (text_check): one printable line of well-formed UTF-8. */
+static void test_names(void)
+{
+	static const char *const good[] = {"job 42.0", "caf\xc3\xa9 \xe2\x82\xac",
+	                                   "\xf0\x9f\x98\x80", "\xef\xbf\xbd", ""};
+	static const char *const bad[] = {
+	        "\x1b[31m",           "a\x7f",        "\xc2\x80",         "x\xc2\x9b[2J",
+	        "\xc2\x9d\x30;t\x07", "x\x9b",        "\xc0\x80",         "\xc1\xbf",
+	        "\xe0\x80\x80",       "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80",
+	        "\xe2\x82",           "\xe2\x80\xae", "\xe2\x81\xa6",     "\xe2\x80\xa8"};
+	char err[200];
+	unsigned i, n = 0;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		n += text_check("the label", good[i], err, sizeof(err)) == 0;
+	ok(n == sizeof(good) / sizeof(good[0]),
+	   "plain ASCII, UTF-8 of 2, 3, 4 bytes, U+FFFD: taken");
+	for (i = 0, n = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		n += text_check("the label", bad[i], err, sizeof(err)) < 0;
+	ok(n == sizeof(bad) / sizeof(bad[0]),
+	   "C0, DEL, C1, raw 0x9b, overlong, surrogate, past U+10FFFF, 5 bytes, cut short, bidi and line separators: %u of %zu refused",
+	   n, sizeof(bad) / sizeof(bad[0]));
+	ok(text_check("the label", "x\xc2\x9b", err, sizeof(err)) < 0 &&
+	           !strcmp(err, "the label holds a control character (U+009B at 1)"),
+	   "U+009B named: %s", err);
+	ok(text_check("GPU name 0", "g\x9b", err, sizeof(err)) < 0 &&
+	           !strcmp(err, "GPU name 0 is not UTF-8 (byte 0x9b at 1)"),
+	   "a raw byte named: %s", err);
+}
+
 int main(void)
 {
 	struct krexd k;
@@ -29,7 +59,8 @@ int main(void)
 	uid_t u = 12345;
 	pid_t child;
 
-	plan(15);
+	plan(19);
+	test_names();
 	ok(proc_stat_start("1 (a b) c) S 0 1 1 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 4242 9 10",
 	                   &t) == 0 &&
 	           t == 4242,
@@ -49,8 +80,8 @@ int main(void)
 	ok(conn_peer_alive(&c) == 0, "start time mismatch (a reused pid): not the peer");
 	c.start_ticks = t;
 	c.uid = geteuid() + 1;
-	ok(conn_peer_alive(&c) == (geteuid() == 0),
-	   "uid mismatch: not the peer (unless /proc is root's: non-dumpable)");
+	ok(conn_peer_alive(&c) == 0 && c.ident == CONN_IDENT_OWNER,
+	   "uid mismatch: not the peer, also when /proc is root's (a root or non-dumpable process)");
 	c.uid = geteuid();
 	c.start_ticks = 0;
 	ok(conn_peer_alive(&c) == 0, "no identity taken at accept: not trusted");

@@ -140,6 +140,21 @@ static void test_reader(void)
 	           json_object_get("{\"a\":\"x\n\"}", 8, "a", &v, &vl) < 0 &&
 	           json_object_get("{a:1}", 5, "a", &v, &vl) < 0,
 	   "unterminated, trailing text, not an object, a raw newline, a bare key: malformed");
+	{
+		static const char *const bad[] = {
+		        "{\"a\":tttt}", "{\"a\":truex}",   "{\"a\":01}",
+		        "{\"a\":1.}",   "{\"a\":-}",       "{\"a\":1e}",
+		        "{\"a\":nul}",  "{\"a\":\"\\x\"}", "{\"a\":\"\\u12g4\"}"};
+		unsigned i, refused = 0;
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			refused += json_object_get(bad[i], strlen(bad[i]), "a", &v, &vl) < 0;
+		ok(refused == sizeof(bad) / sizeof(bad[0]),
+		   "not JSON (RFC 8259): a bare word, a leading zero, a lone '-', a bad escape: %u of %zu refused",
+		   refused, sizeof(bad) / sizeof(bad[0]));
+		t = "{\"a\":-0.5e+3,\"b\":true,\"c\":false,\"d\":null,\"e\":\"\\u00e9\\n\",\"f\":0}";
+		ok(json_object_get(t, strlen(t), "f", &v, &vl) == 1 && vl == 1,
+		   "numbers, true, false, null and escapes are JSON");
+	}
 	ok(json_object_get(
 	           "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
 	           "]]]]]]]}",
@@ -189,7 +204,7 @@ int main(void)
 	size_t n;
 	FILE *f;
 
-	plan(32);
+	plan(34);
 	test_reader();
 	ok(esc_is("my\"job", 6, "my\\\"job"), "a quote gets a backslash");
 	ok(esc_is("a\\b", 3, "a\\\\b"), "a backslash gets a backslash");

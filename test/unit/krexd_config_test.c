@@ -41,7 +41,7 @@ int main(void)
 	struct krexd_config c, n;
 	char err[512];
 
-	plan(36);
+	plan(37);
 	config_defaults(&c);
 	ok(!strcmp(c.run_dir, KREX_DEFAULT_RUNDIR), "default run_dir");
 	ok(c.max_region_ns == KREX_DEFAULT_MAX_REGION_MS * NS_PER_MS, "default max_region");
@@ -168,6 +168,12 @@ int main(void)
 	           config_set(&c, "region_time_per_uid", "nan", err, sizeof(err)) < 0 &&
 	           c.region_time_per_uid == 30 * NS_PER_S,
 	   "region_time_per_uid: at most a minute, nan rejected");
+	ok(c.max_gpus_per_uid == KREX_DEFAULT_GPUS_PER_UID &&
+	           config_set(&c, "max_gpus_per_uid", "0", err, sizeof(err)) == 0 &&
+	           c.max_gpus_per_uid == 0 &&
+	           config_set(&c, "max_gpus_per_uid", "65", err, sizeof(err)) < 0 &&
+	           config_set(&c, "max_gpus_per_uid", "64", err, sizeof(err)) == 0,
+	   "max_gpus_per_uid: default 8, 0 to the table's 64");
 
 	config_defaults(&c);
 	n = c;
