@@ -238,6 +238,8 @@ static void put_cert(struct pbuf *b, const struct krex_certificate *c)
 	pbuf_put_u32(b, (uint32_t)c->temp_end_c);
 	pbuf_put_u64(b, c->violation_power_us);
 	pbuf_put_u64(b, c->violation_thermal_us);
+	pbuf_put_u64(b, c->chain_us);
+	pbuf_put_u32(b, c->chained);
 }
 
 static void get_cert(struct pbuf *b, struct krex_certificate *c)
@@ -276,6 +278,8 @@ static void get_cert(struct pbuf *b, struct krex_certificate *c)
 	c->temp_end_c = (int32_t)pbuf_get_u32(b);
 	c->violation_power_us = pbuf_get_u64(b);
 	c->violation_thermal_us = pbuf_get_u64(b);
+	c->chain_us = pbuf_get_u64(b);
+	c->chained = pbuf_get_u32(b);
 	if (!b->err && c->outcome > KREX_OUTCOME_UNPROTECTED)
 		b->err = EPROTO;
 }
@@ -396,9 +400,7 @@ static void get_status_reply(struct pbuf *b, struct proto_status_reply *s)
 	}
 }
 
-/* The smallest packed LOG_REPLY entry (every string empty): a count the
- * payload cannot hold is refused before anything is allocated for it. */
-#define LOG_ENTRY_MIN 216
+#define LOG_ENTRY_MIN PROTO_LOG_ENTRY_MIN
 
 static void put_log_reply(struct pbuf *b, const struct proto_log_reply *l)
 {

@@ -23,7 +23,12 @@
 #include "krex/region.h"
 
 #define PROTO_MAGIC 0x4b524558u /* "KREX" */
-#define PROTO_VERSION 4         /* bump on any change, and say so in NEWS.md */
+/* The smallest packed LOG_REPLY entry (every string empty: 4 string lengths,
+ * the fixed fields, the certificate's with protocol 5's chain fields): a count
+ * the payload cannot hold is refused before anything is allocated for it, and
+ * krexd's pages are cut by it. */
+#define PROTO_LOG_ENTRY_MIN 228
+#define PROTO_VERSION 5 /* bump on any change, and say so in NEWS.md */
 #define PROTO_HDR_LEN 16
 #define PROTO_MAX_PAYLOAD 65536
 #define PROTO_MAX_STR 1024 /* any one string field */

@@ -73,6 +73,10 @@ static void print_cert(FILE *f, const struct krex_certificate *c)
 		fprintf(f, "krex:   power / thermal violation during the region: %llu / %llu us\n",
 		        (unsigned long long)c->violation_power_us,
 		        (unsigned long long)c->violation_thermal_us);
+	if (c->chained)
+		fprintf(f,
+		        "krex:   chained: region %u of its chain, %.1f ms after the chain's first grant\n",
+		        c->chained + 1, c->chain_us / 1e3);
 }
 
 /*

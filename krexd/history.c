@@ -572,11 +572,11 @@ static int log_match(const struct proto_log_entry *e, const struct proto_log *q,
 	return e->end_us >= q->since_us;
 }
 
-/* Packed size of one entry (proto.c's LOG_ENTRY_MIN plus its strings). */
+/* Packed size of one entry (PROTO_LOG_ENTRY_MIN plus its strings). */
 static size_t log_entry_size(const struct proto_log_entry *e)
 {
-	return 216 + strlen(e->label) + strlen(e->cert.owner_cores) + strlen(e->cert.gpus) +
-	       strlen(e->cert.note);
+	return PROTO_LOG_ENTRY_MIN + strlen(e->label) + strlen(e->cert.owner_cores) +
+	       strlen(e->cert.gpus) + strlen(e->cert.note);
 }
 
 void history_log(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_log *q)

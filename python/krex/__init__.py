@@ -98,7 +98,9 @@ class Certificate(ctypes.Structure):
                 ("clock_samples", ctypes.c_uint32), ("clock_reasons", ctypes.c_uint64),
                 ("temp_start_c", ctypes.c_int32), ("temp_end_c", ctypes.c_int32),
                 ("violation_power_us", ctypes.c_uint64),
-                ("violation_thermal_us", ctypes.c_uint64)]
+                ("violation_thermal_us", ctypes.c_uint64),
+                # added with protocol 5: chained regions
+                ("chain_us", ctypes.c_uint64), ("chained", ctypes.c_uint32)]
 
 
 _lib = None

@@ -31,10 +31,10 @@ static int unpack_bytes(const uint8_t *bytes, size_t len, union proto_body *m, i
 
 static void test_golden(void)
 {
-	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x04, 0x00, 0x07,
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x05, 0x00, 0x07,
 	                               0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x07,
 	                               0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
-	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x04, 0x00, 0x0d,
+	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x05, 0x00, 0x0d,
 	                                   0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,
 	                                   0x00, 0x00, 0x00, 0x05, 0x00, 0x02, 'h',  'i'};
 	union proto_body m;
@@ -117,6 +117,8 @@ static void test_roundtrips(void)
 	a.cert.temp_end_c = 61;
 	a.cert.violation_power_us = 0x0102030405060708ULL;
 	a.cert.violation_thermal_us = 9;
+	a.cert.chain_us = 0x1122334455667788ULL;
+	a.cert.chained = 3;
 	pbuf_init(&buf);
 	ok(proto_pack(&buf, PROTO_CERT, 2, &a) == 0 &&
 	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
@@ -130,9 +132,14 @@ static void test_roundtrips(void)
 		        0x07, 0xbc, 0, 0, 0x07, 0xbc, 0,    0,    0, 7, 0,    0,    0, 0,
 		        0,    0,    0, 5, 0xff, 0xff, 0xff, 0xff, 0, 0, 0,    61,   1, 2,
 		        3,    4,    5, 6, 7,    8,    0,    0,    0, 0, 0,    0,    0, 9};
-		ok(buf.len > sizeof(tail) &&
-		           memcmp(buf.data + buf.len - sizeof(tail), tail, sizeof(tail)) == 0,
-		   "CERT ends with the protocol 3 GPU-state fields, golden bytes");
+		/* then the protocol 5 chain fields: chain_us, chained */
+		static const uint8_t chain[] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66,
+		                                0x77, 0x88, 0,    0,    0,    3};
+		ok(buf.len > sizeof(tail) + sizeof(chain) &&
+		           memcmp(buf.data + buf.len - sizeof(chain) - sizeof(tail), tail,
+		                  sizeof(tail)) == 0 &&
+		           memcmp(buf.data + buf.len - sizeof(chain), chain, sizeof(chain)) == 0,
+		   "CERT ends with the protocol 3 GPU-state fields and the protocol 5 chain fields, golden bytes");
 	}
 	pbuf_free(&buf);
 
@@ -342,6 +349,15 @@ static void test_history_messages(void)
 	for (i = 0; same && i < 3; i++)
 		same = memcmp(&e[i], &b.log_reply.e[i], sizeof(e[i])) == 0;
 	ok(same, "LOG_REPLY round trip with 3 entries");
+	{
+		/* PROTO_LOG_ENTRY_MIN (krexd cuts its pages by it) is an entry whose
+		 * strings are empty: the label, and 3 of the certificate's */
+		size_t strs = strlen(e[0].label) + strlen(e[0].cert.gpus) + strlen(e[0].cert.note) +
+		              strlen(e[1].label) + strlen(e[1].cert.gpus) + strlen(e[1].cert.note) +
+		              strlen(e[2].label) + strlen(e[2].cert.gpus) + strlen(e[2].cert.note);
+		ok(buf.len == PROTO_HDR_LEN + 2 + 5 + 3 * 8 + 2 + 3 * PROTO_LOG_ENTRY_MIN + strs,
+		   "a LOG_REPLY entry packs to PROTO_LOG_ENTRY_MIN plus its strings");
+	}
 	if (same) {
 		proto_body_free(PROTO_LOG_REPLY, &b);
 		/* a count of 1000 entries in a payload that holds 3 */
@@ -391,7 +407,7 @@ static void test_history_messages(void)
 /* The signed form: golden bytes, round trip, length lies and NULs refused. */
 static void test_signed(void)
 {
-	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x04, 0x00, 0x13, 0x00, 0x00,
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x05, 0x00, 0x13, 0x00, 0x00,
 	                               0x00, 0x17, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00,
 	                               0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
 	                               'x',  0x00, 0x00, 0x00, 0x04, 'M',  'U',  'N',  'G'};
@@ -445,7 +461,7 @@ static void test_signed(void)
 
 int main(void)
 {
-	plan(38);
+	plan(39);
 	test_golden();
 	test_roundtrips();
 	test_malformed();

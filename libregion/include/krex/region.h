@@ -128,6 +128,10 @@ struct krex_certificate {
 	int32_t temp_end_c;
 	uint64_t violation_power_us;   /* growth of NVML's power and thermal violation */
 	uint64_t violation_thermal_us; /* counters during the region (KREX_CERT_VIOLATION) */
+	/* Added with protocol 5: chained regions (krex_region_begin(3)). */
+	uint64_t chain_us; /* chained: from the chain's first grant to this region's grant */
+	uint32_t chained;  /* 0: entered on its own; n: granted at the end of the chain's
+	                    * n-th region, its siblings still frozen (no thaw, no settle) */
 };
 
 /*
