@@ -53,7 +53,7 @@ export LD_LIBRARY_PATH=$NVML_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KREX_MOCK_NVML=$KT_DIR/nvml.txt
 printf '%s\n' "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" >"$KREX_MOCK_NVML"
 kt_conf "gpus = 0" "log_level = debug"
-plan 29
+plan 31
 
 # 1. Two owners queued behind a holder: chained, the sibling never runs.
 ok "krexd starts (chain_max 60s)" krexd_start -o chain_max=60s
@@ -61,8 +61,11 @@ holder
 c1=$(kt_count s)
 owner a
 wait_for 5 queued 1
+kt_participant j --gpus 0
+ok "a participant that joins during the region runs" kt_progress j
 touch "$KT_DIR/h.go"
 ok "the second owner is granted" wait_for 10 held_by a
+ok "the participant that joined is frozen in the chained region" kt_stalled j
 ok "chained: krexd says so" logged "chained to region .* (participant"
 c2=$(kt_count s)
 ok "the sibling did not run between the two regions ($c1 -> $c2)" test "$c1" = "$c2"
@@ -71,7 +74,8 @@ ok "the chained region ends" wait_for 5 ended a
 ok "the first region's certificate (printed once its owner was thawed): not chained" wait_for 5 ended_chained h 0
 ok "its certificate: chained = 1, clean" test "$(kt_field "$KT_DIR/a.out" chained)/$(kt_field "$KT_DIR/a.out" outcome)" = 1/clean
 ok "the first region settled, the chained one did not" settled h 32 && settled a 0
-ok "the chained region counts the sibling and the old owner frozen" test "$(kt_field "$KT_DIR/a.out" frozen)" = 2
+ok "the chained region froze, before its grant, the sibling, the old owner and the one that joined" \
+	test "$(kt_field "$KT_DIR/a.out" siblings)/$(kt_field "$KT_DIR/a.out" frozen)" = 3/3
 ok "the sibling runs again after the chain" kt_progress s
 
 # 2. chain_max cut: the next region waits chain_gap, during which the sibling runs.
