@@ -5,7 +5,8 @@
 # and without a settle (a sibling's counter does not move from the first
 # grant to the last end); the chain is cut after chain_max, and the siblings
 # then run for chain_gap; a chain is no way around region_time_per_uid; an
-# owner dying mid-chain or krexd stopping mid-chain leaves nothing frozen.
+# owner dying mid-chain or krexd stopping mid-chain leaves nothing frozen;
+# the isolation is redone for each owner and undone at the end.
 # Every step waits on an event: a client's output, krexd's status or log.
 # With the mock NVML (a GPU always at its clock), so that a region that
 # enters on its own settles (the certificate's known bit 0x20) and a
@@ -33,6 +34,7 @@ settled() { test $(($(kt_field "$KT_DIR/$1.out" known) & 32)) = "$2"; }
 ended_chained() { ended "$1" && test "$(kt_field "$KT_DIR/$1.out" chained)" = "$2"; }
 sib_free() { kt_progress s && none_stopped; }
 both_gone() { kt_gone "$x" && kt_gone "$y"; }
+cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$1"/status 2>/dev/null; }
 none_stopped() {
 	for p in $KT_PIDS; do
 		grep -qs '^State:.*T (stopped)' /proc/"$p"/status && return 1
@@ -53,7 +55,7 @@ export LD_LIBRARY_PATH=$NVML_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KREX_MOCK_NVML=$KT_DIR/nvml.txt
 printf '%s\n' "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" >"$KREX_MOCK_NVML"
 kt_conf "gpus = 0" "log_level = debug"
-plan 31
+plan 34
 
 # 1. Two owners queued behind a holder: chained, the sibling never runs.
 ok "krexd starts (chain_max 60s)" krexd_start -o chain_max=60s
@@ -61,11 +63,24 @@ holder
 c1=$(kt_count s)
 owner a
 wait_for 5 queued 1
+ch=$(cpus "$h") ca=$(cpus "$a") cs=$(cpus "$s")
 kt_participant j --gpus 0
 ok "a participant that joins during the region runs" kt_progress j
 touch "$KT_DIR/h.go"
 ok "the second owner is granted" wait_for 10 held_by a
 ok "the participant that joined is frozen in the chained region" kt_stalled j
+# Isolation: redone for the new owner, the old owner's undone (2 CPUs here:
+# the owner keeps one, its siblings get the other).
+now="h $(cpus "$h") a $(cpus "$a") s $(cpus "$s") j $(cpus "$j")"
+if [ "$(nproc)" -lt 2 ]; then
+	skip "isolation: first region" "one CPU: nothing to move siblings to"
+	skip "isolation: chained" "one CPU: nothing to move siblings to"
+else
+	ok "first region: its owner on its own CPUs ($ch), the sibling moved off them ($cs)" \
+		test -n "$ch" -a "$ch" != "$cs"
+	ok "chained: the new owner on those CPUs, the old owner and the joiner moved off ($now)" \
+		test "$(cpus "$a")/$(cpus "$h")/$(cpus "$j")" = "$ch/$cs/$cs"
+fi
 ok "chained: krexd says so" logged "chained to region .* (participant"
 c2=$(kt_count s)
 ok "the sibling did not run between the two regions ($c1 -> $c2)" test "$c1" = "$c2"
@@ -77,6 +92,7 @@ ok "the first region settled, the chained one did not" settled h 32 && settled a
 ok "the chained region froze, before its grant, the sibling, the old owner and the one that joined" \
 	test "$(kt_field "$KT_DIR/a.out" siblings)/$(kt_field "$KT_DIR/a.out" frozen)" = 3/3
 ok "the sibling runs again after the chain" kt_progress s
+ok "and every participant's CPUs are back ($(cpus $$))" test "$(cpus "$s")/$(cpus "$j")" = "$(cpus $$)/$(cpus $$)"
 
 # 2. chain_max cut: the next region waits chain_gap, during which the sibling runs.
 ok "krexd restarts (chain_max 1ms, chain_gap 1s)" restart -o chain_max=1ms -o chain_gap=1s
