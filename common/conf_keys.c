@@ -53,6 +53,16 @@ int conf_parse_queue_time(const char *v, uint64_t *ns)
 	return 0;
 }
 
+int conf_parse_chain(const char *v, uint64_t *ns)
+{
+	uint64_t d;
+
+	if (time_parse_duration(v, NS_PER_MS, &d) < 0 || d > KREX_MAX_CHAIN_MS * NS_PER_MS)
+		return -1;
+	*ns = d;
+	return 0;
+}
+
 int conf_parse_queue_cap(const char *v, unsigned *cap)
 {
 	uint64_t u;
@@ -149,6 +159,13 @@ static int check_duration(const char *v)
 	uint64_t ns;
 
 	return conf_parse_duration(v, &ns);
+}
+
+static int check_chain(const char *v)
+{
+	uint64_t ns;
+
+	return conf_parse_chain(v, &ns);
 }
 
 static int check_queue_time(const char *v)
@@ -251,6 +268,8 @@ static const struct conf_key {
         {"gate_timeout", check_duration, DURATION},
         {"share_window", check_duration, DURATION},
         {"queue_cap", check_queue_cap, "a number of launches from 0 to 1000000"},
+        {"chain_max", check_chain, "0 (no chaining), or a duration up to 1m, e.g. 1s"},
+        {"chain_gap", check_chain, "0, or a duration up to 1m, e.g. 100ms"},
         {"queue_time", check_queue_time, "0, or a duration from 10us to 1s"},
         {"freezer", check_freezer, "auto, cgroup2, cgroup1 or signal"},
         {"isolate", check_isolate, "participants, node or none"},

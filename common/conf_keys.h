@@ -25,6 +25,9 @@ int conf_parse_enum(const char *v, const char *const *names, int *out);
 /* A duration (a bare number is ms) of at least 1 ms and at most a day. */
 int conf_parse_duration(const char *v, uint64_t *ns);
 
+/* chain_max, chain_gap: 0, or up to KREX_MAX_CHAIN_MS. */
+int conf_parse_chain(const char *v, uint64_t *ns);
+
 /* queue_time: 0 (launch count only), or 10 us to 1 s. */
 int conf_parse_queue_time(const char *v, uint64_t *ns);
 

@@ -60,7 +60,14 @@
  * running 8192x8192 fp16 matmuls stopped (6 of 6); 750 ms covers that with
  * ~40 % margin.  After a light sibling the clock is up already: no wait. */
 #define KREX_DEFAULT_SETTLE_TIMEOUT_MS 750
-#define KREX_MAX_SETTLE_TIMEOUT_MS 2000   /* stays within the client's grant slack */
+#define KREX_MAX_SETTLE_TIMEOUT_MS 2000 /* stays within the client's grant slack */
+/* chain_max: longest a chain of regions runs on a GPU without a thaw (0 = no
+ * chaining); chain_gap: how long the siblings then run before the next region
+ * there (doc/design.md "Chained regions"): with regions always queued, GPU work
+ * outside regions gets at least chain_gap / (chain_max + chain_gap), ~9 %. */
+#define KREX_DEFAULT_CHAIN_MAX_MS 1000
+#define KREX_DEFAULT_CHAIN_GAP_MS 100
+#define KREX_MAX_CHAIN_MS 60000           /* chain_max and chain_gap: at most a minute */
 #define KREX_DEFAULT_SIGN_TIMEOUT_MS 2000 /* longest a client waits for munged's signature */
 #define KREX_MAX_SIGN_TIMEOUT_MS 10000    /* stays within the client's reply deadline */
 #define KREX_DEFAULT_CLOCK_TOLERANCE 1.0  /* clock_tolerance: percent under nominal allowed */

@@ -200,7 +200,8 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	        "\"throttle_start\":%llu,\"throttle_end\":%llu,"
 	        "\"temp_start_c\":%s,\"temp_end_c\":%s,"
 	        "\"violation_power_us\":%s,\"violation_thermal_us\":%s,\"note\":\"%s\","
-	        "\"own_power_cap_us\":%s,\"own_power_cap_first_us\":%s,\"own_power_cap_samples\":%s}",
+	        "\"own_power_cap_us\":%s,\"own_power_cap_first_us\":%s,\"own_power_cap_samples\":%s,"
+	        "\"chained\":%u,\"chain_us\":%llu}",
 	        (unsigned long long)c->region_id, cert_outcome_name(c->outcome), gpus,
 	        (unsigned long long)c->wait_us, (unsigned long long)c->drain_us,
 	        (unsigned long long)c->freeze_us, (unsigned long long)c->isolate_us, settle,
@@ -208,7 +209,8 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	        c->drained, c->late, c->frozen, foreign, moved, iso ? "\"" : "",
 	        iso ? cores : "null", iso ? "\"" : "", clk0, clk1, cmin, cmax, cnom,
 	        c->clock_samples, reasons, (unsigned long long)c->throttle_start,
-	        (unsigned long long)c->throttle_end, t0, t1, vp, vt, note, op, of, os);
+	        (unsigned long long)c->throttle_end, t0, t1, vp, vt, note, op, of, os, c->chained,
+	        (unsigned long long)c->chain_us);
 }
 
 /* Unix microseconds as RFC 3339 UTC with microseconds. */

@@ -241,6 +241,8 @@ static void put_cert(struct pbuf *b, const struct krex_certificate *c)
 	pbuf_put_u64(b, c->own_power_cap_us);
 	pbuf_put_u64(b, (uint64_t)c->own_power_cap_first_us);
 	pbuf_put_u32(b, c->own_power_cap_samples);
+	pbuf_put_u64(b, c->chain_us);
+	pbuf_put_u32(b, c->chained);
 }
 
 static void get_cert(struct pbuf *b, struct krex_certificate *c)
@@ -282,6 +284,8 @@ static void get_cert(struct pbuf *b, struct krex_certificate *c)
 	c->own_power_cap_us = pbuf_get_u64(b);
 	c->own_power_cap_first_us = (int64_t)pbuf_get_u64(b);
 	c->own_power_cap_samples = pbuf_get_u32(b);
+	c->chain_us = pbuf_get_u64(b);
+	c->chained = pbuf_get_u32(b);
 	if (!b->err && c->outcome > KREX_OUTCOME_UNPROTECTED)
 		b->err = EPROTO;
 }

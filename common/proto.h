@@ -23,10 +23,11 @@
 #include "krex/region.h"
 
 #define PROTO_MAGIC 0x4b524558u /* "KREX" */
-/* The smallest packed LOG_REPLY entry (every string empty; 236 since the
- * own_power_cap_* fields of version 5): a count the payload cannot hold is
- * refused before anything is allocated for it. */
-#define PROTO_LOG_ENTRY_MIN 236
+/* The smallest packed LOG_REPLY entry (every string empty: 4 string lengths,
+ * the fixed fields, the certificate's with protocol 5's own power cap and
+ * chain fields): a count the payload cannot hold is refused before anything
+ * is allocated for it, and krexd's pages are cut by it. */
+#define PROTO_LOG_ENTRY_MIN 248
 #define PROTO_VERSION 5 /* bump on any change, and say so in NEWS.md */
 #define PROTO_HDR_LEN 16
 #define PROTO_MAX_PAYLOAD 65536

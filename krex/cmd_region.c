@@ -82,6 +82,10 @@ static void print_cert(FILE *f, const struct krex_certificate *c)
 		fprintf(f,
 		        "krex:   the owner's own work reached the power cap between samples (clean): %.3f ms of the region\n",
 		        c->own_power_cap_us / 1e3);
+	if (c->chained)
+		fprintf(f,
+		        "krex:   chained: region %u of its chain, %.1f ms after the chain's first grant\n",
+		        c->chained + 1, c->chain_us / 1e3);
 }
 
 /*

@@ -44,6 +44,8 @@ void config_defaults(struct krexd_config *c)
 	c->settle_timeout_ns = KREX_DEFAULT_SETTLE_TIMEOUT_MS * NS_PER_MS;
 	c->clock_tolerance = KREX_DEFAULT_CLOCK_TOLERANCE;
 	c->require_clocks = REQUIRE_CLOCKS_AUTO;
+	c->chain_max_ns = KREX_DEFAULT_CHAIN_MAX_MS * NS_PER_MS;
+	c->chain_gap_ns = KREX_DEFAULT_CHAIN_GAP_MS * NS_PER_MS;
 	c->gpu_policy = GPU_POLICY_CONFIGURED;
 	c->max_conns_per_uid = KREX_DEFAULT_CONNS_PER_UID;
 	c->max_parts_per_uid = KREX_DEFAULT_PARTS_PER_UID;
@@ -187,7 +189,11 @@ int config_set(struct krexd_config *c, const char *key, const char *v, char *err
 		else if (!strcmp(v, "false") || !strcmp(v, "0"))
 			v = "no";
 		rc = conf_parse_enum(v, require_clocks_names, &c->require_clocks);
-	} else if (!strcmp(key, "max_share"))
+	} else if (!strcmp(key, "chain_max"))
+		rc = conf_parse_chain(v, &c->chain_max_ns);
+	else if (!strcmp(key, "chain_gap"))
+		rc = conf_parse_chain(v, &c->chain_gap_ns);
+	else if (!strcmp(key, "max_share"))
 		rc = conf_parse_share(v, &c->max_share);
 	else if (!strcmp(key, "share_window"))
 		rc = conf_parse_duration(v, &c->share_window_ns);

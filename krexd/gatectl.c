@@ -80,10 +80,15 @@ void gatectl_name(struct gatectl *g, unsigned slot, const char *name, unsigned n
 void gatectl_close_slot(struct gatectl *g, unsigned slot, uint32_t owner, uint64_t region)
 {
 	struct gate_slot *s = &g->page->slot[slot];
+	uint32_t old = __atomic_load_n(&s->closed_by, __ATOMIC_ACQUIRE);
 
 	s->region_lo = (uint32_t)region;
 	s->closes++;
 	__atomic_store_n(&s->closed_by, owner, __ATOMIC_RELEASE);
+	/* Closed for another owner already (a chained region): the new owner's
+	 * threads that wait on the slot may pass now. */
+	if (old && old != owner)
+		gate_wake(&s->closed_by);
 }
 
 void gatectl_open_slot(struct gatectl *g, unsigned slot)

@@ -182,10 +182,6 @@ void gpu_prune(struct krexd *k);
 int gpu_allowed(struct krexd *k, uid_t uid, uint64_t mask, char *why, size_t len);
 int gpu_mask(struct krexd *k, const struct proto_gpus *g, int add, uint64_t *mask);
 void gpu_list(const struct krexd *k, uint64_t mask, char *buf, size_t len);
-/* s is one printable line of well-formed UTF-8: no C0, DEL, C1 (U+0080-U+009F),
- * line separator or bidirectional control.  0, or -1 with "WHAT holds a control
- * character (...)" / "WHAT is not UTF-8 (...)" in err. */
-int text_check(const char *what, const char *s, char *err, size_t len);
 /* text_check() of each GPU name of g ("GPU name N ..."). */
 int gpus_check(const struct proto_gpus *g, char *err, size_t len);
 struct part *part_find_id(struct krexd *k, uint32_t id);

@@ -37,8 +37,9 @@ struct sib {
 	int started;   /* the freeze was started (early, or in the batch) */
 	int frozen;    /* the kernel said frozen */
 	int freeze_err;
-	int ext;  /* suspended (by another, or by KREX for another region): no ack awaited */
-	int soon; /* drained: frozen with the others drained this loop turn (sib_freeze_soon) */
+	int ext;     /* suspended (by another, or by KREX for another region): no ack awaited */
+	int soon;    /* drained: frozen with the others drained this loop turn (sib_freeze_soon) */
+	int carried; /* chained: drained and frozen by the previous region, kept frozen */
 };
 
 /*
@@ -94,8 +95,12 @@ struct region {
 	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
 	struct region_cost cost;               /* krexd's own work for it (the cost log line) */
 	uint64_t turn;                         /* loop turn it was asked in */
-	uid_t uid;                             /* its owner's, for the per-uid limits */
-	pid_t pid;                             /* the owner's root pid, job, step, label: history */
+	uint32_t chained;                      /* its place in a chain (0: entered on its own) */
+	uint64_t chain_t0;                     /* the chain's first grant */
+	int chain_own; /* chained after a region of the same owner: the power cap at its grant is the owner's own */
+	int rq_gone; /* rq_remove() done (a chain's predecessor leaves the queue early) */
+	uid_t uid;   /* its owner's, for the per-uid limits */
+	pid_t pid;   /* the owner's root pid, job, step, label: history */
 	uint32_t job, step;
 	char label[128];
 	struct region *next; /* every region, for ticks and status */
@@ -288,8 +293,30 @@ static void sib_ext_entry(struct krexd *k, struct region *r, struct sib *s, uint
 	        (unsigned long long)(since / NS_PER_MS));
 }
 
-/* Close the region's gates and ask every sibling member to drain. */
-static void region_close(struct krexd *k, struct region *r, uint64_t now)
+/*
+ * A sibling of chained region r that prev, the region before it in the
+ * chain, drained and froze: it stays frozen (r takes its own reference
+ * before prev's thaw) and is not drained again.  One that was late, failed
+ * its drain or was suspended by another is entered as usual.
+ */
+static void sib_carry(struct region *r, struct sib *s, const struct region *prev)
+{
+	const struct sib *ps = NULL;
+	size_t i;
+
+	for (i = 0; prev && i < prev->nsibs; i++)
+		if (prev->sibs[i].part == s->part)
+			ps = &prev->sibs[i];
+	if (!ps || !ps->ref || !ps->frozen || ps->freeze_err || ps->ext || ps->drain_err ||
+	    ps->pending)
+		return;
+	s->carried = 1;
+	s->gate = ps->gate;
+}
+
+/* Close the region's gates and ask every sibling member to drain; prev: the
+ * region before it in a chain, whose frozen siblings it keeps (NULL: none). */
+static void region_close(struct krexd *k, struct region *r, uint64_t now, const struct region *prev)
 {
 	struct part *p;
 	struct conn *c;
@@ -303,8 +330,10 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 	if (k->st.retries) /* failed undos and thaws: once more before anything changes */
 		state_retry_flush(&k->st, now);
 	for (p = k->parts; p; p = p->next)
-		if (p->id != r->owner && (p->mask & r->rq.mask) && sib_add(r, p->id) == 0)
+		if (p->id != r->owner && (p->mask & r->rq.mask) && sib_add(r, p->id) == 0) {
 			p->gated++;
+			sib_carry(r, &r->sibs[r->nsibs - 1], prev);
+		}
 	for (i = 0; i < k->ngpus; i++) {
 		if (!(r->rq.mask >> i & 1))
 			continue;
@@ -317,16 +346,19 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 			gatectl_close_slot(&k->gate, i, r->owner, r->rq.id);
 	r->close_gen = gatectl_bump(&k->gate);
 	for (i = 0; i < r->nsibs; i++)
-		sib_ext_entry(k, r, &r->sibs[i], now);
+		if (!r->sibs[i].carried)
+			sib_ext_entry(k, r, &r->sibs[i], now);
 	for (i = 0; i < r->nsibs; i++)
 		for (c = k->conns; c; c = c->next)
-			if (!r->sibs[i].ext && !c->dead && c->gate && c->part &&
-			    c->part->id == r->sibs[i].part && pending_add(r, c->serial) == 0) {
+			if (!r->sibs[i].ext && !r->sibs[i].carried && !c->dead && c->gate &&
+			    c->part && c->part->id == r->sibs[i].part &&
+			    pending_add(r, c->serial) == 0) {
 				r->sibs[i].gate = 1;
 				r->sibs[i].pending++;
 			}
-	log_debug("region %llu: gates closed (generation %u), %zu siblings, %zu acks due",
-	          (unsigned long long)r->rq.id, r->close_gen, r->nsibs, r->npending);
+	log_debug("region %llu: gates closed (generation %u), %zu siblings, %zu acks due%s",
+	          (unsigned long long)r->rq.id, r->close_gen, r->nsibs, r->npending,
+	          prev ? " (chained)" : "");
 	/* Isolation and the telemetry at start need nothing from the drain or the
 	 * freeze: done now, while the siblings drain, they add nothing to the
 	 * entry (on the H200 they took ~1 ms after the freeze).  region_unwind()
@@ -335,29 +367,22 @@ static void region_close(struct krexd *k, struct region *r, uint64_t now)
 	region_isolate(k, r);
 	r->cert.isolate_us = us(time_now_ns() - r->t_iso);
 	region_telemetry_start(k, r);
-	if (!r->npending) {
-		/* Now, not the close's now: the freeze phase must not count the
-		 * isolation and telemetry above (freeze_us 22490 without siblings). */
-		region_freeze(k, r, time_now_ns());
-		return;
-	}
 	r->phase = PH_DRAIN;
 	r->drain_deadline = now + k->cfg.drain_timeout_ns;
 }
 
+/* After region_close(): with no ack due, freeze at once.  Now, not the
+ * close's now: the freeze phase must not count the isolation and telemetry
+ * (freeze_us 22490 without siblings). */
+static void region_drain_or_freeze(struct krexd *k, struct region *r)
+{
+	if (!r->npending)
+		region_freeze(k, r, time_now_ns());
+}
+
 /*
- * Start every region that may start.  Called once per loop turn, after the
- * turn's events and whatever was readable already (krexd.c), so that
- * requests sent while a region was ending are all queued before the next
- * grant is decided.  Fairness tie-break: a participant whose region ended in
- * this turn and that begins again in this turn goes behind every other
- * request of the turn.  Why: epoll reports a level-triggered fd again at the
- * tail of its ready list, so the owner's END and new BEGIN can come ahead of
- * a waiting sibling's BEGIN that was sent earlier (seen in the fairness test).
- */
-/*
- * region_time_per_uid, charged when the region leaves its queue (quota.c):
- * its lease is cut to what its uid has left.  With nothing left its owner
+ * region_time_per_uid, charged when the region leaves its queue or is
+ * granted chained (quota.c): its lease is cut to what its uid has left.  With nothing left its owner
  * gets error 14 and the region is dropped (-1).
  */
 static int region_quota_take(struct krexd *k, struct region *r, uint64_t now)
@@ -382,6 +407,16 @@ static int region_quota_take(struct krexd *k, struct region *r, uint64_t now)
 	return -1;
 }
 
+/*
+ * Start every region that may start.  Called once per loop turn, after the
+ * turn's events and whatever was readable already (krexd.c), so that
+ * requests sent while a region was ending are all queued before the next
+ * grant is decided.  Fairness tie-break: a participant whose region ended in
+ * this turn and that begins again in this turn goes behind every other
+ * request of the turn.  Why: epoll reports a level-triggered fd again at the
+ * tail of its ready list, so the owner's END and new BEGIN can come ahead of
+ * a waiting sibling's BEGIN that was sent earlier (seen in the fairness test).
+ */
 void region_schedule(struct krexd *k)
 {
 	struct region *r, *late[64];
@@ -406,7 +441,8 @@ void region_schedule(struct krexd *k)
 		if (region_quota_take(k, q->data, now) < 0)
 			continue; /* refused and removed from the queue */
 		rq_start(&k->rq, q, now);
-		region_close(k, q->data, now);
+		region_close(k, q->data, now, NULL);
+		region_drain_or_freeze(k, q->data);
 	}
 }
 
@@ -642,7 +678,7 @@ static void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 		if (s->pending)
 			r->cert.late++;
 		else if (s->gate && !s->drain_err && !s->ext)
-			r->cert.drained++;
+			r->cert.drained++; /* carried ones too: drained with these gates closed */
 		if (s->drain_err)
 			region_note(r, "participant %u: drain failed", s->part);
 	}
@@ -1107,7 +1143,11 @@ static int region_settle_needed(struct krexd *k, struct region *r)
 static void region_settle(struct krexd *k, struct region *r, uint64_t now)
 {
 	region_frozen(k, r);
-	if (!region_settle_needed(k, r)) {
+	/* Chained after the same owner's region: the GPU ran only that owner's
+	 * work, as on a dedicated GPU: no settle.  Chained after another owner:
+	 * the GPU ran only region work, so it settles only if that work left it
+	 * capped (region_settle_needed() reads it: 0 when it is back). */
+	if (r->chain_own || !region_settle_needed(k, r)) {
 		region_grant(k, r, now);
 		return;
 	}
@@ -1129,6 +1169,10 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 		r->cert.settle_us = us(now - r->t_settle);
 	rq_grant(&k->rq, &r->rq, now);
 	r->phase = PH_HELD;
+	if (!r->chained)
+		r->chain_t0 = now;
+	r->cert.chained = r->chained;
+	r->cert.chain_us = r->chained ? us(now - r->chain_t0) : 0;
 	k->regions_total++;
 	memset(&m, 0, sizeof(m));
 	m.grant.region_id = r->rq.id;
@@ -1138,10 +1182,11 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	m.grant.freeze_us = r->cert.freeze_us;
 	m.grant.isolate_us = r->cert.isolate_us;
 	log_debug(
-	        "region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; settle %llu us; isolate %llu us, during the drain)",
+	        "region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; settle %llu us; isolate %llu us, during the drain; chained %u)",
 	        (unsigned long long)r->rq.id, r->owner, (unsigned long long)m.grant.wait_us,
 	        (unsigned long long)m.grant.drain_us, (unsigned long long)m.grant.freeze_us,
-	        (unsigned long long)r->cert.settle_us, (unsigned long long)m.grant.isolate_us);
+	        (unsigned long long)r->cert.settle_us, (unsigned long long)m.grant.isolate_us,
+	        r->chained);
 	if (r->conn)
 		conn_send(k, r->conn, PROTO_GRANT, r->seq, &m);
 	/* The region's first samples and the edge counters: after the GRANT is
@@ -1180,6 +1225,8 @@ static void region_gpu_obs(struct krexd *k, struct region *r, struct gpu_obs *o)
 	o->min_mhz = c->sm_clock_min_mhz;
 	o->grant_mhz = c->sm_clock_start_mhz;
 	o->reasons_grant = c->throttle_start;
+	if (r->chain_own) /* the cap at a chained grant is the same owner's previous region's */
+		o->reasons_grant &= ~NVML_REASON_SW_POWER_CAP;
 	o->low_grant = r->low_grant;
 	o->reasons_all = c->clock_reasons;
 	o->low_busy = r->low_busy;
@@ -1329,19 +1376,31 @@ static void region_undo(struct krexd *k, struct region *r)
 	}
 }
 
-static void region_unwind(struct krexd *k, struct region *r)
+/* The way out, first half: the isolation's undo (before a chained region isolates). */
+static void region_unwind_iso(struct krexd *k, struct region *r)
 {
-	uint64_t t0 = time_now_ns(), w0;
-	char line[64];
-	struct part *p;
-	size_t i;
+	uint64_t t0 = time_now_ns();
 
 	r->cost.t_unwind = t0;
 	isolate_fds_release(); /* what the undo still opens finds fds */
 	region_undo(k, r);
 	r->cost.undo_ns = time_now_ns() - t0;
-	t0 = time_now_ns();
-	w0 = k->st.write_ns;
+}
+
+/*
+ * The way out, second half: drop r's freeze references (the last thaws),
+ * open its gates but those of keep (a chained region closed them again for
+ * its owner), write the state file.  A sibling a chained region carried has
+ * its own reference by now: it stays frozen.
+ */
+static void region_unwind_rest(struct krexd *k, struct region *r, uint64_t keep)
+{
+	uint64_t t0 = time_now_ns(), w0 = k->st.write_ns;
+	char line[64];
+	struct part *p;
+	size_t i;
+	int opened = 0;
+
 	for (i = 0; i < r->nsibs; i++) {
 		p = part_find_id(k, r->sibs[i].part);
 		if (!p)
@@ -1355,14 +1414,85 @@ static void region_unwind(struct krexd *k, struct region *r)
 	for (i = 0; i < k->ngpus; i++) {
 		if (!(r->rq.mask >> i & 1))
 			continue;
-		gatectl_open_slot(&k->gate, i);
+		if (!(keep >> i & 1)) {
+			gatectl_open_slot(&k->gate, i);
+			opened = 1;
+		}
 		gate_line(line, sizeof(line), (unsigned)i, r->owner);
 		state_drop(&k->st, line);
 	}
-	gatectl_bump(&k->gate);
+	if (opened || !keep)
+		gatectl_bump(&k->gate);
 	if (state_sync(&k->st) < 0)
 		log_error("state file %s: %s", k->st.path, strerror(errno));
 	isolate_fds_reserve();
+}
+
+static void region_unwind(struct krexd *k, struct region *r)
+{
+	region_unwind_iso(k, r);
+	region_unwind_rest(k, r, 0);
+}
+
+/*
+ * Chained regions (doc/design.md "Chained regions"): a held region r ends
+ * while another waits for (some of) its GPUs.  The next one is granted at
+ * once, without a thaw-freeze cycle and without a settle: r's siblings
+ * stay frozen, r's owner and participants that joined during r are drained
+ * and frozen as new siblings.  Not when the chain has run chain_max: it is
+ * cut, the GPUs open, and no region starts on them for chain_gap (the
+ * siblings' turn).  r has left the region queue (rq_gone) when this returns
+ * the next region; NULL when r ends as usual.
+ */
+static struct region *region_chain_next(struct krexd *k, struct region *r, uint64_t now)
+{
+	struct rq_req *q;
+
+	if (k->stopping || !k->cfg.chain_max_ns || r->phase != PH_HELD)
+		return NULL;
+	rq_remove(&k->rq, &r->rq, now);
+	r->rq_gone = 1;
+	for (;;) {
+		q = rq_next_within(&k->rq, now, r->rq.mask);
+		if (!q)
+			return NULL;
+		if (now - r->chain_t0 >= k->cfg.chain_max_ns) {
+			rq_gap(&k->rq, r->rq.mask, now + k->cfg.chain_gap_ns);
+			log_debug(
+			        "region %llu: chain cut after %u chained, %llu ms (chain_max): no region on its GPUs for %llu ms (chain_gap)",
+			        (unsigned long long)r->rq.id, r->chained,
+			        (unsigned long long)((now - r->chain_t0) / NS_PER_MS),
+			        (unsigned long long)(k->cfg.chain_gap_ns / NS_PER_MS));
+			return NULL;
+		}
+		if (region_quota_take(k, q->data, now) == 0)
+			return q->data;
+	}
+}
+
+/* Grant next at the end of r, chained (region_chain_next). */
+static void region_chain(struct krexd *k, struct region *r, struct region *next, uint64_t now)
+{
+	size_t i;
+
+	next->chained = r->chained + 1;
+	next->chain_t0 = r->chain_t0;
+	next->chain_own = next->owner == r->owner;
+	region_unwind_iso(k, r);
+	rq_start(&k->rq, &next->rq, now);
+	region_close(k, next, now, r);
+	for (i = 0; i < next->nsibs; i++) {
+		struct sib *s = &next->sibs[i];
+		if (s->carried && sib_freeze_prepare(k, next, s)) {
+			s->started = s->frozen = 1; /* r froze it: it stays */
+		} else
+			s->carried = 0;
+	}
+	region_unwind_rest(k, r, next->rq.mask);
+	log_debug("region %llu: chained to region %llu (participant %u), %u in its chain",
+	          (unsigned long long)r->rq.id, (unsigned long long)next->rq.id, next->owner,
+	          next->chained + 1);
+	region_drain_or_freeze(k, next);
 }
 
 /*
@@ -1473,15 +1603,26 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 {
 	uint64_t now = time_now_ns();
 	struct conn *c = r->conn;
+	struct region *next;
 	struct part *p;
 	union proto_body m;
 
+	if (r->phase == PH_HELD) {
+		/* What it held, charged before a chained region's check of the
+		 * uid's time; the lease charged at the grant is given back. */
+		uacct_region_end(k, r->uid, r->quota_ns, r->quota_win,
+		                 us(now - r->rq.grant_ns) * NS_PER_US, now);
+		r->quota_ns = 0;
+	}
 	if (r->phase != PH_QUEUED) {
-		/* The GPU as the region leaves it: before the thaw lets the
-		 * siblings' work (and power) back on it. */
+		/* The GPU as the region leaves it: before the thaw (or the chained
+		 * grant) lets other work (and power) on it. */
 		if (r->phase == PH_HELD)
 			region_telemetry_end(k, r);
-		region_unwind(k, r);
+		if ((next = region_chain_next(k, r, now)))
+			region_chain(k, r, next, now);
+		else
+			region_unwind(k, r);
 		region_cost_log(k, r);
 	}
 	region_certify(k, r, why, who, now);
@@ -1525,7 +1666,8 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 		uacct_region_end(k, r->uid, r->quota_ns, r->quota_win,
 		                 r->phase == PH_HELD ? r->cert.held_us * NS_PER_US : 0, now);
 	}
-	rq_remove(&k->rq, &r->rq, now);
+	if (!r->rq_gone)
+		rq_remove(&k->rq, &r->rq, now);
 	region_unlink(r);
 	free(r->sibs);
 	free(r->pending);
@@ -1634,6 +1776,8 @@ void region_tick(struct krexd *k, uint64_t now)
 	}
 	if (k->st.retries && state_retry_next(&k->st) <= now)
 		state_retry_run(&k->st, now); /* failed undos and thaws */
+	if (rq_gap_over(&k->rq, now))
+		k->resched = 1; /* a chain's gap is over: its GPUs' regions may start */
 
 	for (q = k->rq.head; q; q = q->next)
 		if (q->state == RQ_QUEUED && q->not_before_ns && q->not_before_ns <= now) {

@@ -83,9 +83,49 @@ static int rq_deferred(const struct region_queue *q, const struct rq_req *r, uin
 	return o && rq_share(q, r->owner, r->mask, now) > q->max_share;
 }
 
+/* GPU slots in a gap now. */
+static uint64_t rq_gapped(const struct region_queue *q, uint64_t now)
+{
+	uint64_t m = 0;
+	unsigned i;
+
+	for (i = 0; i < 64; i++)
+		if (q->gap_until[i] > now)
+			m |= 1ULL << i;
+	return m;
+}
+
+void rq_gap(struct region_queue *q, uint64_t mask, uint64_t until)
+{
+	unsigned i;
+
+	for (i = 0; i < 64; i++)
+		if (mask >> i & 1 && until > q->gap_until[i])
+			q->gap_until[i] = until;
+}
+
+int rq_gap_over(struct region_queue *q, uint64_t now)
+{
+	unsigned i;
+	int over = 0;
+
+	for (i = 0; i < 64; i++)
+		if (q->gap_until[i] && q->gap_until[i] <= now) {
+			q->gap_until[i] = 0;
+			over = 1;
+		}
+	return over;
+}
+
 struct rq_req *rq_next(struct region_queue *q, uint64_t now)
 {
-	uint64_t blocked = 0; /* GPUs an earlier waiting request stands in line for */
+	return rq_next_within(q, now, ~0ULL);
+}
+
+struct rq_req *rq_next_within(struct region_queue *q, uint64_t now, uint64_t within)
+{
+	uint64_t blocked = rq_gapped(q, now); /* GPUs an earlier waiting request stands in
+	                                       * line for, and those in a gap */
 	struct rq_req *r, *a;
 
 	for (r = q->head; r; r = r->next) {
@@ -93,7 +133,7 @@ struct rq_req *rq_next(struct region_queue *q, uint64_t now)
 			continue;
 		if (rq_deferred(q, r, now) || now < r->not_before_ns)
 			continue;
-		if (!(r->mask & (blocked | q->busy))) {
+		if (!(r->mask & (blocked | q->busy)) && !(r->mask & ~within)) {
 			for (a = q->head; a; a = a->next)
 				if (a->state != RQ_QUEUED && rq_conflict(r, a))
 					break;
@@ -190,7 +230,11 @@ uint64_t rq_next_deadline(const struct region_queue *q)
 {
 	uint64_t best = 0, d;
 	struct rq_req *r;
+	unsigned i;
 
+	for (i = 0; i < 64; i++)
+		if (q->gap_until[i] && (!best || q->gap_until[i] < best))
+			best = q->gap_until[i];
 	for (r = q->head; r; r = r->next) {
 		d = rq_deadline(r);
 		if (d && (!best || d < best))

@@ -61,6 +61,7 @@ struct region_queue {
 	uint64_t share_window_ns;
 	struct rq_hold hist[RQ_HISTORY]; /* ring of finished holds, for max_share */
 	unsigned hist_next;
+	uint64_t gap_until[64]; /* per GPU slot: no region starts there before this (chain cut) */
 };
 
 void rq_init(struct region_queue *q, uint64_t max_lease_ns, double max_share,
@@ -76,6 +77,17 @@ int rq_submit(struct region_queue *q, struct rq_req *r, uint64_t want_lease_ns,
 
 /* The first request that may start now, or NULL. */
 struct rq_req *rq_next(struct region_queue *q, uint64_t now);
+
+/* The first request that may start now and wants only GPUs of within, or NULL
+ * (requests for other GPUs still hold up those behind them on theirs). */
+struct rq_req *rq_next_within(struct region_queue *q, uint64_t now, uint64_t within);
+
+/* No region starts on the GPUs of mask before until (a chain was cut: the
+ * siblings' turn, doc/design.md "Chained regions"). */
+void rq_gap(struct region_queue *q, uint64_t mask, uint64_t until);
+
+/* Forget the gaps that are over; 1 when one was (requests may start now). */
+int rq_gap_over(struct region_queue *q, uint64_t now);
 
 /* r starts entering (gates close): its GPUs become busy. */
 void rq_start(struct region_queue *q, struct rq_req *r, uint64_t now);
@@ -93,7 +105,7 @@ void rq_remove(struct region_queue *q, struct rq_req *r, uint64_t now);
 struct rq_req *rq_find_owner(const struct region_queue *q, uint32_t owner);
 struct rq_req *rq_find_id(const struct region_queue *q, uint64_t id);
 
-/* The earliest queue or lease deadline, 0 if none. */
+/* The earliest queue, lease or gap deadline, 0 if none. */
 uint64_t rq_next_deadline(const struct region_queue *q);
 
 /* A request whose queue timeout (queued) or lease (held) has passed, or NULL. */

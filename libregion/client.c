@@ -14,6 +14,7 @@
 #include "conf.h"
 #include "defs.h"
 #include "fdio.h"
+#include "text.h"
 #include "timeutil.h"
 
 int client_socket_path(char *buf, size_t len)
@@ -195,22 +196,16 @@ static void client_label(char *buf, size_t len)
 	snprintf(buf, len, "%s[%d]", comm[0] ? comm : "pid", (int)getpid());
 }
 
-/* krexd refuses control characters in a label (they could forge log lines):
- * a label taken from the environment or the command name has them replaced. */
-static void label_clean(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
-
+/* krexd refuses a label with control characters (they could forge log
+ * lines) or malformed UTF-8: a label taken from the environment or the
+ * command name, or cut to the field's size, is made to obey (text.h). */
 void client_fill_register(union proto_body *m, const struct proto_gpus *g, uint32_t flags)
 {
 	memset(m, 0, sizeof(*m));
 	m->reg.pid = (uint32_t)getpid();
 	m->reg.flags = flags;
 	client_label(m->reg.label, sizeof(m->reg.label));
-	label_clean(m->reg.label);
+	text_clean(m->reg.label); /* krexd refuses a label that breaks the rule */
 	if (g)
 		m->reg.gpus = *g;
 }

@@ -105,7 +105,9 @@ class Certificate(ctypes.Structure):
                 # added with protocol 5: the owner's own power cap (clean)
                 ("own_power_cap_us", ctypes.c_uint64),
                 ("own_power_cap_first_us", ctypes.c_int64),
-                ("own_power_cap_samples", ctypes.c_uint32)]
+                ("own_power_cap_samples", ctypes.c_uint32),
+                # added with protocol 5: chained regions
+                ("chain_us", ctypes.c_uint64), ("chained", ctypes.c_uint32)]
 
 
 _lib = None

@@ -8,6 +8,7 @@
  *	                [--cgroup CG]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--until FILE] [--count C]
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
+ *	                [--hold-until FILE]
  *	krex-testclient [-s SOCKET] status | release ID | as-pid PID [CGROUP]
  *	krex-testclient [-s SOCKET] raw badmagic|badversion|badtype|short|long|toolong|stall|reply
  *	krex-testclient [-s SOCKET] bench --gpus g --siblings N --regions R [--busy 1]
@@ -274,12 +275,13 @@ static void print_cert(const struct krex_certificate *c)
 	printf("settle_us=%llu\nsm_clock_end_mhz=%d\nsm_clock_min_mhz=%d\nsm_clock_max_mhz=%d\n"
 	       "sm_clock_nominal_mhz=%d\nclock_samples=%u\nclock_reasons=%llu\n"
 	       "temp_start_c=%d\ntemp_end_c=%d\nviolation_power_us=%llu\n"
-	       "violation_thermal_us=%llu\n",
+	       "violation_thermal_us=%llu\nchained=%u\nchain_us=%llu\n",
 	       (unsigned long long)c->settle_us, c->sm_clock_end_mhz, c->sm_clock_min_mhz,
 	       c->sm_clock_max_mhz, c->sm_clock_nominal_mhz, c->clock_samples,
 	       (unsigned long long)c->clock_reasons, c->temp_start_c, c->temp_end_c,
 	       (unsigned long long)c->violation_power_us,
-	       (unsigned long long)c->violation_thermal_us);
+	       (unsigned long long)c->violation_thermal_us, c->chained,
+	       (unsigned long long)c->chain_us);
 	printf("own_power_cap_us=%llu\nown_power_cap_first_us=%lld\nown_power_cap_samples=%u\n",
 	       (unsigned long long)c->own_power_cap_us, (long long)c->own_power_cap_first_us,
 	       c->own_power_cap_samples);
@@ -290,7 +292,8 @@ struct region_opts {
 	const char *gpus;
 	unsigned hold_ms, count, max_ms, timeout_ms;
 	const char *grants;
-	const char *until; /* after hold_ms, hold until this file exists */
+	const char *until;      /* after hold_ms, hold until this file exists */
+	const char *hold_until; /* hold until this file exists (the test's event), then end */
 	int no_end, quiet, twice;
 };
 
@@ -346,6 +349,11 @@ static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64
 		struct timespec ts = {0, 5000000L}; /* at most 20 s */
 		nanosleep(&ts, NULL);
 	}
+	if (o->hold_until) {
+		struct timespec ts = {0, 5000000L}; /* a look every 5 ms: the test decides when */
+		while (access(o->hold_until, F_OK) < 0)
+			nanosleep(&ts, NULL);
+	}
 	if (o->twice)
 		region_second(o);
 	if (o->no_end)
@@ -385,6 +393,8 @@ static int region_args(int argc, char **argv, struct region_opts *o)
 			o->grants = argv[++i];
 		else if (i + 1 < argc && !strcmp(argv[i], "--until"))
 			o->until = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--hold-until"))
+			o->hold_until = argv[++i];
 		else if (!strcmp(argv[i], "--no-end"))
 			o->no_end = 1;
 		else if (!strcmp(argv[i], "--twice"))

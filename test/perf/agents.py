@@ -37,7 +37,18 @@ wait for each other.  The host part of a GPU command includes starting its
 process (CUDA context, module load): the measured start-up, alone, is taken
 off the host burn so that a scaled iteration keeps its proportions.  The
 timed kernels' p50/p95 (wall and events) per mode show that throughput is not
-bought with fidelity.  Durations are real-world seconds (doc/performance-gpu.md
+bought with fidelity.
+
+Where the time goes: a second table breaks a session's iteration down (think,
+compile, the correctness command and what it lost against its nominal length:
+GPU work outside regions waits at the gate or frozen, the benchmark command, the
+lock wait) and a benchmark's region entry, from the certificates (queued in
+the region queue, drain, freeze, isolation (during the drain), settle, held,
+how many were chained).  And the bound for each N: the smallest of the ideal
+(N sessions never waiting), the CPU bound (cores / CPU seconds per iteration)
+and the region bound (3600 / exclusive GPU seconds per benchmark: the lock's
+hold in cmd mode, the regions' drain + freeze + settle + held in the KREX
+modes); of_bound_pct is the rate against it.  Durations are real-world seconds (doc/performance-gpu.md
 says why) multiplied by --scale.
 
   agents.py --quick --mock auto          (CI, mock driver, ~1 minute)
@@ -69,10 +80,20 @@ PRESETS = {
 COLS = ["n", "mode", "window_s", "benches", "sessions", "bench_per_h", "sessions_per_h",
         "krex_over_mode", "iter_s", "iter_nominal_s", "hold_s", "ceiling_per_h", "ideal_per_h",
         "wall_p50", "wall_p95", "ev_p50", "ev_p95", "infl_wall_p95_pct", "entry_p95", "clean",
-        "note"]
+        "note", "cpu_bound_per_h", "region_bound_per_h", "bound_per_h", "of_bound_pct"]
+# Where the time goes (the second table): seconds per iteration, then per benchmark
+# (the regions of one benchmark summed, ms).
+BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lost_s", "bench_s",
+         "bench_lost_s", "lock_wait_s", "entry_ms", "queued_ms", "drain_ms", "freeze_ms",
+         "isolate_ms", "settle_ms", "entry_other_ms", "held_ms", "excl_s", "regions",
+         "chained_pct"]
+BDIGITS = {k: 3 for k in BCOLS if k.endswith("_s")}
+BDIGITS.update({k: 1 for k in BCOLS if k.endswith("_ms") or k.endswith("_pct")})
+BDIGITS["regions"] = 1
 DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall_p95_pct": 2,
           "window_s": 1, "entry_p95": 3, "iter_s": 2, "iter_nominal_s": 2, "hold_s": 3,
-          "ceiling_per_h": 0, "ideal_per_h": 0}
+          "ceiling_per_h": 0, "ideal_per_h": 0, "cpu_bound_per_h": 0, "region_bound_per_h": 0,
+          "bound_per_h": 0, "of_bound_pct": 1}
 
 
 def parse_args():
@@ -154,11 +175,14 @@ def worker(p):
         fcntl.flock(lockf, fcntl.LOCK_EX if on else fcntl.LOCK_UN)
 
     held = [0.0]
+    waited = [0.0]
     err = [None]
 
     def gpu_command(host_s, cmd):
         if p["mode"] == "cmd":
+            t = time.time()
             lock(True)
+            waited[0] += time.time() - t
         t0 = time.time()
         try:
             P.burn(max(0.0, host_s - p["startup"]) * p["rate"])
@@ -185,16 +209,21 @@ def worker(p):
             if time.time() >= p["deadline"]:
                 break
             t0 = time.time()
-            held[0] = 0.0
+            held[0] = waited[0] = 0.0
             time.sleep(d["think"] * rnd.uniform(0.5, 1.5))
+            t1 = time.time()
             P.burn(d["compile"] * p["rate"])
+            t2 = time.time()
             gpu_command(d["correct_host"], victim_cmd(p, p["n_correct"], 0, "none", "correct"))
+            t3 = time.time()
             raw = p["results"] + ".raw"
             rc, v = gpu_command(d["bench_host"], victim_cmd(p, p["n_timed"], p["n_warmup"],
                                                             region, "bench") + ["--raw", raw])
-            out.write(json.dumps(dict(t=time.time(), kind="bench", rc=rc, v=v, iter_s=time.time()
-                                      - t0, hold_s=held[0], err=err[0],
-                                      raw=read_raw(raw))) + "\n")
+            t4 = time.time()
+            out.write(json.dumps(dict(t=t4, kind="bench", rc=rc, v=v, iter_s=t4 - t0,
+                                      hold_s=held[0], err=err[0], think_s=t1 - t0,
+                                      compile_s=t2 - t1, correct_s=t3 - t2, bench_s=t4 - t3,
+                                      lock_wait_s=waited[0], raw=read_raw(raw))) + "\n")
             out.flush()
             done += 1
         if p["mode"] == "job":
@@ -214,6 +243,7 @@ class Sim:
         self.out = P.out_dir(a, "agents")
         self.logpath = os.path.join(self.out, "agents.log")
         self.rows = []
+        self.brows = []  # where the time goes
         self.failed = 0
         d = {k: getattr(a, k) * a.scale for k in DURATIONS}
         self.d = d
@@ -362,11 +392,61 @@ class Sim:
         row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], ref.get("wall_p95"))
         cl = [r["v"]["outcome_clean"] for r in benches if r["v"].get("outcome_clean", "-") != "-"]
         row["clean"] = "%d/%d" % (sum(int(c) for c in cl), len(cl)) if cl else "-"
+        self.breakdown(row, benches, n, mode, pooled)
         if benches and not pooled:
             row["note"] = "per-benchmark percentiles (no raw samples)"
         if bad:
             self.failed += 1
             row["note"] = "%d benchmark runs failed (see w.*.log)" % bad
+
+    def breakdown(self, row, benches, n, mode, pooled):
+        """Where an iteration's time went (a row of the second table), and the
+        bound for this N into row: the smallest of the ideal, the CPU bound and
+        the region bound (the module's docstring)."""
+        d, k = self.d, self.a.kernel_ms / 1000.0
+        b = dict(n=n, mode=mode, iter_s=row.get("iter_s"))
+        for key in ("think_s", "compile_s", "correct_s", "bench_s", "lock_wait_s"):
+            b[key] = P.mean([r.get(key) for r in benches])
+        nominal = {"correct_s": max(d["correct_host"], self.startup) + k * self.n_correct,
+                   "bench_s": max(d["bench_host"], self.startup) +
+                   k * (self.n_warmup + self.n_timed)}
+        for key, nom in nominal.items():
+            if b[key] is not None:
+                b[key.replace("_s", "_lost_s")] = b[key] - nom
+        if pooled and mode.startswith("krex"):
+            b["entry_ms"] = P.mean([sum(r["raw"]["entry"]) for r in benches])
+        cert = lambda f: P.mean([P.num(r["v"].get(f)) for r in benches])  # noqa: E731
+        for key, f in (("queued_ms", "cert_wait_us"), ("drain_ms", "cert_drain_us"),
+                       ("freeze_ms", "cert_freeze_us"), ("isolate_ms", "cert_isolate_us"),
+                       ("settle_ms", "cert_settle_us"), ("held_ms", "cert_held_us")):
+            us = cert(f)
+            b[key] = us / 1000.0 if us is not None else None
+        if b.get("entry_ms") is not None and b.get("drain_ms") is not None:
+            # what krexd's phases do not explain: the round trips, krexd's loop
+            b["entry_other_ms"] = b["entry_ms"] - sum(b.get(x) or 0.0 for x in (
+                "queued_ms", "drain_ms", "freeze_ms", "settle_ms"))
+        b["regions"] = cert("regions")
+        nreg = sum(P.num(r["v"].get("regions")) or 0 for r in benches)
+        if nreg:
+            b["chained_pct"] = 100.0 * sum(P.num(r["v"].get("chained")) or 0
+                                           for r in benches) / nreg
+        if mode == "cmd":
+            b["excl_s"] = row.get("hold_s")
+        elif b.get("held_ms") is not None:
+            b["excl_s"] = sum(b.get(x) or 0.0 for x in ("drain_ms", "freeze_ms", "settle_ms",
+                                                        "held_ms")) / 1000.0
+        self.brows.append(b)
+        cores = len(os.sched_getaffinity(0))
+        cpu_iter = (d["compile"] + max(d["correct_host"], self.startup) +
+                    max(d["bench_host"], self.startup))
+        row["cpu_bound_per_h"] = cores * 3600.0 / cpu_iter if cpu_iter > 0 else None
+        if b.get("excl_s"):
+            row["region_bound_per_h"] = 3600.0 / b["excl_s"]
+        bounds = [x for x in (row.get("ideal_per_h"), row.get("cpu_bound_per_h"),
+                              row.get("region_bound_per_h")) if x]
+        if bounds:
+            row["bound_per_h"] = min(bounds)
+            row["of_bound_pct"] = 100.0 * row["bench_per_h"] / row["bound_per_h"]
 
     def run(self):
         a = self.a
@@ -417,6 +497,10 @@ class Sim:
         md = P.write_tables(self.rows, COLS, os.path.join(self.out, "agents.csv"),
                             os.path.join(self.out, "agents.md"), title, DIGITS)
         print(md)
+        print(P.write_tables(self.brows, BCOLS, os.path.join(self.out, "agents-breakdown.csv"),
+                             os.path.join(self.out, "agents-breakdown.md"),
+                             "Where the time goes (s per iteration; ms per benchmark, its "
+                             "regions summed)", BDIGITS))
         if stopped:
             print(stopped)
         print("per iteration (scaled s): %s; iterations per session %d" % (
@@ -426,6 +510,14 @@ class Sim:
                   self.startup, self.nominal_iter(), self.warm))
         print("krex_over_mode: KREX (a participant per GPU command) / that mode; ideal_per_h: N "
               "sessions never waiting; ceiling_per_h (cmd): one iteration per lock hold")
+        print("bound_per_h: the smallest of ideal_per_h, cpu_bound_per_h (%d cores / CPU s per "
+              "iteration) and region_bound_per_h (3600 / excl_s, the exclusive GPU s per "
+              "benchmark); of_bound_pct: bench_per_h against it" % len(os.sched_getaffinity(0)))
+        print("breakdown: *_lost_s is a command's time past its nominal length (waiting at the "
+              "gate, frozen, or for the lock); entry_ms: begin to grant, summed over a "
+              "benchmark's regions; queued/drain/freeze/isolate/settle/held_ms from the "
+              "certificates (isolation runs during the drain); entry_other_ms: entry_ms less "
+              "queued, drain, freeze and settle (round trips, krexd's loop)")
         print("results: %s (%.0f s)" % (self.out, P.elapsed()))
         return 1 if self.failed else 0
 

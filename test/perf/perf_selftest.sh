@@ -30,7 +30,7 @@ col() {
 near() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; exit !(x != "" && d < 0.01 && d > -0.01) }'; }
 leftovers() { ! pgrep -f "$tmp/b/" >/dev/null; }
 
-plan 11
+plan 12
 
 f=$tmp/fid
 timeout 120 python3 "$perf/fidelity.py" --quick "${common[@]}" --out "$f" >"$tmp/fid.txt" 2>"$tmp/fid.err"
@@ -74,13 +74,27 @@ agents_rows() {
 		[ "$(awk -F, 'NR > 1 && $6 != "" && $8 != "" { n++ } END { print n }' "$a/agents.csv")" = 3 ]
 }
 ok "agents on stubs: one row per mode and N, KREX ratios, no failure" agents_rows
+# The breakdown from the stub's certificates (0.3 ms drain, 0.2 ms freeze a
+# region) and a bound for every row.
+breakdown() {
+	python3 - "$a" <<-'PY'
+	import csv, sys
+	b = [r for r in csv.DictReader(open(sys.argv[1] + "/agents-breakdown.csv")) if r["mode"] == "krex"]
+	ok = b and all(abs(float(r["drain_ms"]) - 0.3 * float(r["regions"])) < 1e-6 and
+	               abs(float(r["freeze_ms"]) - 0.2 * float(r["regions"])) < 1e-6 for r in b)
+	rows = list(csv.DictReader(open(sys.argv[1] + "/agents.csv")))
+	ok = ok and all(r["bound_per_h"] and r["of_bound_pct"] for r in rows)
+	sys.exit(0 if ok else 1)
+	PY
+}
+ok "agents' breakdown from the certificates, a bound per row" breakdown
 if command -v gnuplot >/dev/null; then
-	cp "$a/agents.csv" "$f/"
+	cp "$a/agents.csv" "$a/agents-breakdown.csv" "$f/"
 	"$perf/plot.sh" "$f" >/dev/null 2>"$tmp/plot.err"
-	pngs() { [ -s "$f/fidelity-inflation.png" ] && [ -s "$f/fidelity-mixes.png" ] && [ -s "$f/throughput.png" ]; }
-	ok "plot.sh draws the three PNGs" pngs
+	pngs() { [ -s "$f/fidelity-inflation.png" ] && [ -s "$f/fidelity-mixes.png" ] && [ -s "$f/throughput.png" ] && [ -s "$f/entry.png" ]; }
+	ok "plot.sh draws the four PNGs" pngs
 else
-	skip "plot.sh draws the three PNGs" "no gnuplot"
+	skip "plot.sh draws the four PNGs" "no gnuplot"
 fi
 for t in fid ag; do sed 's/^/# /' "$tmp/$t.txt" | head -20; done
 done_testing

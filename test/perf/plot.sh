@@ -2,24 +2,34 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # plot.sh - PNGs from the CSVs of fidelity.py and agents.py (gnuplot).
 #
-#	test/perf/plot.sh [-m MIX] DIR      reads DIR/fidelity.csv, DIR/agents.csv
+#	test/perf/plot.sh [-m MIX] [-s SOURCE] DIR
 #
-# Writes DIR/fidelity-inflation.png (p95 wall-time inflation versus alone, per
-# kernel size and mode, for one sibling mix: default "all"), DIR/fidelity-mixes.png
-# (the same per mix: shared, and krex with many samples per region) and DIR/throughput.png (timed
-# benchmarks per hour per session count and mode).  Runs where gnuplot is (the
-# GPU machine has none: fetch the CSVs and plot here).  Figures only; no judgement.
+# Reads DIR/fidelity.csv, DIR/agents.csv, DIR/agents-breakdown.csv and
+# DIR/entry-split.txt (entry_split.py's table), whichever are there.  Writes
+# DIR/fidelity-inflation.png (p95 wall-time inflation versus alone, per kernel
+# size and mode, for one sibling mix: default "all"), DIR/fidelity-mixes.png
+# (the same per mix: shared, and krex with many samples per region),
+# DIR/throughput.png (timed benchmarks per hour over the number of sessions, a
+# curve per mode, with the bounds agents.py computed: the ideal, the command
+# lock's ceiling, KREX's bound) and DIR/entry.png (a region entry broken down
+# by phase: from agents-breakdown.csv the mean per benchmark, stacked; from
+# entry-split.txt each phase's p50 and p95).  SOURCE (default: DIR) is printed
+# on every plot: which run, where, when.  Runs where gnuplot is (the GPU
+# machine has none: fetch the CSVs and plot here).  Figures only; no judgement.
 set -euo pipefail
 
 mix=all
-while getopts "m:" o; do
+src=
+while getopts "m:s:" o; do
 	case $o in
 	m) mix=$OPTARG ;;
-	*) echo "usage: $0 [-m MIX] DIR" >&2 && exit 2 ;;
+	s) src=$OPTARG ;;
+	*) echo "usage: $0 [-m MIX] [-s SOURCE] DIR" >&2 && exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-dir=${1:?usage: $0 [-m MIX] DIR}
+dir=${1:?usage: $0 [-m MIX] [-s SOURCE] DIR}
+src=${src:-$dir}
 command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot not found" >&2 && exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -91,10 +101,89 @@ if [ -f "$dir/fidelity.csv" ]; then
 		"p95 wall-time inflation vs alone per sibling mix: shared vs krex (many samples per region)" \
 		"inflation % (log; floor 0.01)" "set logscale y; set yrange [0.005:*]"
 fi
+# agents_dat CSV: N, then a column per mode (bench_per_h), then the bounds
+# (ideal, the command lock's ceiling, KREX's bound) where the CSV has them.
+# A real CSV reader: a note may hold commas.
+agents_dat() {
+	python3 - "$1" <<-'PY'
+	import csv, sys
+	rows = list(csv.DictReader(open(sys.argv[1])))
+	num = lambda v: float(v) if v not in (None, "") else None
+	ns = sorted({int(r["n"]) for r in rows})
+	modes = []
+	for r in rows:
+	    if r["mode"] not in modes:
+	        modes.append(r["mode"])
+	get = lambda n, m, k: next((num(r.get(k)) for r in rows
+	                            if int(r["n"]) == n and r["mode"] == m), None)
+	bounds = [("bound: ideal (N sessions never waiting)", lambda n: get(n, "krex", "ideal_per_h")
+	           or get(n, "cmd", "ideal_per_h")),
+	          ("bound: cmd lock ceiling", lambda n: get(n, "cmd", "ceiling_per_h")),
+	          ("bound: krex (min of ideal, CPU, region)", lambda n: get(n, "krex", "bound_per_h"))]
+	bounds = [b for b in bounds if any(b[1](n) for n in ns)]
+	print(" ".join('"%s"' % h for h in ["N"] + modes + [b[0] for b in bounds]))
+	for n in ns:
+	    v = [get(n, m, "bench_per_h") for m in modes] + [b[1](n) for b in bounds]
+	    print(" ".join([str(n)] + ["?" if x is None else "%.1f" % x for x in v]))
+	print("#modes %d" % len(modes))
+	PY
+}
+
+# gp_head PNG HEIGHT TITLE: gnuplot's first lines for a plot with the data's source under it.
+gp_head() {
+	printf '%s\n' "set terminal pngcairo size 1100,$2 noenhanced font \",11\"" \
+		"set output \"$1\"" "set title \"$3\"" \
+		"set label 1 \"data: $src\" at screen 0.01, screen 0.025 left font \",9\"" \
+		"set bmargin 5" "set key outside right top" "set yrange [0:*]"
+}
+
 if [ -f "$dir/agents.csv" ]; then
-	pivot "$dir/agents.csv" n mode bench_per_h >"$tmp/a.dat"
-	sed -i '2,$s/^/N=/' "$tmp/a.dat"
-	hist "$tmp/a.dat" "$dir/throughput.png" \
-		"timed benchmarks per hour (one per agent iteration), by concurrent sessions" \
-		"benchmarks / hour" "set yrange [0:*]"
+	agents_dat "$dir/agents.csv" >"$tmp/a.dat"
+	nm=$(sed -n 's/^#modes //p' "$tmp/a.dat")
+	ncol=$(head -1 "$tmp/a.dat" | grep -o '"[^"]*"' | wc -l)
+	gnuplot <<-EOF
+	$(gp_head "$dir/throughput.png" 600 "Timed benchmarks per hour over concurrent agent sessions (agents.py)")
+	set xlabel "agent sessions sharing one GPU (N)"
+	set ylabel "benchmarks / hour"
+	set datafile missing "?"
+	set grid
+	set xrange [0:*]
+	plot for [i=2:$((nm + 1))] "$tmp/a.dat" using 1:i with linespoints lw 2 pt 7 title columnheader(i), \
+	     for [i=$((nm + 2)):$ncol] "$tmp/a.dat" using 1:i with linespoints dt 2 lw 1.5 pt 1 title columnheader(i)
+	EOF
+	echo "wrote $dir/throughput.png"
+fi
+
+# The entry by phase: agents.py's mean per benchmark (stacked), or
+# entry_split.py's p50 and p95 per phase.
+if [ -f "$dir/agents-breakdown.csv" ]; then
+	python3 - "$dir/agents-breakdown.csv" >"$tmp/e.dat" <<-'PY'
+	import csv, sys
+	ph = ["queued_ms", "drain_ms", "freeze_ms", "settle_ms"]
+	print(" ".join(["run"] + [p[:-3] for p in ph]))
+	for r in csv.DictReader(open(sys.argv[1])):
+	    if r.get("drain_ms"):
+	        print(" ".join(["%s/N=%s" % (r["mode"], r["n"])] + [r.get(p) or "0" for p in ph]))
+	PY
+	title="Region entry per benchmark by phase, mean ms (isolation runs during the drain)"
+elif [ -f "$dir/entry-split.txt" ]; then
+	awk 'NR == 1 { print "phase p50 p95"; next } NF >= 4 { print $1, $3, $4 }' \
+		"$dir/entry-split.txt" >"$tmp/e.dat"
+	title="Region entry by phase, ms: each phase's p50 and p95 (isolation runs during the drain)"
+fi
+if [ -s "$tmp/e.dat" ] && [ "$(wc -l <"$tmp/e.dat")" -ge 2 ]; then
+	ncol=$(head -1 "$tmp/e.dat" | wc -w)
+	style="set style histogram clustered gap 1"
+	[ -f "$dir/agents-breakdown.csv" ] && style="set style histogram rowstacked"
+	gnuplot <<-EOF
+	$(gp_head "$dir/entry.png" 560 "$title")
+	set ylabel "ms"
+	set style data histograms
+	$style
+	set style fill solid 0.85 border -1
+	set boxwidth 0.7
+	set grid ytics
+	plot for [i=2:$ncol] "$tmp/e.dat" using i:xtic(1) title columnheader(i)
+	EOF
+	echo "wrote $dir/entry.png"
 fi

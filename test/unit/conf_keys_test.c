@@ -31,6 +31,8 @@ static const struct {
         {"metrics_file", "/var/lib/node_exporter/textfile/krex.prom", "krex.prom"},
         {"sign", "off", "gpg"},
         {"munge_socket", "/run/munge/munge.socket.2", "munge.sock"},
+        {"chain_max", "500ms", "2m"}, /* krexd.conf only, checked by the same row */
+        {"chain_gap", "0", "1h"},
 };
 
 int main(void)

@@ -18,6 +18,7 @@
 
 #include "krexd.h"
 #include "tap.h"
+#include "text.h"
 #include "timeutil.h"
 
 /* Labels and GPU names (text_check): one printable line of well-formed UTF-8. */
@@ -48,6 +49,23 @@ static void test_names(void)
 	ok(text_check("GPU name 0", "g\x9b", err, sizeof(err)) < 0 &&
 	           !strcmp(err, "GPU name 0 is not UTF-8 (byte 0x9b at 1)"),
 	   "a raw byte named: %s", err);
+	for (i = 0, n = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%s", bad[i]);
+		text_clean(buf);
+		n += text_check("the label", buf, err, sizeof(err)) == 0 &&
+		     strlen(buf) == strlen(bad[i]);
+	}
+	{
+		char cut[] = "caf\xc3\xa9 \xe2\x82";
+		char keep[] = "caf\xc3\xa9 \xe2\x82\xac";
+		text_clean(cut);
+		text_clean(keep);
+		ok(n == sizeof(bad) / sizeof(bad[0]) && !strcmp(cut, "caf\xc3\xa9 ??") &&
+		           !strcmp(keep, "caf\xc3\xa9 \xe2\x82\xac"),
+		   "text_clean: every refused name passes after it, byte for byte; a cut sequence becomes '?', valid UTF-8 stays (%s)",
+		   cut);
+	}
 }
 
 int main(void)
@@ -59,7 +77,7 @@ int main(void)
 	uid_t u = 12345;
 	pid_t child;
 
-	plan(19);
+	plan(20);
 	test_names();
 	ok(proc_stat_start("1 (a b) c) S 0 1 1 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 4242 9 10",
 	                   &t) == 0 &&

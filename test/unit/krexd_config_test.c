@@ -41,7 +41,7 @@ int main(void)
 	struct krexd_config c, n;
 	char err[512];
 
-	plan(37);
+	plan(38);
 	config_defaults(&c);
 	ok(!strcmp(c.run_dir, KREX_DEFAULT_RUNDIR), "default run_dir");
 	ok(c.max_region_ns == KREX_DEFAULT_MAX_REGION_MS * NS_PER_MS, "default max_region");
@@ -174,6 +174,18 @@ int main(void)
 	           config_set(&c, "max_gpus_per_uid", "65", err, sizeof(err)) < 0 &&
 	           config_set(&c, "max_gpus_per_uid", "64", err, sizeof(err)) == 0,
 	   "max_gpus_per_uid: default 8, 0 to the table's 64");
+	config_defaults(&c);
+	ok(c.chain_max_ns == KREX_DEFAULT_CHAIN_MAX_MS * NS_PER_MS &&
+	           c.chain_gap_ns == KREX_DEFAULT_CHAIN_GAP_MS * NS_PER_MS &&
+	           config_set(&c, "chain_max", "0", err, sizeof(err)) == 0 && c.chain_max_ns == 0 &&
+	           config_set(&c, "chain_gap", "250ms", err, sizeof(err)) == 0 &&
+	           c.chain_gap_ns == 250 * NS_PER_MS &&
+	           config_set(&c, "chain_max", "2m", err, sizeof(err)) < 0 &&
+	           strstr(err, "up to 1m") &&
+	           config_set(&c, "chain_gap", "-1", err, sizeof(err)) < 0 &&
+	           config_set(&c, "chain_max", "2s", err, sizeof(err)) == 0 &&
+	           c.chain_max_ns == 2 * NS_PER_S && c.chain_gap_ns == 250 * NS_PER_MS,
+	   "chain_max, chain_gap: defaults, 0 allowed, at most a minute, negative rejected");
 
 	config_defaults(&c);
 	n = c;

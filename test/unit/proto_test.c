@@ -120,6 +120,8 @@ static void test_roundtrips(void)
 	a.cert.own_power_cap_us = 0x0a0b;
 	a.cert.own_power_cap_first_us = -1;
 	a.cert.own_power_cap_samples = 3;
+	a.cert.chain_us = 0x1122334455667788ULL;
+	a.cert.chained = 3;
 	pbuf_init(&buf);
 	ok(proto_pack(&buf, PROTO_CERT, 2, &a) == 0 &&
 	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
@@ -133,17 +135,21 @@ static void test_roundtrips(void)
 		        0x07, 0xbc, 0, 0, 0x07, 0xbc, 0,    0,    0, 7, 0,    0,    0, 0,
 		        0,    0,    0, 5, 0xff, 0xff, 0xff, 0xff, 0, 0, 0,    61,   1, 2,
 		        3,    4,    5, 6, 7,    8,    0,    0,    0, 0, 0,    0,    0, 9};
-		/* The protocol 5 tail: the owner's own power cap. */
+		/* The protocol 5 tails: the owner's own power cap, then the chain. */
 		static const uint8_t tail5[] = {0,    0,    0,    0,    0,    0,    0x0a,
 		                                0x0b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 		                                0xff, 0xff, 0,    0,    0,    3};
-		size_t n5 = sizeof(tail5);
+		static const uint8_t chain[] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66,
+		                                0x77, 0x88, 0,    0,    0,    3};
+		size_t n5 = sizeof(tail5) + sizeof(chain);
 
 		ok(buf.len > sizeof(tail) + n5 &&
 		           memcmp(buf.data + buf.len - n5 - sizeof(tail), tail, sizeof(tail)) == 0,
 		   "CERT carries the protocol 3 GPU-state fields, golden bytes");
-		ok(memcmp(buf.data + buf.len - n5, tail5, n5) == 0,
-		   "CERT ends with the protocol 5 own power cap fields, golden bytes");
+		ok(memcmp(buf.data + buf.len - n5, tail5, sizeof(tail5)) == 0,
+		   "CERT carries the protocol 5 own power cap fields, golden bytes");
+		ok(memcmp(buf.data + buf.len - sizeof(chain), chain, sizeof(chain)) == 0,
+		   "CERT ends with the protocol 5 chain fields, golden bytes");
 	}
 	pbuf_free(&buf);
 
@@ -353,6 +359,15 @@ static void test_history_messages(void)
 	for (i = 0; same && i < 3; i++)
 		same = memcmp(&e[i], &b.log_reply.e[i], sizeof(e[i])) == 0;
 	ok(same, "LOG_REPLY round trip with 3 entries");
+	{
+		/* PROTO_LOG_ENTRY_MIN (krexd cuts its pages by it) is an entry whose
+		 * strings are empty: the label, and 3 of the certificate's */
+		size_t strs = strlen(e[0].label) + strlen(e[0].cert.gpus) + strlen(e[0].cert.note) +
+		              strlen(e[1].label) + strlen(e[1].cert.gpus) + strlen(e[1].cert.note) +
+		              strlen(e[2].label) + strlen(e[2].cert.gpus) + strlen(e[2].cert.note);
+		ok(buf.len == PROTO_HDR_LEN + 2 + 5 + 3 * 8 + 2 + 3 * PROTO_LOG_ENTRY_MIN + strs,
+		   "a LOG_REPLY entry packs to PROTO_LOG_ENTRY_MIN plus its strings");
+	}
 	if (same) {
 		proto_body_free(PROTO_LOG_REPLY, &b);
 		/* a count of 1000 entries in a payload that holds 3 */
@@ -476,7 +491,7 @@ static void test_signed(void)
 
 int main(void)
 {
-	plan(40);
+	plan(42);
 	test_golden();
 	test_roundtrips();
 	test_malformed();

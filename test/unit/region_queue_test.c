@@ -48,7 +48,7 @@ int main(void)
 	int i, alt = 1;
 	uint32_t last = 0;
 
-	plan(30);
+	plan(35);
 
 	/* FIFO on one GPU, EBUSY, lease cap. */
 	rq_init(&q, 500 * MS, 1.0, 0);
@@ -169,5 +169,28 @@ int main(void)
 	rq_remove(&q, a, t);
 	rq_remove(&q, b, t);
 	ok(q.head == NULL && q.tail == NULL, "queue empty again");
+
+	/* Chains: the next request within a region's GPUs; a cut's gap. */
+	rq_init(&q, 10000 * MS, 1.0, 0);
+	t = 20000 * MS;
+	a = req(0, 1, 0x3);
+	b = req(1, 2, 0x2);
+	c = req(2, 3, 0x1);
+	rq_submit(&q, a, 0, 0, t);
+	start_all(&q, t);
+	rq_submit(&q, c, 0, 0, t);
+	rq_submit(&q, b, 0, 0, t);
+	rq_remove(&q, a, t + MS);
+	ok(rq_next_within(&q, t + MS, 0x2) == b && rq_next_within(&q, t + MS, 0x4) == NULL,
+	   "within a mask: the first request wanting only those GPUs");
+	rq_gap(&q, 0x1, t + 100 * MS);
+	ok(rq_next(&q, t + MS) == b, "a GPU in its gap: its request waits, others start");
+	ok(rq_next_deadline(&q) == t + 100 * MS, "the gap's end is a wake-up deadline");
+	ok(rq_gap_over(&q, t + 99 * MS) == 0 && rq_gap_over(&q, t + 100 * MS) == 1 &&
+	           rq_next_deadline(&q) == 0,
+	   "the gap is forgotten once over");
+	ok(rq_next(&q, t + 100 * MS) == c, "then its request starts");
+	rq_remove(&q, b, t);
+	rq_remove(&q, c, t);
 	return tap_done();
 }

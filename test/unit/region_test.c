@@ -212,15 +212,15 @@ int main(void)
 	krex_certificate_json(&c, json, sizeof(json));
 	ok(strstr(json, "\"clock_reasons\":[]") != NULL, "no reason: an empty list");
 	ok(strstr(json, "\"own_power_cap_us\":null,\"own_power_cap_first_us\":null,"
-	                "\"own_power_cap_samples\":null}") != NULL,
-	   "own power cap unknown: null, at the end of the JSON");
+	                "\"own_power_cap_samples\":null,") != NULL,
+	   "own power cap unknown: null");
 	c.known |= KREX_CERT_OWN_POWER;
 	c.own_power_cap_us = 60000;
 	c.own_power_cap_first_us = 31000;
 	c.own_power_cap_samples = 3;
 	krex_certificate_json(&c, json, sizeof(json));
 	ok(strstr(json, "\"own_power_cap_us\":60000,\"own_power_cap_first_us\":31000,"
-	                "\"own_power_cap_samples\":3}") != NULL,
+	                "\"own_power_cap_samples\":3,") != NULL,
 	   "own power cap in the JSON: %s", json);
 	c.own_power_cap_us = 0;
 	c.own_power_cap_first_us = -1;

@@ -80,6 +80,12 @@ static int region_begin(double *entry)
 	return rc;
 }
 
+/* The certificates' phases, summed over the run's regions (agents.py's breakdown). */
+static struct {
+	unsigned long long wait, drain, freeze, isolate, settle, held;
+	int chained;
+} certsum;
+
 static int region_end(void)
 {
 	struct krex_certificate c;
@@ -87,6 +93,13 @@ static int region_end(void)
 	memset(&c, 0, sizeof(c));
 	if (krex_region_end(&c) != KREX_OK)
 		return 0;
+	certsum.wait += c.wait_us;
+	certsum.drain += c.drain_us;
+	certsum.freeze += c.freeze_us;
+	certsum.isolate += c.isolate_us;
+	certsum.settle += c.settle_us;
+	certsum.held += c.held_us;
+	certsum.chained += c.chained != 0;
 	return c.outcome == KREX_OUTCOME_CLEAN;
 }
 
@@ -198,8 +211,11 @@ int main(int argc, char **argv)
 	       pct(wall, n, 95), pct(wall, n, 99));
 	if (regions) {
 		qsort(entry, (size_t)nentry, sizeof(double), cmp_double);
-		printf(" entry_p50=%.4f entry_p95=%.4f outcome_clean=%d\n", pct(entry, nentry, 50),
+		printf(" entry_p50=%.4f entry_p95=%.4f outcome_clean=%d", pct(entry, nentry, 50),
 		       pct(entry, nentry, 95), clean);
+		printf(" regions=%d cert_wait_us=%llu cert_drain_us=%llu cert_freeze_us=%llu cert_isolate_us=%llu cert_settle_us=%llu cert_held_us=%llu chained=%d\n",
+		       regions, certsum.wait, certsum.drain, certsum.freeze, certsum.isolate,
+		       certsum.settle, certsum.held, certsum.chained);
 	} else {
 		printf(" entry_p50=- entry_p95=- outcome_clean=-\n");
 	}

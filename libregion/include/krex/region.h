@@ -135,6 +135,10 @@ struct krex_certificate {
 	uint64_t own_power_cap_us;      /* time at the power cap, at most held_us */
 	int64_t own_power_cap_first_us; /* grant to the first sample that saw it; -1 never */
 	uint32_t own_power_cap_samples; /* samples that saw it, of clock_samples */
+	/* Added with protocol 5: chained regions (krex_region_begin(3)). */
+	uint64_t chain_us; /* chained: from the chain's first grant to this region's grant */
+	uint32_t chained;  /* 0: entered on its own; n: granted at the end of the chain's
+	                    * n-th region, its siblings still frozen (no thaw, no settle) */
 };
 
 /*
