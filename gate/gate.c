@@ -37,14 +37,17 @@ static _Atomic int gate_inflight; /* threads between the gate check and the driv
 static _Atomic int gate_draining; /* 1 while the drain callback runs (futex word) */
 static _Atomic int gate_rejoining;
 /*
- * The drain's pass (gate_pass_begin()): 1 while the drain lets this
+ * The drain's pass (gate_pass_begin()): > 0 while the drain lets this
  * process's threads through the closed gate because it made no progress for
- * GATE_STALL_NS with threads waiting (parked) at the gate or in the bounded
- * queue, one of which may be the host thread that must release the work it
- * waits for (XLA's delay kernel).  A futex word, like gate_draining.
+ * GATE_STALL_NS with threads waiting (parked) at the gate, one of which may
+ * be the host thread that must release the work it waits for (XLA's delay
+ * kernel).  Not the threads in the bounded queue's wait: those are waiting
+ * for their own previous launch, which a slow drain on a shared GPU is
+ * waiting for too; one waiting for host-released work gives up by itself
+ * (gate_queue.h) and then parks at the gate.
  */
 static _Atomic int gate_pass;   /* launches the pass still lets through (on while > 0) */
-static _Atomic int gate_parked; /* threads waiting on gate_draining or in the queue's wait */
+static _Atomic int gate_parked; /* threads stepped back, waiting on gate_draining */
 static int gate_drain_passes;   /* passes in this drain (the drain thread's) */
 static unsigned gate_cap;
 static uint64_t gate_qns;
@@ -75,21 +78,16 @@ int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns)
 	int r;
 
 	gate_stat_add(GST_QUEUE_WAITS);
-	/* Counted as parked: a stalled drain lets it give up at once (below). */
-	atomic_fetch_add(&gate_parked, 1);
 	for (;;) {
 		r = query(ev);
-		if (r != 0) {
-			atomic_fetch_sub(&gate_parked, 1);
+		if (r != 0)
 			return r;
-		}
-		if (time_now_ns() >= deadline || atomic_load(&gate_pass) > 0)
+		if (time_now_ns() >= deadline)
 			break;
 		gate_sleep_us(us);
 		if (us < 500)
 			us *= 2;
 	}
-	atomic_fetch_sub(&gate_parked, 1);
 	if (atomic_fetch_add(&gate_stats[GST_QUEUE_GAVE_UP], 1) == 0)
 		log_info(
 		        "bounded queue: queued work not done in %llu ms (released by the host?): proceeding without waiting",
@@ -99,8 +97,8 @@ int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns)
 
 static long gate_futex(_Atomic int *word, int op, int val, const struct timespec *ts);
 
-/* Threads that may be waiting for the drain: at the gate (libkrexregion's
- * wait, or the step back on gate_draining) or in the bounded queue's wait. */
+/* Threads waiting for the drain at the gate (libkrexregion's wait, or the
+ * step back on gate_draining). */
 static unsigned gate_parked_now(void)
 {
 	return (unsigned)atomic_load(&gate_parked) + krex_gate_parked();

@@ -64,7 +64,7 @@ void gate_stat_add(enum gate_stat st);
 
 /*
  * A drain that saw no event of its complete for GATE_STALL_NS while threads
- * of the process wait for it (at the gate or in the bounded queue's wait)
+ * of the process wait for it at the gate
  * lets them through (the pass: GATE_PASS_LAUNCHES submissions, or until the
  * drain progresses), at most GATE_PASS_MAX times a drain: one of
  * them may be the host thread that releases the work the drain waits for

@@ -38,8 +38,10 @@ static void gq_complete(struct gq *q, const struct gq_ops *ops, uint64_t seq, ui
 	unsigned n = q->n[seq % GQ_SLOTS];
 
 	if (budget_ns && (seq >= 2 || q->start_mark) && n && ops->elapsed &&
-	    ops->elapsed(&ms, gq_ev(q, seq - 1), gq_ev(q, seq)) == 0 && ms > 0)
+	    ops->elapsed(&ms, gq_ev(q, seq - 1), gq_ev(q, seq)) == 0 && ms > 0) {
 		q->est_ns = (uint64_t)((double)ms * 1e6 / n);
+		q->est_guess = 0;
+	}
 	q->done = seq;
 }
 
@@ -63,14 +65,16 @@ static uint64_t gq_wait_limit(const struct gq *q)
 	return t < GQ_WAIT_MAX_NS ? GQ_WAIT_MAX_NS : t > GQ_WAIT_CAP_NS ? GQ_WAIT_CAP_NS : t;
 }
 
-/* Launches let through without waiting after a give-up (gate_queue.h). */
-static unsigned gq_held_max(const struct gq *q)
+/* Launches let through without waiting after a give-up (gate_queue.h):
+ * worth the queue's own budget of estimated GPU time, so that what a
+ * region's drain finds queued behind the stall is what the queue allows. */
+static unsigned gq_held_max(const struct gq *q, uint64_t budget_ns)
 {
 	uint64_t n;
 
 	if (!q->est_ns)
 		return GQ_HELD_MAX;
-	n = GQ_WAIT_MAX_NS / q->est_ns;
+	n = (q->est_guess ? GQ_WAIT_MAX_NS : budget_ns) / q->est_ns;
 	return n < 1 ? 1 : n > GQ_HELD_MAX ? GQ_HELD_MAX : (unsigned)n;
 }
 
@@ -119,7 +123,7 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 		/* gave up on this stream: no waiting, no mark, until the work
 		 * before its marks (released by the host?) has completed, for at
 		 * most gq_held_max() launches */
-		if (q->rec > q->done && ++q->held <= gq_held_max(q))
+		if (q->rec > q->done && ++q->held <= gq_held_max(q, budget_ns))
 			return 0;
 		q->held = 0;
 		if (q->pending < q->stride && q->rec == q->done)
@@ -143,8 +147,10 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 			q->held = 1;
 			/* Not timed yet: the wait itself says its launches take
 			 * at least limit / n each, unless the host holds them. */
-			if (budget_ns && !q->est_ns)
+			if (budget_ns && !q->est_ns) {
 				q->est_ns = gq_wait_limit(q) / (q->n[(q->done + 1) % GQ_SLOTS] + 1);
+				q->est_guess = 1;
+			}
 			return 0;
 		}
 		gq_complete(q, ops, q->done + 1, budget_ns);

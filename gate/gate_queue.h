@@ -82,13 +82,17 @@ struct gq_ops {
  *    kernel and the siblings' kernels taking turns with it) stays under
  *    GQ_WAIT_CAP_NS: 15 siblings of 5 ms kernels, 75 of 1 ms.
  *  - After a give-up: the launches let through without waiting are worth
- *    at most GQ_WAIT_MAX_NS of estimated GPU time (at least one, at most
- *    GQ_HELD_MAX), so a slow stream that passed the cap queues a launch or
- *    two more, not GQ_HELD_MAX; they get a mark of their own before the
- *    next wait.  A give-up on a stream not timed yet takes the wait over
- *    the mark's launches + 1 as its estimate (a lower bound, unless the host
- *    holds the work): the mark's launches + 1 pass (doc/gate.md: the
- *    trade-off for a host-released chain among a stream's first launches).
+ *    at most the queue's budget (queue_time) of estimated GPU time (at
+ *    least one, at most GQ_HELD_MAX), so what a region's drain finds queued
+ *    behind the stall is what the queue allows, not 50 ms of work (issue
+ *    18: 5 ms kernels let through 10 at a time made 50 ms drains); they get
+ *    a mark of their own before the next wait.  Short kernels still pass
+ *    GQ_HELD_MAX at once (XLA's chain of timed kernels behind its delay
+ *    kernel).  A give-up on a stream not timed yet takes the wait over the
+ *    mark's launches + 1 as its estimate (est_guess; a lower bound, unless
+ *    the host holds the work) and lets the mark's launches + 1 pass
+ *    (doc/gate.md: the trade-off for a host-released chain among a stream's
+ *    first launches).
  *  - A mark is recorded before the stream's first launch, so the first
  *    completed mark is a time sample.  The sample closed by a mark that
  *    waited for the host holds host time: it can stretch the next waits to
@@ -109,6 +113,7 @@ struct gq {
 	void *ev[GQ_SLOTS];
 	unsigned n[GQ_SLOTS]; /* launches each event closes */
 	uint64_t est_ns;      /* GPU time per launch, last sample; 0 = unknown */
+	int est_guess;        /* est_ns is a give-up's provisional figure, not a sample */
 	uint64_t waits;       /* times gq_before() waited (tests, debug) */
 	uint64_t gave_up;     /* waits that gave up (gq_wait_limit) */
 	unsigned held;        /* gave up: launches let through since (0: not held) */

@@ -12,10 +12,12 @@
 # released by the host (not its timeout), the drain completes (status 0,
 # not late), nothing runs after the ack, and the pass is counted in the
 # gate's counts.  The same with the bounded queue on (queue_cap 1, queue
-# time 1 ms), where the thread waits for the spin kernel in the queue first.
+# time 1 ms), where the thread waits for the spin kernel in the queue first
+# (it gives up there by itself, then parks at the gate); and once through
+# the real libkrexregion and krexd (`krex run`, `krex region`).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 40
+plan 44
 
 # xla POINT CAP US: one sequence with the gate closed at POINT.
 xla() {
@@ -61,4 +63,46 @@ done
 for p in 0 1 2 3 4; do
 	xla "$p" 1 1000
 done
+
+# The same through the real libkrexregion and krexd (point 1): the sibling
+# under `krex run`, a region from `krex region`; the sibling goes on once
+# krexd has logged that it closed the gates (-v), so it parks at the gate
+# while the drain waits for its spin kernel.
+KREXD=$top_builddir/krexd/krexd
+KREX=$top_builddir/krex/krex
+if [ -x "$KREXD" ] && [ -x "$KREX" ]; then
+	export KREX_SOCKET=$T/run/krexd.sock KREX_GPUS=mock0 KREX_GATE_LIB=$G
+	export LD_LIBRARY_PATH=$top_builddir/libregion/.libs:$LD_LIBRARY_PATH
+	unset KREX_FAKE_GATE
+	mkdir -p "$T/run" "$T/real"
+	"$KREXD" -F -v -r "$T/run" -o gpus=mock0 -o drain_timeout=2s 2>"$T/krexd.log" &
+	KD=$!
+	PIDS="$PIDS $KD"
+	wait_for 10 test -S "$KREX_SOCKET" || diag "krexd did not start"
+	"$KREX" run --gpus mock0 -- env KREX_GATE_COUNTS="$T/real/counts" ./capturer xla 1 "$T/real" &
+	S=$!
+	PIDS="$PIDS $S"
+	wait_for 10 test -e "$T/real/at" || diag "the sibling did not get to point 1"
+	timeout -k 5 30 "$KREX" region --gpus mock0 --cert "$T/real/cert" -- true &
+	R=$!
+	wait_for 10 grep -q 'gates closed' "$T/krexd.log" || diag "krexd did not close the gates"
+	touch "$T/real/go"
+	wait "$R"
+	diag "$(tr -d '\n' <"$T/real/cert" | cut -c1-400)"
+	ok "krexd: the region's certificate is clean" grep -q '"outcome": *"clean"' "$T/real/cert"
+	wait_for 10 test -e "$T/real/out"
+	ok "krexd: the spin kernel was released by the host ($(cat "$T/real/out" 2>/dev/null))" \
+		grep -q "released status=1 " "$T/real/out"
+	touch "$T/real/end"
+	wait "$S"
+	c=$(awk '$2 ~ /^gate\.(drain|passed)/ { n[$2] += $3 }
+		END { for (k in n) printf "%s=%d ", substr(k, 6), n[k] }' "$T/real/counts" 2>/dev/null)
+	ok "krexd: the pass is in the gate's counts ($c)" \
+		sh -c "awk '\$2 == \"gate.drain_passes\" { n += \$3 } END { exit !(n >= 1) }' '$T/real/counts'"
+	kill "$KD"
+	wait "$KD" 2>/dev/null
+	ok "krexd: nothing left stopped" sh -c "! grep -ls '^State:.*T (stopped)' /proc/[0-9]*/status | grep -q ."
+else
+	for i in 1 2 3 4; do skip "real krexd check $i" "krexd or krex not built"; done
+fi
 done_testing

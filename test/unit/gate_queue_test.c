@@ -214,7 +214,7 @@ int main(void)
 	unsigned i, ev0;
 	uint64_t t0, gave0;
 
-	plan(27);
+	plan(28);
 
 	/* 1. Off: no event, and the queue grows without bound. */
 	reset(tab, 2);
@@ -415,6 +415,24 @@ int main(void)
 	ok(g.now - t0 <= GQ_WAIT_CAP_NS + 1 * MS && spin_release(),
 	   "shared GPU, host-released spin: host held %llu ms (cap %llu ms), released in time",
 	   (unsigned long long)((g.now - t0) / MS), (unsigned long long)(GQ_WAIT_CAP_NS / MS));
+
+	/* 15. A give-up on a timed stream of 5 ms kernels (120 ms of other work
+	 * ahead of it: a sibling's long turn, a kernel the host holds): what
+	 * it lets through without waiting is worth the queue's budget, so at
+	 * most 2 of its 5 ms kernels are queued behind the stall at any time (a
+	 * region's drain waits for the stall and 10 ms, not 50 ms more; issue
+	 * 18: 10 were let through at once). */
+	q = fresh(tab, &wops);
+	for (i = 0; i < 20; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, NULL);
+	gave0 = q->gave_up;
+	launch(q, 2, 1 * MS, 120 * MS, 5 * US, NULL);
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 12; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, &r);
+	ok(q->gave_up > gave0 && r.max_kernels <= 3,
+	   "give-up behind a 120 ms stall, 5 ms kernels: gave up %llu, at most %u kernels queued",
+	   (unsigned long long)(q->gave_up - gave0), r.max_kernels);
 
 	/* 9. The per-thread table: full means unbounded, never a crash. */
 	reset(tab, 2);
