@@ -41,13 +41,13 @@ static _Atomic int gate_rejoining;
  * process's threads through the closed gate because it made no progress for
  * GATE_STALL_NS with threads waiting (parked) at the gate, one of which may
  * be the host thread that must release the work it waits for (XLA's delay
- * kernel).  Not the threads in the bounded queue's wait: those are waiting
- * for their own previous launch, which a slow drain on a shared GPU is
- * waiting for too; one waiting for host-released work gives up by itself
- * (gate_queue.h) and then parks at the gate.
+ * kernel).  A thread in the bounded queue's wait counts only once its wait
+ * is suspect (longer than twice its mark's expected GPU time, gate_queue.h):
+ * on a GPU merely shared it waits for its own previous launch, which the
+ * drain waits for too, and letting it through would only add work.
  */
 static _Atomic int gate_pass;   /* launches the pass still lets through (on while > 0) */
-static _Atomic int gate_parked; /* threads stepped back, waiting on gate_draining */
+static _Atomic int gate_parked; /* threads stepped back, and suspect bounded-queue waiters */
 static int gate_drain_passes;   /* passes in this drain (the drain thread's) */
 static unsigned gate_cap;
 static uint64_t gate_qns;
@@ -71,34 +71,46 @@ void gate_sleep_us(long us)
 		;
 }
 
-int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns)
+int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns, uint64_t suspect_ns)
 {
-	uint64_t deadline = time_now_ns() + limit_ns;
+	uint64_t now, t0 = time_now_ns();
 	long us = 20;
-	int r;
+	int r, parked = 0;
 
 	gate_stat_add(GST_QUEUE_WAITS);
 	for (;;) {
 		r = query(ev);
 		if (r != 0)
-			return r;
-		if (time_now_ns() >= deadline)
 			break;
+		now = time_now_ns();
+		if (now - t0 >= limit_ns)
+			break;
+		if (!parked && now - t0 >= suspect_ns) {
+			/* may be waiting for work only this thread releases */
+			atomic_fetch_add(&gate_parked, 1);
+			parked = 1;
+		}
+		if (parked && atomic_load(&gate_pass) > 0)
+			break; /* a stalled drain lets us through */
 		gate_sleep_us(us);
 		if (us < 500)
 			us *= 2;
 	}
+	if (parked)
+		atomic_fetch_sub(&gate_parked, 1);
+	if (r != 0)
+		return r;
 	if (atomic_fetch_add(&gate_stats[GST_QUEUE_GAVE_UP], 1) == 0)
 		log_info(
 		        "bounded queue: queued work not done in %llu ms (released by the host?): proceeding without waiting",
-		        (unsigned long long)(limit_ns / 1000000));
+		        (unsigned long long)((time_now_ns() - t0) / 1000000));
 	return 0;
 }
 
 static long gate_futex(_Atomic int *word, int op, int val, const struct timespec *ts);
 
-/* Threads waiting for the drain at the gate (libkrexregion's wait, or the
- * step back on gate_draining). */
+/* Threads that may be waiting for the drain: at the gate (libkrexregion's
+ * wait, the step back on gate_draining) or suspect in the queue's wait. */
 static unsigned gate_parked_now(void)
 {
 	return (unsigned)atomic_load(&gate_parked) + krex_gate_parked();

@@ -78,7 +78,7 @@ void gate_stat_add(enum gate_stat st);
 
 /* The bounded queue's wait (gq_ops.wait): poll query (1 done, 0 not yet,
  * < 0 error) for at most limit_ns, counted. */
-int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns);
+int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns, uint64_t suspect_ns);
 
 void gate_sleep_us(long us);
 
