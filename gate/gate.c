@@ -413,7 +413,7 @@ static int gate_drain(void *arg)
 	} while (gate_drain_passes != passes && time_now_ns() < deadline);
 	if (gate_drain_passes != passes) {
 		/* the deadline passed in a round that let threads through */
-		if (gate_wait_inflight(deadline + 100 * NS_PER_MS) < 0)
+		if (gate_wait_inflight(deadline + 50 * NS_PER_MS) < 0)
 			log_warn("drain: threads let through are still inside the driver");
 		rc = -1;
 	}
