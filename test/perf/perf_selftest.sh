@@ -30,14 +30,14 @@ col() {
 near() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; exit !(x != "" && d < 0.01 && d > -0.01) }'; }
 leftovers() { ! pgrep -f "$tmp/b/" >/dev/null; }
 
-plan 11
+plan 13
 
 f=$tmp/fid
 timeout 120 python3 "$perf/fidelity.py" --quick "${common[@]}" --out "$f" >"$tmp/fid.txt" 2>"$tmp/fid.err"
 ok "fidelity --quick on stubs completes" [ $? = 0 ]
 rows=$(($(wc -l <"$f/fidelity.csv") - 1))
-ok "fidelity.csv holds the whole matrix (alone, shared, krex sample/batch, alone-end: $rows rows)" \
-	[ "$rows" = 10 ]
+ok "fidelity.csv holds the whole matrix (alone, shared, krex sample/batch, alone-gapped, alone-end: $rows rows)" \
+	[ "$rows" = 12 ]
 ok "shared p95 inflation is the stub's 200 %" near "$(col "$f/fidelity.csv" shared none 1 infl_wall_p95_pct)" 200
 ok "krex p95 inflation (in regions) is 0 %" near "$(col "$f/fidelity.csv" krex sample 10 infl_wall_p95_pct)" 0
 entry_clean() {
@@ -45,6 +45,15 @@ entry_clean() {
 		[ "$(col "$f/fidelity.csv" krex batch 1 clean)" = 4/4 ]
 }
 ok "region entry and clean regions (4 of 4 batches) reported" entry_clean
+ok "alone-gapped: a gap of the krex entry p50 (0.5 ms) before each sample" \
+	sh -c "grep -q '^1,alone-gapped,none,none,.*gap 500 us' '$f/fidelity.csv'"
+# ecol MODE REGION SIZE COLUMN: one value of fidelity-entry.csv.
+ecol() { col "$f/fidelity-entry.csv" "$@"; }
+entry_split() {
+	near "$(ecol krex batch 1 drain_p50)" 0.3 && near "$(ecol krex batch 1 freeze_p95)" 0.1 &&
+		near "$(ecol krex sample 10 other_p50)" 0.09 && [ "$(ecol krex sample 10 regions)" = 40 ]
+}
+ok "entry breakdown from the certificates (drain 0.3, freeze 0.1, other 0.09 ms)" entry_split
 ok "no stub process left after the run" leftovers
 
 timeout 60 python3 "$perf/fidelity.py" --quick "${common[@]}" --settle-s 5 --out "$tmp/int" \
