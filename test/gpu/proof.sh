@@ -16,7 +16,7 @@
 #
 # then prints one table, each goal of issue 18 MET or NOT MET
 # (test/gpu/proof_table.py; OUT/proof.md).  Every step runs under `timeout`
-# (limits: 180 + 2 x 60 + 180 s, so 8 minutes at worst); a step stopped there
+# (limits: 170 + 2 x 60 + 190 s, so 8 minutes at worst); a step stopped there
 # still leaves the table of what it ran.  Exit 0 when the table was printed
 # (the figures never fail it), 1 on a script error.  Reads GPU clocks, never
 # sets them.  KREX_GPU_MOCK=1 runs every step on the mock driver with small
@@ -57,7 +57,8 @@ else
 	fi
 	if [ -z "${KREX_WL_MODULE:-}" ]; then
 		NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-		"$NVCC" -fatbin -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
+		timeout 120 "$NVCC" -fatbin -gencode arch=compute_90,code=sm_90 \
+			-gencode arch=compute_90,code=compute_90 \
 			-o "$OUT/fma.fatbin" "$src/test/workloads/fma.cu" >"$OUT/nvcc.log" 2>&1 ||
 			{ echo "proof.sh: no fma.fatbin and nvcc failed (see $OUT/nvcc.log)" >&2; exit 1; }
 		export KREX_WL_MODULE=$OUT/fma.fatbin
@@ -88,16 +89,16 @@ step() {
 	echo "$name: rc $rc, $(($(date +%s) - t0)) s" | tee -a "$OUT/env.txt"
 }
 
-step fidelity 180 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/fidelity" \
+step fidelity 170 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/fidelity" \
 	--sizes 0.1,1,10 --samples "$fsamples" --mixes all --sample-mixes all \
-	--modes alone,krex,alone-gapped --regions sample,batch --budget-s 140 \
+	--modes alone,krex,alone-gapped --regions sample,batch --budget-s 130 \
 	--krexd-opt settle=wait
 for r in 2 3; do
 	step "entry$r" 60 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/entry$r" \
 		--sizes 1 --samples "$esamples" --mixes all --sample-mixes all --modes krex \
 		--regions sample --budget-s 40 --krexd-opt settle=wait
 done
-step agents 180 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
+step agents 190 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
 	--n "$agents_n" --modes cmd,krex "${agents_opt[@]}"
 echo "total $(($(date +%s) - start)) s" | tee -a "$OUT/env.txt"
 
