@@ -155,8 +155,9 @@ static int gate_pass_take(void)
 
 	while (left > 0)
 		if (atomic_compare_exchange_weak(&gate_pass, &left, left - 1)) {
-			if (left == 1)
-				krex_gate_pass(0); /* the last one: the others park again */
+			/* Past the last one, callers still pass libkrexregion's wait
+			 * (the drain alone turns it off, so a late call here can never
+			 * turn off the drain's next pass) and park on gate_draining. */
 			gate_stat_add(GST_PASSED_LAUNCHES);
 			return 1;
 		}

@@ -73,7 +73,7 @@ void gate_stat_add(enum gate_stat st);
  * timeout.  The drain then waits for what they submitted (doc/gate.md).
  */
 #define GATE_STALL_NS (10ull * 1000 * 1000)
-#define GATE_PASS_MAX 4      /* passes a drain */
+#define GATE_PASS_MAX 2      /* passes a drain */
 #define GATE_PASS_LAUNCHES 4 /* submissions a pass lets through, all threads together */
 
 /* The bounded queue's wait (gq_ops.wait): poll query (1 done, 0 not yet,
