@@ -364,16 +364,6 @@ void gate_leave(int joined)
 		gate_futex(&gate_inflight, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
-/*
- * The drain callback, run by libkrexregion's drain thread once krexd has
- * closed a gate of ours: wait (bounded) for calls already past the gate,
- * then for the work queued on every stream this process used (events,
- * polled, in relaxed capture mode: gate_cuda.c).  The drain thread itself
- * never passes through gate_enter().  Everything is bounded by one
- * deadline, drain_timeout: a drain that cannot complete (work that only a
- * host thread now waiting at the gate would release) answers late instead
- * of hanging.  Returns 0, or -1 when late or incomplete.
- */
 /* Wait, until deadline, for the calls already past the gate: 0 or -1. */
 static int gate_wait_inflight(uint64_t deadline)
 {
@@ -391,6 +381,18 @@ static int gate_wait_inflight(uint64_t deadline)
 	return 0;
 }
 
+/*
+ * The drain callback, run by libkrexregion's drain thread once krexd has
+ * closed a gate of ours: wait (bounded) for calls already past the gate,
+ * then for the work queued on every stream this process used (events,
+ * polled, in relaxed capture mode: gate_cuda.c).  The drain thread itself
+ * never passes through gate_enter().  Everything is bounded by one
+ * deadline, drain_timeout: a drain that cannot complete (work that only a
+ * host thread now waiting at the gate would release) answers late instead
+ * of hanging; but when it makes no progress while threads of ours wait for
+ * it, it lets them through (the pass, gate_pass_begin()) and then waits for
+ * what they submitted too.  Returns 0, or -1 when late or incomplete.
+ */
 static int gate_drain(void *arg)
 {
 	/* answer a little before krexd's drain_timeout gives up on us */
