@@ -36,14 +36,27 @@ static _Atomic int gate_state = GS_PASS;
 static _Atomic int gate_inflight; /* threads between the gate check and the driver's return */
 static _Atomic int gate_draining; /* 1 while the drain callback runs (futex word) */
 static _Atomic int gate_rejoining;
+/*
+ * The drain's pass (gate_pass_begin()): > 0 while the drain lets this
+ * process's threads through the closed gate because it made no progress for
+ * GATE_STALL_NS with threads waiting (parked) at the gate, one of which may
+ * be the host thread that must release the work it waits for (XLA's delay
+ * kernel).  A thread in the bounded queue's wait counts only once its wait
+ * is suspect (longer than twice its mark's expected GPU time, gate_queue.h):
+ * on a GPU merely shared it waits for its own previous launch, which the
+ * drain waits for too, and letting it through would only add work.
+ */
+static _Atomic int gate_pass;   /* launches the pass still lets through (on while > 0) */
+static _Atomic int gate_parked; /* threads stepped back, and suspect bounded-queue waiters */
+static int gate_drain_passes;   /* passes in this drain (the drain thread's) */
 static unsigned gate_cap;
 static uint64_t gate_qns;
 static char *gate_counts_path;
 int gate_counting;
 static _Atomic unsigned long gate_stats[GST_COUNT];
-static const char *const gate_stat_names[GST_COUNT] = {"gate.queue_waits", "gate.queue_gave_up",
-                                                       "gate.drains", "gate.drain_late",
-                                                       "gate.drain_incomplete"};
+static const char *const gate_stat_names[GST_COUNT] = {
+        "gate.queue_waits",      "gate.queue_gave_up", "gate.drains",         "gate.drain_late",
+        "gate.drain_incomplete", "gate.drain_passes",  "gate.passed_launches"};
 
 void gate_stat_add(enum gate_stat st)
 {
@@ -58,36 +71,107 @@ void gate_sleep_us(long us)
 		;
 }
 
-int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns)
+int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns, uint64_t suspect_ns)
 {
-	uint64_t deadline = time_now_ns() + limit_ns;
+	uint64_t now, t0 = time_now_ns();
 	long us = 20;
-	int r;
+	int r, parked = 0;
 
 	gate_stat_add(GST_QUEUE_WAITS);
 	for (;;) {
 		r = query(ev);
 		if (r != 0)
-			return r;
-		if (time_now_ns() >= deadline)
 			break;
+		now = time_now_ns();
+		if (now - t0 >= limit_ns)
+			break;
+		if (!parked && now - t0 >= suspect_ns) {
+			/* may be waiting for work only this thread releases */
+			atomic_fetch_add(&gate_parked, 1);
+			parked = 1;
+		}
+		if (parked && atomic_load(&gate_pass) > 0)
+			break; /* a stalled drain lets us through */
 		gate_sleep_us(us);
 		if (us < 500)
 			us *= 2;
 	}
+	if (parked)
+		atomic_fetch_sub(&gate_parked, 1);
+	if (r != 0)
+		return r;
 	if (atomic_fetch_add(&gate_stats[GST_QUEUE_GAVE_UP], 1) == 0)
 		log_info(
 		        "bounded queue: queued work not done in %llu ms (released by the host?): proceeding without waiting",
-		        (unsigned long long)(limit_ns / 1000000));
+		        (unsigned long long)((time_now_ns() - t0) / 1000000));
+	return 0;
+}
+
+static long gate_futex(_Atomic int *word, int op, int val, const struct timespec *ts);
+
+/* Threads that may be waiting for the drain: at the gate (libkrexregion's
+ * wait, the step back on gate_draining) or suspect in the queue's wait. */
+static unsigned gate_parked_now(void)
+{
+	return (unsigned)atomic_load(&gate_parked) + krex_gate_parked();
+}
+
+/*
+ * The drain made no progress for GATE_STALL_NS: if threads of ours are
+ * parked, let them through (at most GATE_PASS_MAX times a drain), counted.
+ * What they submit is drained by the drain's next round (gate_drain()).
+ */
+static void gate_pass_begin(void)
+{
+	unsigned parked;
+
+	if (atomic_load(&gate_pass) > 0 || gate_drain_passes >= GATE_PASS_MAX)
+		return;
+	parked = gate_parked_now();
+	if (!parked)
+		return;
+	gate_drain_passes++;
+	gate_stat_add(GST_DRAIN_PASSES);
+	if (atomic_load(&gate_stats[GST_DRAIN_PASSES]) == 1)
+		log_info(
+		        "drain: no progress in %llu ms with %u threads waiting for it: letting them through (work released by the host?)",
+		        (unsigned long long)(GATE_STALL_NS / 1000000), parked);
+	atomic_store(&gate_pass, GATE_PASS_LAUNCHES);
+	krex_gate_pass(1);
+	gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+/* The drain progressed (or ends): parked threads stay parked again. */
+static void gate_pass_end(void)
+{
+	atomic_store(&gate_pass, 0);
+	krex_gate_pass(0);
+}
+
+/* In gate_enter(): take one of the pass's launches; 1 when taken. */
+static int gate_pass_take(void)
+{
+	int left = atomic_load(&gate_pass);
+
+	while (left > 0)
+		if (atomic_compare_exchange_weak(&gate_pass, &left, left - 1)) {
+			/* Past the last one, callers still pass libkrexregion's wait
+			 * (the drain alone turns it off, so a late call here can never
+			 * turn off the drain's next pass) and park on gate_draining. */
+			gate_stat_add(GST_PASSED_LAUNCHES);
+			return 1;
+		}
 	return 0;
 }
 
 int gate_poll_events(int (*query)(void *ev), void **evs, int n, uint64_t deadline, int *errors)
 {
-	int i, r, left = n;
+	uint64_t now, progress = time_now_ns();
+	int i, r, done, left = n;
 	long us = 50;
 
 	for (;;) {
+		done = 0;
 		for (i = 0; i < n; i++) {
 			if (!evs[i])
 				continue;
@@ -98,9 +182,17 @@ int gate_poll_events(int (*query)(void *ev), void **evs, int n, uint64_t deadlin
 				(*errors)++;
 			evs[i] = NULL;
 			left--;
+			done++;
 		}
-		if (!left || time_now_ns() >= deadline)
+		now = time_now_ns();
+		if (!left || now >= deadline)
 			return left;
+		if (done) {
+			progress = now;
+			gate_pass_end();
+		} else if (now - progress >= GATE_STALL_NS) {
+			gate_pass_begin();
+		}
 		gate_sleep_us(us);
 		if (us < 1000)
 			us *= 2;
@@ -169,6 +261,8 @@ static void gate_atfork_child(void)
 	atomic_store(&gate_inflight, 0);
 	atomic_store(&gate_draining, 0);
 	atomic_store(&gate_rejoining, 0);
+	atomic_store(&gate_pass, 0);
+	atomic_store(&gate_parked, 0);
 	gate_cuda_forget();
 	gate_hip_forget();
 	if (atomic_load(&gate_state) != GS_PASS)
@@ -251,10 +345,14 @@ int gate_enter(void)
 		atomic_fetch_add(&gate_inflight, 1);
 		if (!atomic_load(&gate_draining))
 			return 1;
+		if (gate_pass_take())
+			return 1; /* the stalled drain let us through; it drains this too */
 		/* A drain started between the check and the count: step back. */
 		gate_leave(1);
-		while (atomic_load(&gate_draining))
+		atomic_fetch_add(&gate_parked, 1);
+		while (atomic_load(&gate_draining) && atomic_load(&gate_pass) <= 0)
 			gate_futex(&gate_draining, FUTEX_WAIT_PRIVATE, 1, &slice);
+		atomic_fetch_sub(&gate_parked, 1);
 	}
 }
 
@@ -266,6 +364,23 @@ void gate_leave(int joined)
 		gate_futex(&gate_inflight, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
+/* Wait, until deadline, for the calls already past the gate: 0 or -1. */
+static int gate_wait_inflight(uint64_t deadline)
+{
+	int n;
+
+	while ((n = atomic_load(&gate_inflight)) > 0) {
+		struct timespec slice = {0, 10 * 1000 * 1000};
+
+		if (time_now_ns() >= deadline) {
+			log_warn("drain: %d calls still inside the driver", n);
+			return -1;
+		}
+		gate_futex(&gate_inflight, FUTEX_WAIT_PRIVATE, n, &slice);
+	}
+	return 0;
+}
+
 /*
  * The drain callback, run by libkrexregion's drain thread once krexd has
  * closed a gate of ours: wait (bounded) for calls already past the gate,
@@ -274,31 +389,37 @@ void gate_leave(int joined)
  * never passes through gate_enter().  Everything is bounded by one
  * deadline, drain_timeout: a drain that cannot complete (work that only a
  * host thread now waiting at the gate would release) answers late instead
- * of hanging.  Returns 0, or -1 when late or incomplete.
+ * of hanging; but when it makes no progress while threads of ours wait for
+ * it, it lets them through (the pass, gate_pass_begin()) and then waits for
+ * what they submitted too.  Returns 0, or -1 when late or incomplete.
  */
 static int gate_drain(void *arg)
 {
 	/* answer a little before krexd's drain_timeout gives up on us */
 	uint64_t deadline = time_deadline_ms(KREX_DEFAULT_DRAIN_TIMEOUT_MS - 100);
-	int n, rc = 0;
+	int passes, rc;
 
 	(void)arg;
 	atomic_store(&gate_draining, 1);
-	while ((n = atomic_load(&gate_inflight)) > 0) {
-		struct timespec slice = {0, 10 * 1000 * 1000};
-
-		if (time_now_ns() >= deadline) {
-			log_warn("drain: %d calls still inside the driver", n);
-			rc = -1;
-			break;
-		}
-		gate_futex(&gate_inflight, FUTEX_WAIT_PRIVATE, n, &slice);
-	}
+	gate_drain_passes = 0;
 	gate_stat_add(GST_DRAINS);
-	if (gate_cuda_drain(deadline) < 0)
+	/* Rounds: a round that let parked threads through (a pass) is followed
+	 * by one that waits for what they submitted, with the gate shut again. */
+	do {
+		passes = gate_drain_passes;
+		rc = gate_wait_inflight(deadline);
+		if (gate_cuda_drain(deadline) < 0)
+			rc = -1;
+		if (gate_hip_drain(deadline) < 0)
+			rc = -1;
+		gate_pass_end();
+	} while (gate_drain_passes != passes && time_now_ns() < deadline);
+	if (gate_drain_passes != passes) {
+		/* the deadline passed in a round that let threads through */
+		if (gate_wait_inflight(deadline + 50 * NS_PER_MS) < 0)
+			log_warn("drain: threads let through are still inside the driver");
 		rc = -1;
-	if (gate_hip_drain(deadline) < 0)
-		rc = -1;
+	}
 	if (rc < 0 && time_now_ns() >= deadline)
 		gate_stat_add(GST_DRAIN_LATE);
 	else if (rc < 0)

@@ -56,13 +56,29 @@ enum gate_stat {
 	GST_DRAINS,           /* drain callbacks */
 	GST_DRAIN_LATE,       /* drains that reached their deadline */
 	GST_DRAIN_INCOMPLETE, /* drains that could not see some work */
+	GST_DRAIN_PASSES,     /* stalled drains that let parked threads through */
+	GST_PASSED_LAUNCHES,  /* submissions made through such a pass */
 	GST_COUNT
 };
 void gate_stat_add(enum gate_stat st);
 
+/*
+ * A drain that saw no event of its complete for GATE_STALL_NS while threads
+ * of the process wait for it at the gate
+ * lets them through (the pass: GATE_PASS_LAUNCHES submissions, or until the
+ * drain progresses), at most GATE_PASS_MAX times a drain: one of
+ * them may be the host thread that releases the work the drain waits for
+ * (XLA's delay kernel spins on a host flag, about 100 ms).  10 ms: above a
+ * kernel in flight under queue_time (1 ms) on a shared GPU, far below XLA's
+ * timeout.  The drain then waits for what they submitted (doc/gate.md).
+ */
+#define GATE_STALL_NS (10ull * 1000 * 1000)
+#define GATE_PASS_MAX 2      /* passes a drain */
+#define GATE_PASS_LAUNCHES 4 /* submissions a pass lets through, all threads together */
+
 /* The bounded queue's wait (gq_ops.wait): poll query (1 done, 0 not yet,
  * < 0 error) for at most limit_ns, counted. */
-int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns);
+int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns, uint64_t suspect_ns);
 
 void gate_sleep_us(long us);
 

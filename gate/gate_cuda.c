@@ -690,9 +690,9 @@ static int cu_gq_sync(void *ev)
 static int cu_gq_query(void *ev);
 
 /* The bounded queue's wait: poll, at most limit_ns (gate_gq_wait). */
-static int cu_gq_wait(void *ev, uint64_t limit_ns)
+static int cu_gq_wait(void *ev, uint64_t limit_ns, uint64_t suspect_ns)
 {
-	return gate_gq_wait(cu_gq_query, ev, limit_ns);
+	return gate_gq_wait(cu_gq_query, ev, limit_ns, suspect_ns);
 }
 
 static int cu_gq_query(void *ev)

@@ -288,9 +288,9 @@ static int hip_gq_capturing(void *s)
 	return status != 0; /* hipStreamCaptureStatusNone */
 }
 
-static int hip_gq_wait(void *ev, uint64_t limit_ns)
+static int hip_gq_wait(void *ev, uint64_t limit_ns, uint64_t suspect_ns)
 {
-	return gate_gq_wait(hip_gq_query, ev, limit_ns);
+	return gate_gq_wait(hip_gq_query, ev, limit_ns, suspect_ns);
 }
 
 static const struct gq_ops hip_gq_ops = {hip_gq_create, hip_gq_record,  hip_gq_sync,

@@ -36,10 +36,17 @@ static void gq_complete(struct gq *q, const struct gq_ops *ops, uint64_t seq, ui
 {
 	float ms = 0;
 	unsigned n = q->n[seq % GQ_SLOTS];
+	uint64_t t;
 
 	if (budget_ns && (seq >= 2 || q->start_mark) && n && ops->elapsed &&
-	    ops->elapsed(&ms, gq_ev(q, seq - 1), gq_ev(q, seq)) == 0 && ms > 0)
-		q->est_ns = (uint64_t)((double)ms * 1e6 / n);
+	    ops->elapsed(&ms, gq_ev(q, seq - 1), gq_ev(q, seq)) == 0 && ms > 0) {
+		t = (uint64_t)((double)ms * 1e6 / n);
+		/* a mark given up on may hold host time: it at most doubles the
+		 * estimate (a stream slow by sharing still learns its time) */
+		if (seq == q->gave_seq && q->est_ns && t > 2 * q->est_ns)
+			t = 2 * q->est_ns;
+		q->est_ns = t;
+	}
 	q->done = seq;
 }
 
@@ -61,6 +68,16 @@ static uint64_t gq_wait_limit(const struct gq *q)
 	uint64_t t = GQ_WAIT_FACTOR * q->n[(q->done + 1) % GQ_SLOTS] * q->est_ns;
 
 	return t < GQ_WAIT_MAX_NS ? GQ_WAIT_MAX_NS : t > GQ_WAIT_CAP_NS ? GQ_WAIT_CAP_NS : t;
+}
+
+/* When the wait for the oldest mark becomes suspect (gate_queue.h). */
+static uint64_t gq_suspect(const struct gq *q)
+{
+	uint64_t t = GQ_WAIT_FACTOR * q->n[(q->done + 1) % GQ_SLOTS] * q->est_ns;
+
+	if (!q->est_ns)
+		return GQ_SUSPECT_UNTIMED_NS;
+	return t < GQ_SUSPECT_MIN_NS ? GQ_SUSPECT_MIN_NS : t;
 }
 
 /* Launches let through without waiting after a give-up (gate_queue.h). */
@@ -132,7 +149,7 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 	}
 	while (gq_must_wait(q, budget_ns)) {
 		q->waits++;
-		r = ops->wait ? ops->wait(gq_ev(q, q->done + 1), gq_wait_limit(q))
+		r = ops->wait ? ops->wait(gq_ev(q, q->done + 1), gq_wait_limit(q), gq_suspect(q))
 		              : ops->sync(gq_ev(q, q->done + 1)) == 0;
 		if (r < 0) {
 			q->broken = 1;
@@ -141,6 +158,7 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 		if (!r) {
 			q->gave_up++;
 			q->held = 1;
+			q->gave_seq = q->done + 1;
 			/* Not timed yet: the wait itself says its launches take
 			 * at least limit / n each, unless the host holds them. */
 			if (budget_ns && !q->est_ns)

@@ -55,8 +55,10 @@ struct gq_ops {
 	 * wait there: it would invalidate the capture); may be NULL. */
 	int (*capturing)(void *stream);
 	/* Wait for ev at most limit_ns: 1 done, 0 not done in time, < 0 error.
-	 * May be NULL: sync is used (tests with a virtual clock). */
-	int (*wait)(void *ev, uint64_t limit_ns);
+	 * Past suspect_ns the wait may be for work the host holds (a stalled
+	 * region's drain may then end it early: gate.c).  May be NULL: sync is
+	 * used (tests with a virtual clock). */
+	int (*wait)(void *ev, uint64_t limit_ns, uint64_t suspect_ns);
 };
 
 /*
@@ -91,9 +93,24 @@ struct gq_ops {
  *    trade-off for a host-released chain among a stream's first launches).
  *  - A mark is recorded before the stream's first launch, so the first
  *    completed mark is a time sample.  The sample closed by a mark that
- *    waited for the host holds host time: it can stretch the next waits to
- *    GQ_WAIT_CAP_NS, never past it, until the next samples.
+ *    was given up on may hold host time: it at most doubles the estimate, so
+ *    a host-released stream's estimate stays near its kernels' (its next
+ *    waits stay suspect early) while a stream slowed by sharing still learns
+ *    its time in a few marks.
  */
+/*
+ * When a wait becomes suspect (ops->wait's suspect_ns): GQ_WAIT_FACTOR x the
+ * mark's expected GPU time, at least GQ_SUSPECT_MIN_NS; GQ_SUSPECT_UNTIMED_NS
+ * before the stream is timed.  A suspect waiter counts as parked for a
+ * region's drain (gate.c): when the drain has made no progress for 10 ms it
+ * ends the wait and lets the thread through, since it may be the host thread
+ * that must release the work both wait for (XLA's delay kernel; issue 20).
+ * A waiter on a GPU merely shared is not suspect while its mark is on time,
+ * and the sample of a mark that was given up on (host time) at most doubles
+ * the estimate.
+ */
+#define GQ_SUSPECT_MIN_NS (5ull * 1000 * 1000)
+#define GQ_SUSPECT_UNTIMED_NS (10ull * 1000 * 1000)
 #define GQ_WAIT_MAX_NS (50ull * 1000 * 1000)
 #define GQ_WAIT_CAP_NS (80ull * 1000 * 1000)
 #define GQ_WAIT_FACTOR 2
@@ -112,6 +129,7 @@ struct gq {
 	uint64_t waits;       /* times gq_before() waited (tests, debug) */
 	uint64_t gave_up;     /* waits that gave up (gq_wait_limit) */
 	unsigned held;        /* gave up: launches let through since (0: not held) */
+	uint64_t gave_seq;    /* the last mark given up on (its sample is host time) */
 	int start_mark;       /* ev[0] was recorded before the first launch */
 };
 

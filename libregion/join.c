@@ -85,6 +85,12 @@ static _Atomic unsigned join_epoch;
 static _Atomic unsigned join_readers[2];
 static struct join_view *join_retired[RETIRED_MAX];
 
+/* Threads waiting in gate_wait_slow() now, and the drain's pass: while
+ * join_pass is set, krex_gate_wait() lets this process's threads through
+ * (krex_gate_pass()). */
+static _Atomic unsigned join_parked;
+static _Atomic int join_pass;
+
 /* Set in the drain thread: it never waits at the gate (the drain callback
  * synchronizes through the GPU runtime, which may pass through the gate). */
 static __thread int in_drain_thread;
@@ -501,26 +507,58 @@ static int gate_wait_slow(struct join_view *v)
 
 	if (in_drain_thread)
 		return 0;
+	atomic_fetch_add(&join_parked, 1);
 	for (;;) {
-		if (!atomic_load(&join_state.connected) || atomic_load(&join_state.view) != v)
-			return 1;
+		if (!atomic_load(&join_state.connected) || atomic_load(&join_state.view) != v ||
+		    atomic_load(&join_pass))
+			break;
 		for (i = 0; i < v->nslots; i++) {
 			w = load32(&v->page->slot[v->slot[i]].closed_by);
 			if (w && w != v->participant)
 				break;
 		}
 		if (i == v->nslots)
-			return 1;
+			break;
 		left = time_left_ms(deadline);
 		if (left == 0) {
 			if (log_ratelimit(&join_log_last, 10 * NS_PER_S))
 				log_warn("GPU gate closed for over %u ms; passing through",
 				         join_state.gate_timeout_ms);
-			return 1;
+			break;
 		}
 		futex_wait_ms(&v->page->slot[v->slot[i]].closed_by, w,
 		              left < GATE_SLICE_MS ? left : GATE_SLICE_MS);
 	}
+	atomic_fetch_sub(&join_parked, 1);
+	return 1;
+}
+
+KREX_EXPORT unsigned krex_gate_parked(void)
+{
+	return atomic_load(&join_parked);
+}
+
+/*
+ * Turn the drain's pass on or off.  On: threads waiting in krex_gate_wait()
+ * are woken through the gate words they sleep on (a shared futex: waiters of
+ * other processes on the same GPU wake too, see the gate closed and sleep
+ * again) and return; later calls return at once until it is turned off.
+ */
+KREX_EXPORT void krex_gate_pass(int on)
+{
+	struct join_view *v;
+	uint32_t i;
+	unsigned e;
+
+	atomic_store(&join_pass, on != 0);
+	if (!on)
+		return;
+	e = atomic_load(&join_epoch) & 1;
+	atomic_fetch_add(&join_readers[e], 1);
+	v = atomic_load(&join_state.view);
+	for (i = 0; v && i < v->nslots; i++)
+		(void)futex(&v->page->slot[v->slot[i]].closed_by, FUTEX_WAKE, INT_MAX, NULL);
+	atomic_fetch_sub(&join_readers[e], 1);
 }
 
 KREX_EXPORT int krex_gate_wait(void)
@@ -538,7 +576,7 @@ KREX_EXPORT int krex_gate_wait(void)
 	if (v) {
 		for (i = 0; i < v->nslots; i++) {
 			w = load32(&v->page->slot[v->slot[i]].closed_by);
-			if (w && w != v->participant) {
+			if (w && w != v->participant && !atomic_load(&join_pass)) {
 				rc = gate_wait_slow(v);
 				break;
 			}

@@ -20,6 +20,14 @@
  *	capturer hostdrain DIR
  *	    a spin kernel (10 s timeout) on a stream, touch DIR/ready, wait for
  *	    DIR/go, release it; write "released status=S ms=T" to DIR/out.
+ *	capturer xla POINT DIR
+ *	    XLA's timer: a spin kernel on a host-mapped flag (1 s timeout), 3
+ *	    kernels of 1 ms on the same stream, the host's release (a store), a
+ *	    synchronize.  At POINT (0 before the spin kernel, 1 after it, 2 after
+ *	    the first kernel, 3 after the last, 4 after the release) touch
+ *	    DIR/at and wait for DIR/go (the test closes the gate there); write
+ *	    "released status=S ms=T" (S 1: by the host, 2: the spin timed out);
+ *	    exit once DIR/end exists.
  *	capturer capqueue N DIR
  *	    one thread captures 3 kernels on a non-blocking stream in global
  *	    mode while another launches N kernels of 200 us on its own stream
@@ -315,6 +323,48 @@ static int do_hostdrain(void)
 	return 0;
 }
 
+/* XLA's timer, with a stop at point pt for the test to close the gate. */
+static int do_xla(int pt)
+{
+	static uint32_t word;
+	_Atomic uint32_t *flag;
+	uint32_t *status;
+	CUdeviceptr dflag, dstatus;
+	long long timeout = 1000000;
+	void *params[] = {&dflag, &timeout, &dstatus};
+	CUstream s;
+	double t0;
+	int i, at = 0;
+
+	CK(cuMemHostAlloc((void **)&flag, 64, 0x2));
+	status = (uint32_t *)flag + 8;
+	dflag = (CUdeviceptr)(uintptr_t)flag;
+	dstatus = (CUdeviceptr)(uintptr_t)status;
+	CK(cuStreamCreate(&s, 1 /* CU_STREAM_NON_BLOCKING */));
+#define XLA_POINT()                                                                                \
+	do {                                                                                       \
+		if (at++ == pt) {                                                                  \
+			touch("at");                                                               \
+			if (wait_file("go", 30) < 0)                                               \
+				return 1;                                                          \
+		}                                                                                  \
+	} while (0)
+	XLA_POINT();
+	t0 = now_ms();
+	CK(cuLaunchKernel(spin_fn, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+	XLA_POINT();
+	for (i = 0; i < 3; i++) {
+		CK(kernel(s, 1000, &word, 0));
+		if (i == 0 || i == 2)
+			XLA_POINT();
+	}
+	atomic_store(flag, 1); /* the host releases the spin kernel: a plain store */
+	XLA_POINT();
+	CK(cuStreamSynchronize(s));
+	out("released status=%u ms=%.0f\n", *status, now_ms() - t0);
+	return wait_file("end", 30) < 0; /* the drain thread lives until the test is done */
+}
+
 static _Atomic unsigned long launches;
 
 static void *submitter(void *arg)
@@ -370,7 +420,7 @@ static int do_threads(int n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: capturer capture|hostflag|hostdrain|threads ... DIR\n");
+		fprintf(stderr, "usage: capturer capture|hostflag|hostdrain|xla|threads ... DIR\n");
 		return 2;
 	}
 	dir = argv[argc - 1];
@@ -381,6 +431,8 @@ int main(int argc, char **argv)
 		return do_capqueue(atoi(argv[2]));
 	if (strcmp(argv[1], "hostflag") == 0 && argc == 5)
 		return do_hostflag(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "xla") == 0 && argc == 4)
+		return do_xla(atoi(argv[2]));
 	if (strcmp(argv[1], "hostdrain") == 0 && argc == 3)
 		return do_hostdrain();
 	if (strcmp(argv[1], "threads") == 0 && argc == 4)

@@ -115,20 +115,38 @@ int krex_leave(void)
 	return KREX_OK;
 }
 
+static _Atomic unsigned parked;
+static _Atomic int pass;
+
 int krex_gate_wait(void)
 {
 	uint64_t deadline;
 	int waited = 0;
 
-	if (!page || !atomic_load_explicit(A(closed), memory_order_acquire))
+	if (!page || !atomic_load_explicit(A(closed), memory_order_acquire) || atomic_load(&pass))
 		return 0;
 	deadline = now_us() + 20 * 1000000u;
 	atomic_fetch_add(A(waits), 1);
-	while (atomic_load(A(closed)) && atomic_load(A(alive)) && now_us() < deadline) {
+	atomic_fetch_add(&parked, 1);
+	while (atomic_load(A(closed)) && atomic_load(A(alive)) && !atomic_load(&pass) &&
+	       now_us() < deadline) {
 		futex_wait(A(closed), 1, 100);
 		waited = 1;
 	}
+	atomic_fetch_sub(&parked, 1);
 	return waited;
+}
+
+unsigned krex_gate_parked(void)
+{
+	return atomic_load(&parked);
+}
+
+void krex_gate_pass(int on)
+{
+	atomic_store(&pass, on != 0);
+	if (on && page)
+		futex_wake(A(closed));
 }
 
 unsigned krex_queue_cap(void)

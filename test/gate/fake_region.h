@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fake_region.h - TEST DOUBLE of libkrexregion's joining API (krex_join,
- * krex_gate_wait, krex_queue_cap, krex_queue_time_us, krex_leave) for the gate's CPU tests,
+ * krex_gate_wait, krex_gate_parked, krex_gate_pass, krex_queue_cap, krex_queue_time_us,
+ * krex_leave) for the gate's CPU tests,
  * until they run against the real libregion and krexd.  Never shipped.
  *
  * KREX_FAKE_GATE names a file holding struct fake_page; fakegate(1) (this

@@ -12,6 +12,12 @@ several modes side by side in one run:
               bounded queue on); the victim times inside regions
   krex-noiso  as krex, isolate=none
   krex-nocap  as krex, queue_cap=0 (no bounded queue)
+  alone-gapped  alone, at the end, with an idle gap before each sample equal to
+              the entry p50 the krex mode measured for that size (krex-victim
+              --idle sleep:US): a dedicated GPU used the way one region per
+              sample uses it.  Every per-sample row is shown against both
+              references (infl_* against back-to-back alone, gap_* against
+              alone-gapped).
   alone-end   alone again at the end (drift of the reference over the run)
 
 Sibling mixes: async (5 ms kernels, never synchronizing), sync (1 ms kernels,
@@ -21,9 +27,16 @@ every core) and all (all four at once).  In the KREX modes the victim times
 after --region-warmup untimed kernels inside every region (as benchmark tools
 warm up; 0 times the very first launch after the region opens too).
 
-Output: p50/p95/p99 of event and wall time, p95 inflation versus alone, region
-entry p50/p95 and clean outcomes, as CSV + markdown in --out; the markdown is
-printed last.  GPU clocks are read (never set) before and after.
+Output: p50/p95/p99 of event and wall time, p95 inflation versus alone (and
+versus alone-gapped for one region per sample), region entry p50/p95 and clean
+outcomes, as CSV + markdown in --out; then, per KREX row, where a region's
+entry went (fidelity-entry.csv/.md), from each region's certificate
+(krex-victim --certs): waiting in the region queue, the drain (all siblings
+together: the certificate has no per-sibling figure), the freeze, the
+isolation (during the drain, not added), the settle, what is left (grant,
+the gate's warm-up, wake-up), and the first-kernel warm-up (the
+--region-warmup kernels' wall time).  The markdown is printed last.  GPU
+clocks are read (never set) before and after.
 
   fidelity.py --quick --mock auto        (CI, mock driver, ~1 minute)
   fidelity.py --full --builddir BUILD    (the H200, ~4 minutes)
@@ -48,13 +61,13 @@ MIXES = {
     "cpu": ["cpu"],
     "all": ["async", "sync", "torch", "cpu"],
 }
-MODES = ["alone", "shared", "krex", "krex-noiso", "krex-nocap"]
+MODES = ["alone", "shared", "krex", "krex-noiso", "krex-nocap", "alone-gapped"]
 ABLATIONS = ["krex-noiso", "krex-nocap"]
 
 PRESETS = {
     # CI against the mock driver: two sizes, the all-siblings mix, three modes.
     "quick": dict(sizes="1,10", samples="1:200,10:40", mixes="all",
-                  modes="alone,shared,krex", regions="sample,batch", warmup=10,
+                  modes="alone,shared,krex,alone-gapped", regions="sample,batch", warmup=10,
                   budget_s=75.0, batch_ms=50.0, cell_s=8.0, region_warmup=1),
     # The H200: every size, mix and mode.  Samples budgeted so that this run
     # takes about 4 minutes (shared 10 ms kernels run ~2x slower; one region
@@ -67,9 +80,13 @@ PRESETS = {
 
 COLS = ["size_ms", "mode", "mix", "region", "n", "ev_p50", "ev_p95", "ev_p99", "wall_p50",
         "wall_p95", "wall_p99", "infl_ev_p95_pct", "infl_wall_p95_pct", "infl_wall_p99_pct",
-        "entry_p50", "entry_p95", "clean", "note"]
+        "gap_ev_p95_pct", "gap_wall_p95_pct", "entry_p50", "entry_p95", "clean", "note"]
 DIGITS = {"infl_ev_p95_pct": 2, "infl_wall_p95_pct": 2, "infl_wall_p99_pct": 2,
-          "entry_p50": 3, "entry_p95": 3}
+          "gap_ev_p95_pct": 2, "gap_wall_p95_pct": 2, "entry_p50": 3, "entry_p95": 3}
+# Where a region's entry went (ms), per KREX row, from the certificates.
+PHASES = ["entry", "wait", "drain", "freeze", "isolate", "settle", "other", "warm"]
+ECOLS = ["size_ms", "mode", "mix", "region", "regions"] + [
+    "%s_%s" % (ph, q) for ph in PHASES for q in ("p50", "p95")]
 
 
 def parse_args():
@@ -149,16 +166,25 @@ class Bench:
         self.rows = []
         self.failed = 0
         self.alone = {}
+        self.gapped = {}
+        self.entry_rows = []
         self.too_slow = {}  # (mode, mix) -> why its region-per-sample runs are skipped
         # Siblings bound their own life, so nothing outlives a killed driver
         # for long.
         self.sibling_s = a.budget_s + 120
 
-    def victim_cmd(self, size, samples, region, label, wrap):
+    def raw_path(self, label, ext):
+        return os.path.join(self.out, "raw", label.replace("/", "_") + ext)
+
+    def victim_cmd(self, size, samples, region, label, wrap, idle_us=0):
         a = self.a
         cmd = wrap + [self.tools["victim"], "run", str(self.iters[size]), str(samples),
                       "--region", region, "--warmup", str(a.warmup), "--label", label,
-                      "--raw", os.path.join(self.out, "raw", label.replace("/", "_") + ".txt")]
+                      "--raw", self.raw_path(label, ".txt")]
+        if region != "none":
+            cmd += ["--certs", self.raw_path(label, ".certs")]
+        if idle_us > 0:
+            cmd += ["--idle", "sleep:%d" % idle_us]
         if region == "batch":
             cmd += ["--batch", str(self.batch(size, samples))]
         if region != "none" and a.region_warmup:
@@ -182,7 +208,7 @@ class Bench:
         P.log("calib %g ms -> %d iters" % (ms, self.iters[ms]))
         return self.iters[ms]
 
-    def measure(self, size, mode, mix, region, wrap, note=""):
+    def measure(self, size, mode, mix, region, wrap, note="", idle_us=0):
         """One victim run; appends a row."""
         a = self.a
         n = samples_for(a, size)
@@ -197,7 +223,8 @@ class Bench:
             if region == "sample" and a.cell_s:
                 n, cost = self.fit_samples(size, n, label, wrap, row)
             limit = 60 + n * (max(size * 30 + 20, cost * 3)) / 1000.0
-            rc, out, err = P.run_capture(self.victim_cmd(size, n, region, label, wrap),
+            limit += n * idle_us / 1e6
+            rc, out, err = P.run_capture(self.victim_cmd(size, n, region, label, wrap, idle_us),
                                          self.env, limit, self.logpath)
         except SlowEntry as e:
             row["note"] = "%s; %s" % (e, note) if note else str(e)
@@ -222,12 +249,73 @@ class Bench:
             row["clean"] = "%s/%d" % (d.get("outcome_clean", "-"), -(-row["n"] // b))
         if mode == "alone":
             self.alone[size] = row
+        if mode == "alone-gapped":
+            self.gapped[size] = row
+        if region != "none":
+            self.entry_rows.append(self.entry_breakdown(row, label))
         ref = self.alone.get(size, {})
         row["infl_ev_p95_pct"] = P.inflation(row["ev_p95"], ref.get("ev_p95"))
         row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], ref.get("wall_p95"))
         row["infl_wall_p99_pct"] = P.inflation(row["wall_p99"], ref.get("wall_p99"))
         P.log("%s: ev_p95 %s wall_p95 %s entry_p95 %s" % (
             label, P.fmt(row["ev_p95"]), P.fmt(row["wall_p95"]), P.fmt(row["entry_p95"])))
+
+    def entry_breakdown(self, row, label):
+        """Where the row's region entries went, from krex-victim --certs."""
+        e = {k: row.get(k) for k in ("size_ms", "mode", "mix", "region")}
+        cols = {ph: [] for ph in PHASES}
+        try:
+            with open(self.raw_path(label, ".certs")) as f:
+                for ln in f:
+                    t = ln.split()
+                    if len(t) < 7:
+                        continue
+                    ent, warm = float(t[0]), float(t[1])
+                    wait, drain, freeze, iso, settle = (int(x) / 1000.0 for x in t[2:7])
+                    cols["entry"].append(ent)
+                    cols["wait"].append(wait)
+                    cols["drain"].append(drain)
+                    cols["freeze"].append(freeze)
+                    cols["isolate"].append(iso)
+                    cols["settle"].append(settle)
+                    # isolation runs during the drain: not added
+                    cols["other"].append(max(0.0, ent - wait - drain - freeze - settle))
+                    cols["warm"].append(warm)
+        except OSError as err:
+            e["note"] = "no certificates: %s" % err
+            return e
+        e["regions"] = len(cols["entry"])
+        for ph, v in cols.items():
+            e[ph + "_p50"] = P.percentile(v, 50) if v else None
+            e[ph + "_p95"] = P.percentile(v, 95) if v else None
+        return e
+
+    def gapped_refs(self):
+        """Each per-sample row against alone-gapped of its size."""
+        for row in self.rows:
+            ref = self.gapped.get(float(row["size_ms"]))
+            if row.get("region") != "sample" or not ref:
+                continue
+            row["gap_ev_p95_pct"] = P.inflation(row.get("ev_p95"), ref.get("ev_p95"))
+            row["gap_wall_p95_pct"] = P.inflation(row.get("wall_p95"), ref.get("wall_p95"))
+
+    def run_gapped(self):
+        """alone-gapped: alone with an idle gap before each sample equal to the
+        entry p50 the krex mode measured for that size, one region per sample
+        (the all-sibling mix first)."""
+        for size in self.a.sizes:
+            src = [r for r in self.rows if r.get("mode") == "krex" and
+                   r.get("region") == "sample" and float(r["size_ms"]) == size and
+                   r.get("entry_p50")]
+            src.sort(key=lambda r: r.get("mix") != "all")
+            if not src:
+                self.rows.append(dict(size_ms="%g" % size, mode="alone-gapped", mix="none",
+                                      region="none",
+                                      note="skipped: no krex per-sample entry measured"))
+                continue
+            gap_us = int(round(src[0]["entry_p50"] * 1000))
+            self.measure(size, "alone-gapped", "none", "none", [],
+                         "gap %d us (krex/%s entry p50)" % (gap_us, src[0]["mix"]), gap_us)
 
     def fit_samples(self, size, n, label, wrap, row):
         """Samples for one region per sample within --cell-s: each costs a
@@ -366,9 +454,12 @@ class Bench:
                 self.run_group("alone", "none")
             for mix in a.mixes:
                 for mode in a.modes:
-                    if mode == "alone" or (mode in ABLATIONS and mix not in a.ablation_mixes):
+                    if mode in ("alone", "alone-gapped") or (
+                            mode in ABLATIONS and mix not in a.ablation_mixes):
                         continue
                     self.run_group(mode, mix)
+            if "alone-gapped" in a.modes:
+                self.run_gapped()
             if "alone" in a.modes:
                 # The reference again: how far alone drifts over the run is
                 # the noise floor the small inflations must be read against.
@@ -379,9 +470,19 @@ class Bench:
             self.failed += 1
         P.cgroups_remove()
         clocks_after = P.gpu_clocks()
+        self.gapped_refs()
         md = P.write_tables(self.rows, COLS, os.path.join(self.out, "fidelity.csv"),
                             os.path.join(self.out, "fidelity.md"),
-                            "Timing fidelity (ms; inflation in % of alone)", DIGITS)
+                            "Timing fidelity (ms; inflation in % of alone, gap_* in % of "
+                            "alone-gapped)", DIGITS)
+        if self.entry_rows:
+            md += "\n" + P.write_tables(
+                self.entry_rows, ECOLS + ["note"],
+                os.path.join(self.out, "fidelity-entry.csv"),
+                os.path.join(self.out, "fidelity-entry.md"),
+                "Where region entry went (ms, p50/p95 per phase over the row's regions; "
+                "isolate runs during the drain; other = entry - wait - drain - freeze - "
+                "settle; warm = the --region-warmup kernels)", {})
         with open(os.path.join(self.out, "clocks.csv"), "w") as f:
             f.write("when,nvidia-smi\nbefore,\"%s\"\nafter,\"%s\"\n" % (clocks_before,
                                                                         clocks_after))

@@ -30,14 +30,14 @@ col() {
 near() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; exit !(x != "" && d < 0.01 && d > -0.01) }'; }
 leftovers() { ! pgrep -f "$tmp/b/" >/dev/null; }
 
-plan 12
+plan 14
 
 f=$tmp/fid
 timeout 120 python3 "$perf/fidelity.py" --quick "${common[@]}" --out "$f" >"$tmp/fid.txt" 2>"$tmp/fid.err"
 ok "fidelity --quick on stubs completes" [ $? = 0 ]
 rows=$(($(wc -l <"$f/fidelity.csv") - 1))
-ok "fidelity.csv holds the whole matrix (alone, shared, krex sample/batch, alone-end: $rows rows)" \
-	[ "$rows" = 10 ]
+ok "fidelity.csv holds the whole matrix (alone, shared, krex sample/batch, alone-gapped, alone-end: $rows rows)" \
+	[ "$rows" = 12 ]
 ok "shared p95 inflation is the stub's 200 %" near "$(col "$f/fidelity.csv" shared none 1 infl_wall_p95_pct)" 200
 ok "krex p95 inflation (in regions) is 0 %" near "$(col "$f/fidelity.csv" krex sample 10 infl_wall_p95_pct)" 0
 entry_clean() {
@@ -45,6 +45,15 @@ entry_clean() {
 		[ "$(col "$f/fidelity.csv" krex batch 1 clean)" = 4/4 ]
 }
 ok "region entry and clean regions (4 of 4 batches) reported" entry_clean
+ok "alone-gapped: a gap of the krex entry p50 (0.5 ms) before each sample" \
+	sh -c "grep -q '^1,alone-gapped,none,none,.*gap 500 us' '$f/fidelity.csv'"
+# ecol MODE REGION SIZE COLUMN: one value of fidelity-entry.csv.
+ecol() { col "$f/fidelity-entry.csv" "$@"; }
+entry_split() {
+	near "$(ecol krex batch 1 drain_p50)" 0.3 && near "$(ecol krex batch 1 freeze_p95)" 0.1 &&
+		near "$(ecol krex sample 10 other_p50)" 0.09 && [ "$(ecol krex sample 10 regions)" = 40 ]
+}
+ok "entry breakdown from the certificates (drain 0.3, freeze 0.1, other 0.09 ms)" entry_split
 ok "no stub process left after the run" leftovers
 
 timeout 60 python3 "$perf/fidelity.py" --quick "${common[@]}" --settle-s 5 --out "$tmp/int" \
@@ -74,14 +83,14 @@ agents_rows() {
 		[ "$(awk -F, 'NR > 1 && $6 != "" && $8 != "" { n++ } END { print n }' "$a/agents.csv")" = 3 ]
 }
 ok "agents on stubs: one row per mode and N, KREX ratios, no failure" agents_rows
-# The breakdown from the stub's certificates (0.3 ms drain, 0.2 ms freeze a
+# The breakdown from the stub's certificates (0.3 ms drain, 0.1 ms freeze a
 # region) and a bound for every row.
 breakdown() {
 	python3 - "$a" <<-'PY'
 	import csv, sys
 	b = [r for r in csv.DictReader(open(sys.argv[1] + "/agents-breakdown.csv")) if r["mode"] == "krex"]
 	ok = b and all(abs(float(r["drain_ms"]) - 0.3 * float(r["regions"])) < 1e-6 and
-	               abs(float(r["freeze_ms"]) - 0.2 * float(r["regions"])) < 1e-6 for r in b)
+	               abs(float(r["freeze_ms"]) - 0.1 * float(r["regions"])) < 1e-6 for r in b)
 	rows = list(csv.DictReader(open(sys.argv[1] + "/agents.csv")))
 	ok = ok and all(r["bound_per_h"] and r["of_bound_pct"] for r in rows)
 	sys.exit(0 if ok else 1)

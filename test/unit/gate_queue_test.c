@@ -33,6 +33,7 @@ static struct vgpu {
 	uint64_t kend[4096]; /* end times of the kernels launched (ring) */
 	uint64_t kdur[4096];
 	unsigned nk;
+	uint64_t suspect_max; /* the longest suspect_ns a wait was given */
 } g;
 
 static int v_create(void **ev, int timing)
@@ -90,10 +91,12 @@ static int v_elapsed(float *ms, void *a, void *b)
 }
 
 /* Wait at most limit ns of host time (gate_gq_wait on a GPU). */
-static int v_wait(void *ev, uint64_t limit)
+static int v_wait(void *ev, uint64_t limit, uint64_t suspect)
 {
 	struct vev *e = ev;
 
+	if (suspect > g.suspect_max)
+		g.suspect_max = suspect;
 	g.waited++;
 	if (e->t <= g.now + limit) {
 		if (e->t > g.now)
@@ -214,7 +217,7 @@ int main(void)
 	unsigned i, ev0;
 	uint64_t t0, gave0;
 
-	plan(27);
+	plan(28);
 
 	/* 1. Off: no event, and the queue grows without bound. */
 	reset(tab, 2);
@@ -366,6 +369,8 @@ int main(void)
 		uint64_t stall, worst = 0;
 
 		for (rounds = 0; rounds < 3; rounds++) {
+			if (rounds == 1)
+				g.suspect_max = 0;
 			spin_launch(q, 2, 1 * MS, 100 * MS);
 			t0 = g.now;
 			for (i = 0; i < 40; i++)
@@ -379,6 +384,12 @@ int main(void)
 		ok(released == 3 && worst <= GQ_WAIT_CAP_NS + 2 * MS,
 		   "host-released spin, 3 rounds: released in time %d of 3, host held at most %llu ms",
 		   released, (unsigned long long)(worst / MS));
+		/* the given-up marks' host time did not inflate the estimate: a
+		 * stalled drain may cut the host's waits after GQ_SUSPECT_MIN_NS */
+		ok(g.suspect_max <= GQ_SUSPECT_MIN_NS,
+		   "host-released spin, rounds 2-3: waits suspect after %llu ms (at most %llu)",
+		   (unsigned long long)(g.suspect_max / MS),
+		   (unsigned long long)(GQ_SUSPECT_MIN_NS / MS));
 		for (i = 0; i < 100; i++)
 			launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
 		ok(q->est_ns < 1 * MS,

@@ -5,12 +5,15 @@
  *	krex-victim calib MS
  *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
  *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US] [--label L]
- *	            [--raw FILE]
+ *	            [--raw FILE] [--certs FILE]
  *
  * --region-warmup K: K untimed kernels right after each region begins.
  * --idle sleep:US / spin:US: before each sample the thread sleeps or spins US
  * microseconds with the GPU idle (what a region entry does to the owner,
  * without KREX): tells a host wake-up cost from a GPU idle cost.
+ * --certs FILE: one line per region, where its entry went (ms, certificate
+ * fields in us): "entry_ms warm_ms wait_us drain_us freeze_us isolate_us
+ * settle_us outcome", warm_ms the --region-warmup kernels' wall time.
  *
  * calib prints the ITERS that take MS milliseconds alone (mock: microseconds).
  * run prints one line (milliseconds; entry = krex_region_begin latency):
@@ -61,7 +64,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: krex-victim calib MS\n"
-	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US] [--label L] [--raw FILE]\n");
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US] [--label L] [--raw FILE] [--certs FILE]\n");
 	exit(2);
 }
 
@@ -86,7 +89,9 @@ static struct {
 	int chained;
 } certsum;
 
-static int region_end(void)
+/* End the region; 1 when clean.  With certs, one line of where its entry
+ * went (see --certs). */
+static int region_end(FILE *certs, double entry, double warm)
 {
 	struct krex_certificate c;
 
@@ -100,20 +105,25 @@ static int region_end(void)
 	certsum.settle += c.settle_us;
 	certsum.held += c.held_us;
 	certsum.chained += c.chained != 0;
+	if (certs)
+		fprintf(certs, "%.4f %.4f %llu %llu %llu %llu %llu %u\n", entry, warm,
+		        (unsigned long long)c.wait_us, (unsigned long long)c.drain_us,
+		        (unsigned long long)c.freeze_us, (unsigned long long)c.isolate_us,
+		        (unsigned long long)c.settle_us, c.outcome);
 	return c.outcome == KREX_OUTCOME_CLEAN;
 }
 
 int main(int argc, char **argv)
 {
 	struct wl_kernel k;
-	const char *label = "victim", *raw = NULL;
+	const char *label = "victim", *raw = NULL, *certs_path = NULL;
 	int mode = REG_NONE, batch = 10, warmup = 5, n, i, j, clean = 0, regions = 0, nentry = 0;
 	int region_warmup = 0, idle_spin = 0;
 	long idle_us = 0;
 	long long iters;
-	double *ev, *wall, *entry;
+	double *ev, *wall, *entry, warm = 0;
 	CUevent e0, e1;
-	FILE *f;
+	FILE *f, *certs = NULL;
 
 	if (argc < 3)
 		usage();
@@ -157,6 +167,8 @@ int main(int argc, char **argv)
 			label = argv[++i];
 		else if (strcmp(argv[i], "--raw") == 0)
 			raw = argv[++i];
+		else if (strcmp(argv[i], "--certs") == 0)
+			certs_path = argv[++i];
 		else
 			usage();
 	}
@@ -165,6 +177,10 @@ int main(int argc, char **argv)
 	ev = calloc((size_t)n, sizeof(double));
 	wall = calloc((size_t)n, sizeof(double));
 	entry = calloc((size_t)n, sizeof(double));
+	if (certs_path && !(certs = fopen(certs_path, "w"))) {
+		perror(certs_path);
+		return 1;
+	}
 	wl_open(&k);
 	wl_check(k.cu.cuEventCreate(&e0, 0), "cuEventCreate");
 	wl_check(k.cu.cuEventCreate(&e1, 0), "cuEventCreate");
@@ -181,10 +197,12 @@ int main(int argc, char **argv)
 			region_begin(&entry[nentry++]);
 			regions++;
 			/* untimed kernels first, as benchmark tools warm up inside */
+			h0 = wl_now_ms();
 			for (j = 0; j < region_warmup; j++)
 				wl_launch(&k, iters);
 			if (region_warmup)
 				wl_check(k.cu.cuCtxSynchronize(), "cuCtxSynchronize");
+			warm = wl_now_ms() - h0;
 		}
 		h0 = wl_now_ms();
 		k.cu.cuEventRecord(e0, NULL);
@@ -196,8 +214,10 @@ int main(int argc, char **argv)
 		ev[i] = t;
 		if (mode == REG_SAMPLE ||
 		    (mode == REG_BATCH && (i % batch == batch - 1 || i == n - 1)))
-			clean += region_end();
+			clean += region_end(certs, entry[nentry - 1], warm);
 	}
+	if (certs)
+		fclose(certs);
 	if (raw && (f = fopen(raw, "w"))) {
 		for (i = 0; i < n; i++)
 			fprintf(f, "%d %.4f %.4f %.4f\n", i, ev[i], wall[i],

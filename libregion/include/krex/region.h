@@ -287,6 +287,17 @@ int krex_leave(void);
 int krex_gate_wait(void);
 
 /*
+ * For the drain callback, when its drain makes no progress: how many threads
+ * of this process wait in krex_gate_wait() now, and a pass that lets them
+ * (and every later caller) through while on, so that a thread that must
+ * release queued work from the host (a kernel spinning on a host flag) is
+ * not held behind the drain that waits for that work.  The drain callback
+ * turns the pass off before it returns and then waits for what passed.
+ */
+unsigned krex_gate_parked(void);
+void krex_gate_pass(int on);
+
+/*
  * The bounded queue krexd asks the gate to keep (krexd.conf(5) queue_cap and
  * queue_time), known after krex_join(): launches between gate events (0 =
  * off), and the GPU time in microseconds a stream may have queued (0 = by

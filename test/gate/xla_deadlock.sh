@@ -1,0 +1,109 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# No deadlock with a host-released stream (issue 20, JAX's "Delay kernel
+# timed out"): a sibling launches a spin kernel that waits for a host flag
+# (XLA's delay kernel, here with a 1 s timeout), queues 3 timed kernels
+# behind it, then releases it from the host.  The gate closes at each point
+# of that sequence (the sibling stops there, test/gate/capturer xla, and
+# goes on once the gate is closed): before the spin kernel, after it,
+# between the timed kernels, after the last, after the release.  Where the
+# releasing thread would park at the gate while the drain waits for the
+# spin kernel, the drain, stalled, must let it through: the spin kernel is
+# released by the host (not its timeout), the drain completes (status 0,
+# not late), nothing runs after the ack, and the pass is counted in the
+# gate's counts.  The same with the bounded queue on (queue_cap 1, queue
+# time 1 ms), where the thread waits for the spin kernel in the queue first
+# (it gives up there by itself, then parks at the gate); and once through
+# the real libkrexregion and krexd (`krex run`, `krex region`).
+. "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/gate/gate_env.sh"
+plan 44
+
+# xla POINT CAP US: one sequence with the gate closed at POINT.
+xla() {
+	d=$T/xla-$1-$2
+	mkdir -p "$d"
+	page init "$2" "$3"
+	a0=$(page get acks)
+	bg_gated env KREX_GATE_COUNTS="$d/counts" ./capturer xla "$1" "$d"
+	P=$!
+	wait_for 10 test -e "$d/at" || diag "point $1: the sibling did not get there"
+	page close
+	touch "$d/go"
+	page wait-acks $((a0 + 1)) 5000 || diag "point $1: no ack in 5 s"
+	st=$(page get ack_status)
+	us=$(page get drain_us)
+	ok "point $1 (queue $2/$3): the drain completed in $((us / 1000)) ms (status $st)" \
+		[ "$st" = 0 -a "$us" -lt 1000000 ]
+	ok "point $1 (queue $2/$3): nothing queued runs after the ack" stable 100
+	page open
+	wait_for 10 test -e "$d/out"
+	touch "$d/end"
+	wait "$P" 2>/dev/null
+	# every gated process of the command writes its counts: sum them
+	c=$(awk '$2 ~ /^gate\.(drain|passed|queue_gave)/ { n[$2] += $3 }
+		END { for (k in n) printf "%s=%d ", substr(k, 6), n[k] }' "$d/counts" 2>/dev/null)
+	diag "point $1: $(cat "$d/out" 2>/dev/null); $c"
+	ok "point $1 (queue $2/$3): the spin kernel was released by the host" \
+		grep -q "released status=1 " "$d/out"
+	passes=$(awk '$2 == "gate.drain_passes" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
+	case $1 in
+	1 | 2)
+		ok "point $1 (queue $2/$3): the stalled drain's pass is counted (${passes:-none})" \
+			[ "${passes:-0}" -ge 1 ] ;;
+	*)
+		ok "point $1 (queue $2/$3): no pass was needed (${passes:-none})" \
+			[ "${passes:-0}" = 0 ] ;;
+	esac
+}
+
+for p in 0 1 2 3 4; do
+	xla "$p" 0 0
+done
+for p in 0 1 2 3 4; do
+	xla "$p" 1 1000
+done
+
+# The same through the real libkrexregion and krexd (point 1): the sibling
+# under `krex run`, a region from `krex region`; the sibling goes on once
+# krexd has logged that it closed the gates (-v), so it parks at the gate
+# while the drain waits for its spin kernel.
+KREXD=$top_builddir/krexd/krexd
+KREX=$top_builddir/krex/krex
+if [ -x "$KREXD" ] && [ -x "$KREX" ]; then
+	export KREX_SOCKET=$T/run/krexd.sock KREX_GPUS=mock0 KREX_GATE_LIB=$G
+	export LD_LIBRARY_PATH=$top_builddir/libregion/.libs:$LD_LIBRARY_PATH
+	unset KREX_FAKE_GATE
+	mkdir -p "$T/run" "$T/real"
+	"$KREXD" -F -v -r "$T/run" -o gpus=mock0 -o drain_timeout=2s 2>"$T/krexd.log" &
+	KD=$!
+	PIDS="$PIDS $KD"
+	wait_for 10 test -S "$KREX_SOCKET" || diag "krexd did not start"
+	"$KREX" run --gpus mock0 -- env KREX_GATE_COUNTS="$T/real/counts" ./capturer xla 1 "$T/real" &
+	S=$!
+	PIDS="$PIDS $S"
+	wait_for 10 test -e "$T/real/at" || diag "the sibling did not get to point 1"
+	timeout -k 5 30 "$KREX" region --gpus mock0 --cert "$T/real/cert" -- true &
+	R=$!
+	wait_for 10 grep -q 'gates closed' "$T/krexd.log" || diag "krexd did not close the gates"
+	touch "$T/real/go"
+	wait "$R"
+	diag "$(tr -d '\n' <"$T/real/cert" | cut -c1-400)"
+	ok "krexd: the region's certificate is clean" grep -q '"outcome": *"clean"' "$T/real/cert"
+	wait_for 10 test -e "$T/real/out"
+	ok "krexd: the spin kernel was released by the host ($(cat "$T/real/out" 2>/dev/null))" \
+		grep -q "released status=1 " "$T/real/out"
+	touch "$T/real/end"
+	wait "$S"
+	src=$?
+	c=$(awk '$2 ~ /^gate\.(drain|passed)/ { n[$2] += $3 }
+		END { for (k in n) printf "%s=%d ", substr(k, 6), n[k] }' "$T/real/counts" 2>/dev/null)
+	ok "krexd: the pass is in the gate's counts ($c)" \
+		sh -c "awk '\$2 == \"gate.drain_passes\" { n += \$3 } END { exit !(n >= 1) }' '$T/real/counts'"
+	kill "$KD"
+	wait "$KD" 2>/dev/null
+	ok "krexd: the sibling ran to its end (krex run exited $src)" [ "$src" = 0 ]
+else
+	for i in 1 2 3 4; do skip "real krexd check $i" "krexd or krex not built"; done
+fi
+done_testing

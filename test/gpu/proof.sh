@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# proof.sh - issue 18's goals on the GPU in one call, under 8 minutes.
+#
+#	bash test/gpu/proof.sh BUILDDIR                 (from the source tree's root)
+#	KREX_GPU_MOCK=1 bash test/gpu/proof.sh BUILDDIR (dry run on the mock driver)
+#
+# BUILDDIR: a configured and built tree (with CUDA on the GPU machine).  OUT
+# (default ./proof-out) gets every CSV, markdown table and log:
+#
+#   1. fidelity.py, all siblings, sizes 0.1/1/10 ms, modes alone, krex (one
+#      region per sample and batch) and alone-gapped, settle=wait: fidelity
+#      against both references, the entry breakdown, entry run 1;
+#   2. entry runs 2 and 3: fidelity.py, all siblings, 1 ms, krex per sample;
+#   3. agents.py at 16, 24, 32 sessions, modes cmd and krex, 24 s windows;
+#
+# then prints one table, each goal of issue 18 MET or NOT MET
+# (test/gpu/proof_table.py; OUT/proof.md).  Every step runs under `timeout`
+# (limits: 170 + 2 x 60 + 190 s, so 8 minutes at worst); a step stopped there
+# still leaves the table of what it ran.  Exit 0 when the table was printed
+# (the figures never fail it), 1 on a script error.  Reads GPU clocks, never
+# sets them.  KREX_GPU_MOCK=1 runs every step on the mock driver with small
+# counts (2-4 sessions, fewer samples), to check the script on a CPU machine:
+# its figures mean nothing.
+set -uo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+here=$src/test/perf
+start=$(date +%s)
+MOCK=${KREX_GPU_MOCK:-0}
+build=${1:-${KREX_BUILDDIR:-}}
+[ -n "$build" ] && [ -x "$build/krexd/krexd" ] ||
+	{ echo "proof.sh: usage: proof.sh BUILDDIR (a built tree with krexd; got '$build')" >&2; exit 1; }
+build=$(cd "$build" && pwd)
+OUT=${OUT:-$PWD/proof-out}
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
+export PYTHONDONTWRITEBYTECODE=1
+
+if [ "$MOCK" = 1 ]; then
+	echo "MOCK RUN (KREX_GPU_MOCK=1): the mock driver, small counts; the figures mean nothing"
+	export KREX_MOCK_GPU=/krex-proof-$$
+	trap 'rm -f "/dev/shm$KREX_MOCK_GPU"' EXIT
+	common=(--mock auto --builddir "$build" --srcdir "$src")
+	fsamples="0.1:200,1:200,10:40"
+	esamples="1:100"
+	agents_n="2,3,4"
+	agents_opt=(--scale 0.03 --window 6 --warm-s 1 --budget-s 60)
+else
+	if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+		echo "SKIP: no NVIDIA GPU here (nvidia-smi -L failed); KREX_GPU_MOCK=1 runs it on the mock"
+		exit 0
+	fi
+	# The workloads' kernel: fma.fatbin (test/workloads/fma.cu), as run-h200.sh finds it.
+	if [ -z "${KREX_WL_MODULE:-}" ]; then
+		for m in "$build/test/gpu/fma.fatbin" "$build/test/workloads/fma.fatbin"; do
+			[ -f "$m" ] && export KREX_WL_MODULE=$m && break
+		done
+	fi
+	if [ -z "${KREX_WL_MODULE:-}" ]; then
+		NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+		timeout 120 "$NVCC" -fatbin -gencode arch=compute_90,code=sm_90 \
+			-gencode arch=compute_90,code=compute_90 \
+			-o "$OUT/fma.fatbin" "$src/test/workloads/fma.cu" >"$OUT/nvcc.log" 2>&1 ||
+			{ echo "proof.sh: no fma.fatbin and nvcc failed (see $OUT/nvcc.log)" >&2; exit 1; }
+		export KREX_WL_MODULE=$OUT/fma.fatbin
+	fi
+	common=(--builddir "$build" --srcdir "$src")
+	fsamples="0.1:1000,1:1000,10:300"
+	esamples="1:300"
+	agents_n="16,24,32"
+	agents_opt=(--scale 0.2 --window 24 --warm-s 6 --budget-s 150)
+fi
+
+{
+	date -u
+	uname -a
+	nproc
+	echo "build $build; KREX_WL_MODULE=${KREX_WL_MODULE:-}; mock $MOCK"
+	command -v nvidia-smi >/dev/null && [ "$MOCK" != 1 ] &&
+		nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks_event_reasons.active --format=csv
+} >"$OUT/env.txt" 2>&1
+
+# step NAME LIMIT CMD...: one step under timeout, its output in OUT/NAME.txt/.err.
+step() {
+	local name=$1 limit=$2 t0 rc
+	shift 2
+	t0=$(date +%s)
+	timeout -k 10 "$limit" "$@" >"$OUT/$name.txt" 2>"$OUT/$name.err"
+	rc=$?
+	echo "$name: rc $rc, $(($(date +%s) - t0)) s" | tee -a "$OUT/env.txt"
+}
+
+step fidelity 170 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/fidelity" \
+	--sizes 0.1,1,10 --samples "$fsamples" --mixes all --sample-mixes all \
+	--modes alone,krex,alone-gapped --regions sample,batch --budget-s 130 \
+	--krexd-opt settle=wait
+for r in 2 3; do
+	step "entry$r" 60 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/entry$r" \
+		--sizes 1 --samples "$esamples" --mixes all --sample-mixes all --modes krex \
+		--regions sample --budget-s 40 --krexd-opt settle=wait
+done
+step agents 190 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
+	--n "$agents_n" --modes cmd,krex "${agents_opt[@]}"
+echo "total $(($(date +%s) - start)) s" | tee -a "$OUT/env.txt"
+
+for f in fidelity/fidelity.md fidelity/fidelity-entry.md agents/agents.md; do
+	[ -f "$OUT/$f" ] && { echo; cat "$OUT/$f"; }
+done
+echo
+echo "## Issue 18's goals ($( [ "$MOCK" = 1 ] && echo "MOCK RUN, figures mean nothing" || echo "GPU"); $(date -u +%F))"
+echo
+python3 "$src/test/gpu/proof_table.py" "$OUT" "$agents_n" || { echo "proof.sh: no results to judge" >&2; exit 1; }
+echo "results: $OUT ($(($(date +%s) - start)) s)"
