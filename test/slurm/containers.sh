@@ -13,8 +13,9 @@
 . "$top_srcdir/test/slurm/cluster.sh"
 . "$top_srcdir/test/slurm/checks.sh"
 cluster_check || skip_all "$CLUSTER_WHY"
-[ -w /sys/fs/cgroup/freezer/cgroup.procs ] || skip_all "no cgroup v1 freezer at /sys/fs/cgroup/freezer"
-[ -w /sys/fs/cgroup/cpuset/cgroup.procs ] || skip_all "no cgroup v1 cpuset at /sys/fs/cgroup/cpuset"
+for c in freezer cpuset; do
+	[ -w /sys/fs/cgroup/$c/cgroup.procs ] || skip_all "no cgroup v1 $c at /sys/fs/cgroup/$c"
+done
 why=$(regions_why)
 [ -z "$why" ] || skip_all "$why"
 [ -x "$top_builddir/test/workloads/krex-hog" ] || skip_all "test/workloads not built (make check builds it)"
