@@ -12,6 +12,7 @@
 #				(or $KREX_SLURM_PREFIX, as the Slurm tier runs it)
 #	rootfs-bookworm/, bookworm.sqsh	Debian 12 (glibc 2.36), debootstrap minbase + python3
 #	rootfs-bullseye/, bullseye.sqsh	Debian 11 (glibc 2.31): older than the build
+#	rootfs-busybox/, busybox.sqsh	Debian's static busybox alone: no glibc
 # Idempotent: what is there is kept (remove it to rebuild).  Exit status: 0
 # done, 77 a source or a tool is missing (the reason on stderr), 1 a failure.
 set -euo pipefail
@@ -100,13 +101,26 @@ build_image() {
 	mv "$cache/$r.sqsh.tmp" "$cache/$r.sqsh"
 }
 
+# An image without glibc: Debian's static busybox alone.
+build_busybox() {
+	[ -f "$cache/busybox.sqsh" ] && return 0
+	need_pkgs busybox-static squashfs-tools
+	rm -rf "$cache/rootfs-busybox"
+	mkdir -p "$cache/rootfs-busybox/bin" "$cache/rootfs-busybox/etc"
+	cp /bin/busybox "$cache/rootfs-busybox/bin/"
+	for c in sh cat grep ls sleep echo env mv true; do ln -s busybox "$cache/rootfs-busybox/bin/$c"; done
+	mksquashfs "$cache/rootfs-busybox" "$cache/busybox.sqsh.tmp" -noappend -quiet -no-progress \
+		>/dev/null 2>&1 || { rm -f "$cache/busybox.sqsh.tmp"; return 1; }
+	mv "$cache/busybox.sqsh.tmp" "$cache/busybox.sqsh"
+}
+
 [ $# -gt 0 ] || set -- all
 for what in "$@"; do
 	case $what in
 	enroot) build_enroot ;;
 	pyxis) build_pyxis ;;
-	images) build_image bookworm python3 && build_image bullseye ;;
-	all) build_enroot && build_pyxis && build_image bookworm python3 && build_image bullseye ;;
+	images) build_image bookworm python3 && build_image bullseye && build_busybox ;;
+	all) build_enroot && build_pyxis && build_image bookworm python3 && build_image bullseye && build_busybox ;;
 	*) echo "usage: $0 [enroot|pyxis|images|all]..." >&2; exit 2 ;;
 	esac
 done

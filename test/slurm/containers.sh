@@ -7,7 +7,8 @@
 # sibling is gated, drained and frozen by a containerized owner's region
 # (CLI and Python), whose certificate is checked; a step in an older image
 # (Debian 11, glibc 2.31) loads the gate and is frozen; scancel of an owner
-# mid-region thaws; nothing is left frozen.  enroot, pyxis and the images
+# mid-region thaws; an image without glibc runs ungated and is told so;
+# nothing is left frozen.  enroot, pyxis and the images
 # are built once into $KREX_CONTAINER_CACHE (scripts/container-deps.sh).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/slurm/cluster.sh"
@@ -160,6 +161,17 @@ check_old_image() {
 	counter_moves "$(W oldc)"
 }
 
+# An image without glibc (a static busybox): the task runs, ungated (no
+# preload: it would fail every program), and KREX_UNGATED says why.
+check_no_glibc() {
+	local f=$(W nolibc)
+	CIMG=$CACHE/busybox.sqsh csrun sh -c "env > $f.env; grep -c libkrexgate /proc/self/maps > $f.maps; true" \
+		>"$f.out" 2>&1 || { diag "busybox image: $(tr '\n' ' ' <"$f.out")"; return 1; }
+	diag "busybox image: $(grep '^KREX_UNGATED=' "$f.env")"
+	grep -q '^0$' "$f.maps" && ! grep -q '^LD_PRELOAD=.' "$f.env" &&
+		grep -qx 'KREX_UNGATED=the image has no glibc (libc.so.6): the gate cannot load' "$f.env"
+}
+
 # scancel of a containerized owner mid-region thaws the siblings.
 check_scancel() {
 	local j
@@ -171,7 +183,7 @@ check_scancel() {
 	krun scancel "$j" && kwait 20 kjob_done "$j" && hog_moves
 }
 
-plan 9
+plan 10
 ok "pyxis is loaded after KREX (srun --help lists --container-image)" check_pyxis
 ok "a containerized --krex-shared task has the gate preloaded, krexd's socket and the CLI at /opt/krex" check_inside
 ok "a containerized step without --krex-shared gets nothing of KREX" check_plain
@@ -179,6 +191,7 @@ ok "a containerized mock-driver sibling runs" start_sibling
 ok "a containerized owner's region (CLI): the sibling drained and frozen, the certificate says so, krex verify accepts it" check_cli_owner
 ok "a containerized owner's region (Python package): the same" check_python_owner
 ok "an image with glibc 2.31 loads the gate; its sibling is frozen by a region" check_old_image
+ok "an image without glibc: the task runs ungated and is told so" check_no_glibc
 ok "scancel of a containerized owner mid-region thaws the siblings" check_scancel
 for p in $BG_PIDS; do kill -TERM "$p" 2>/dev/null; done
 krun scancel --user=root >/dev/null 2>&1
