@@ -42,7 +42,9 @@ sed -e "s|@libdir@/libkrexgate.so|$top_builddir/gate/.libs/libkrexgate.so|" \
 	-e "s|@pythondir@|$top_srcdir/python|" "$top_srcdir/contrib/oci/krex-oci-hook.in" >"$T/krex-oci-hook"
 chmod 755 "$T/krex-oci-hook"
 mkdir -p "$T/hooks.d" "$T/run"
-sed "s|@HOOK@|$T/krex-oci-hook|" "$top_srcdir/contrib/oci/krex.json.in" >"$T/hooks.d/krex.json"
+# (as the Makefile writes contrib/oci/krex.json)
+printf '{"version": "1.0.0", "hook": {"path": "%s"}, "when": {"always": true}, "stages": ["createRuntime"]}\n' \
+	"$T/krex-oci-hook" >"$T/hooks.d/krex.json"
 # Without CAP_SYS_RESOURCE (a CI container) podman's default rlimits fail.
 LIM="--ulimit nofile=1024:1024 --ulimit nproc=4096:4096"
 # prun NAME ARGS...: podman run with the hook, the build tree and $T mounted.
