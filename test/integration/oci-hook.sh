@@ -14,7 +14,7 @@ KREXD=$top_builddir/krexd/krexd
 KREX=$top_builddir/krex/krex
 [ -x "$KREXD" ] && [ -x "$KREX" ] || skip_all "krexd or the krex CLI not built"
 [ -x "$top_builddir/test/workloads/krex-hog" ] || skip_all "test/workloads not built (make check builds it)"
-for c in podman nsenter python3; do
+for c in podman nsenter python3 file; do
 	command -v $c >/dev/null || skip_all "$c not installed (apt-get install podman)"
 done
 RT=${KREX_OCI_RUNTIME:-runc}
@@ -104,18 +104,37 @@ check_region() {
 	wait_for 10 counter_ge "$T/hog" $((c + 5))
 }
 
+# An image without glibc (Debian's static busybox): no preload (it would
+# fail every program), the container runs.
+check_no_glibc() {
+	local bb=localhost/krex-test/busybox:1
+	if ! podman image exists "$bb"; then
+		[ -x /bin/busybox ] && file -L /bin/busybox | grep -q 'statically linked' ||
+			{ diag "no static /bin/busybox (apt-get install busybox-static)"; return 1; }
+		mkdir -p "$T/bb/bin"
+		cp /bin/busybox "$T/bb/bin/"
+		ln -s busybox "$T/bb/bin/sh"
+		tar -C "$T/bb" -c . | podman import -q - "$bb" >/dev/null || return 1
+	fi
+	prun nolibc --env KREX_SOCKET "$bb" /bin/busybox sh -c \
+		'/bin/busybox ls /etc/ld.so.preload 2>&1; /bin/busybox grep -c krexgate /proc/self/maps; true' \
+		>"$T/nolibc" 2>&1
+	grep -q '^0$' "$T/nolibc" && grep -q 'No such file' "$T/nolibc" || { diag "$(tr '\n' ' ' <"$T/nolibc")"; return 1; }
+}
+
 none_stopped() {
 	local p
 	for p in $(pgrep -f "$T/hog"); do grep -q '^State:.*T' "/proc/$p/status" && return 1; done
 	return 0
 }
 
-plan 6
+plan 7
 ok "without KREX_SOCKET the hook does nothing (no /etc/ld.so.preload, no /opt/krex)" check_inactive
 ok "krexd starts" start_krexd
 ok "with KREX_SOCKET: the gate preloaded through /etc/ld.so.preload, the socket and the CLI there" check_active
 ok "a mock-driver sibling runs in a container under krex run" start_sibling
 ok "a region on the host drains and freezes it; it runs again after" check_region
 podman rm -f "krex-oci-$$-sibling" >/dev/null 2>&1
+ok "an image without glibc gets no preload and runs" check_no_glibc
 ok "nothing left stopped" none_stopped
 done_testing
