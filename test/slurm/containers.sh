@@ -172,6 +172,25 @@ check_no_glibc() {
 		grep -qx 'KREX_UNGATED=the image has no glibc (libc.so.6): the gate cannot load' "$f.env"
 }
 
+# pyxis before KREX in plugstack.conf (read again by each srun and
+# slurmstepd): the hook sees no KREX_SOCKET, the container gets nothing;
+# spank_krex's task_init runs in the container already, finds no gate
+# there and preloads none.
+check_wrong_order() {
+	local f=$(W order) good
+	good=$(cat "$KC_DIR/plugstack.conf")
+	{ echo "$KC_PLUGSTACK_AFTER"; grep -v pyxis "$KC_DIR/plugstack.conf"; } >"$KC_DIR/plugstack.new"
+	mv "$KC_DIR/plugstack.new" "$KC_DIR/plugstack.conf"
+	# the work directory only: the build tree holds the gate at its host path
+	MOUNTS=$KC_DIR/work:$KC_DIR/work csrun sh -c \
+		"env > $f.env; ls /opt/krex > $f.ls 2>&1; grep -c libkrexgate /proc/self/maps > $f.maps; true" \
+		>"$f.out" 2>&1
+	printf '%s\n' "$good" >"$KC_DIR/plugstack.conf"
+	diag "pyxis first: $(grep -E '^(LD_PRELOAD|KREX_SOCKET)=' "$f.env" | tr '\n' ' ')maps: $(cat "$f.maps" 2>/dev/null)"
+	grep -q '^KREX_SOCKET=' "$f.env" && ! grep -q '^LD_PRELOAD=.*krexgate' "$f.env" &&
+		grep -q 'No such file' "$f.ls" && grep -q '^0$' "$f.maps"
+}
+
 # scancel of a containerized owner mid-region thaws the siblings.
 check_scancel() {
 	local j
@@ -183,7 +202,7 @@ check_scancel() {
 	krun scancel "$j" && kwait 20 kjob_done "$j" && hog_moves
 }
 
-plan 10
+plan 11
 ok "pyxis is loaded after KREX (srun --help lists --container-image)" check_pyxis
 ok "a containerized --krex-shared task has the gate preloaded, krexd's socket and the CLI at /opt/krex" check_inside
 ok "a containerized step without --krex-shared gets nothing of KREX" check_plain
@@ -193,6 +212,7 @@ ok "a containerized owner's region (Python package): the same" check_python_owne
 ok "an image with glibc 2.31 loads the gate; its sibling is frozen by a region" check_old_image
 ok "an image without glibc: the task runs ungated and is told so" check_no_glibc
 ok "scancel of a containerized owner mid-region thaws the siblings" check_scancel
+ok "pyxis before KREX in plugstack.conf: the container gets nothing, the task is ungated" check_wrong_order
 for p in $BG_PIDS; do kill -TERM "$p" 2>/dev/null; done
 krun scancel --user=root >/dev/null 2>&1
 kwait 30 sh -c "[ -z \"\$(SLURM_CONF=$KC_DIR/slurm.conf squeue -h -o %i)\" ]"
