@@ -42,6 +42,7 @@
 #define KREX_ENV_UNPROTECTED "KREX_UNPROTECTED" /* "1": regions without krexd succeed unprotected */
 #define KREX_ENV_KREXD "KREX_KREXD"             /* path of krexd for embedded mode */
 #define KREX_ENV_SHARED "KREX_SHARED"           /* default of --krex-shared */
+#define KREX_ENV_GATE_PATH "KREX_GATE_PATH"     /* the gate preloaded: container hooks mount it */
 #define KREX_ENV_JOB "KREX_JOB"                 /* label given by krex run --label */
 #define KREX_ENV_GATE_COUNTS                                                                       \
 	"KREX_GATE_COUNTS" /* gate: append wrapper-entry counts to this file at exit */

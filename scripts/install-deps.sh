@@ -13,7 +13,8 @@ munge libmunge-dev
 clang libclang-rt-dev
 libamdhip64-dev
 clang-format procps psmisc python3 gnuplot-nox
-debhelper dh-python rpm lua5.4"
+debhelper dh-python rpm lua5.4
+makeself libbsd-dev squashfs-tools debootstrap busybox-static podman runc"
 
 # KREX_NO_INSTALL=1: a machine without apt or network (the GPU machine) that
 # brings its own Slurm and munge: check nothing, install nothing.

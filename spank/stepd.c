@@ -254,6 +254,12 @@ static int stepd_preload(spank_t sp, const struct spank_args *a)
 		           a->gate, strerror(errno));
 		return 0;
 	}
+	/* The gate's host path, for container hooks (contrib/enroot, contrib/oci):
+	 * in an image the host path is not there, they mount it and preload it. */
+	if (spank_setenv(sp, KREX_ENV_GATE_PATH, a->gate, 1) != ESPANK_SUCCESS) {
+		slurm_error("krex: cannot set %s for the gate %s", KREX_ENV_GATE_PATH, a->gate);
+		return -1;
+	}
 	if (spank_getenv(sp, "LD_PRELOAD", cur, sizeof(cur)) != ESPANK_SUCCESS)
 		cur[0] = '\0';
 	if (strstr(cur, a->gate))

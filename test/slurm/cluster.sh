@@ -137,6 +137,8 @@ cluster_plugstack() {
 		sub="$sub munge_socket=$KC_MUNGE_SOCK"
 	echo "required $KC_PLUGIN krexd=$KC_KREXD gate=$KC_GATE run_dir=$KC_DIR/run/%n $sub $*" \
 		>"$KC_DIR/plugstack.conf"
+	# KC_PLUGSTACK_AFTER: plugins after KREX's (pyxis: containers.sh)
+	[ -z "${KC_PLUGSTACK_AFTER:-}" ] || printf '%s\n' "$KC_PLUGSTACK_AFTER" >>"$KC_DIR/plugstack.conf"
 }
 
 # Node names, ports, devices and job ids are unique to this cluster, so that
