@@ -61,6 +61,13 @@ static inline int krex_compat_fstat(int fd, struct stat *buf)
 	return __fxstat(KREX_STAT_VER, fd, buf);
 }
 #define fstat krex_compat_fstat
+/* lstat likewise (GLIBC_2.33): __lxstat. */
+extern int __lxstat(int ver, const char *path, struct stat *buf);
+static inline int krex_compat_lstat(const char *path, struct stat *buf)
+{
+	return __lxstat(KREX_STAT_VER, path, buf);
+}
+#define lstat krex_compat_lstat
 #endif /* KREX_GLIBC_BASE */
 
 #endif /* KREX_GLIBC_COMPAT_H */
