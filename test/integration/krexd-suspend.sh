@@ -41,12 +41,13 @@ trap 'ext_thaw; kt_cleanup; ext_rm' EXIT
 kt_conf "gpus = g0" "drain_timeout = 2s"
 
 cert() { kt_field "$KT_DIR/owner.out" "$1"; }
-# No drain timeout: the entry took well under drain_timeout, nobody late.
+# No drain timeout: the drain ended before drain_timeout (2 s), nobody late.
+# (Not "well under" it: a drain on a loaded host may take a second.)
 no_timeout() {
 	local d
 	d=$(cert drain_us)
 	diag "drain_us=$d late=$(cert late) frozen=$(cert frozen) outcome=$(cert outcome) note=$(cert note)"
-	[ -n "$d" ] && [ "$d" -lt 1000000 ] && [ "$(cert late)" = 0 ]
+	[ -n "$d" ] && [ "$d" -lt 2000000 ] && [ "$(cert late)" = 0 ]
 }
 note_names() { cert note | grep -q "$1"; }
 outcome_is() { [ "$(cert outcome)" = "$1" ]; }
