@@ -19,8 +19,14 @@ now_ms() { date +%s%3N; }
 
 page init 1 1000
 # only the hogs join (the gate in timeout would join and answer at once)
+# The mock GPU runs in the hogs' own threads: on a loaded host they would be
+# starved of CPU and the device would fall behind, which a real GPU does not
+# (a turn of 60 ms against the 80 ms a timed wait allows leaves little room).
+# As root they run 10 steps of niceness ahead of the rest.
+PRIO=
+[ "$(id -u)" = 0 ] && PRIO="nice -n -10"
 for i in 1 2 3 4; do
-	timeout -k 2 20 env LD_PRELOAD="$FAKE $G" KREX_GATE_COUNTS="$T/counts.$i" "$HOG" 15000 \
+	timeout -k 2 20 $PRIO env LD_PRELOAD="$FAKE $G" KREX_GATE_COUNTS="$T/counts.$i" "$HOG" 15000 \
 		--seconds 5 --counter "$T/hog.$i" &
 	PIDS="$PIDS $!"
 done
