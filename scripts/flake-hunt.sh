@@ -160,14 +160,16 @@ load_start() {
 			;;
 		build)
 			# the tree's C files compiled over and over, nproc at a time
-			(while :; do
+			(exec 2>/dev/null # ("Terminated" when load_stop ends it)
+			while :; do
 				find "$srcdir/common" "$srcdir/krexd" "$srcdir/libregion" "$srcdir/gate" -name '*.c' |
 					xargs -P "$n" -I{} sh -c "cc -O2 -I'$builddir' -I'$srcdir/common' -I'$srcdir/libregion/include' -I'$srcdir/krexd' -I'$srcdir/gate' -I'$srcdir/topology' -c {} -o '$load_dir/o.\$\$.o' 2>/dev/null; rm -f '$load_dir/o.\$\$.o'"
 			done) &
 			load_pids="$load_pids $!"
 			;;
 		io)
-			(while :; do
+			(exec 2>/dev/null
+			while :; do
 				dd if=/dev/zero of="$load_dir/io" bs=1M count=256 conv=fsync 2>/dev/null
 				rm -f "$load_dir/io"
 			done) &
