@@ -502,6 +502,11 @@ static int undo_fault_take(void)
 		e = getenv("KREX_TEST_UNDO_FAULTS");
 		undo_faults = e ? atoi(e) : 0;
 	}
+	/* Held: every write dropped while the file KREX_TEST_UNDO_HOLD names
+	 * exists, so that a test can act while a retry is surely pending. */
+	e = getenv("KREX_TEST_UNDO_HOLD");
+	if (e && *e && access(e, F_OK) == 0)
+		return 1;
 	if (undo_faults <= 0)
 		return 0;
 	undo_faults--;

@@ -125,6 +125,8 @@ int isolate_undo_line_fd(const char *line, int fd);
  * Test hook: the next n undo writes are dropped, as if they never reached
  * the kernel, so that the verification and the retries can be seen to
  * work.  krexd takes n from KREX_TEST_UNDO_FAULTS in its environment.
+ * KREX_TEST_UNDO_HOLD=FILE drops every undo write while FILE exists (a
+ * test holds the retries pending until it removes the file).
  */
 void isolate_undo_fault(int n);
 

@@ -61,10 +61,10 @@ as_user "$ATTACK" register 1 x9 >"$KT_DIR/f9.out" 2>&1
 ok "while it holds them, a ninth new name of the same user is refused" grep -qs 'last_error=error 14 .*max_gpus_per_uid' "$KT_DIR/f9.out"
 "$CLIENT" participant --gpus fresh0 >"$KT_DIR/full.out" 2>&1 &
 KT_PIDS="$KT_PIDS $!"
-wait_for 3 grep -qs 'error\|registered' "$KT_DIR/full.out"
+wait_for 10 grep -qs 'error\|registered' "$KT_DIR/full.out"
 ok "and another's new name is taken meanwhile" grep -qs 'registered' "$KT_DIR/full.out"
 wait_for 10 kt_gone "$filler"
-wait_for 5 sh -c "! \"$CLIENT\" status | grep -q 'gpus=x0'"
+wait_for 10 sh -c "! \"$CLIENT\" status | grep -q 'gpus=x0'"
 as_user "$ATTACK" register 1 "$names" >"$KT_DIR/f2.out" 2>&1
 diag "$(tr '\n' ' ' <"$KT_DIR/f2.out")"
 ok "after its participants leave, its names are pruned and it may name 8 again" grep -qs 'registered=1' "$KT_DIR/f2.out"

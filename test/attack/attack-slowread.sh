@@ -21,18 +21,21 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 	sleep 0.1
 done
 diag "worst STATUS latency under the attack: $worst ms"
-ok "STATUS answered within 300 ms while 20 non-readers pipeline" test "$worst" -lt 300
+# (a krexd blocked on a non-reader would answer only once it dropped them,
+# seconds later, or never: the 2 s bound tells that apart from a client slow
+# to start on a loaded host, which 300 ms did not)
+ok "STATUS answered within 2 s while 20 non-readers pipeline" test "$worst" -lt 2000
 ok "the attack is still running (non-readers connected while we were answered)" kill -0 "$atk"
 
 # a region with a 1 s lease that never ends: revoked on time under the attack
-t0=$(date +%s%N)
 kt_bg reg "$CLIENT" region --gpus g0 --max-ms 500 --no-end
 wait_for 5 grep -qs granted "$KT_DIR/reg.out"
+t0=$(date +%s%N) # from the grant seen, not from the client's start
 wait_for 10 sh -c "! '$CLIENT' status | grep -q 'state=held'"
 t1=$(date +%s%N)
 held=$(((t1 - t0) / 1000000))
-diag "lease of 500 ms ended after $held ms"
-ok "a 500 ms lease ends within 1.5 s under the attack" test "$held" -lt 1500
+diag "lease of 500 ms ended $held ms after the grant was seen"
+ok "a 500 ms lease ends within 2 s of its grant under the attack" test "$held" -lt 2000
 
 wait_for 20 grep -qs dropped= "$KT_DIR/atk.out"
 diag "$(cat "$KT_DIR/atk.out" | tr '\n' ' ')"

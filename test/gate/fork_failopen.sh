@@ -16,8 +16,10 @@ page init
 page close
 bg_gated "$WL/krex-procaddr"
 P=$!
-sleep 0.5
-ok "a launch waits at a closed gate" kill -0 "$P"
+# (the gate counts the launch waiting at it: seen, not slept for)
+waiting() { [ "$(page get waits)" -ge 1 ]; }
+waits_alive() { wait_for 10 waiting && kill -0 "$P"; }
+ok "a launch waits at a closed gate" waits_alive
 page dead
 ok "the gate fails open when krexd is gone" wait_for 10 sh -c "! kill -0 $P 2>/dev/null"
 wait "$P"

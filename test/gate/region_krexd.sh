@@ -38,12 +38,21 @@ cleanup() {
 	[ -n "$KD" ] && kill "$KD" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$T" "/dev/shm$KREX_MOCK_GPU"
+	for d in /sys/fs/cgroup/*/$SUB /sys/fs/cgroup/$SUB; do
+		[ -d "$d" ] || continue
+		rmdir "$d"/p* 2>/dev/null
+		rmdir "$d" 2>/dev/null
+	done
 }
 trap cleanup EXIT
+# krexd's cgroups of its own: a test run beside this one (another build's,
+# a flake hunt's) has its own krexd, which must not remove these.
+SUB=krex-test/g$$
 
 start_krexd() {
 	mkdir -p "$T/run"
-	"$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=2s -o queue_cap=8 "$@" 2>"$T/krexd.log" &
+	"$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=2s -o queue_cap=8 \
+		-o "cgroup_subtree=$SUB" "$@" 2>"$T/krexd.log" &
 	KD=$!
 	wait_for 10 test -S "$KREX_SOCKET"
 }

@@ -63,6 +63,8 @@ static int xconnect(void)
 /* The last request was sent between these two times (a process may be
  * preempted on either side of send(); the fairness test needs both bounds). */
 static uint64_t last_send_start_ns, last_sent_ns;
+/* When this process began to send its last END (0: none yet; --grants). */
+static uint64_t last_end_start_ns;
 
 static int call(int fd, uint16_t type, const union proto_body *req, uint16_t *rtype,
                 union proto_body *rep, unsigned timeout_ms)
@@ -331,9 +333,10 @@ static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64
 		return print_error(t, &rep);
 	t1 = time_now_ns();
 	if (grants) {
-		fprintf(grants, "%d %llu %llu %llu %llu\n", (int)getpid(), (unsigned long long)t1,
-		        (unsigned long long)rep.grant.region_id,
-		        (unsigned long long)last_send_start_ns, (unsigned long long)last_sent_ns);
+		fprintf(grants, "%d %llu %llu %llu %llu %llu\n", (int)getpid(),
+		        (unsigned long long)t1, (unsigned long long)rep.grant.region_id,
+		        (unsigned long long)last_send_start_ns, (unsigned long long)last_sent_ns,
+		        (unsigned long long)last_end_start_ns);
 		fflush(grants);
 	}
 	if (!o->quiet) {
@@ -359,6 +362,7 @@ static int region_once(int fd, const struct region_opts *o, FILE *grants, uint64
 	if (o->no_end)
 		pause();
 	memset(&req, 0, sizeof(req));
+	last_end_start_ns = time_now_ns();
 	if (call(fd, PROTO_REGION_END, &req, &t, &rep, IO_MS) < 0) {
 		fprintf(stderr, "end: %s\n", strerror(errno));
 		return 2;

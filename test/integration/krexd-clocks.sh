@@ -31,6 +31,20 @@ nvml() {
 field() { kt_field "$KT_DIR/$1.out" "$2"; }
 # region NAME HOLD_MS: one region on GPU 0, its certificate in NAME.out.
 region() { "$CLIENT" region --gpus 0 --hold-ms "$2" >"$KT_DIR/$1.out" 2>&1; }
+# region_mid NAME HOLD_MS LINE...: a region on GPU 0 begun on an unthrottled
+# GPU; the story LINE... is written once it is granted (its times count from
+# then, inside the region, however slow the client was to start).
+region_mid() {
+	local name=$1 hold=$2 pid
+	shift 2
+	nvml "0 sm=1980 reasons=0 temp=60"
+	rm -f "$KT_DIR/$name.out"
+	"$CLIENT" region --gpus 0 --hold-ms "$hold" >"$KT_DIR/$name.out" 2>&1 &
+	pid=$!
+	wait_for 10 grep -qs granted "$KT_DIR/$name.out" || diag "$name: not granted"
+	nvml "$@"
+	wait "$pid"
+}
 between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 restart() { krexd_stop && krexd_start "$@"; }
 # The grant's reads in the mock's log: the temperature (edge counters), then a clock sample.
@@ -53,6 +67,12 @@ own() {
 	touch "$KT_DIR/done"
 	wait_for 20 grep -qs '^own_power_cap_samples=' "$KT_DIR/$name.out"
 }
+# settling NAME: krexd lists NAME's region (status) and has not granted it:
+# it waits for the clocks.  status goes to status.out.
+settling() {
+	"$CLIENT" status >"$KT_DIR/status.out" 2>&1 && grep -qs '^region ' "$KT_DIR/status.out" &&
+		! grep -qs granted "$KT_DIR/$1.out"
+}
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "settle_timeout = 2s"
@@ -60,12 +80,21 @@ plan 52
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd saw the mock GPU and requires clocks" grep -qs "NVML sees 1 GPU(s), clocks required: yes" "$KT_DIR/krexd.log"
 
-# 1. Power-capped when the region begins, back at 1980 MHz 900 ms after the
-# story was written (the client's start, slow on a loaded host, comes out of it).
-nvml "0 sm=1500 reasons=0x4 temp=70" "900 sm=1980 reasons=0 temp=65"
-region settle 100
+# 1. Power-capped when the region begins, back at 1980 MHz once the test has
+# seen krexd settle for 200 ms (status lists the region, not granted).  (The
+# story no longer starts the clock's return at a fixed time after it was
+# written: a client slow to start on a loaded host came out of the wait.
+# settle_timeout is 2 s, krexd's maximum: the status, the 200 ms and the
+# write back take a fraction of it.)
+nvml "0 sm=1500 reasons=0x4 temp=70"
+kt_bg settle_c "$CLIENT" region --gpus 0 --hold-ms 100
+wait_for 10 settling settle || diag "the region was not seen settling"
+sleep 0.2 # settling all along: settle_us is at least this
+nvml "0 sm=1980 reasons=0 temp=65"
+wait_for 20 kt_gone "$settle_c"
+cp "$KT_DIR/settle_c.out" "$KT_DIR/settle.out"
 ok "settle: clean once the clock is back" test "$(field settle outcome)" = clean
-ok "settle: waited for the clock (300-1500 ms)" between "$(field settle settle_us)" 300000 1500000
+ok "settle: waited for the clock (>= 200 ms, < settle_timeout)" between "$(field settle settle_us)" 200000 2000000
 ok "settle: no reason seen from the grant on, min 1980" \
 	test "$(field settle clock_reasons)/$(field settle sm_clock_min_mhz)" = 0/1980
 ok "settle: nominal 1980, temperature recorded" \
@@ -152,8 +181,9 @@ ok "off: the owner's own cap, seen at the end, is clean and reported" \
 
 # 5. A thermal slowdown appears mid-region.
 restart
-nvml "0 sm=1980 reasons=0 temp=60" "300 sm=1800 reasons=0x20 temp=88"
-region thermal 700
+# (each story from here on is written inside the region, held 2 s: the
+# story's 150 to 350 ms, wherever the region's grant fell)
+region_mid thermal 2000 "0 sm=1980 reasons=0 temp=60" "300 sm=1800 reasons=0x20 temp=88"
 ok "mid-region throttle: degraded" test "$(field thermal outcome)" = degraded
 ok "mid-region throttle: note names it" \
 	grep -qs '^note=thermal slowdown: SM 1800 MHz of 1980 (sw_thermal)' "$KT_DIR/thermal.out"
@@ -168,17 +198,14 @@ ok "idle reason alone: clean, no wait" \
 ok "idle reason alone: recorded" test "$(field idle clock_reasons)/$(field idle sm_clock_min_mhz)" = 1/345
 
 # 7. Min/max over the samples; within clock_tolerance (1 %) is clean, below it is not.
-nvml "0 sm=1980 reasons=0" "150 sm=1965" "350 sm=1980"
-region minmax 600
+region_mid minmax 2000 "0 sm=1980 reasons=0" "150 sm=1965" "350 sm=1980"
 ok "min/max sampled: 1965-1980, clean within 1 %" \
 	test "$(field minmax sm_clock_min_mhz)/$(field minmax sm_clock_max_mhz)/$(field minmax outcome)" = 1965/1980/clean
-nvml "0 sm=1980 reasons=0" "150 sm=1900"
-region low 500
+region_mid low 2000 "0 sm=1980 reasons=0" "150 sm=1900"
 ok "clock under the tolerance with no reason: degraded" \
 	grep -qs '^note=SM clock low: 1900 MHz of 1980' "$KT_DIR/low.out"
 restart -o clock_tolerance=5
-nvml "0 sm=1980 reasons=0" "150 sm=1900"
-region low5 500
+region_mid low5 2000 "0 sm=1980 reasons=0" "150 sm=1900"
 ok "clock_tolerance = 5: the same clock is clean" test "$(field low5 outcome)" = clean
 
 # A power cap too short for the 20 ms samples: the violation counter catches
@@ -231,29 +258,33 @@ else
 	skip "krex CLI not built" 2
 fi
 
-# 10. Two GPUs: each must settle (GPU 1 is capped, GPU 0 is not); judged over both.
+# 10. Two GPUs: each must settle (GPU 1 is capped, GPU 0 is not); judged over
+# both.  GPU 1 comes back once krexd has been seen waiting for 200 ms.
 restart -o gpus=0,1
 nvml "gpus=2 max=1980 app=1980" "0 sm=1980 reasons=0 temp=50" \
-	"0 gpu=1 sm=1500 reasons=0x4 temp=70" "900 gpu=1 sm=1980 reasons=0"
-"$CLIENT" region --gpus 0,1 --hold-ms 100 >"$KT_DIR/two.out" 2>&1
-ok "two GPUs: waited for the capped second GPU (>= 300 ms), then clean" \
-	test "$(field two outcome)" = clean -a "$(field two settle_us)" -ge 300000
+	"0 gpu=1 sm=1500 reasons=0x4 temp=70"
+kt_bg two_c "$CLIENT" region --gpus 0,1 --hold-ms 100
+wait_for 10 settling two_c || diag "the region on two GPUs was not seen settling"
+sleep 0.2 # settling all along: settle_us is at least this
+nvml "gpus=2 max=1980 app=1980" "0 sm=1980 reasons=0 temp=50" "0 gpu=1 sm=1980 reasons=0"
+wait_for 20 kt_gone "$two_c"
+cp "$KT_DIR/two_c.out" "$KT_DIR/two.out"
+ok "two GPUs: waited for the capped second GPU (>= 200 ms), then clean" \
+	test "$(field two outcome)" = clean -a "$(field two settle_us)" -ge 200000
 nvml "gpus=2 max=1980 app=1980" "0 sm=1980 reasons=0 temp=50" "0 gpu=1 sm=1500 reasons=0x4"
 restart -o gpus=0,1 -o settle=mark
 "$CLIENT" region --gpus 0,1 --hold-ms 100 >"$KT_DIR/two_mark.out" 2>&1
 ok "two GPUs, mark: the second GPU's power cap degrades the region" \
 	grep -qs '^note=power cap at the grant: SM 1500 MHz of 1980' "$KT_DIR/two_mark.out"
 
-# 11. STATUS is answered while a region settles.
+# 11. STATUS is answered while a region settles: the region is listed by a
+# status answered before krexd granted it (a status that waited for the
+# settle would come after the grant, or not list it).
 restart -o settle_timeout=2s
 nvml "0 sm=1500 reasons=0x4 temp=70"
 kt_bg slow "$CLIENT" region --gpus 0 --hold-ms 50
-sleep 0.3
-t0=$(date +%s%N)
-"$CLIENT" status >"$KT_DIR/status.out" 2>&1
-t1=$(date +%s%N)
-ok "status answered while the region settles (< 500 ms)" test $(((t1 - t0) / 1000000)) -lt 500
+ok "status answered while the region settles" wait_for 3 settling slow
 ok "the settling region is not granted yet" sh -c "! grep -qs granted '$KT_DIR/slow.out'"
 ok "status lists it" grep -qs '^region ' "$KT_DIR/status.out"
-ok "it ends degraded after settle_timeout" wait_for 5 grep -qs '^outcome=degraded' "$KT_DIR/slow.out"
+ok "it ends degraded after settle_timeout" wait_for 10 grep -qs '^outcome=degraded' "$KT_DIR/slow.out"
 done_testing

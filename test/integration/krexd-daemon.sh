@@ -16,7 +16,7 @@ fails_with() {
 	! "$@" >/dev/null 2>"$KT_DIR/err" && grep -q "$want" "$KT_DIR/err"
 }
 pid_alive() { test -s "$KT_DIR/krexd.pid" && kill -0 "$(cat "$KT_DIR/krexd.pid")"; }
-log_has() { wait_for 3 grep -qs "$1" "$KT_DIR/krexd.log"; }
+log_has() { wait_for 10 grep -qs "$1" "$KT_DIR/krexd.log"; }
 
 kt_conf "gpus = g0"
 ok "daemon start exits 0 once krexd is up" daemon

@@ -43,7 +43,7 @@ ok "the metrics file appears" wait_for 5 test -s "$MET"
 ok "it is valid Prometheus text" $PROM "$MET"
 val() { $PROM --value "$1" "$MET"; }
 val_is() { [ "$(val "$1")" = "$2" ]; }
-ok "krex_regions_total{outcome=\"clean\"} 2" wait_for 3 val_is 'krex_regions_total{outcome="clean"}' 2
+ok "krex_regions_total{outcome=\"clean\"} 2" wait_for 10 val_is 'krex_regions_total{outcome="clean"}' 2
 ok "world-readable for node_exporter (0644), no temp file left" \
 	test "$(stat -c %a "$MET")" = 644 -a ! -e "$MET.tmp"
 
@@ -52,12 +52,12 @@ kt_participant c --gpus g0 --gate-noack
 "$CLIENT" region --gpus g0 --hold-ms 10 --quiet
 kill "$c"
 "$CLIENT" region --gpus g0 --max-ms 50 --hold-ms 300 --quiet
-ok "the metrics count the degraded region" wait_for 3 val_is 'krex_regions_total{outcome="degraded"}' 1
-ok "and the expired one" wait_for 3 val_is 'krex_regions_total{outcome="expired"}' 1
-ok "the cause class drain" wait_for 3 val_is 'krex_region_degraded_causes_total{cause="drain"}' 1
-ok "one late sibling" wait_for 3 val_is 'krex_region_late_siblings_total' 1
-ok "entry histogram: 4 regions" wait_for 3 val_is 'krex_region_entry_seconds_count' 4
-ok "a wait bucket +Inf of 4" wait_for 3 val_is 'krex_region_wait_seconds_bucket{le="+Inf"}' 4
+ok "the metrics count the degraded region" wait_for 10 val_is 'krex_regions_total{outcome="degraded"}' 1
+ok "and the expired one" wait_for 10 val_is 'krex_regions_total{outcome="expired"}' 1
+ok "the cause class drain" wait_for 10 val_is 'krex_region_degraded_causes_total{cause="drain"}' 1
+ok "one late sibling" wait_for 10 val_is 'krex_region_late_siblings_total' 1
+ok "entry histogram: 4 regions" wait_for 10 val_is 'krex_region_entry_seconds_count' 4
+ok "a wait bucket +Inf of 4" wait_for 10 val_is 'krex_region_wait_seconds_bucket{le="+Inf"}' 4
 ok "still valid after the update" $PROM "$MET"
 if command -v promtool >/dev/null; then
 	ok "promtool check metrics accepts it" sh -c "promtool check metrics <'$MET'"
@@ -83,7 +83,7 @@ before=$(seqs "$KT_DIR/moved.jsonl")
 kill -HUP "$KREXD_PID"
 wait_for 5 grep -q "configuration reloaded" "$KT_DIR/krexd.log"
 "$CLIENT" region --gpus g0 --quiet
-ok "after SIGHUP the next line goes to a new file" wait_for 3 test "$(seqs "$LOG" 2>/dev/null)" = 25
+ok "after SIGHUP the next line goes to a new file" wait_for 10 test "$(seqs "$LOG" 2>/dev/null)" = 25
 ok "the moved file keeps its lines" test "$(seqs "$KT_DIR/moved.jsonl")" = "$before"
 
 # A log that fails: said once, regions go on, counted.  The log is on a
@@ -105,8 +105,8 @@ fi
 krexd_start -o "region_log=$FULL_LOG" -o region_log_max=0
 "$CLIENT" region --gpus g0 --count 5 --quiet >"$KT_DIR/full.out" 2>&1
 ok "regions go on while the log cannot be written" test $? = 0
-ok "the error is logged once" wait_for 3 test "$(grep -c "region log $FULL_LOG: $FULL_WHY.*logged once" "$KT_DIR/krexd.log")" = 1
-ok "the metrics count the errors and the lost lines" wait_for 3 \
+ok "the error is logged once" wait_for 10 test "$(grep -c "region log $FULL_LOG: $FULL_WHY.*logged once" "$KT_DIR/krexd.log")" = 1
+ok "the metrics count the errors and the lost lines" wait_for 10 \
 	sh -c "[ \"\$($PROM --value krex_region_log_dropped_lines_total '$MET')\" = 5 ] && [ \"\$($PROM --value krex_file_write_errors_total '$MET')\" -ge 1 ]"
 
 # A log that would block (a FIFO nobody reads): refused at the open, which

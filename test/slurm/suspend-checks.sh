@@ -62,6 +62,8 @@ sib_freezer() {
 	echo "pid $pid state $(sed 's/.*) \(.\).*/\1/' "/proc/$pid/stat") freezer $cg $(cat "/sys/fs/cgroup/freezer$cg/freezer.state" 2>/dev/null)"
 }
 
+# (No drain timeout: the drain ended before drain_timeout, 2 s; not "under
+# 1 s", which a loaded host may pass.)
 # A region with the sibling suspended by Slurm: no drain timeout, nobody
 # late; clean when Slurm froze it drain_timeout ago or more (the job's
 # scheduling takes about that), else the certificate names it
@@ -74,7 +76,7 @@ check_suspended_before() {
 	kwait 30 kjob_done "$o" || return 1
 	diag "cert: $(cat "$c" 2>/dev/null)"
 	[ -s "$c" ] || { diag "owner: $(cat "$(W own.log)")"; return 1; }
-	[ "$(jfield "$c" drain_us)" -lt 1000000 ] && [ "$(jfield "$c" late)" = 0 ] || return 1
+	[ "$(jfield "$c" drain_us)" -lt 2000000 ] && [ "$(jfield "$c" late)" = 0 ] || return 1
 	[ "$(jfield "$c" outcome)" = clean ] || grep -q 'suspended' "$c" || return 1
 	sib_stands 1 || { diag "sibling runs after the region: $(sib_freezer)"; return 1; }
 	sus_state SUSPENDED
@@ -91,7 +93,7 @@ check_suspended_long() {
 	o=$(sus_owner "$c" true) || return 1
 	kwait 30 kjob_done "$o" || return 1
 	diag "cert: $(cat "$c" 2>/dev/null)"
-	[ "$(jfield "$c" drain_us)" -lt 1000000 ] && [ "$(jfield "$c" outcome)" = $want ] &&
+	[ "$(jfield "$c" drain_us)" -lt 2000000 ] && [ "$(jfield "$c" outcome)" = $want ] &&
 		sib_stands 0.5
 }
 

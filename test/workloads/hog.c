@@ -2,12 +2,12 @@
 /*
  * krex-hog - a GPU hog: launches kernels of ITERS work in a loop.
  *
- *	krex-hog ITERS [--sync] [--seconds S] [--counter FILE]
+ *	krex-hog ITERS [--sync] [--seconds S] [--counter FILE [--every MS]]
  *
  * Async (default): launches without waiting (the driver queues them, up to
  * its queue depth).  --sync: waits for each kernel.  Runs until killed
  * (SIGTERM/SIGINT end it cleanly) or S seconds.  --counter writes the number
- * of launches to FILE, every half second and at the end.
+ * of launches to FILE, every MS milliseconds (default 500) and at the end.
  */
 #include "config.h"
 
@@ -45,13 +45,14 @@ int main(int argc, char **argv)
 {
 	struct wl_kernel k;
 	const char *counter = NULL;
-	double seconds = 0, t0, last;
+	double seconds = 0, every = 500, t0, last;
 	unsigned long n = 0;
 	int sync = 0, i;
 	long long iters;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: krex-hog ITERS [--sync] [--seconds S] [--counter FILE]\n");
+		fprintf(stderr,
+		        "usage: krex-hog ITERS [--sync] [--seconds S] [--counter FILE [--every MS]]\n");
 		return 2;
 	}
 	iters = atoll(argv[1]);
@@ -62,6 +63,9 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		else if (strcmp(argv[i], "--counter") == 0 && i + 1 < argc)
 			counter = argv[++i];
+		else if (strcmp(argv[i], "--every") == 0 && i + 1 < argc &&
+		         (every = atof(argv[++i])) > 0)
+			;
 		else {
 			fprintf(stderr, "krex-hog: bad argument %s\n", argv[i]);
 			return 2;
@@ -81,7 +85,7 @@ int main(int argc, char **argv)
 		now = wl_now_ms();
 		if (seconds > 0 && now - t0 >= seconds * 1e3)
 			break;
-		if (counter && now - last >= 500) {
+		if (counter && now - last >= every) {
 			write_counter(counter, n);
 			last = now;
 		}
