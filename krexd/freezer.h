@@ -49,8 +49,10 @@ struct freezer_target {
 	pid_t root;            /* root pid (signals: it and its descendants) */
 	pid_t *extra;          /* more pids of it that are not descendants (attached members) */
 	size_t nextra;
-	pid_t *stopped; /* signals: pids stopped now */
-	int *stopfd;    /* signals: a pidfd of each (signalled through it), -1 where none */
+	pid_t *stopped;  /* signals: pids stopped now */
+	int *stopfd;     /* signals: a pidfd of each (signalled through it), -1 where none */
+	pid_t *stopppid; /* signals: each one's parent when it was listed */
+	unsigned char *stopsent; /* signals: 0 not signalled yet, 1 SIGSTOP sent, 2 stopped */
 	size_t nstopped;
 	freezer_rec_fn rec; /* signals: records pids found by a re-scan (from freezer_prepare) */
 	void *rec_ctx;
