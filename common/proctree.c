@@ -16,6 +16,9 @@
 #include "fdio.h"
 #include "proctree.h"
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
@@ -35,6 +38,25 @@ int proc_state(pid_t pid, char *state, pid_t *ppid)
 		return -1;
 	*state = r[2];
 	*ppid = (pid_t)pp;
+	return 0;
+}
+
+int proc_pidfd(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int proc_descends(pid_t pid, pid_t root)
+{
+	int hops;
+	char st;
+
+	for (hops = 0; hops < 64 && pid > 1; hops++) {
+		if (pid == root)
+			return 1;
+		if (proc_state(pid, &st, &pid) < 0)
+			return 0;
+	}
 	return 0;
 }
 
@@ -73,14 +95,17 @@ static int send_sig(pid_t pid, int pidfd, int sig)
 	return kill(pid, sig);
 }
 
-int proc_cont(pid_t pid, int pidfd)
+int proc_cont(pid_t pid, int pidfd, int seen_stopped)
 {
 	unsigned long caught, pend = proc_stop_pending(pid, &caught);
 	int sig;
 
+	/* krexd's own SIGSTOP may still be pending when it was not seen stopped */
+	if (!seen_stopped)
+		pend &= ~(1UL << (SIGSTOP - 1));
 	/* A stop signal arrived while it was stopped: it would have stopped it
 	 * (a SIGSTOP, or one without a handler): whoever sent it wants it stopped. */
-	if (pend & (1UL << (SIGSTOP - 1) | ~caught))
+	if (pend & ~caught)
 		return 1;
 	if (send_sig(pid, pidfd, SIGCONT) < 0)
 		return errno == ESRCH ? 0 : -1;

@@ -19,6 +19,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* A pidfd of pid (pidfd_open(2)), or -1/errno (ENOSYS before Linux 5.3). */
+int proc_pidfd(pid_t pid);
+
+/* 1 when pid is root or below it (by /proc, at most 64 levels up), else 0. */
+int proc_descends(pid_t pid, pid_t root);
+
 /* State letter and parent of pid from /proc/PID/stat.  0, or -1 (gone). */
 int proc_state(pid_t pid, char *state, pid_t *ppid);
 
@@ -34,14 +40,15 @@ unsigned long proc_stop_pending(pid_t pid, unsigned long *caught);
 
 /*
  * Continue pid, which krexd stopped, unless someone else asked it to stop
- * meanwhile (a stop signal pending that would stop it: SIGSTOP, or a
- * SIGTSTP, SIGTTIN, SIGTTOU without a handler: a shell's Ctrl-Z, Slurm's
- * suspend): that one is left stopped for whoever stopped it, who continues
- * it.  A stop signal it has a handler for is sent again after the SIGCONT
- * (which discards pending stop signals).  Signals through pidfd when >= 0.
- * Returns 0 continued, 1 left stopped, -1/errno.
+ * meanwhile: a SIGTSTP, SIGTTIN or SIGTTOU pending that it has no handler
+ * for (a shell's Ctrl-Z, Slurm's linuxproc suspend, which sends SIGTSTP
+ * first), or, when seen_stopped (krexd saw it stopped, so its own SIGSTOP
+ * was taken), a SIGSTOP pending: that one is left stopped for whoever
+ * stopped it, who continues it.  A stop signal it has a handler for is sent
+ * again after the SIGCONT (which discards pending stop signals).  Signals
+ * through pidfd when >= 0.  Returns 0 continued, 1 left stopped, -1/errno.
  */
-int proc_cont(pid_t pid, int pidfd);
+int proc_cont(pid_t pid, int pidfd, int seen_stopped);
 
 /*
  * depth[i]: how many of pids are ancestors of pids[i], following ppids[i]

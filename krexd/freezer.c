@@ -934,28 +934,39 @@ static int stop_key_cmp(const void *a, const void *b)
  * Signal, in waves, the entries not signalled yet whose parent in the list
  * is seen stopped (or that have none in it): a parent is stopped before its
  * child stops, so that su, runuser, sudo or a shell that waits for it with
- * WUNTRACED never sees it stop (proctree.h).  A parent in uninterruptible
- * sleep (D) with its SIGSTOP sent counts as stopped: it is not in wait()
- * and stops before it runs user code again.  Returns 1 when every entry is
- * stopped (or gone), 0 while some are not, -1 without memory.
+ * WUNTRACED never sees it stop (proctree.h).  A process in uninterruptible
+ * sleep (D) with its SIGSTOP sent counts as stopped, as the cgroup
+ * freezers count it: it is not in wait() and stops before it runs user code
+ * again.  The common one is a vfork() parent (dash runs commands with
+ * vfork) whose child was stopped before its exec: it waits for the child
+ * until the thaw, and would otherwise hold the freeze to its timeout.
+ * Returns 1 when every entry is stopped (or gone), 0 while some are not,
+ * -1 without memory.
  */
 static int stop_advance(struct freezer_target *t)
 {
 	struct stop_key *k, key, *hit;
 	size_t i, n = t->nstopped;
+	unsigned char *dstate;
 	int all = 1;
 	pid_t pp;
 	char st;
 
+	k = calloc(n + 1, sizeof(*k));
+	dstate = calloc(n + 1, 1);
+	if (!k || !dstate) {
+		free(k);
+		free(dstate);
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
 		if (t->stopsent[i] != 1)
 			continue;
 		if (proc_state(t->stopped[i], &st, &pp) < 0 || proc_state_still(st))
 			t->stopsent[i] = 2;
+		else
+			dstate[i] = st == 'D';
 	}
-	k = calloc(n + 1, sizeof(*k));
-	if (!k)
-		return -1;
 	for (i = 0; i < n; i++) {
 		k[i].pid = t->stopped[i];
 		k[i].i = i;
@@ -964,18 +975,21 @@ static int stop_advance(struct freezer_target *t)
 	for (i = 0; i < n; i++) {
 		if (t->stopsent[i] == 2)
 			continue;
-		all = 0;
-		if (t->stopsent[i] == 1)
+		if (t->stopsent[i] == 1) {
+			if (!dstate[i])
+				all = 0;
 			continue;
+		}
+		all = 0;
 		key.pid = t->stopppid[i];
 		hit = bsearch(&key, k, n, sizeof(*k), stop_key_cmp);
-		if (hit && t->stopsent[hit->i] != 2 &&
-		    !(t->stopsent[hit->i] == 1 && proc_state(hit->pid, &st, &pp) == 0 && st == 'D'))
+		if (hit && t->stopsent[hit->i] != 2 && !dstate[hit->i])
 			continue; /* its parent does not stand still yet */
 		stop_signal(t, i, SIGSTOP);
 		t->stopsent[i] = 1;
 	}
 	free(k);
+	free(dstate);
 	return all;
 }
 
@@ -998,7 +1012,8 @@ static void stop_cont_all(struct freezer_target *t, freezer_drop_fn drop, void *
 			proc_order(depth, t->nstopped, idx, 1);
 		j = depth && idx ? idx[i] : t->nstopped - 1 - i;
 		if ((!t->stopsent || t->stopsent[j]) &&
-		    proc_cont(t->stopped[j], t->stopfd ? t->stopfd[j] : -1) == 1)
+		    proc_cont(t->stopped[j], t->stopfd ? t->stopfd[j] : -1,
+		              t->stopsent && t->stopsent[j] == 2) == 1)
 			kept++;
 		snprintf(line, sizeof(line), "pid %d", (int)t->stopped[j]);
 		if (drop)
@@ -1264,7 +1279,7 @@ int freezer_undo_line(const char *line)
 	if (!strncmp(line, "cgroup1 ", 8) || !strncmp(line, "cgroup2 ", 8))
 		return thaw_path(line[6] == '1' ? FREEZER_CGROUP1 : FREEZER_CGROUP2, line + 8);
 	if (!strncmp(line, "pid ", 4) && (pid = strtol(line + 4, NULL, 10)) > 1)
-		return proc_cont((pid_t)pid, -1) < 0 ? -1 : 0;
+		return proc_cont((pid_t)pid, -1, 0) < 0 ? -1 : 0;
 	errno = EINVAL;
 	return -1;
 }

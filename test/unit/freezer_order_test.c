@@ -106,7 +106,7 @@ int main(void)
 	int ev[2], i, froze = 0, saw = 0;
 	pid_t su, kid, x;
 
-	plan(8);
+	plan(10);
 	memset(&fz, 0, sizeof(fz));
 	if (freezer_init(&fz, FREEZER_SIGNAL, "krex-test/order", err, sizeof(err)) < 0) {
 		printf("# %s\n", err);
@@ -190,6 +190,39 @@ int main(void)
 	   "its SIGTSTP is delivered after the thaw (handler ran: %c)", c ? c : '-');
 	freezer_release(&fz, &t, drop, NULL);
 	kill(x, SIGKILL);
+	waitpid(x, NULL, 0);
+	/* a vfork() parent (dash runs its commands so) whose child is not
+	 * exec'd yet: the parent waits in D for the child, whose stop keeps it
+	 * there; the freeze must not wait for it to show T */
+	x = fork();
+	if (x == 0) {
+		if (vfork() == 0)
+			for (;;)
+				pause(); /* the window between vfork and exec, held open */
+		_exit(0);
+	}
+	for (i = 0; i < 1000 && state_of(x) != 'D'; i++)
+		usleep(1000); /* a guard only: in vfork at once */
+	ok(cycle(&fz, &t, x), "a vfork parent and its child not exec'd yet: frozen (parent %c)",
+	   state_of(x));
+	freezer_thaw(&fz, &t, drop, NULL);
+	freezer_release(&fz, &t, drop, NULL);
+	kid = 0;
+	{
+		char p[64];
+		FILE *f;
+		snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)x, (int)x);
+		if ((f = fopen(p, "r"))) {
+			if (fscanf(f, "%d", &kid) != 1)
+				kid = 0;
+			fclose(f);
+		}
+	}
+	ok(kid > 0 && state_of(kid) != 'T' && state_of(x) != 'T',
+	   "after the thaw neither is stopped (%c, %c)", kid > 0 ? state_of(kid) : '-',
+	   state_of(x));
+	if (kid > 0)
+		kill(kid, SIGKILL);
 	waitpid(x, NULL, 0);
 	freezer_fini(&fz);
 	return tap_done();
