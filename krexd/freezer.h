@@ -7,7 +7,9 @@
  *	cgroup1  write FROZEN to freezer.state, poll until it reads FROZEN
  *	signal   SIGSTOP every pid of the participant, wait for state T in
  *	         /proc/PID/stat; SIGCONT to resume (last resort: a process that
- *	         handles SIGCONT sees it, and a parent's wait() sees the stop)
+ *	         handles SIGCONT sees it, and a parent's wait() sees the stop,
+ *	         so parents are stopped before their children and continued
+ *	         after them: proctree.h)
  *
  * A participant without a cgroup of its own gets one under the subtree krexd
  * owns (cgroup_subtree, default KREX_CGROUP_SUBTREE: krex/p<ID> under the
