@@ -4,10 +4,11 @@
 # 3): su, runuser and sudo stop themselves when their child stops, and an
 # interactive bash marks a foreground job Stopped and takes the terminal
 # back.  Siblings under runuser, su (to root, and to a test user inside the
-# job), sudo (when installed) and a foreground job of an interactive bash on
-# a pty, then REGIONS (100) regions: every one froze every sibling, and after
-# them nothing is stopped, every su/runuser still reaps its child, and bash
-# still has its job in the foreground.
+# job), sudo (to root, and to the test user inside the job; when installed)
+# and a foreground job of an interactive bash on a pty, then REGIONS (100,
+# KREX_JOBCTL_REGIONS) regions: every one froze every sibling, and after
+# each nothing is stopped; at the end every su/runuser/sudo still reaps its
+# child, and bash still has its job in the foreground.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/embedded-lib.sh"
 need_root
@@ -41,9 +42,13 @@ P_inner_runuser=$!
 $KR su "$TUSER" -c "$(loop)" >"$EMB_DIR/inner-su.out" 2>&1 &
 P_inner_su=$!
 if command -v sudo >/dev/null; then
-	sudo -u root $KR sh -c "$(loop)" >"$EMB_DIR/sudo.out" 2>&1 &
+	# sudo resets the environment: the private krexd's place passed again
+	sudo -u root env KREX_KREXD="$KREX_KREXD" XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" \
+		$KR sh -c "$(loop)" >"$EMB_DIR/sudo.out" 2>&1 &
 	P_sudo=$!
-	SIBS="$SIBS sudo"
+	$KR sudo -u "$TUSER" sh -c "$(loop)" >"$EMB_DIR/inner-sudo.out" 2>&1 &
+	P_inner_sudo=$!
+	SIBS="$SIBS sudo inner-sudo"
 fi
 # the interactive bash: its job prints JOB-2RUNS once it is the foreground job
 mkfifo "$EMB_DIR/pty.go"
@@ -62,7 +67,7 @@ BASH_PID=$(cat "$EMB_DIR/pty.pids")
 # How many processes of the siblings' trees (the pty's bash and below, each
 # su/runuser/sudo and below) are stopped; their pid(comm) into stopped.list.
 stopped() {
-	ps -e -o pid=,ppid=,stat=,comm= | awk -v roots="$P_runuser $P_su $P_inner_runuser $P_inner_su ${P_sudo:-} $BASH_PID" \
+	ps -e -o pid=,ppid=,stat=,comm= | awk -v roots="$P_runuser $P_su $P_inner_runuser $P_inner_su ${P_sudo:-} ${P_inner_sudo:-} $BASH_PID" \
 		-v list="$EMB_DIR/stopped.list" '
 		{ pp[$1] = $2; st[$1] = $3; cm[$1] = $4 }
 		END {
@@ -114,12 +119,12 @@ ok "bash on the pty: no job Stopped or sent to the background ($(sed -n 's/^jobs
 touch "$EMB_DIR/stop"
 gone_all() {
 	local p
-	for p in $P_runuser $P_su $P_inner_runuser $P_inner_su ${P_sudo:-}; do
+	for p in $P_runuser $P_su $P_inner_runuser $P_inner_su ${P_sudo:-} ${P_inner_sudo:-}; do
 		kill -0 "$p" 2>/dev/null && return 1
 	done
 	return 0
 }
 ok "every su, runuser (and sudo) sibling exits when its command ends" wait_for 30 gone_all
 ok "the siblings' output has no error ($(cat "$EMB_DIR"/*.out 2>/dev/null | grep -v '^$' | head -3 | tr '\n' '|'))" \
-	sh -c "! cat '$EMB_DIR'/*.out | grep -qi 'error\|stopped'"
+	sh -c "! cat '$EMB_DIR'/*.out | grep -qi '^krex:\|error\|stopped'"
 done_testing
