@@ -1353,7 +1353,8 @@ static int pid_ours(const struct freezer_target *t, pid_t pid)
 
 	for (i = 0; t->frozen && i < t->nstopped; i++)
 		if (t->stopped[i] == pid)
-			return 1;
+			return !t->stopsent ||
+			       t->stopsent[i] != 0; /* not signalled yet: not ours */
 	return 0;
 }
 
