@@ -16,6 +16,9 @@ emb_setup
 command -v runuser >/dev/null && command -v su >/dev/null || skip_all "needs runuser and su"
 command -v python3 >/dev/null || skip_all "needs python3 (the pty)"
 REGIONS=${KREX_JOBCTL_REGIONS:-100}
+# What is checked is the siblings' state, not how fast krexd freezes them: a
+# freeze slowed by a loaded host must still end frozen, not degraded.
+echo "freeze_timeout = 30s" >>"$EMB_DIR/krexd.conf"
 
 # A test user for su inside a job, removed at the end.
 TUSER=krexjc$$

@@ -15,24 +15,34 @@
 need_root
 emb_setup
 RUNS=${KREX_KILL_RUNS:-5}
+# a freeze slowed by a loaded host must still end frozen (the kill is what is tested)
+echo "freeze_timeout = 30s" >>"$EMB_DIR/krexd.conf"
 # A second wrapper: the same private krexd with the freezer krexd picks (a cgroup one as root).
 sed 's/ -o freezer=signal//' "$EMB_DIR/krexd-wrap" >"$EMB_DIR/krexd-wrap-cg"
 chmod 755 "$EMB_DIR/krexd-wrap-cg"
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# sib N: a `krex run` whose loop writes its pid, then a counter every 10 ms.
+# sib N: a `krex run` whose loop writes its pid, then a counter every 10 ms
+# (its stdout not ours: one_kill's output is read through a pipe).
 sib() {
 	"$KREX" run --no-gate -- sh -c "echo \$\$ >'$EMB_DIR/s$1.pid'; i=0; while [ ! -e '$EMB_DIR/stop' ]; do i=\$((i+1)); echo \$i >'$EMB_DIR/s$1.n'; sleep 0.01; done" \
-		2>"$EMB_DIR/s$1.err" &
+		>/dev/null 2>"$EMB_DIR/s$1.err" &
 }
 
-# 1 if the loop of sibling N is stopped or frozen now (signal: state T;
-# cgroup v1: freezer.state not THAWED; v2: cgroup.events frozen 1).
+# 1 if the loop of sibling N is stopped or frozen now (signal: state T, or
+# D with a SIGSTOP pending: dash waits in vfork for a child stopped before
+# its exec, and krexd counts it stopped; cgroup v1: freezer.state not
+# THAWED; v2: cgroup.events frozen 1).
 held() {
 	local p cg st
 	p=$(cat "$EMB_DIR/s$1.pid" 2>/dev/null) || return 1
 	grep -q '^State:.*T (stopped)' "/proc/$p/status" 2>/dev/null && return 0
+	if grep -q '^State:.*D ' "/proc/$p/status" 2>/dev/null; then
+		for st in $(sed -n 's/^\(SigPnd\|ShdPnd\):[[:space:]]*//p' "/proc/$p/status" 2>/dev/null); do
+			[ $((0x$st & 0x40000)) != 0 ] && return 0 # SIGSTOP (19) pending
+		done
+	fi
 	cg=$(sed -n 's/^[0-9]*:freezer:\(.*\)/\1/p' "/proc/$p/cgroup" 2>/dev/null)
 	st=$(cat "/sys/fs/cgroup/freezer$cg/freezer.state" 2>/dev/null) # the root has none
 	[ -n "$st" ] && [ "$st" != THAWED ] && return 0
@@ -47,16 +57,27 @@ both_run() { moved 1 "$N1" && moved 2 "$N2"; }
 # one_kill FREEZER: siblings, a region that freezes them, kill -9 of krexd
 # mid-region; prints the ms until both ran again, or "hang".
 one_kill() {
-	local k t0 t1 r
+	local k t0 t1 r why=
 	rm -f "$EMB_DIR"/s[12].* "$EMB_DIR/stop" "$EMB_DIR/granted"
 	sib 1
 	sib 2
 	wait_for 30 sh -c "[ -s '$EMB_DIR/s1.n' ] && [ -s '$EMB_DIR/s2.n' ]" || { echo "no-siblings"; return; }
 	"$KREX" region -- sh -c "touch '$EMB_DIR/granted'; sleep 60" >/dev/null 2>&1 &
 	r=$!
-	wait_for 30 test -e "$EMB_DIR/granted" || { echo "no-region"; kill $r; return; }
-	both_held || { echo "not-frozen"; kill $r; return; }
-	k=$(emb_pid) || { echo "no-krexd"; kill $r; return; }
+	if ! wait_for 30 test -e "$EMB_DIR/granted"; then
+		why=no-region
+	elif ! both_held; then
+		why=not-frozen
+	elif ! k=$(emb_pid); then
+		why=no-krexd
+	fi
+	if [ -n "${why:-}" ]; then
+		echo "$why"
+		touch "$EMB_DIR/stop"
+		kill "$r" 2>/dev/null
+		wait 2>/dev/null
+		return
+	fi
 	N1=$(cat "$EMB_DIR/s1.n") N2=$(cat "$EMB_DIR/s2.n")
 	t0=$(now_ms)
 	kill -KILL "$k"
