@@ -58,11 +58,11 @@ both_run() { moved 1 "$N1" && moved 2 "$N2"; }
 # mid-region; prints the ms until both ran again, or "hang".
 one_kill() {
 	local k t0 t1 r why=
-	rm -f "$EMB_DIR"/s[12].* "$EMB_DIR/stop" "$EMB_DIR/granted"
+	rm -f "$EMB_DIR"/s[12].* "$EMB_DIR/stop" "$EMB_DIR/granted" "$EMB_DIR/region.pid"
 	sib 1
 	sib 2
 	wait_for 30 sh -c "[ -s '$EMB_DIR/s1.n' ] && [ -s '$EMB_DIR/s2.n' ]" || { echo "no-siblings"; return; }
-	"$KREX" region -- sh -c "touch '$EMB_DIR/granted'; sleep 60" >/dev/null 2>&1 &
+	"$KREX" region -- sh -c "echo \$\$ >'$EMB_DIR/region.pid'; touch '$EMB_DIR/granted'; exec sleep 60" >/dev/null 2>&1 &
 	r=$!
 	if ! wait_for 30 test -e "$EMB_DIR/granted"; then
 		why=no-region
@@ -74,7 +74,7 @@ one_kill() {
 	if [ -n "${why:-}" ]; then
 		echo "$why"
 		touch "$EMB_DIR/stop"
-		kill "$r" 2>/dev/null
+		kill "$r" "$(cat "$EMB_DIR/region.pid" 2>/dev/null)" 2>/dev/null
 		wait 2>/dev/null
 		return
 	fi
@@ -91,7 +91,8 @@ one_kill() {
 	while [ $(($(now_ms) - t0)) -lt 1000 ]; do sleep 0.05; done
 	if held 1 || held 2; then echo "held-1s" >>"$EMB_DIR/held"; fi
 	touch "$EMB_DIR/stop"
-	kill "$r" 2>/dev/null
+	# the region's command too: its krex region may have gone with its krexd
+	kill "$r" "$(cat "$EMB_DIR/region.pid" 2>/dev/null)" 2>/dev/null
 	wait 2>/dev/null
 	grep -h 'krexd (pid' "$EMB_DIR"/s[12].err >>"$EMB_DIR/warnings"
 }
