@@ -9,10 +9,12 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -24,6 +26,7 @@
 #include "fdio.h"
 #include "krex/region.h"
 #include "krex_cmd.h"
+#include "proctree.h"
 #include "timeutil.h"
 
 #ifndef SBINDIR
@@ -277,6 +280,100 @@ static void preload_gate(void)
 	setenv("LD_PRELOAD", buf, 1);
 }
 
+/* What the participant process tells `krex run`'s watcher once registered. */
+struct run_hello {
+	pid_t krexd;         /* krexd's pid (SO_PEERCRED of the connection) */
+	char sock[PATH_MAX]; /* its socket: the state file is beside it */
+};
+
+/*
+ * The participant: register with krexd (it puts this process in a cgroup of
+ * its own), tell the watcher through hello, run the command, unregister.
+ * Returns the command's exit status.
+ */
+static int run_participant(char **cmd, struct proto_gpus *g, int gate, int hello)
+{
+	union proto_body req, reply;
+	struct run_hello h;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	char path[PATH_MAX], err[256];
+	int fd, rc, status;
+
+	fd = krexd_find_or_start(path, sizeof(path));
+	/* Register ourselves: krexd puts us in a cgroup of our own before it
+	 * answers, so the command we start next is inside it too. */
+	client_fill_register(&req, g, PROTO_REG_NEWCG);
+	rc = client_call(fd, PROTO_REGISTER, &req, PROTO_REGISTERED, &reply,
+	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), err, sizeof(err));
+	if (rc != KREX_OK)
+		die("krexd at %s refused to register: %s%s%s", path, krex_strerror(rc),
+		    err[0] ? ": " : "", err);
+	memset(&h, 0, sizeof(h));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0 &&
+	    xstrcpy(h.sock, sizeof(h.sock), path) == 0) {
+		h.krexd = cr.pid;
+		(void)!write(hello, &h, sizeof(h));
+	}
+	close(hello);
+	setenv(KREX_ENV_SOCKET, path, 1);
+	if (gate)
+		preload_gate();
+	status = wait_child(spawn_command(cmd));
+
+	memset(&req, 0, sizeof(req));
+	req.unreg.pid = (uint32_t)getpid();
+	(void)client_call(fd, PROTO_UNREGISTER, &req, PROTO_OK, &reply,
+	                  time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), NULL, 0);
+	close(fd);
+	return status;
+}
+
+/*
+ * The watcher: wait for the participant r; if its krexd dies first, undo
+ * what that krexd did to r's job at once (run_rescue), then go on waiting.
+ * Without pidfds (Linux < 5.3) it only waits.
+ */
+static int run_watch(pid_t r, int hello)
+{
+	struct run_hello h;
+	struct pollfd p[2];
+	ssize_t n;
+	int rfd = -1, kfd = -1;
+
+	do
+		n = read(hello, &h, sizeof(h));
+	while (n < 0 && errno == EINTR);
+	close(hello);
+	if (n != (ssize_t)sizeof(h) || h.krexd <= 1 || (rfd = proc_pidfd(r)) < 0)
+		goto out;
+	h.sock[sizeof(h.sock) - 1] = '\0';
+	kfd = proc_pidfd(h.krexd);
+	if (kfd < 0 && errno == ESRCH)
+		run_rescue(r, h.krexd, h.sock); /* gone already */
+	while (kfd >= 0) {
+		p[0] = (struct pollfd){.fd = rfd, .events = POLLIN};
+		p[1] = (struct pollfd){.fd = kfd, .events = POLLIN};
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents)
+			break; /* the participant ended */
+		if (p[1].revents) {
+			run_rescue(r, h.krexd, h.sock);
+			break;
+		}
+	}
+out:
+	if (kfd >= 0)
+		close(kfd);
+	if (rfd >= 0)
+		close(rfd);
+	return wait_child(r);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {{"gpus", required_argument, 0, 'g'},
@@ -284,11 +381,10 @@ int cmd_run(int argc, char **argv)
 	                                     {"no-gate", no_argument, 0, 'n'},
 	                                     {"help", no_argument, 0, 'h'},
 	                                     {0, 0, 0, 0}};
-	union proto_body req, reply;
 	struct proto_gpus g;
-	char path[PATH_MAX], err[256];
 	const char *gpus = NULL, *label = NULL;
-	int c, gate = 1, fd, rc, status;
+	int c, gate = 1, hello[2];
+	pid_t r;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+g:l:nh", opts, NULL)) != -1) {
@@ -327,24 +423,27 @@ int cmd_run(int argc, char **argv)
 			        (unsigned char)label[c], c);
 	setenv(KREX_ENV_JOB, label, 1);
 
-	fd = krexd_find_or_start(path, sizeof(path));
-	/* Register ourselves: krexd puts us in a cgroup of our own before it
-	 * answers, so the command we start next is inside it too. */
-	client_fill_register(&req, &g, PROTO_REG_NEWCG);
-	rc = client_call(fd, PROTO_REGISTER, &req, PROTO_REGISTERED, &reply,
-	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), err, sizeof(err));
-	if (rc != KREX_OK)
-		die("krexd at %s refused to register: %s%s%s", path, krex_strerror(rc),
-		    err[0] ? ": " : "", err);
-	setenv(KREX_ENV_SOCKET, path, 1);
-	if (gate)
-		preload_gate();
-	status = wait_child(spawn_command(argv + optind));
-
-	memset(&req, 0, sizeof(req));
-	req.unreg.pid = (uint32_t)getpid();
-	(void)client_call(fd, PROTO_UNREGISTER, &req, PROTO_OK, &reply,
-	                  time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), NULL, 0);
-	close(fd);
-	return status;
+	/*
+	 * Two processes: this one, the watcher, which is what the shell, su,
+	 * runuser or sudo that started us waits for, and a child that registers
+	 * (the participant: krexd stops or freezes it and what it runs).  A
+	 * parent that waits with WUNTRACED sees its child stop and marks a job
+	 * Stopped (a shell) or stops itself (su, runuser, sudo); the watcher is
+	 * never stopped by krexd, so nothing above it sees a region.  It also
+	 * outlives the krexd: when that dies in a region it undoes the region's
+	 * freeze and isolation of this job at once (rescue.c).
+	 */
+	if (pipe2(hello, O_CLOEXEC) < 0)
+		die("pipe: %s", strerror(errno));
+	fflush(NULL);
+	r = fork();
+	if (r < 0)
+		die("fork: %s", strerror(errno));
+	if (r == 0) {
+		close(hello[0]);
+		exit(run_participant(argv + optind, &g, gate, hello[1]));
+	}
+	close(hello[1]);
+	forward_signals(r);
+	return run_watch(r, hello[0]);
 }

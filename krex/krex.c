@@ -99,6 +99,30 @@ static void forward_signal(int sig)
 		kill(forward_to, sig);
 }
 
+static pid_t forward_sent_to;
+
+/* Only what a process sent: the terminal's signals reach the whole process group. */
+static void forward_sent(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (forward_sent_to > 0 && si && si->si_code != SI_KERNEL)
+		kill(forward_sent_to, sig);
+}
+
+void forward_signals(pid_t pid)
+{
+	struct sigaction sa;
+	int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+	unsigned i;
+
+	forward_sent_to = pid;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward_sent;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 pid_t spawn_command(char **argv)
 {
 	struct sigaction sa;

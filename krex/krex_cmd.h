@@ -23,6 +23,19 @@ void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 /* fork + exec argv, forwarding INT/TERM/HUP/QUIT/USR1/USR2 to it. */
 pid_t spawn_command(char **argv);
 
+/*
+ * Forward INT/TERM/HUP/QUIT/USR1/USR2 that a process sent us (kill(2), not
+ * the terminal, which signals the whole foreground process group) to pid.
+ */
+void forward_signals(pid_t pid);
+
+/*
+ * The krexd (pid krexd, socket sock) that root's job registered with died:
+ * undo what its state file says it did to root's job (root and below).
+ * 0, or -1 when something could not be undone (said on stderr).
+ */
+int run_rescue(pid_t root, pid_t krexd, const char *sock);
+
 /* Wait for child; its exit status, or 128 + signal. */
 int wait_child(pid_t child);
 

@@ -22,6 +22,7 @@
 #include "fdio.h"
 #include "freezer.h"
 #include "log.h"
+#include "proctree.h"
 
 #define CG_V2_DEFAULT "/sys/fs/cgroup"
 
@@ -889,9 +890,141 @@ static void stop_free(struct freezer_target *t)
 			close(t->stopfd[i]);
 	free(t->stopped);
 	free(t->stopfd);
+	free(t->stopppid);
+	free(t->stopsent);
 	t->stopped = NULL;
 	t->stopfd = NULL;
+	t->stopppid = NULL;
+	t->stopsent = NULL;
 	t->nstopped = 0;
+}
+
+/* Room for cap entries in t's stopped list.  0 or -1. */
+static int stop_grow(struct freezer_target *t, size_t cap)
+{
+	pid_t *ns, *np;
+	int *nf;
+	unsigned char *nsent;
+
+	if ((ns = realloc(t->stopped, (cap + 1) * sizeof(*ns))))
+		t->stopped = ns;
+	if ((nf = realloc(t->stopfd, (cap + 1) * sizeof(*nf))))
+		t->stopfd = nf;
+	if ((np = realloc(t->stopppid, (cap + 1) * sizeof(*np))))
+		t->stopppid = np;
+	if ((nsent = realloc(t->stopsent, (cap + 1) * sizeof(*nsent))))
+		t->stopsent = nsent;
+	return ns && nf && np && nsent ? 0 : -1;
+}
+
+/* An entry of the stopped list, by pid, for finding a process's parent in it. */
+struct stop_key {
+	pid_t pid;
+	size_t i;
+};
+
+static int stop_key_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct stop_key *)a)->pid, y = ((const struct stop_key *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Signal, in waves, the entries not signalled yet whose parent in the list
+ * is seen stopped (or that have none in it): a parent is stopped before its
+ * child stops, so that su, runuser, sudo or a shell that waits for it with
+ * WUNTRACED never sees it stop (proctree.h).  A process in uninterruptible
+ * sleep (D) with its SIGSTOP sent counts as stopped, as the cgroup
+ * freezers count it: it is not in wait() and stops before it runs user code
+ * again.  The common one is a vfork() parent (dash runs commands with
+ * vfork) whose child was stopped before its exec: it waits for the child
+ * until the thaw, and would otherwise hold the freeze to its timeout.
+ * Returns 1 when every entry is stopped (or gone), 0 while some are not,
+ * -1 without memory.
+ */
+static int stop_advance(struct freezer_target *t)
+{
+	struct stop_key *k, key, *hit;
+	size_t i, n = t->nstopped;
+	unsigned char *dstate;
+	int all = 1;
+	pid_t pp;
+	char st;
+
+	k = calloc(n + 1, sizeof(*k));
+	dstate = calloc(n + 1, 1);
+	if (!k || !dstate) {
+		free(k);
+		free(dstate);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (t->stopsent[i] != 1)
+			continue;
+		if (proc_state(t->stopped[i], &st, &pp) < 0 || proc_state_still(st))
+			t->stopsent[i] = 2;
+		else
+			dstate[i] = st == 'D';
+	}
+	for (i = 0; i < n; i++) {
+		k[i].pid = t->stopped[i];
+		k[i].i = i;
+	}
+	qsort(k, n, sizeof(*k), stop_key_cmp);
+	for (i = 0; i < n; i++) {
+		if (t->stopsent[i] == 2)
+			continue;
+		if (t->stopsent[i] == 1) {
+			if (!dstate[i])
+				all = 0;
+			continue;
+		}
+		all = 0;
+		key.pid = t->stopppid[i];
+		hit = bsearch(&key, k, n, sizeof(*k), stop_key_cmp);
+		if (hit && t->stopsent[hit->i] != 2 && !dstate[hit->i])
+			continue; /* its parent does not stand still yet */
+		stop_signal(t, i, SIGSTOP);
+		t->stopsent[i] = 1;
+	}
+	free(k);
+	free(dstate);
+	return all;
+}
+
+/*
+ * Continue what t's stop list stopped, children before parents (a parent
+ * continued first could see its child still stopped), each unless another
+ * asked it to stop meanwhile (proc_cont).  drop, when given, gets each line.
+ */
+static void stop_cont_all(struct freezer_target *t, freezer_drop_fn drop, void *ctx)
+{
+	unsigned *depth = calloc(t->nstopped + 1, sizeof(*depth));
+	size_t *idx = calloc(t->nstopped + 1, sizeof(*idx)), i, j;
+	char line[64];
+	int kept = 0;
+
+	if (depth && idx)
+		proc_depths(t->stopped, t->stopppid, t->nstopped, depth); /* NULL: by /proc */
+	for (i = 0; i < t->nstopped; i++) {
+		if (depth && idx && i == 0)
+			proc_order(depth, t->nstopped, idx, 1);
+		j = depth && idx ? idx[i] : t->nstopped - 1 - i;
+		if ((!t->stopsent || t->stopsent[j]) &&
+		    proc_cont(t->stopped[j], t->stopfd ? t->stopfd[j] : -1,
+		              t->stopsent && t->stopsent[j] == 2) == 1)
+			kept++;
+		snprintf(line, sizeof(line), "pid %d", (int)t->stopped[j]);
+		if (drop)
+			drop(ctx, line);
+	}
+	if (kept)
+		log_info(
+		        "signal freezer: %d process(es) of pid %d left stopped: a stop signal came for them while krexd held them (a shell's Ctrl-Z, Slurm's suspend)",
+		        kept, (int)t->root);
+	free(depth);
+	free(idx);
 }
 
 /* Add pid (child of ppid in the snapshot) to t's stopped list, recorded.  1 added, 0 skipped, -1. */
@@ -909,32 +1042,46 @@ static int stop_add(struct freezer_target *t, pid_t pid, pid_t ppid, size_t cap)
 		return -1;
 	}
 	t->stopped[t->nstopped] = pid;
+	t->stopppid[t->nstopped] = ppid;
+	t->stopsent[t->nstopped] = 0;
 	t->stopfd[t->nstopped++] = fd;
 	return 1;
 }
 
-/* Make t's stopped list from the snapshot: pids pinned by pidfds and recorded. */
+/*
+ * Make t's stopped list from the snapshot: pids pinned by pidfds and
+ * recorded, parents before children (the state file then lists them in the
+ * order they are stopped, and a recovery undoes them newest first).
+ */
 static int stop_list(struct freezer_target *t)
 {
-	size_t n, i;
-	pid_t *v = signal_pids(t, &n);
+	size_t n, i, *idx = NULL;
+	pid_t *v = signal_pids(t, &n), *pp = NULL;
+	unsigned *depth = NULL;
+	int rc = -1;
 
 	if (!v)
 		return -1;
 	stop_free(t);
-	t->stopped = calloc(n + 1, sizeof(*t->stopped));
-	t->stopfd = calloc(n + 1, sizeof(*t->stopfd));
-	if (!t->stopped || !t->stopfd) {
-		free(v);
-		return -1;
-	}
+	pp = calloc(n + 1, sizeof(*pp));
+	depth = calloc(n + 1, sizeof(*depth));
+	idx = calloc(n + 1, sizeof(*idx));
+	if (!pp || !depth || !idx || stop_grow(t, n) < 0)
+		goto out;
 	for (i = 0; i < n; i++)
-		if (stop_add(t, v[i], snap_parent(v[i]), n) < 0) {
-			free(v);
-			return -1;
-		}
+		pp[i] = snap_parent(v[i]);
+	proc_depths(v, pp, n, depth);
+	proc_order(depth, n, idx, 0);
+	for (i = 0; i < n; i++)
+		if (stop_add(t, v[idx[i]], pp[idx[i]], n) < 0)
+			goto out;
+	rc = 0;
+out:
 	free(v);
-	return 0;
+	free(pp);
+	free(depth);
+	free(idx);
+	return rc;
 }
 
 /*
@@ -945,8 +1092,8 @@ static int stop_list(struct freezer_target *t)
 static int stop_rescan(struct freezer *f, struct freezer_target *t)
 {
 	size_t n, i, j, cap;
-	pid_t *v, *ns;
-	int *nf, added = 0;
+	pid_t *v;
+	int added = 0;
 
 	if (!round_snap)
 		freezer_snapshot(f);
@@ -955,28 +1102,23 @@ static int stop_rescan(struct freezer *f, struct freezer_target *t)
 	if (!v)
 		return -1;
 	cap = t->nstopped + n;
-	ns = realloc(t->stopped, (cap + 1) * sizeof(*ns));
-	if (ns)
-		t->stopped = ns;
-	nf = ns ? realloc(t->stopfd, (cap + 1) * sizeof(*nf)) : NULL;
-	if (!ns || !nf) {
+	if (stop_grow(t, cap) < 0) {
 		free(v);
 		nsnap = 0;
 		return -1;
 	}
-	t->stopfd = nf;
 	for (i = 0; i < n; i++) {
-		size_t at = t->nstopped;
 		for (j = 0; j < t->nstopped && t->stopped[j] != v[i]; j++)
 			;
 		if (j < t->nstopped)
 			continue;
-		if (stop_add(t, v[i], snap_parent(v[i]), cap) > 0) {
-			stop_signal(t, at, SIGSTOP);
+		if (stop_add(t, v[i], snap_parent(v[i]), cap) > 0)
 			added++;
-		}
 	}
 	free(v);
+	/* the new ones are stopped in waves, from their parents down */
+	if (added && stop_advance(t) < 0)
+		added = -1;
 	if (!round_on)
 		nsnap = 0; /* the next batch takes a fresh snapshot */
 	if (added)
@@ -1014,13 +1156,9 @@ int freezer_prepare(struct freezer *f, struct freezer_target *t, freezer_rec_fn 
 
 int freezer_start(struct freezer *f, struct freezer_target *t)
 {
-	size_t i;
 
-	if (f->kind == FREEZER_SIGNAL) {
-		for (i = 0; i < t->nstopped; i++)
-			stop_signal(t, i, SIGSTOP);
-		return 0;
-	}
+	if (f->kind == FREEZER_SIGNAL)
+		return stop_advance(t) < 0 ? -1 : 0;
 	if (f->kind == FREEZER_CGROUP1)
 		return cg_write(t->cg, "freezer.state", "FROZEN");
 	return cg_write(t->cg, "cgroup.freeze", "1");
@@ -1028,9 +1166,7 @@ int freezer_start(struct freezer *f, struct freezer_target *t)
 
 int freezer_poll(struct freezer *f, struct freezer_target *t)
 {
-	char buf[256], st;
-	pid_t pp;
-	size_t i;
+	char buf[256];
 	int frozen;
 
 	if (f->kind == FREEZER_CGROUP1) {
@@ -1049,12 +1185,10 @@ int freezer_poll(struct freezer *f, struct freezer_target *t)
 			return -1;
 		return frozen;
 	}
-	for (i = 0; i < t->nstopped; i++) {
-		if (proc_stat(t->stopped[i], &st, &pp) < 0)
-			continue; /* gone: nothing left to stop */
-		if (st != 'T' && st != 't' && st != 'Z' && st != 'X')
-			return 0;
-	}
+	/* the next wave, once the last one stands still */
+	frozen = stop_advance(t);
+	if (frozen <= 0)
+		return frozen;
 	/* all stopped: stable only if no process of t was forked after the snapshot */
 	if (round_on) {
 		t->rescan_due = 1;
@@ -1092,17 +1226,12 @@ void freezer_round_end(struct freezer *f)
 int freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx)
 {
 	char line[600];
-	size_t i;
 
 	if (!t->frozen)
 		return 0;
 	t->frozen = 0;
 	if (f->kind == FREEZER_SIGNAL) {
-		for (i = 0; i < t->nstopped; i++) {
-			stop_signal(t, i, SIGCONT);
-			snprintf(line, sizeof(line), "pid %d", (int)t->stopped[i]);
-			drop(ctx, line);
-		}
+		stop_cont_all(t, drop, ctx);
 		stop_free(t);
 		return 0;
 	}
@@ -1150,7 +1279,7 @@ int freezer_undo_line(const char *line)
 	if (!strncmp(line, "cgroup1 ", 8) || !strncmp(line, "cgroup2 ", 8))
 		return thaw_path(line[6] == '1' ? FREEZER_CGROUP1 : FREEZER_CGROUP2, line + 8);
 	if (!strncmp(line, "pid ", 4) && (pid = strtol(line + 4, NULL, 10)) > 1)
-		return kill((pid_t)pid, SIGCONT) < 0 && errno != ESRCH ? -1 : 0;
+		return proc_cont((pid_t)pid, -1, 0) < 0 ? -1 : 0;
 	errno = EINVAL;
 	return -1;
 }
@@ -1224,7 +1353,8 @@ static int pid_ours(const struct freezer_target *t, pid_t pid)
 
 	for (i = 0; t->frozen && i < t->nstopped; i++)
 		if (t->stopped[i] == pid)
-			return 1;
+			return !t->stopsent ||
+			       t->stopsent[i] != 0; /* not signalled yet: not ours */
 	return 0;
 }
 
@@ -1367,11 +1497,10 @@ int freezer_ext_kill_pending(const struct freezer *f, const struct freezer_targe
 
 int freezer_ext_let_go(struct freezer *f, struct freezer_target *t)
 {
-	size_t i;
 
 	if (f->kind == FREEZER_SIGNAL) {
-		for (i = 0; t->frozen && i < t->nstopped; i++)
-			kill(t->stopped[i], SIGCONT);
+		if (t->frozen)
+			stop_cont_all(t, NULL, NULL);
 		return 0;
 	}
 	return cg_write(t->cg, f->kind == FREEZER_CGROUP1 ? "freezer.state" : "cgroup.freeze",

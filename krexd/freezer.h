@@ -7,7 +7,9 @@
  *	cgroup1  write FROZEN to freezer.state, poll until it reads FROZEN
  *	signal   SIGSTOP every pid of the participant, wait for state T in
  *	         /proc/PID/stat; SIGCONT to resume (last resort: a process that
- *	         handles SIGCONT sees it, and a parent's wait() sees the stop)
+ *	         handles SIGCONT sees it, and a parent's wait() sees the stop,
+ *	         so parents are stopped before their children and continued
+ *	         after them: proctree.h)
  *
  * A participant without a cgroup of its own gets one under the subtree krexd
  * owns (cgroup_subtree, default KREX_CGROUP_SUBTREE: krex/p<ID> under the
@@ -49,8 +51,10 @@ struct freezer_target {
 	pid_t root;            /* root pid (signals: it and its descendants) */
 	pid_t *extra;          /* more pids of it that are not descendants (attached members) */
 	size_t nextra;
-	pid_t *stopped; /* signals: pids stopped now */
-	int *stopfd;    /* signals: a pidfd of each (signalled through it), -1 where none */
+	pid_t *stopped;  /* signals: pids stopped now */
+	int *stopfd;     /* signals: a pidfd of each (signalled through it), -1 where none */
+	pid_t *stopppid; /* signals: each one's parent when it was listed */
+	unsigned char *stopsent; /* signals: 0 not signalled yet, 1 SIGSTOP sent, 2 stopped */
 	size_t nstopped;
 	freezer_rec_fn rec; /* signals: records pids found by a re-scan (from freezer_prepare) */
 	void *rec_ctx;

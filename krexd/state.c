@@ -102,12 +102,28 @@ static state_undo_fn state_handler(const char *line, state_undo_fn builtin)
 	return NULL;
 }
 
+/* Undo line (left by a previous krexd).  1 undone, 0 no handler, -1 failed (keep it). */
+static int state_recover_line(const char *line, state_undo_fn builtin)
+{
+	state_undo_fn fn = state_handler(line, builtin);
+
+	if (!fn) {
+		log_warn("state: no handler for '%s' left by a previous krexd", line);
+		return 0;
+	}
+	if (fn(line) == 0)
+		return 1;
+	log_warn("state: could not undo '%s' left by a previous krexd: %s; kept, retrying", line,
+	         strerror(errno));
+	return -1;
+}
+
 int state_recover(struct state *st, state_undo_fn builtin)
 {
-	char line[STATE_LINE_MAX];
+	char line[STATE_LINE_MAX], **all = NULL, **grown;
 	FILE *f = fopen(st->path, "re");
-	state_undo_fn fn;
-	int n = 0;
+	size_t nall = 0, cap = 0, i;
+	int n = 0, rc = 0;
 
 	state_builtin = builtin;
 	if (!f && errno != ENOENT)
@@ -117,21 +133,40 @@ int state_recover(struct state *st, state_undo_fn builtin)
 		line[strcspn(line, "\n")] = '\0';
 		if (!line[0])
 			continue;
-		fn = state_handler(line, builtin);
-		if (!fn)
-			log_warn("state: no handler for '%s' left by a previous krexd", line);
-		else if (fn(line) < 0) {
-			log_warn(
-			        "state: could not undo '%s' left by a previous krexd: %s; kept, retrying",
-			        line, strerror(errno));
-			if (state_add(st, "%s", line) == 0)
-				state_retry_add(st, line, 0, "left by a previous krexd",
-				                time_now_ns());
-		} else
-			n++;
+		if (nall == cap) {
+			cap = cap ? cap * 2 : 64;
+			grown = realloc(all, cap * sizeof(*all));
+			if (!grown)
+				break;
+			all = grown;
+		}
+		if (!(all[nall] = strdup(line)))
+			break;
+		nall++;
 	}
+	if (f && !feof(f))
+		rc = -1; /* out of memory: what was read is undone, the file is kept */
 	if (f)
 		fclose(f);
+	/* Newest first, as a region unwinds: a child stopped after its parent is
+	 * continued before it (proctree.h), isolation before the thaw before the gates. */
+	for (i = nall; i-- > 0;) {
+		int r = state_recover_line(all[i], builtin);
+		n += r == 1;
+		if (r >= 0) {
+			free(all[i]);
+			all[i] = NULL;
+		}
+	}
+	/* the ones kept, in their order, retried */
+	for (i = 0; i < nall; i++)
+		if (all[i] && state_add(st, "%s", all[i]) == 0)
+			state_retry_add(st, all[i], 0, "left by a previous krexd", time_now_ns());
+	for (i = 0; i < nall; i++)
+		free(all[i]);
+	free(all);
+	if (rc < 0)
+		return -1;
 	st->dirty = 1;
 	if (state_sync(st) < 0)
 		return -1;

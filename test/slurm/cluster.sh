@@ -271,7 +271,19 @@ cluster_start() {
 	done
 	KC_PIDS="$KC_PIDS $KC_SLURMD_PIDS"
 	kwait $((30 + 2 * nodes)) cluster_up ||
-		{ CLUSTER_WHY="nodes not idle within $((30 + 2 * nodes)) s (see $KC_DIR)"; return 1; }
+		{ CLUSTER_WHY="nodes not idle within $((30 + 2 * nodes)) s$(_kc_down_why)"; return 1; }
+}
+
+# Why the cluster did not come up: a daemon's first fatal or error line
+# (the EXIT trap removes $KC_DIR, so its logs cannot be read afterwards).
+_kc_down_why() {
+	local f l
+	for f in "$KC_DIR"/slurmd-*.out "$KC_DIR"/slurmctld.out; do
+		l=$(grep -m1 -iE 'fatal|error' "$f" 2>/dev/null) || continue
+		echo ": ${f##*/}: $(echo "$l" | cut -c1-300)"
+		return
+	done
+	echo " (no error in the daemons' output)"
 }
 
 # Stop pid: TERM, wait up to 10 s, then KILL.

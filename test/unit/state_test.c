@@ -80,8 +80,8 @@ int main(void)
 	nseen = 0;
 	ok(state_init(&st, dir) == 0 && state_recover(&st, record) == 2,
 	   "recover undoes the lines it has handlers for (not 'mystery')");
-	ok(nseen == 2 && !strcmp(seen[0], "gate 0 7") && !strcmp(seen[1], "cpuset /y/p2 0-3"),
-	   "built-in and registered handlers called in file order");
+	ok(nseen == 2 && !strcmp(seen[0], "cpuset /y/p2 0-3") && !strcmp(seen[1], "gate 0 7"),
+	   "built-in and registered handlers called newest line first (as a region unwinds)");
 	ok(file_lines(st.path) == 0, "the file is empty after recovery");
 	state_free(&st);
 

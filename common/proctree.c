@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * proctree.c - stop and continue processes in an order their parents do not
+ * see (see proctree.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fdio.h"
+#include "proctree.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+int proc_state(pid_t pid, char *state, pid_t *ppid)
+{
+	char p[64], buf[1024];
+	const char *r;
+	long pp;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	if (file_read(p, buf, sizeof(buf)) <= 0)
+		return -1;
+	/* "PID (comm) S PPID ...": comm may hold anything, so take the last ')'. */
+	r = strrchr(buf, ')');
+	if (!r || r[1] != ' ' || !r[2] || r[3] != ' ' || sscanf(r + 4, "%ld", &pp) != 1)
+		return -1;
+	*state = r[2];
+	*ppid = (pid_t)pp;
+	return 0;
+}
+
+int proc_pidfd(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int proc_descends(pid_t pid, pid_t root)
+{
+	int hops;
+	char st;
+
+	for (hops = 0; hops < 64 && pid > 1; hops++) {
+		if (pid == root)
+			return 1;
+		if (proc_state(pid, &st, &pid) < 0)
+			return 0;
+	}
+	return 0;
+}
+
+int proc_state_still(char state)
+{
+	return state == 'T' || state == 't' || state == 'Z' || state == 'X';
+}
+
+#define STOP_SIGS                                                                                  \
+	(1UL << (SIGSTOP - 1) | 1UL << (SIGTSTP - 1) | 1UL << (SIGTTIN - 1) | 1UL << (SIGTTOU - 1))
+
+unsigned long proc_stop_pending(pid_t pid, unsigned long *caught)
+{
+	char p[64], buf[4096], *l;
+	unsigned long long v;
+	unsigned long pend = 0;
+
+	*caught = 0;
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	if (file_read(p, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if ((!strncmp(l, "SigPnd:", 7) || !strncmp(l, "ShdPnd:", 7)) &&
+		    sscanf(l + 7, "%llx", &v) == 1)
+			pend |= (unsigned long)v & STOP_SIGS;
+		else if (!strncmp(l, "SigCgt:", 7) && sscanf(l + 7, "%llx", &v) == 1)
+			*caught = (unsigned long)v & STOP_SIGS;
+	}
+	return pend;
+}
+
+static int send_sig(pid_t pid, int pidfd, int sig)
+{
+	if (pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+	return kill(pid, sig);
+}
+
+int proc_cont(pid_t pid, int pidfd, int seen_stopped)
+{
+	unsigned long caught, pend = proc_stop_pending(pid, &caught);
+	int sig;
+
+	/* krexd's own SIGSTOP may still be pending when it was not seen stopped */
+	if (!seen_stopped)
+		pend &= ~(1UL << (SIGSTOP - 1));
+	/* A stop signal arrived while it was stopped: it would have stopped it
+	 * (a SIGSTOP, or one without a handler): whoever sent it wants it stopped. */
+	if (pend & ~caught)
+		return 1;
+	if (send_sig(pid, pidfd, SIGCONT) < 0)
+		return errno == ESRCH ? 0 : -1;
+	/* SIGCONT discarded the ones it has a handler for: deliver them again. */
+	for (sig = 1; pend && sig <= 31; sig++)
+		if (pend & 1UL << (sig - 1))
+			send_sig(pid, pidfd, sig);
+	return 0;
+}
+
+struct ent {
+	pid_t pid;
+	size_t i;
+};
+
+static int ent_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct ent *)a)->pid, y = ((const struct ent *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+void proc_depths(const pid_t *pids, const pid_t *ppids, size_t n, unsigned *depth)
+{
+	struct ent *e = calloc(n + 1, sizeof(*e)), key, *hit;
+	size_t i;
+	pid_t up;
+	char st;
+	int hops;
+
+	for (i = 0; i < n; i++)
+		depth[i] = 0;
+	if (!e)
+		return; /* no order: every one at depth 0 */
+	for (i = 0; i < n; i++) {
+		e[i].pid = pids[i];
+		e[i].i = i;
+	}
+	qsort(e, n, sizeof(*e), ent_cmp);
+	for (i = 0; i < n; i++) {
+		if (ppids)
+			up = ppids[i];
+		else if (proc_state(pids[i], &st, &up) < 0)
+			continue;
+		for (hops = 0; hops < 64 && up > 1; hops++) {
+			key.pid = up;
+			hit = bsearch(&key, e, n, sizeof(*e), ent_cmp);
+			if (hit)
+				depth[i]++;
+			if (hit && ppids)
+				up = ppids[hit->i];
+			else if (proc_state(up, &st, &up) < 0)
+				break;
+		}
+	}
+	free(e);
+}
+
+static const unsigned *order_depth;
+static int order_deepest;
+
+static int idx_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	unsigned dx = order_depth[x], dy = order_depth[y];
+
+	if (dx != dy)
+		return (dx < dy) == !order_deepest ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+void proc_order(const unsigned *depth, size_t n, size_t *idx, int deepest)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	order_depth = depth;
+	order_deepest = deepest;
+	qsort(idx, n, sizeof(*idx), idx_cmp);
+}
