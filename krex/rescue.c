@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "conf.h"
 #include "defs.h"
 #include "fdio.h"
-#include "isolate_backend.h"
 #include "krex_cmd.h"
 #include "proctree.h"
 
@@ -121,6 +121,36 @@ static int line_ours(const char *l, pid_t root, pid_t *pid)
 	return 0;
 }
 
+/*
+ * The isolation lines go to `krex-topo --undo` ($KREX_TOPO, else the one
+ * installed beside krex, else on PATH): hwloc stays out of the krex CLI,
+ * which also runs inside container images (doc/containers.md).  The number
+ * of lines undone, or -1 (its output and errors go to stderr).
+ */
+static int iso_undo(char **lines, size_t n)
+{
+	const char *topo = getenv("KREX_TOPO");
+	char cmd[PATH_MAX + 16];
+	FILE *f;
+	size_t i;
+	int st;
+
+	if (!n)
+		return 0;
+	if (!topo || !*topo)
+		topo = access(BINDIR "/krex-topo", X_OK) == 0 ? BINDIR "/krex-topo" : "krex-topo";
+	if (strchr(topo, '\'') ||
+	    snprintf(cmd, sizeof(cmd), "'%s' --undo 1>&2", topo) >= (int)sizeof(cmd))
+		return -1;
+	f = popen(cmd, "w");
+	if (!f)
+		return -1;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\n", lines[i]);
+	st = pclose(f);
+	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? (int)n : -1;
+}
+
 int run_rescue(pid_t root, pid_t krexd, const char *sock)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
@@ -128,7 +158,9 @@ int run_rescue(pid_t root, pid_t krexd, const char *sock)
 	char **lines;
 	pid_t *pids = NULL, pid;
 	unsigned *depth = NULL;
-	int iso = 0, thawed = 0, cont = 0, kept = 0, err = 0;
+	int iso = 0, thawed = 0, cont = 0, kept = 0, err = 0, r;
+	char **isol = NULL;
+	size_t ni = 0;
 
 	snprintf(dir, sizeof(dir), "%s", sock);
 	if (strrchr(dir, '/'))
@@ -144,17 +176,23 @@ int run_rescue(pid_t root, pid_t krexd, const char *sock)
 		return -1;
 	}
 	pids = calloc(n + 1, sizeof(*pids));
+	isol = calloc(n + 1, sizeof(*isol));
 	/* Newest first, as a region unwinds: isolation, then the freeze. */
-	for (i = n; pids && i-- > 0;) {
+	for (i = n; pids && isol && i-- > 0;) {
 		if (!line_ours(lines[i], root, &pid))
 			continue;
 		if (!strncmp(lines[i], "pid ", 4))
 			pids[np++] = pid;
-		else if (!strncmp(lines[i], "cgroup", 6))
-			cg_thaw(lines[i]) < 0 ? err++ : thawed++;
-		else
-			isolate_undo_line(lines[i]) < 0 ? err++ : iso++;
+		else if (strncmp(lines[i], "cgroup", 6))
+			isol[ni++] = lines[i];
 	}
+	if (ni && (r = iso_undo(isol, ni)) < 0)
+		err += (int)ni;
+	else
+		iso += (int)ni;
+	for (i = n; pids && isol && i-- > 0;)
+		if (!strncmp(lines[i], "cgroup", 6) && line_ours(lines[i], root, &pid))
+			cg_thaw(lines[i]) < 0 ? err++ : thawed++;
 	/* Children before parents (proctree.h): a su or runuser of the job
 	 * continued before its child would see it stopped. */
 	depth = calloc(np + 1, sizeof(*depth));
@@ -164,7 +202,7 @@ int run_rescue(pid_t root, pid_t krexd, const char *sock)
 		proc_order(depth, np, idx, 1);
 	}
 	for (i = 0; pids && i < np; i++) {
-		int r = proc_cont(pids[depth && idx ? idx[i] : i], -1, 0);
+		r = proc_cont(pids[depth && idx ? idx[i] : i], -1, 0);
 		r < 0 ? err++ : r ? kept++ : cont++;
 	}
 	if (iso + thawed + cont + kept + err)
@@ -175,6 +213,7 @@ int run_rescue(pid_t root, pid_t krexd, const char *sock)
 		free(lines[i]);
 	free(lines);
 	free(pids);
+	free(isol);
 	free(depth);
 	free(idx);
 	return err ? -1 : 0;

@@ -24,6 +24,7 @@
 
 #include "conf.h"
 #include "defs.h"
+#include "isolate_backend.h"
 #include "topo.h"
 
 #define MAX_OVERRIDES 64
@@ -116,8 +117,36 @@ static int run_cases(struct krex_topo *topo, const char *path)
 static void usage(void)
 {
 	fprintf(stderr,
-	        "usage: krex-topo [-t SPEC] [-p gpuN_pci=BUSID]... [-x FILE | -f CASES | -c [-a ALLOWED] [-n CORES] [GPU...]]\n");
+	        "usage: krex-topo --undo  (isolation undo lines on stdin)\n"
+	        "       krex-topo [-t SPEC] [-p gpuN_pci=BUSID]... [-x FILE | -f CASES | -c [-a ALLOWED] [-n CORES] [GPU...]]\n");
 	exit(2);
+}
+
+/*
+ * --undo: apply the isolation undo lines read from stdin (krexd's state file
+ * lines "cpuset v..." and "affinity ..."), as krexd's crash recovery does.
+ * `krex run`'s watcher runs it when its private krexd died in a region, so
+ * that the krex CLI itself needs no hwloc (it also runs in container images).
+ * Exit 0 when every line was undone, 1 otherwise.
+ */
+static int undo_lines(void)
+{
+	char line[1024];
+	unsigned ok = 0, bad = 0;
+
+	while (fgets(line, sizeof(line), stdin)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0])
+			continue;
+		if (isolate_undo_line(line) == 0)
+			ok++;
+		else {
+			fprintf(stderr, "krex-topo: cannot undo '%s': %s\n", line, strerror(errno));
+			bad++;
+		}
+	}
+	printf("krex-topo: %u undo line(s) applied, %u failed\n", ok, bad);
+	return bad ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -137,10 +166,13 @@ int main(int argc, char **argv)
 	                                         {"allowed", required_argument, NULL, 'a'},
 	                                         {"cores", required_argument, NULL, 'n'},
 	                                         {"help", no_argument, NULL, 'h'},
+	                                         {"undo", no_argument, NULL, 'u'},
 	                                         {NULL, 0, NULL, 0}};
 
-	while ((c = getopt_long(argc, argv, "t:p:x:f:ca:n:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:p:x:f:ca:n:hu", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'u':
+			return undo_lines();
 		case 't':
 			spec = optarg;
 			break;
