@@ -245,6 +245,27 @@ cluster_up() {
 
 # cluster_start MODE NODES: start munged, slurmctld, slurmd(s); set the EXIT
 # trap.  Returns 1 with CLUSTER_WHY when it did not come up.
+# Slurm's cgroup/v2 plugin with IgnoreSystemd puts slurmd's and slurmstepd's
+# cgroups under system.slice, which only systemd makes (22.05 on a host
+# without systemd: "unable to open .../system.slice/cgroup.subtree_control"):
+# make it, with every controller the root offers, and remove it at the end.
+_kc_v2_slice() {
+	local m=${KC_CGROUP_MNT:-/sys/fs/cgroup} c
+	KC_MADE_SLICE=""
+	[ "${KC_CGROUP:-v1}" = v2 ] && [ -f "$m/cgroup.controllers" ] || return 0
+	for c in $(cat "$m/cgroup.controllers"); do echo "+$c" >"$m/cgroup.subtree_control" 2>/dev/null; done
+	[ -d "$m/system.slice" ] || { mkdir "$m/system.slice" && KC_MADE_SLICE=$m/system.slice; } || return 0
+	for c in $(cat "$m/system.slice/cgroup.controllers"); do
+		echo "+$c" >"$m/system.slice/cgroup.subtree_control" 2>/dev/null
+	done
+}
+_kc_v2_slice_clean() {
+	[ -n "${KC_MADE_SLICE:-}" ] && [ -d "$KC_MADE_SLICE" ] || return 0
+	find "$KC_MADE_SLICE" -depth -mindepth 1 -type d -exec rmdir {} + 2>/dev/null
+	rmdir "$KC_MADE_SLICE" 2>/dev/null
+	KC_MADE_SLICE=""
+}
+
 cluster_start() {
 	local mode=$1 nodes=$2 n
 	case $nodes in
@@ -262,6 +283,7 @@ cluster_start() {
 	_kc_devices "$nodes" || { CLUSTER_WHY="cannot mknod /dev/krex-gpu-$$-N"; return 1; }
 	_kc_conf "$mode" "$nodes"
 	cluster_plugstack "${KC_PLUGARGS:-}"
+	_kc_v2_slice
 	setsid slurmctld -D -c -f "$KC_DIR/slurm.conf" >"$KC_DIR/slurmctld.out" 2>&1 &
 	KC_PIDS="$KC_PIDS $!"
 	for n in $KC_NODES; do
@@ -366,6 +388,7 @@ cluster_stop() {
 	done
 	_kc_sweep
 	_kc_cgroups_clean
+	_kc_v2_slice_clean
 	for p in $KC_DEVS; do rm -f "$p"; done
 	[ -n "${KC_KEEP:-}" ] || rm -rf "$KC_DIR"
 	KC_DIR=""
