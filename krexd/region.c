@@ -1296,7 +1296,7 @@ static void region_judge_clocks(struct krexd *k, struct region *r)
 static uint32_t undo_part(struct krexd *k, const char *line)
 {
 	char dir[1024], path[1100], buf[32];
-	const char *sp;
+	const char *sp, *d;
 	struct part *p;
 	size_t n;
 	int pid = 0;
@@ -1305,12 +1305,13 @@ static uint32_t undo_part(struct krexd *k, const char *line)
 	if (sscanf(line, "affinity %d", &pid) == 1)
 		return (p = part_find_pid(k, pid)) ? p->id : 0;
 	sp = strrchr(line, ' ');
-	if (strncmp(line, "cpuset v", 8) || !sp || sp < line + 10)
+	d = strncmp(line, "cpuset v", 8) ? NULL : strchr(line + 8, ' ');
+	if (!d || !sp || sp <= d)
 		return 0;
-	n = (size_t)(sp - (line + 10)); /* "cpuset vN DIR CPUS" */
+	n = (size_t)(sp - (d + 1)); /* "cpuset vN[+KEEP] DIR CPUS" */
 	if (n >= sizeof(dir))
 		return 0;
-	memcpy(dir, line + 10, n);
+	memcpy(dir, d + 1, n);
 	dir[n] = '\0';
 	for (p = k->parts; p; p = p->next)
 		if (!strcmp(p->ft.cpuset_cg, dir) || !strcmp(p->ft.cg, dir))

@@ -18,8 +18,16 @@
  * as isolate_undo_all() does; oldest first works too, because a v1 line
  * widens the ancestors its old value does not fit in yet.  Line forms:
  *
- *	cpuset v1 DIR CPUS          write CPUS into DIR/cpuset.cpus
+ *	cpuset v1 DIR CPUS          write CPUS into DIR/cpuset.cpus, then every
+ *	                            thread of DIR still inside the CPUs it had
+ *	                            goes to its CPUs (the mask a thread asked for
+ *	                            with sched_setaffinity during the region, or
+ *	                            inherited from one that did: since Linux 6.2
+ *	                            the kernel applies it again when the cpuset
+ *	                            widens)
  *	cpuset v2 DIR CPUS|-        the same on v2 ("-": empty, inherit the parent)
+ *	cpuset vN+TID,.. DIR CPUS   the same, but the threads listed (pinned inside
+ *	                            the narrowed CPUs before the region) keep their mask
  *	affinity PID START MAIN [TID=CPUS]...
  *	                            every thread of PID (if its start time is still
  *	                            START) back to its listed mask, or to MAIN
