@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cpulist.h"
@@ -362,11 +363,46 @@ static int line_add(char **line, size_t *len, pid_t tid, hwloc_const_bitmap_t se
 }
 
 /*
+ * Processes a moved process forks during the region start with its
+ * narrowed mask and are in no undo line: the affinity line says since when
+ * and onto what, " new=SINCE:CPUS" (SINCE in clock ticks since boot, as
+ * /proc/PID/stat's start time, rounded down to NEW_GRAIN so that the dry and
+ * the real pass of a region write the same line), and the undo gives the
+ * process's descendants started since then whose threads are inside CPUS
+ * the process's mask (undo_new).
+ */
+#define NEW_GRAIN 100 /* ticks: 1 s at USER_HZ 100 */
+
+static int new_add(char **line, size_t *len, hwloc_const_bitmap_t want)
+{
+	char val[LIST_LEN], *grown;
+	struct timespec ts;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	int n;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0 || hz <= 0 ||
+	    cpulist_format(want, val, sizeof(val)) < 0)
+		return -1;
+	ticks = (unsigned long long)ts.tv_sec * (unsigned long long)hz +
+	        (unsigned long long)ts.tv_nsec / (1000000000ULL / (unsigned long long)hz);
+	ticks -= ticks % NEW_GRAIN;
+	grown = realloc(*line, *len + strlen(val) + 32);
+	if (!grown)
+		return -1;
+	*line = grown;
+	n = sprintf(*line + *len, " new=%llu:%s", ticks, val);
+	*len += (size_t)n;
+	return 0;
+}
+
+/*
  * Build the undo line of pid: "affinity PID START MAIN" and one TID=CPUS per
  * thread whose mask differs from the main thread's.  Returns 0, or -1 with
  * errno ESRCH when the process is gone.
  */
-static int affinity_line(pid_t pid, const pid_t *tids, int n, char **line)
+static int affinity_line(pid_t pid, const pid_t *tids, int n, hwloc_const_bitmap_t want,
+                         char **line)
 {
 	hwloc_bitmap_t main_set = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
 	unsigned long long start;
@@ -389,6 +425,8 @@ static int affinity_line(pid_t pid, const pid_t *tids, int n, char **line)
 		if (line_add(line, &len, tids[i], set) < 0)
 			goto out;
 	}
+	if (new_add(line, &len, want) < 0)
+		goto out;
 	rc = 0;
 out:
 	if (rc < 0) {
@@ -449,7 +487,7 @@ int isolate_affinity_set(pid_t pid, hwloc_const_bitmap_t want, isolate_rec_fn re
 		free(tids);
 		return 0;
 	}
-	if (affinity_line(pid, tids, n, &line) < 0) {
+	if (affinity_line(pid, tids, n, want, &line) < 0) {
 		rc = errno == ESRCH || errno == ENOENT ? 0 : -1;
 		goto out;
 	}
@@ -699,11 +737,59 @@ out:
 	return rc;
 }
 
-/* Undo "affinity PID START MAIN [TID=CPUS]...". */
+/*
+ * The descendants of pid started since `since` (and theirs, to a depth of
+ * 8), every thread of them inside narrow, back to set as undo_tid() does.
+ * Read from /proc/PID/task/TID/children (Linux 3.5+, CONFIG_PROC_CHILDREN):
+ * without it, nothing is found.
+ */
+static int undo_new(pid_t pid, unsigned long long since, hwloc_const_bitmap_t narrow,
+                    hwloc_const_bitmap_t set, int depth)
+{
+	hwloc_bitmap_t mask = hwloc_bitmap_alloc();
+	unsigned long long start;
+	pid_t *tids = NULL, *ctids = NULL;
+	char path[96], buf[4096], *p, *end;
+	int n, cn, i, j, rc = 0, err = 0;
+	long child;
+
+	if (!mask || depth > 8 || (n = proc_tids(pid, &tids)) < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
+		if (file_read_line(path, buf, sizeof(buf)) < 0)
+			continue;
+		for (p = buf; (child = strtol(p, &end, 10)) > 0; p = end) {
+			if (proc_starttime((pid_t)child, &start) < 0 || start < since)
+				continue;
+			cn = proc_tids((pid_t)child, &ctids);
+			for (j = 0; j < cn; j++)
+				if (tid_get(ctids[j], mask) == 0 &&
+				    hwloc_bitmap_isincluded(mask, narrow) &&
+				    undo_tid(ctids[j], set) < 0) {
+					rc = -1;
+					err = errno;
+				}
+			free(ctids);
+			ctids = NULL;
+			if (undo_new((pid_t)child, since, narrow, set, depth + 1) < 0) {
+				rc = -1;
+				err = errno;
+			}
+		}
+	}
+out:
+	free(tids);
+	hwloc_bitmap_free(mask);
+	errno = err;
+	return rc;
+}
+
+/* Undo "affinity PID START MAIN [TID=CPUS]... [new=SINCE:CPUS]". */
 static int undo_affinity(const char *args)
 {
 	hwloc_bitmap_t main_set = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
-	unsigned long long start, now;
+	unsigned long long start, now, since;
 	char main_list[LIST_LEN], key[32];
 	const char *p;
 	pid_t *tids = NULL;
@@ -736,6 +822,12 @@ static int undo_affinity(const char *args)
 			rc = -1;
 			err = errno;
 		}
+	}
+	p = strstr(args + off, " new=");
+	if (p && sscanf(p, " new=%llu:%4095s", &since, main_list) == 2 &&
+	    cpulist_parse(main_list, set) == 0 && undo_new(pid, since, set, main_set, 0) < 0) {
+		rc = -1;
+		err = errno;
 	}
 	errno = err;
 out:

@@ -28,11 +28,16 @@
  *	cpuset v2 DIR CPUS|-        the same on v2 ("-": empty, inherit the parent)
  *	cpuset vN+TID,.. DIR CPUS   the same, but the threads listed (pinned inside
  *	                            the narrowed CPUs before the region) keep their mask
- *	affinity PID START MAIN [TID=CPUS]...
+ *	affinity PID START MAIN [TID=CPUS]... [new=SINCE:CPUS]
  *	                            every thread of PID (if its start time is still
  *	                            START) back to its listed mask, or to MAIN
  *	                            (the main thread's) for threads not listed,
- *	                            which covers threads created during the region
+ *	                            which covers threads created during the region;
+ *	                            with new=, also the threads inside CPUS (what
+ *	                            the region moved it onto) of PID's descendants
+ *	                            started since SINCE (clock ticks since boot,
+ *	                            rounded down to 1 s): processes it forked
+ *	                            while narrowed
  */
 #ifndef KREX_ISOLATE_BACKEND_H
 #define KREX_ISOLATE_BACKEND_H

@@ -6,16 +6,19 @@
 # sched_setaffinity (since Linux 6.2 the kernel keeps that mask when the
 # cpuset widens again), starts a thread and forks a child.  A task that had
 # pinned itself inside the others' CPUs before the region stays pinned.
-# Root and a cgroup v1 cpuset (this VM's shape).
+# With the sibling in a cpuset of its own (cgroup1) and moved by affinity
+# (the signal freezer: no cgroup).  Root and a cgroup v1 cpuset and freezer
+# (this VM's shape).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 . "$top_srcdir/test/topology/krexd-topo-lib.sh"
 
-need_isolation_host
+need_isolation_host freezer
 
 # tasks_on PID CPUS: every thread of PID may run on CPUS exactly.
 tasks_on() {
 	local t c good=0
+	[ -d "/proc/$1/task" ] || { diag "no process $1"; return 1; }
 	for t in /proc/$1/task/*; do
 		c=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status" 2>/dev/null)
 		[ -z "$c" ] || [ "$c" = "$2" ] || { diag "pid $1 task ${t##*/} on $c, want $2"; good=1; }
@@ -23,29 +26,39 @@ tasks_on() {
 	return $good
 }
 
+# case FREEZER: the sibling moved through its cpuset (cgroup1: krexd's
+# p<ID> cpuset) or by affinity (signal: no cgroup of its own, a pid).
+case_run() {
+	local fz=$1 child held
+	ok "$fz: krexd starts" krexd_start -o "freezer=$fz"
+	kt_bg sib "$CLIENT" participant --gpus g0 --newcomers-on-drain
+	wait_for 5 grep -qs registered "$KT_DIR/sib.out"
+	kt_bg own "$CLIENT" region --gpus g0 --hold-ms 500
+	ok "$fz: region granted, the sibling forked while held" \
+		wait_for 10 grep -qs forked "$KT_DIR/sib.out"
+	child=$(sed -n 's/^forked //p' "$KT_DIR/sib.out")
+	KT_PIDS="$KT_PIDS $child"
+	held=$(cpus_of "${child:-0}" 2>/dev/null)
+	diag "$fz: held: sibling $sib, its child $child on $held (all: $all)"
+	wait_for 10 kt_gone "$own"
+	ok "$fz: the sibling's threads (re-pinned, new) back on $all" tasks_on "$sib" "$all"
+	ok "$fz: the child it forked during the region back on $all" tasks_on "${child:-0}" "$all"
+	# A participant pinned by its own choice inside the others' CPUs
+	# before a region keeps that pin after it.
+	kt_bg pin taskset -c "${held:-0}" "$CLIENT" participant --gpus g0 --ack-drains
+	wait_for 5 grep -qs registered "$KT_DIR/pin.out"
+	kt_bg own2 "$CLIENT" region --gpus g0 --hold-ms 200
+	ok "$fz: second region granted" wait_for 10 grep -qs granted "$KT_DIR/own2.out"
+	wait_for 10 kt_gone "$own2"
+	ok "$fz: a self-pinned participant stays on $held" tasks_on "$pin" "${held:-none}"
+	kill -KILL "$sib" "$pin" ${child:+"$child"} 2>/dev/null
+	krexd_stop
+}
+
 kt_setup
 kt_conf "gpus = g0"
-plan 6
-ok "krexd starts" krexd_start
+plan 12
 all=$(cpus_of $$)
-kt_bg sib "$CLIENT" participant --gpus g0 --newcomers-on-drain
-wait_for 5 grep -qs registered "$KT_DIR/sib.out"
-kt_bg own "$CLIENT" region --gpus g0 --hold-ms 500
-ok "region granted, the sibling forked while held" \
-	wait_for 10 grep -qs forked "$KT_DIR/sib.out"
-child=$(sed -n 's/^forked //p' "$KT_DIR/sib.out")
-KT_PIDS="$KT_PIDS $child"
-held=$(cpus_of "${child:-0}" 2>/dev/null)
-diag "held: sibling's child on $held (all: $all)"
-wait_for 10 kt_gone "$own"
-ok "the sibling's threads (re-pinned, new) back on $all" tasks_on "$sib" "$all"
-ok "the child it forked during the region back on $all" test -n "$child" && tasks_on "$child" "$all"
-# A participant pinned by its own choice inside the others' CPUs before a
-# region keeps that pin after it.
-kt_bg pin taskset -c "$held" "$CLIENT" participant --gpus g0 --ack-drains
-wait_for 5 grep -qs registered "$KT_DIR/pin.out"
-kt_bg own2 "$CLIENT" region --gpus g0 --hold-ms 200
-ok "second region granted" wait_for 10 grep -qs granted "$KT_DIR/own2.out"
-wait_for 10 kt_gone "$own2"
-ok "a self-pinned participant stays on $held" test -n "$held" -a "$held" != "$all" && tasks_on "$pin" "$held"
+case_run cgroup1
+case_run signal
 done_testing
