@@ -6,6 +6,8 @@
 # sched_setaffinity (since Linux 6.2 the kernel keeps that mask when the
 # cpuset widens again), starts a thread and forks a child.  A task that had
 # pinned itself inside the others' CPUs before the region stays pinned.
+# A participant that registers from a cpuset the region narrowed gets its
+# own cpuset back with the region's undo.
 # With the sibling in a cpuset of its own (cgroup1) and moved by affinity
 # (the signal freezer: no cgroup).  Root and a cgroup v1 cpuset and freezer
 # (this VM's shape).
@@ -57,8 +59,22 @@ case_run() {
 
 kt_setup
 kt_conf "gpus = g0"
-plan 12
+plan 15
 all=$(cpus_of $$)
 case_run cgroup1
 case_run signal
+# A participant that registers while a region holds the cpuset it comes
+# from narrowed (a process of the sibling's job registering on its own):
+# its new cpuset, a copy of that one, comes back with the region's undo.
+ok "late: krexd starts" krexd_start
+kt_bg sib "$CLIENT" participant --gpus g0 --ack-drains
+wait_for 5 grep -qs registered "$KT_DIR/sib.out"
+kt_bg own "$CLIENT" region --gpus g0 --hold-ms 1500
+wait_for 10 grep -qs granted "$KT_DIR/own.out"
+kt_bg late "$CLIENT" participant --gpus g0 --ack-drains --enter "$(cpuset_dir "$sib")"
+ok "late: registered during the region" wait_for 5 grep -qs registered "$KT_DIR/late.out"
+diag "late: on $(cpus_of "$late"), its cpuset $(cg_cpus "$late") during the region"
+wait_for 10 kt_gone "$own"
+ok "late: its cpuset and threads back on $all" \
+	test "$(cg_cpus "$late")" = "$all" -a "$(cpus_of "$late")" = "$all"
 done_testing
