@@ -253,6 +253,7 @@ int region_release(struct krexd *k, struct conn *c, uint32_t seq, const struct p
 void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a);
 void region_conn_gone(struct krexd *k, struct conn *c);
 void region_part_gone(struct krexd *k, struct part *p);
+void region_part_new(struct krexd *k, struct part *p);
 void region_tick(struct krexd *k, uint64_t now);
 uint64_t region_next_deadline(struct krexd *k);
 void region_schedule(struct krexd *k);

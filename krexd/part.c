@@ -1000,6 +1000,7 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 			                  strerror(err));
 		}
 		p->by_root = c->uid == 0 && p->uid != 0;
+		region_part_new(k, p); /* from a cpuset a held region narrowed */
 	}
 	c->part = p;
 	c->member_pid = pid;

@@ -850,6 +850,59 @@ static void region_isolate(struct krexd *k, struct region *r)
 	}
 }
 
+/*
+ * A participant that registers while a region holds its source cpuset
+ * narrowed (a process of a sibling's job that registers on its own): its
+ * new cgroup's cpuset is a copy of that source (freezer_adopt: never wider
+ * than what it had), so it is narrowed too, and no undo line of the region
+ * names it: it would stay on the others' CPUs for good.  Each region whose
+ * undo narrowed the source gets one line more, the new cgroup back to what
+ * the source had before that region; undone (and its threads swept) with
+ * the region's other lines.
+ */
+void region_part_new(struct krexd *k, struct part *p)
+{
+	const char *dst = p->ft.cpuset_cg[0] ? p->ft.cpuset_cg : k->fz.v2_cpuset ? p->ft.cg : "";
+	const char *d, *sp;
+	struct region *r;
+	struct iso_pre pre = {0};
+	void *ctx[3] = {k, NULL, &pre};
+	char *line;
+	size_t i, n, nundo;
+	int v;
+
+	if (!dst[0])
+		return;
+	for (r = regions; r; r = r->next) {
+		nundo = r->nundo;
+		for (i = 0; i < nundo; i++) {
+			if (strncmp(r->undo[i], "cpuset v", 8) ||
+			    !(d = strchr(r->undo[i] + 8, ' ')) ||
+			    !(sp = strrchr(r->undo[i], ' ')) || sp <= d || !strcmp(sp + 1, "-"))
+				continue;
+			n = (size_t)(sp - d - 1);
+			if (!((strlen(p->ft.orig_cpuset) == n &&
+			       !strncmp(d + 1, p->ft.orig_cpuset, n)) ||
+			      (strlen(p->ft.orig_cg) == n && !strncmp(d + 1, p->ft.orig_cg, n))))
+				continue;
+			v = r->undo[i][8] - '0';
+			if (asprintf(&line, "cpuset v%d %s %s", v, dst, sp + 1) < 0)
+				continue;
+			ctx[1] = r;
+			if (undo_rec(ctx, line) < 0)
+				log_warn(
+				        "region %llu: participant %u came from cpuset %.*s, which the region narrowed: its cpuset %s may stay narrowed",
+				        (unsigned long long)r->rq.id, p->id, (int)n, d + 1, dst);
+			else
+				log_debug(
+				        "region %llu: participant %u came from narrowed cpuset %.*s: '%s' added to the undo",
+				        (unsigned long long)r->rq.id, p->id, (int)n, d + 1, line);
+			free(line);
+			break;
+		}
+	}
+}
+
 /* for each GPU slot i of region r */
 #define FOR_GPU(k, r, i)                                                                           \
 	for ((i) = 0; (i) < (k)->ngpus; (i)++)                                                     \
@@ -1296,7 +1349,7 @@ static void region_judge_clocks(struct krexd *k, struct region *r)
 static uint32_t undo_part(struct krexd *k, const char *line)
 {
 	char dir[1024], path[1100], buf[32];
-	const char *sp;
+	const char *sp, *d;
 	struct part *p;
 	size_t n;
 	int pid = 0;
@@ -1305,12 +1358,13 @@ static uint32_t undo_part(struct krexd *k, const char *line)
 	if (sscanf(line, "affinity %d", &pid) == 1)
 		return (p = part_find_pid(k, pid)) ? p->id : 0;
 	sp = strrchr(line, ' ');
-	if (strncmp(line, "cpuset v", 8) || !sp || sp < line + 10)
+	d = strncmp(line, "cpuset v", 8) ? NULL : strchr(line + 8, ' ');
+	if (!d || !sp || sp <= d)
 		return 0;
-	n = (size_t)(sp - (line + 10)); /* "cpuset vN DIR CPUS" */
+	n = (size_t)(sp - (d + 1)); /* "cpuset vN[+KEEP] DIR CPUS" */
 	if (n >= sizeof(dir))
 		return 0;
-	memcpy(dir, line + 10, n);
+	memcpy(dir, d + 1, n);
 	dir[n] = '\0';
 	for (p = k->parts; p; p = p->next)
 		if (!strcmp(p->ft.cpuset_cg, dir) || !strcmp(p->ft.cg, dir))

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cpulist.h"
@@ -196,10 +197,13 @@ static int undo_record(const char *line, isolate_rec_fn rec, void *ctx, struct i
 	return 0;
 }
 
+static void keep_list(const char *dir, int v, hwloc_const_bitmap_t now, char *keep, size_t len);
+#define KEEP_LEN 512
+
 int isolate_cgroup_set(const char *dir, hwloc_const_bitmap_t want, hwloc_const_bitmap_t kids,
                        hwloc_bitmap_t now, isolate_rec_fn rec, void *ctx, struct isolate_undo *undo)
 {
-	char path[1024], raw[LIST_LEN], eff[LIST_LEN], val[LIST_LEN], *line = NULL;
+	char path[1024], raw[LIST_LEN], eff[LIST_LEN], val[LIST_LEN], keep[KEEP_LEN], *line = NULL;
 	hwloc_bitmap_t old = hwloc_bitmap_alloc();
 	int v = isolate_cgroup_version(dir), rc = -1;
 
@@ -227,8 +231,10 @@ int isolate_cgroup_set(const char *dir, hwloc_const_bitmap_t want, hwloc_const_b
 		rc = 0;
 		goto out;
 	}
+	keep_list(dir, v, now, keep, sizeof(keep));
 	if (cpulist_format(now, val, sizeof(val)) < 0 ||
-	    asprintf(&line, "cpuset v%d %s %s", v, dir, raw[0] ? raw : "-") < 0) {
+	    asprintf(&line, "cpuset v%d%s%s %s %s", v, keep[0] ? "+" : "", keep, dir,
+	             raw[0] ? raw : "-") < 0) {
 		line = NULL;
 		goto out;
 	}
@@ -357,11 +363,46 @@ static int line_add(char **line, size_t *len, pid_t tid, hwloc_const_bitmap_t se
 }
 
 /*
+ * Processes a moved process forks during the region start with its
+ * narrowed mask and are in no undo line: the affinity line says since when
+ * and onto what, " new=SINCE:CPUS" (SINCE in clock ticks since boot, as
+ * /proc/PID/stat's start time, rounded down to NEW_GRAIN so that the dry and
+ * the real pass of a region write the same line), and the undo gives the
+ * process's descendants started since then whose threads are inside CPUS
+ * the process's mask (undo_new).
+ */
+#define NEW_GRAIN 100 /* ticks: 1 s at USER_HZ 100 */
+
+static int new_add(char **line, size_t *len, hwloc_const_bitmap_t want)
+{
+	char val[LIST_LEN], *grown;
+	struct timespec ts;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	int n;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0 || hz <= 0 ||
+	    cpulist_format(want, val, sizeof(val)) < 0)
+		return -1;
+	ticks = (unsigned long long)ts.tv_sec * (unsigned long long)hz +
+	        (unsigned long long)ts.tv_nsec / (1000000000ULL / (unsigned long long)hz);
+	ticks -= ticks % NEW_GRAIN;
+	grown = realloc(*line, *len + strlen(val) + 32);
+	if (!grown)
+		return -1;
+	*line = grown;
+	n = sprintf(*line + *len, " new=%llu:%s", ticks, val);
+	*len += (size_t)n;
+	return 0;
+}
+
+/*
  * Build the undo line of pid: "affinity PID START MAIN" and one TID=CPUS per
  * thread whose mask differs from the main thread's.  Returns 0, or -1 with
  * errno ESRCH when the process is gone.
  */
-static int affinity_line(pid_t pid, const pid_t *tids, int n, char **line)
+static int affinity_line(pid_t pid, const pid_t *tids, int n, hwloc_const_bitmap_t want,
+                         char **line)
 {
 	hwloc_bitmap_t main_set = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
 	unsigned long long start;
@@ -384,6 +425,8 @@ static int affinity_line(pid_t pid, const pid_t *tids, int n, char **line)
 		if (line_add(line, &len, tids[i], set) < 0)
 			goto out;
 	}
+	if (new_add(line, &len, want) < 0)
+		goto out;
 	rc = 0;
 out:
 	if (rc < 0) {
@@ -444,7 +487,7 @@ int isolate_affinity_set(pid_t pid, hwloc_const_bitmap_t want, isolate_rec_fn re
 		free(tids);
 		return 0;
 	}
-	if (affinity_line(pid, tids, n, &line) < 0) {
+	if (affinity_line(pid, tids, n, want, &line) < 0) {
 		rc = errno == ESRCH || errno == ENOENT ? 0 : -1;
 		goto out;
 	}
@@ -466,6 +509,117 @@ int isolate_affinity_set(pid_t pid, hwloc_const_bitmap_t want, isolate_rec_fn re
 out:
 	free(tids);
 	free(line);
+	return rc;
+}
+
+/*
+ * The threads of a cpuset cgroup (not below it): v1 "tasks", v2
+ * "cgroup.threads".  Why krexd looks at them: since Linux 6.2 the kernel
+ * keeps the mask a thread asked for with sched_setaffinity (user_cpus_ptr)
+ * and applies it again when its cpuset changes.  A thread that asks for
+ * the mask it finds while a region holds its cpuset on the others' CPUs (a
+ * library binding to "its" CPUs), and every thread and process it starts
+ * after, would stay there when the cpuset widens again.
+ */
+
+static FILE *threads_open(const char *dir, int v)
+{
+	char path[1100];
+
+	if (path_join(path, sizeof(path), dir, v == 1 ? "tasks" : "cgroup.threads") < 0)
+		return NULL;
+	return fopen(path, "re");
+}
+
+/*
+ * The threads of dir already inside now before the region narrows it to
+ * now (pinned by their own choice): "TID,TID" into keep ("" for none).
+ * The undo leaves them as they are; past KEEP_LEN the rest are left out
+ * (the undo would widen them: a pin inside the others' CPUs is rare).
+ */
+static void keep_list(const char *dir, int v, hwloc_const_bitmap_t now, char *keep, size_t len)
+{
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	char line[32];
+	size_t n = 0;
+	FILE *f = threads_open(dir, v);
+	int tid, w;
+
+	keep[0] = '\0';
+	while (set && f && fgets(line, sizeof(line), f)) {
+		tid = atoi(line);
+		if (tid <= 0 || tid_get(tid, set) < 0 || !hwloc_bitmap_isincluded(set, now))
+			continue;
+		w = snprintf(keep + n, len - n, "%s%d", n ? "," : "", tid);
+		if (w < 0 || (size_t)w >= len - n) {
+			keep[n] = '\0';
+			break;
+		}
+		n += (size_t)w;
+	}
+	if (f)
+		fclose(f);
+	hwloc_bitmap_free(set);
+}
+
+/* Is tid in the list "TID,TID,..."? */
+static int keep_has(const char *keep, int tid)
+{
+	const char *p = keep;
+	char *end;
+
+	while (p && *p) {
+		if ((int)strtol(p, &end, 10) == tid)
+			return 1;
+		p = *end == ',' ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+/*
+ * After the undo widened dir from narrow: every thread of it still inside
+ * narrow (the mask it asked for during the region, which the kernel
+ * re-applied, or inherited from a thread that did) goes to the cpuset's
+ * CPUs, as the widening would have done without that mask, but those in
+ * keep.  Threads that exited are not an error; the others are retried.
+ */
+static int threads_widen(const char *dir, int v, hwloc_const_bitmap_t narrow, const char *keep)
+{
+	hwloc_bitmap_t wide = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
+	char path[1100], val[LIST_LEN], line[32];
+	FILE *f = NULL;
+	int tid, rc = -1, err = 0;
+
+	if (!wide || !set ||
+	    path_join(path, sizeof(path), dir,
+	              v == 1 ? "cpuset.effective_cpus" : "cpuset.cpus.effective") < 0)
+		goto out;
+	if (file_read_line(path, val, sizeof(val)) < 0 || cpulist_parse(val, wide) < 0) {
+		rc = errno == ENOENT || errno == ENODEV ? 0 : -1; /* gone */
+		goto out;
+	}
+	rc = 0;
+	if (hwloc_bitmap_iszero(wide) || hwloc_bitmap_isincluded(wide, narrow))
+		goto out; /* not widened: nothing the kernel could have kept */
+	f = threads_open(dir, v);
+	while (f && fgets(line, sizeof(line), f)) {
+		tid = atoi(line);
+		if (tid <= 0 || keep_has(keep, tid) || tid_get(tid, set) < 0 ||
+		    !hwloc_bitmap_isincluded(set, narrow) || hwloc_bitmap_isequal(set, wide))
+			continue;
+		if (tid_set(tid, wide) < 0) {
+			rc = -1;
+			err = errno;
+		}
+	}
+	if (f)
+		fclose(f);
+	errno = err;
+out:
+	err = errno;
+	hwloc_bitmap_free(wide);
+	hwloc_bitmap_free(set);
+	errno = err;
 	return rc;
 }
 
@@ -583,11 +737,59 @@ out:
 	return rc;
 }
 
-/* Undo "affinity PID START MAIN [TID=CPUS]...". */
+/*
+ * The descendants of pid started since `since` (and theirs, to a depth of
+ * 8), every thread of them inside narrow, back to set as undo_tid() does.
+ * Read from /proc/PID/task/TID/children (Linux 3.5+, CONFIG_PROC_CHILDREN):
+ * without it, nothing is found.
+ */
+static int undo_new(pid_t pid, unsigned long long since, hwloc_const_bitmap_t narrow,
+                    hwloc_const_bitmap_t set, int depth)
+{
+	hwloc_bitmap_t mask = hwloc_bitmap_alloc();
+	unsigned long long start;
+	pid_t *tids = NULL, *ctids = NULL;
+	char path[96], buf[4096], *p, *end;
+	int n, cn, i, j, rc = 0, err = 0;
+	long child;
+
+	if (!mask || depth > 8 || (n = proc_tids(pid, &tids)) < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
+		if (file_read_line(path, buf, sizeof(buf)) < 0)
+			continue;
+		for (p = buf; (child = strtol(p, &end, 10)) > 0; p = end) {
+			if (proc_starttime((pid_t)child, &start) < 0 || start < since)
+				continue;
+			cn = proc_tids((pid_t)child, &ctids);
+			for (j = 0; j < cn; j++)
+				if (tid_get(ctids[j], mask) == 0 &&
+				    hwloc_bitmap_isincluded(mask, narrow) &&
+				    undo_tid(ctids[j], set) < 0) {
+					rc = -1;
+					err = errno;
+				}
+			free(ctids);
+			ctids = NULL;
+			if (undo_new((pid_t)child, since, narrow, set, depth + 1) < 0) {
+				rc = -1;
+				err = errno;
+			}
+		}
+	}
+out:
+	free(tids);
+	hwloc_bitmap_free(mask);
+	errno = err;
+	return rc;
+}
+
+/* Undo "affinity PID START MAIN [TID=CPUS]... [new=SINCE:CPUS]". */
 static int undo_affinity(const char *args)
 {
 	hwloc_bitmap_t main_set = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
-	unsigned long long start, now;
+	unsigned long long start, now, since;
 	char main_list[LIST_LEN], key[32];
 	const char *p;
 	pid_t *tids = NULL;
@@ -620,6 +822,12 @@ static int undo_affinity(const char *args)
 			rc = -1;
 			err = errno;
 		}
+	}
+	p = strstr(args + off, " new=");
+	if (p && sscanf(p, " new=%llu:%4095s", &since, main_list) == 2 &&
+	    cpulist_parse(main_list, set) == 0 && undo_new(pid, since, set, main_set, 0) < 0) {
+		rc = -1;
+		err = errno;
 	}
 	errno = err;
 out:
@@ -674,22 +882,31 @@ out:
 	return rc;
 }
 
-/* Split "vN DIR CPUS|-" into dir and val ("" for "-"); the version, or -1 (EINVAL). */
-static int cpuset_args(const char *args, char *dir, size_t dlen_max, const char **val)
+/* Split "vN[+KEEP] DIR CPUS|-" into dir, val ("" for "-") and keep (the
+ * TID list, "" without); the version, or -1 (EINVAL). */
+static int cpuset_args(const char *args, char *dir, size_t dlen_max, const char **val, char *keep,
+                       size_t klen)
 {
-	const char *sp = strrchr(args, ' ');
+	const char *sp = strrchr(args, ' '), *d = strchr(args, ' ');
 	size_t dlen;
 
-	if (!sp || (args[0] != '1' && args[0] != '2') || args[1] != ' ') {
+	if (!sp || !d || (args[0] != '1' && args[0] != '2') || (args[1] != ' ' && args[1] != '+') ||
+	    (size_t)(d - args - 1) > klen) {
 		errno = EINVAL;
 		return -1;
 	}
-	dlen = (size_t)(sp - (args + 2));
+	keep[0] = '\0';
+	if (args[1] == '+') {
+		memcpy(keep, args + 2, (size_t)(d - args - 2));
+		keep[d - args - 2] = '\0';
+	}
+	d++;
+	dlen = sp > d ? (size_t)(sp - d) : 0;
 	if (dlen == 0 || dlen >= dlen_max) {
 		errno = EINVAL;
 		return -1;
 	}
-	memcpy(dir, args + 2, dlen);
+	memcpy(dir, d, dlen);
 	dir[dlen] = '\0';
 	*val = strcmp(sp + 1, "-") == 0 ? "" : sp + 1;
 	return args[0] - '0';
@@ -744,16 +961,40 @@ static int cpuset_v2_inherit(const char *dir, const char *path, int fd)
 	return -1;
 }
 
-/* Undo "cpuset vN DIR CPUS|-": DIR may hold spaces, CPUS is the last word. */
+static int undo_cpuset_write(int v, const char *dir, const char *path, int fd, const char *val);
+
+/* Undo "cpuset vN[+KEEP] DIR CPUS|-": DIR may hold spaces, CPUS is the last word. */
 static int undo_cpuset(const char *args, int fd)
 {
-	char dir[1024], path[1100];
+	char dir[1024], path[1100], eff[1100], keep[KEEP_LEN], now[LIST_LEN];
 	const char *val;
-	hwloc_bitmap_t set;
-	int v = cpuset_args(args, dir, sizeof(dir), &val), rc;
+	hwloc_bitmap_t narrow;
+	int v = cpuset_args(args, dir, sizeof(dir), &val, keep, sizeof(keep)), rc;
 
-	if (v < 0 || path_join(path, sizeof(path), dir, "cpuset.cpus") < 0)
+	if (v < 0 || path_join(path, sizeof(path), dir, "cpuset.cpus") < 0 ||
+	    path_join(eff, sizeof(eff), dir,
+	              v == 1 ? "cpuset.effective_cpus" : "cpuset.cpus.effective") < 0)
 		return -1;
+	/* What the region left it on: its threads still inside after the widening are swept. */
+	if (file_read_line(eff, now, sizeof(now)) < 0)
+		now[0] = '\0';
+	rc = undo_cpuset_write(v, dir, path, fd, val);
+	if (rc < 0 || !now[0] || !(narrow = hwloc_bitmap_alloc()))
+		return rc;
+	/* Best effort: the cpuset is back, which a retry could not improve on
+	 * (it would find the cpuset wide and sweep nothing). */
+	if (cpulist_parse(now, narrow) == 0)
+		(void)threads_widen(dir, v, narrow, keep);
+	hwloc_bitmap_free(narrow);
+	return rc;
+}
+
+/* The write of undo_cpuset(), verified. */
+static int undo_cpuset_write(int v, const char *dir, const char *path, int fd, const char *val)
+{
+	hwloc_bitmap_t set;
+	int rc;
+
 	if (cpuset_put(path, fd, val) < 0) {
 		if (errno == ENOENT || errno == ENODEV)
 			return 0; /* the cgroup is gone: nothing to restore */
@@ -780,13 +1021,13 @@ static int undo_cpuset(const char *args, int fd)
 
 int isolate_undo_open(const char *line, int *fd)
 {
-	char dir[1024], path[1100];
+	char dir[1024], path[1100], keep[KEEP_LEN];
 	const char *val;
 
 	*fd = -1;
 	if (strncmp(line, "cpuset v", 8) != 0)
 		return 0; /* affinity: nothing to hold */
-	if (cpuset_args(line + 8, dir, sizeof(dir), &val) < 0 ||
+	if (cpuset_args(line + 8, dir, sizeof(dir), &val, keep, sizeof(keep)) < 0 ||
 	    path_join(path, sizeof(path), dir, "cpuset.cpus") < 0)
 		return -1;
 	*fd = open(path, O_RDWR | O_CLOEXEC);

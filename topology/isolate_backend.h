@@ -18,13 +18,26 @@
  * as isolate_undo_all() does; oldest first works too, because a v1 line
  * widens the ancestors its old value does not fit in yet.  Line forms:
  *
- *	cpuset v1 DIR CPUS          write CPUS into DIR/cpuset.cpus
+ *	cpuset v1 DIR CPUS          write CPUS into DIR/cpuset.cpus, then every
+ *	                            thread of DIR still inside the CPUs it had
+ *	                            goes to its CPUs (the mask a thread asked for
+ *	                            with sched_setaffinity during the region, or
+ *	                            inherited from one that did: since Linux 6.2
+ *	                            the kernel applies it again when the cpuset
+ *	                            widens)
  *	cpuset v2 DIR CPUS|-        the same on v2 ("-": empty, inherit the parent)
- *	affinity PID START MAIN [TID=CPUS]...
+ *	cpuset vN+TID,.. DIR CPUS   the same, but the threads listed (pinned inside
+ *	                            the narrowed CPUs before the region) keep their mask
+ *	affinity PID START MAIN [TID=CPUS]... [new=SINCE:CPUS]
  *	                            every thread of PID (if its start time is still
  *	                            START) back to its listed mask, or to MAIN
  *	                            (the main thread's) for threads not listed,
- *	                            which covers threads created during the region
+ *	                            which covers threads created during the region;
+ *	                            with new=, also the threads inside CPUS (what
+ *	                            the region moved it onto) of PID's descendants
+ *	                            started since SINCE (clock ticks since boot,
+ *	                            rounded down to 1 s): processes it forked
+ *	                            while narrowed
  */
 #ifndef KREX_ISOLATE_BACKEND_H
 #define KREX_ISOLATE_BACKEND_H

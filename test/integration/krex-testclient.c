@@ -5,7 +5,7 @@
  *
  *	krex-testclient [-s SOCKET] participant [--gpus g,..] [--counter FILE]
  *	                [--ack-drains | --gate-noack] [--label L] [--enter DIR]
- *	                [--cgroup CG]
+ *	                [--cgroup CG] [--newcomers-on-drain]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--until FILE] [--count C]
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	                [--hold-until FILE]
@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +142,51 @@ struct drainer {
 	struct gate_page *page;
 	uint32_t me;
 	struct proto_registered reg;
+	int newcomers;  /* --newcomers-on-drain: see newcomers() */
+	cpu_set_t wide; /* the process's CPUs at registration */
 };
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/*
+ * --newcomers-on-drain: what a program may do while a region holds it on
+ * the others' CPUs, before it is frozen: once its mask is narrowed (the
+ * isolation runs right after the gates close), re-assert it on its main
+ * thread and this one (a library "binding" to the CPUs it finds), start a
+ * thread and fork a child that both sleep.  The child's pid goes to stdout.
+ */
+static void newcomers(struct drainer *d)
+{
+	cpu_set_t now;
+	pthread_t th;
+	pid_t child;
+	int i;
+
+	for (i = 0; i < 5000; i++) { /* the narrowing is the event; 5 s at most */
+		if (sched_getaffinity(0, sizeof(now), &now) == 0 && !CPU_EQUAL(&now, &d->wide))
+			break;
+		usleep(1000);
+	}
+	if (i == 5000)
+		return;
+	(void)!sched_setaffinity(getpid(), sizeof(now), &now);
+	(void)!sched_setaffinity(0, sizeof(now), &now);
+	pthread_create(&th, NULL, sleeper, NULL);
+	child = fork();
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	printf("forked %d\n", (int)child);
+	fflush(stdout);
+	d->newcomers = 0;
+}
 
 static int closed_by_other(const struct drainer *d)
 {
@@ -172,6 +217,8 @@ static void *drain_thread(void *arg)
 		seen = gen;
 		if (!closed_by_other(d))
 			continue;
+		if (d->newcomers)
+			newcomers(d);
 		memset(&m, 0, sizeof(m));
 		m.ack.generation = gen;
 		if (proto_send(d->fd, PROTO_DRAIN_ACK, seq_next++, &m, time_deadline_ms(IO_MS)) < 0)
@@ -208,6 +255,8 @@ static int cmd_participant(int argc, char **argv)
 			ack = 1;
 		else if (!strcmp(argv[i], "--gate-noack"))
 			gate_noack = 1;
+		else if (!strcmp(argv[i], "--newcomers-on-drain"))
+			ack = d.newcomers = 1;
 		else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc)
 			reg_cgroup = argv[++i]; /* named in the registration (root) */
 		else if (!strcmp(argv[i], "--enter") && i + 1 < argc)
@@ -241,6 +290,7 @@ static int cmd_participant(int argc, char **argv)
 		}
 		d.fd = fd;
 		d.me = d.reg.participant;
+		sched_getaffinity(0, sizeof(d.wide), &d.wide);
 		pthread_create(&th, NULL, drain_thread, &d);
 	}
 	if (counter) {
