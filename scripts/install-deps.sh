@@ -3,7 +3,8 @@
 # Install KREX's build and test dependencies from Debian's archive on a fresh
 # Debian 12 machine (run as root).  Used by the README's commands and .ci/run.
 # Already-installed packages make this a quick no-op.  debhelper, dh-python
-# and rpm are for the packaging tier (test/pkg: dpkg-buildpackage, rpmbuild).
+# and rpm are for the packaging tier (test/pkg: dpkg-buildpackage, rpmbuild);
+# sudo for the job-control tests (test/integration/krex-jobctl.sh).
 set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config
@@ -14,7 +15,8 @@ clang libclang-rt-dev
 libamdhip64-dev
 clang-format procps psmisc python3 gnuplot-nox
 debhelper dh-python rpm lua5.4
-makeself libbsd-dev squashfs-tools debootstrap busybox-static podman runc"
+makeself libbsd-dev squashfs-tools debootstrap busybox-static podman runc
+sudo"
 
 # KREX_NO_INSTALL=1: a machine without apt or network (the GPU machine) that
 # brings its own Slurm and munge: check nothing, install nothing.
