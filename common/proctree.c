@@ -116,22 +116,41 @@ int proc_cont(pid_t pid, int pidfd, int seen_stopped)
 	return 0;
 }
 
-struct ent {
-	pid_t pid;
-	size_t i;
-};
-
-static int ent_cmp(const void *a, const void *b)
+static int index_cmp(const void *a, const void *b)
 {
-	pid_t x = ((const struct ent *)a)->pid, y = ((const struct ent *)b)->pid;
+	pid_t x = ((const struct proc_index *)a)->pid, y = ((const struct proc_index *)b)->pid;
 
 	return x < y ? -1 : x > y;
 }
 
+struct proc_index *proc_index(const pid_t *pids, size_t n)
+{
+	struct proc_index *x = calloc(n + 1, sizeof(*x));
+	size_t i;
+
+	if (!x)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		x[i].pid = pids[i];
+		x[i].i = i;
+	}
+	qsort(x, n, sizeof(*x), index_cmp);
+	return x;
+}
+
+long proc_index_find(const struct proc_index *x, size_t n, pid_t pid)
+{
+	struct proc_index key = {.pid = pid}, *hit;
+
+	hit = bsearch(&key, x, n, sizeof(*x), index_cmp);
+	return hit ? (long)hit->i : -1;
+}
+
 void proc_depths(const pid_t *pids, const pid_t *ppids, size_t n, unsigned *depth)
 {
-	struct ent *e = calloc(n + 1, sizeof(*e)), key, *hit;
+	struct proc_index *e = proc_index(pids, n);
 	size_t i;
+	long hit;
 	pid_t up;
 	char st;
 	int hops;
@@ -141,22 +160,16 @@ void proc_depths(const pid_t *pids, const pid_t *ppids, size_t n, unsigned *dept
 	if (!e)
 		return; /* no order: every one at depth 0 */
 	for (i = 0; i < n; i++) {
-		e[i].pid = pids[i];
-		e[i].i = i;
-	}
-	qsort(e, n, sizeof(*e), ent_cmp);
-	for (i = 0; i < n; i++) {
 		if (ppids)
 			up = ppids[i];
 		else if (proc_state(pids[i], &st, &up) < 0)
 			continue;
 		for (hops = 0; hops < 64 && up > 1; hops++) {
-			key.pid = up;
-			hit = bsearch(&key, e, n, sizeof(*e), ent_cmp);
-			if (hit)
+			hit = proc_index_find(e, n, up);
+			if (hit >= 0)
 				depth[i]++;
-			if (hit && ppids)
-				up = ppids[hit->i];
+			if (hit >= 0 && ppids)
+				up = ppids[hit];
 			else if (proc_state(up, &st, &up) < 0)
 				break;
 		}

@@ -50,6 +50,18 @@ unsigned long proc_stop_pending(pid_t pid, unsigned long *caught);
  */
 int proc_cont(pid_t pid, int pidfd, int seen_stopped);
 
+/* A set of pids sorted for lookup by pid (proc_index, proc_index_find). */
+struct proc_index {
+	pid_t pid;
+	size_t i; /* its place in the pids given to proc_index() */
+};
+
+/* An index of pids[0..n), or NULL without memory (free() it). */
+struct proc_index *proc_index(const pid_t *pids, size_t n);
+
+/* The place in pids of pid, or -1 when it is not one of them. */
+long proc_index_find(const struct proc_index *x, size_t n, pid_t pid);
+
 /*
  * depth[i]: how many of pids are ancestors of pids[i], following ppids[i]
  * (each one's parent; NULL: read from /proc) from one to the next within

@@ -917,19 +917,6 @@ static int stop_grow(struct freezer_target *t, size_t cap)
 	return ns && nf && np && nsent ? 0 : -1;
 }
 
-/* An entry of the stopped list, by pid, for finding a process's parent in it. */
-struct stop_key {
-	pid_t pid;
-	size_t i;
-};
-
-static int stop_key_cmp(const void *a, const void *b)
-{
-	pid_t x = ((const struct stop_key *)a)->pid, y = ((const struct stop_key *)b)->pid;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Signal, in waves, the entries not signalled yet whose parent in the list
  * is seen stopped (or that have none in it): a parent is stopped before its
@@ -945,14 +932,15 @@ static int stop_key_cmp(const void *a, const void *b)
  */
 static int stop_advance(struct freezer_target *t)
 {
-	struct stop_key *k, key, *hit;
+	struct proc_index *k;
 	size_t i, n = t->nstopped;
+	long hit;
 	unsigned char *dstate;
 	int all = 1;
 	pid_t pp;
 	char st;
 
-	k = calloc(n + 1, sizeof(*k));
+	k = proc_index(t->stopped, n);
 	dstate = calloc(n + 1, 1);
 	if (!k || !dstate) {
 		free(k);
@@ -968,11 +956,6 @@ static int stop_advance(struct freezer_target *t)
 			dstate[i] = st == 'D';
 	}
 	for (i = 0; i < n; i++) {
-		k[i].pid = t->stopped[i];
-		k[i].i = i;
-	}
-	qsort(k, n, sizeof(*k), stop_key_cmp);
-	for (i = 0; i < n; i++) {
 		if (t->stopsent[i] == 2)
 			continue;
 		if (t->stopsent[i] == 1) {
@@ -981,9 +964,8 @@ static int stop_advance(struct freezer_target *t)
 			continue;
 		}
 		all = 0;
-		key.pid = t->stopppid[i];
-		hit = bsearch(&key, k, n, sizeof(*k), stop_key_cmp);
-		if (hit && t->stopsent[hit->i] != 2 && !dstate[hit->i])
+		hit = proc_index_find(k, n, t->stopppid[i]);
+		if (hit >= 0 && t->stopsent[hit] != 2 && !dstate[hit])
 			continue; /* its parent does not stand still yet */
 		stop_signal(t, i, SIGSTOP);
 		t->stopsent[i] = 1;
