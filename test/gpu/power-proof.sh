@@ -13,13 +13,17 @@
 #   alone  no sibling, no krexd: the same regions (the reference)
 #   wait   sibling, krexd settle = wait
 #   off    sibling, krexd settle = off
+# A mode may come several times (the default interleaves three alone blocks
+# with three wait blocks, so that a drift of the GPU over the run, seen as
+# +-2.4 % between two alone runs 2 minutes apart, falls on both sides); the
+# blocks of a mode are pooled and the table shows each block's p50 beside.
 # Prints the table: regions, clean / degraded, degraded for the owner's own
 # cap (goal 0 with wait), own cap reached, regions that started capped and
 # how many of them were degraded (goal: all, with off), the settle, p50 per
 # size versus alone (goal within 2 % with wait); and a verdict.  Writes every
 # region's certificate fields as JSON lines and table.md under $OUT (default
-# ./power-out).  MODES, REGIONS (24), REGION_MS (120), GAP_MS (300), HEAT_S
-# (5) change the run; the defaults take about 2-3 minutes from a build dir.
+# ./power-out).  MODES, REGIONS (24 a block), REGION_MS (120), GAP_MS (300),
+# HEAT_S (5) change the run; the defaults take about 3-4 minutes.
 # Reads GPU clocks (nvidia-smi), never sets them.  Every step has a limit.
 #
 # KREX_GPU_MOCK=1: a dry run on the mock NVML (test/mock/mock_nvml.c, a TEST
@@ -30,7 +34,7 @@ set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/test/gpu/gpu-lib.sh"
 gpu_out power-out
-MODES=${MODES:-alone wait off}
+MODES=${MODES:-alone wait alone wait alone wait off}
 REGIONS=${REGIONS:-24}
 REGION_MS=${REGION_MS:-120}
 GAP_MS=${GAP_MS:-300}
@@ -46,35 +50,40 @@ if [ "$MOCK" = 1 ]; then
 	HEAT_S=${HEAT_S_MOCK:-1}
 fi
 
-measure() { # LABEL: the owner's regions into $OUT/LABEL.jsonl
-	timeout 150 "$@" $JOB measure --label "$m" --out "$OUT/$m.jsonl" --regions "$REGIONS" \
-		--region-ms "$REGION_MS" --gap-ms "$GAP_MS" >"$W/measure-$m.log" 2>&1 ||
-		{ echo "FAIL: measure $m (see $W/measure-$m.log)"; tail -5 "$W/measure-$m.log"; exit 1; }
+measure() { # CMD...: the owner's regions of block $k of mode $m, appended to $OUT/$m.jsonl
+	timeout 150 "$@" $JOB measure --label "$m" --block "$k" --out "$OUT/$m.jsonl" \
+		--regions "$REGIONS" --region-ms "$REGION_MS" --gap-ms "$GAP_MS" \
+		>"$W/measure-$m-$k.log" 2>&1 ||
+		{ echo "FAIL: measure $m block $k (see $W/measure-$m-$k.log)"; tail -5 "$W/measure-$m-$k.log"; exit 1; }
 }
 
 echo "build: $B; modes: $MODES; $REGIONS regions of ~${REGION_MS} ms, ${GAP_MS} ms sibling gap"
 echo "GPU before: $(gpu_clocks)"
+rm -f "$OUT"/*.jsonl
+seen=" "
 for m in $MODES; do
-	rm -f "$OUT/$m.jsonl"
+	[ "$m" = alone-end ] && m=alone # the name of an older run's second reference
+	k=$(($(printf %s "$seen" | tr ' ' '\n' | grep -cx "$m") + 1))
+	seen="$seen$m "
 	case $m in
-	alone | alone-end)
+	alone)
 		measure env KREX_UNPROTECTED=1 KREX_SOCKET="$W/none.sock"
-		echo "$m: done; GPU: $(gpu_clocks)"
+		echo "$m (block $k): done; GPU: $(gpu_clocks)"
 		continue
 		;;
 	wait | off | mark) ;;
 	*) echo "FAIL: unknown mode $m"; exit 1 ;;
 	esac
 	mkdir -p "$W/run"
-	krexd_up "$W/krexd-$m.log" -v -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-power"
-	timeout 200 "$KREX" run -- $HOG >"$W/hog-$m.log" 2>&1 &
+	krexd_up "$W/krexd-$m-$k.log" -v -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-power"
+	timeout 200 "$KREX" run -- $HOG >"$W/hog-$m-$k.log" 2>&1 &
 	PIDS=$!
 	sleep "$HEAT_S" # to the power cap
-	echo "$m: GPU with the sibling: $(gpu_clocks)"
+	echo "$m (block $k): GPU with the sibling: $(gpu_clocks)"
 	measure "$KREX" run --
 	stop_all
 	krexd_down
-	echo "$m: done"
+	echo "$m (block $k): done"
 done
 echo "GPU after: $(gpu_clocks)"
 echo

@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """power_job.py - the owner and the report of test/gpu/power-proof.sh.
 
-  power_job.py measure --label L --out FILE [--regions N] [--sizes 4096,6144,8192]
-                       [--region-ms 120] [--gap-ms G]
+  power_job.py measure --label L --out FILE [--block K] [--regions N]
+                       [--sizes 4096,6144,8192] [--region-ms 120] [--gap-ms G]
       the owner: N regions (python/krex), the sizes in turn, each after G ms
       in which the sibling runs; in each, 2 untimed fp16 matmuls of that size,
       then timed ones (CUDA events) for about region-ms: power-hungry kernels
       that reach the GPU's power cap by themselves.  One JSON line per region:
       size, times, the certificate's outcome, note and GPU fields.  Without
-      krexd (KREX_UNPROTECTED=1) it is the "alone" reference.
+      krexd (KREX_UNPROTECTED=1) it is the "alone" reference.  The lines are
+      appended to FILE with the block number K, so that a mode measured in
+      several blocks (interleaved with the others) is one file.
   power_job.py report DIR
       the table of the proof (issue 19): per mode, regions, clean / degraded,
       how many were degraded for the owner's own cap (settled at the grant,
@@ -17,6 +19,8 @@
       how many reached their own cap (the kernels are power-bound), p50 per
       size versus alone (goal within 2 % with wait), and with settle = off how
       many of the regions that started capped were degraded (goal: all).
+      The blocks of a mode are pooled; a second table gives each block's
+      p50 per size against the pooled alone, which shows the GPU's drift.
 
 The sibling is settle_job.py's hog (8192x8192 fp16 matmuls back to back).
 
@@ -119,7 +123,7 @@ def measure(a):
     import krex
     sizes = [int(s) for s in a.sizes.split(",")]
     timers = {s: timer(s, a.region_ms) for s in sizes}
-    with open(a.out, "w") as out:
+    with open(a.out, "a") as out:
         for i in range(a.regions):
             size = sizes[i % len(sizes)]
             timed, n = timers[size]
@@ -137,7 +141,7 @@ def measure(a):
                     "sm_clock_start_mhz", "sm_clock_min_mhz", "sm_clock_max_mhz",
                     "sm_clock_nominal_mhz", "clock_samples", "violation_power_us",
                     "own_power_cap_us", "own_power_cap_first_us", "own_power_cap_samples")
-            rec = {"label": a.label, "i": i, "size": size, "times_ms": times,
+            rec = {"label": a.label, "block": a.block, "i": i, "size": size, "times_ms": times,
                    "entry_ms": (t_in - t0) * 1e3}
             rec.update({k: cert.get(k) for k in keys})
             out.write(json.dumps(rec) + "\n")
@@ -159,7 +163,7 @@ def own_degraded(r):
 
 
 def report(d):
-    modes = [m for m in ("alone", "wait", "off", "alone-end")
+    modes = [m for m in ("alone", "wait", "off", "mark", "alone-end")
              if os.path.exists(os.path.join(d, m + ".jsonl"))]
     if "alone" not in modes:
         print("no alone.jsonl in", d)
@@ -214,6 +218,19 @@ def report(d):
                     key = "%s: %s" % (m, c.split(": ")[0].strip())
                     notes[key] = notes.get(key, 0) + 1
     lines.append("")
+    lines.append("p50 per block vs the pooled alone (the blocks in the order of the run):")
+    lines.append("")
+    lines.append("| mode | block | regions | " + " | ".join(str(s) for s in sizes) + " |")
+    lines.append("|" + "---|" * (3 + len(sizes)))
+    for m in modes:
+        for b in sorted({r.get("block", 1) for r in data[m]}):
+            rs = [r for r in data[m] if r.get("block", 1) == b]
+            cells = []
+            for s in sizes:
+                t = [x for r in rs if r["size"] == s for x in r["times_ms"]]
+                cells.append("%+.1f%%" % ((pct(t, 0.5) / ref[s] - 1) * 100) if t else "-")
+            lines.append("| %s | %d | %d | %s |" % (m, b, len(rs), " | ".join(cells)))
+    lines.append("")
     lines.append("degraded causes: " + ("; ".join("%s (x%d)" % kv for kv in sorted(notes.items()))
                                         or "none"))
     lines.append("verdict%s: %s" % (" (counts only, mock run)" if MOCK else "",
@@ -232,6 +249,7 @@ def main():
     m = sub.add_parser("measure")
     m.add_argument("--label", required=True)
     m.add_argument("--out", required=True)
+    m.add_argument("--block", type=int, default=1)
     m.add_argument("--regions", type=int, default=24)
     m.add_argument("--sizes", default="4096,6144,8192")
     m.add_argument("--region-ms", type=float, default=120)
