@@ -67,7 +67,10 @@ static int dump(const struct krexd_config *c, char f[][600])
 #define U(x) snprintf(f[n++], 600, #x "=%llu", (unsigned long long)c->x)
 #define I(x) snprintf(f[n++], 600, #x "=%d", c->x)
 #define D(x) snprintf(f[n++], 600, #x "=%.17g", c->x)
-	S(run_dir);
+	if (strcmp(c->run_dir, KREX_RUNDIR) == 0) /* configure's --with-rundir */
+		snprintf(f[n++], 600, "run_dir=(KREX_RUNDIR)");
+	else
+		S(run_dir);
 	U(max_region_ns);
 	U(drain_timeout_ns);
 	U(freeze_timeout_ns);
