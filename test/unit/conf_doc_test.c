@@ -49,6 +49,12 @@ static int text_read(struct text *t, const char *rel)
 	return 0;
 }
 
+static void text_free(struct text *t)
+{
+	while (t->n > 0)
+		free(t->line[--t->n]);
+}
+
 /* s without troff's font changes (\fB, \fI, \fR, \fP) and with \- as -. */
 static void roff_plain(char *dst, size_t len, const char *s)
 {
@@ -184,6 +190,7 @@ static void check_man(void)
 			good = 0;
 		}
 	ok(good && n >= CONF_KEYS_N, "krexd.conf(5): its %d entries are keys", n);
+	text_free(&t);
 }
 
 /* The keys spank_krex(8) says are passed to krexd: the .BI/.BR lines
@@ -224,6 +231,7 @@ static void check_spank_man(void)
 			good = 0;
 		}
 	ok(end > 0 && n > 0 && good, "spank_krex(8) names the %d passed keys", n);
+	text_free(&t);
 }
 
 /* contrib/krexd.conf.in: "#key = ..." for every key (gpuN_pci, a pattern,
@@ -240,9 +248,10 @@ static void check_contrib(void)
 	if (!ok(text_read(&t, "contrib/krexd.conf.in") == 0, "read contrib/krexd.conf.in"))
 		return;
 	for (i = 0; i < t.n; i++) {
+		if (t.line[i][0] != '#')
+			continue;
 		n = strspn(t.line[i] + 1, "abcdefghijklmnopqrstuvwxyz0123456789_");
-		if (t.line[i][0] != '#' || n == 0 || n >= sizeof(name) ||
-		    strncmp(t.line[i] + 1 + n, " =", 2))
+		if (n == 0 || n >= sizeof(name) || strncmp(t.line[i] + 1 + n, " =", 2))
 			continue;
 		snprintf(name, sizeof(name), "%.*s", (int)n, t.line[i] + 1);
 		row = conf_key_find(name, &gi);
@@ -259,6 +268,7 @@ static void check_contrib(void)
 			good = 0;
 		}
 	ok(good, "contrib/krexd.conf.in shows every key, and only keys");
+	text_free(&t);
 }
 
 /* doc/admin.md's plugstack table: "| `key` | default | what |". */
@@ -298,6 +308,7 @@ static void check_admin(void)
 	}
 	ok(rows > 0 && good,
 	   "doc/admin.md: the %d passed keys of its plugstack table give the rows' defaults", rows);
+	text_free(&t);
 }
 
 int main(void)
