@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * conf_keys.c - the values of krexd.conf keys, checked in one place
- * (conf_keys.h).
+ * conf_keys.c - the krexd.conf keys of conf_keys.def: their table, and the
+ * one reader and check of each type (conf_keys.h).
  */
 #include "config.h"
 
@@ -14,11 +14,41 @@
 #include "defs.h"
 #include "conf_keys.h"
 #include "log.h"
+#include "proto.h"
 #include "timeutil.h"
 
 const char *const conf_freezer_names[] = {"auto", "cgroup2", "cgroup1", "signal", NULL};
 const char *const conf_isolate_names[] = {"participants", "node", "none", NULL};
 const char *const conf_sign_names[] = {"munge", "off", NULL};
+const char *const conf_settle_names[] = {"wait", "mark", "off", NULL};
+const char *const conf_require_clocks_names[] = {"auto", "yes", "no", NULL};
+const char *const conf_gpu_policy_names[] = {"configured", "step", "open", NULL};
+
+/* The names column: only the enums have one. */
+#define CONF_NAMES_ENUM(name) conf_##name##_names
+#define CONF_NAMES_ENUMYN(name) conf_##name##_names
+#define CONF_NAMES_DUR(name) NULL
+#define CONF_NAMES_DUR0(name) NULL
+#define CONF_NAMES_UINT(name) NULL
+#define CONF_NAMES_U64(name) NULL
+#define CONF_NAMES_SIZE0(name) NULL
+#define CONF_NAMES_LEVEL(name) NULL
+#define CONF_NAMES_PCT(name) NULL
+#define CONF_NAMES_FRAC(name) NULL
+#define CONF_NAMES_PATH(name) NULL
+#define CONF_NAMES_PATH0(name) NULL
+#define CONF_NAMES_STR(name) NULL
+#define CONF_NAMES_NAME(name) NULL
+#define CONF_NAMES_SUBTREE(name) NULL
+#define CONF_NAMES_GPUS(name) NULL
+#define CONF_NAMES_PCI(name) NULL
+
+const struct conf_key conf_keys[CONF_KEYS_N] = {
+#define KEY(name, type, field, lo, hi, def, flags, plugin, takes)                                  \
+	{#name, CONF_##type, lo, hi, CONF_NAMES_##type(name), def, CONF_##flags, plugin, takes},
+#include "conf_keys.def"
+#undef KEY
+};
 
 int conf_parse_enum(const char *v, const char *const *names, int *out)
 {
@@ -32,58 +62,13 @@ int conf_parse_enum(const char *v, const char *const *names, int *out)
 	return -1;
 }
 
-int conf_parse_duration(const char *v, uint64_t *ns)
+const char *conf_enum_name(const char *const *names, int i)
 {
-	uint64_t d;
+	int n;
 
-	if (time_parse_duration(v, NS_PER_MS, &d) < 0 || d < NS_PER_MS || d > 86400 * NS_PER_S)
-		return -1;
-	*ns = d;
-	return 0;
-}
-
-int conf_parse_queue_time(const char *v, uint64_t *ns)
-{
-	uint64_t d;
-
-	if (time_parse_duration(v, NS_PER_MS, &d) < 0 ||
-	    (d != 0 && (d < 10 * 1000 || d > NS_PER_S)))
-		return -1;
-	*ns = d;
-	return 0;
-}
-
-int conf_parse_chain(const char *v, uint64_t *ns)
-{
-	uint64_t d;
-
-	if (time_parse_duration(v, NS_PER_MS, &d) < 0 || d > KREX_MAX_CHAIN_MS * NS_PER_MS)
-		return -1;
-	*ns = d;
-	return 0;
-}
-
-int conf_parse_queue_cap(const char *v, unsigned *cap)
-{
-	uint64_t u;
-
-	if (conf_parse_uint(v, 0, 1000000, &u) < 0)
-		return -1;
-	*cap = (unsigned)u;
-	return 0;
-}
-
-int conf_parse_share(const char *v, double *out)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || end == v || *end || !(d > 0.0 && d <= 1.0))
-		return -1;
-	*out = d;
-	return 0;
+	for (n = 0; names[n]; n++)
+		;
+	return i >= 0 && i < n ? names[i] : "?";
 }
 
 int conf_parse_size(const char *v, uint64_t min, uint64_t max, uint64_t *out)
@@ -119,188 +104,136 @@ int conf_parse_size(const char *v, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int conf_parse_history(const char *v, unsigned *n)
+/* A double in [lo, hi] (PCT: a '%' may follow) or (lo, hi] (FRAC). */
+static int parse_double(const struct conf_key *k, const char *v, double *out)
 {
-	uint64_t u;
-
-	if (conf_parse_uint(v, 0, KREX_MAX_HISTORY, &u) < 0)
-		return -1;
-	*n = (unsigned)u;
-	return 0;
-}
-
-int conf_parse_log_max(const char *v, uint64_t *bytes)
-{
-	uint64_t u;
-
-	if (conf_parse_size(v, 0, 1ULL << 30, &u) < 0 || (u != 0 && u < 4096))
-		return -1;
-	*bytes = u;
-	return 0;
-}
-
-int conf_parse_log_keep(const char *v, unsigned *n)
-{
-	uint64_t u;
-
-	if (conf_parse_uint(v, 0, 100, &u) < 0)
-		return -1;
-	*n = (unsigned)u;
-	return 0;
-}
-
-int conf_check_subtree(const char *v)
-{
-	return v[0] && v[0] != '/' && !strstr(v, "..") ? 0 : -1;
-}
-
-static int check_duration(const char *v)
-{
-	uint64_t ns;
-
-	return conf_parse_duration(v, &ns);
-}
-
-static int check_chain(const char *v)
-{
-	uint64_t ns;
-
-	return conf_parse_chain(v, &ns);
-}
-
-static int check_queue_time(const char *v)
-{
-	uint64_t ns;
-
-	return conf_parse_queue_time(v, &ns);
-}
-
-static int check_queue_cap(const char *v)
-{
-	unsigned cap;
-
-	return conf_parse_queue_cap(v, &cap);
-}
-
-static int check_freezer(const char *v)
-{
-	int i;
-
-	return conf_parse_enum(v, conf_freezer_names, &i);
-}
-
-static int check_isolate(const char *v)
-{
-	int i;
-
-	return conf_parse_enum(v, conf_isolate_names, &i);
-}
-
-static int check_sign(const char *v)
-{
-	int i;
-
-	return conf_parse_enum(v, conf_sign_names, &i);
-}
-
-static int check_share(const char *v)
-{
+	char *end;
 	double d;
 
-	return conf_parse_share(v, &d);
+	errno = 0;
+	d = strtod(v, &end);
+	if (k->type == CONF_PCT && end != v && *end == '%')
+		end++;
+	if (errno || end == v || *end)
+		return -1;
+	if (k->type == CONF_PCT ? !(d >= (double)k->lo && d <= (double)k->hi)
+	                        : !(d > (double)k->lo && d <= (double)k->hi))
+		return -1;
+	*out = d;
+	return 0;
 }
 
-static int check_history(const char *v)
-{
-	unsigned n;
-
-	return conf_parse_history(v, &n);
-}
-
-static int check_log_max(const char *v)
+/* The numbers: durations, counts and sizes, within the row's range. */
+static int parse_number(const struct conf_key *k, const char *v, uint64_t *out)
 {
 	uint64_t u;
 
-	return conf_parse_log_max(v, &u);
+	switch (k->type) {
+	case CONF_DUR:
+	case CONF_DUR0:
+		if (time_parse_duration(v, NS_PER_MS, &u) < 0)
+			return -1;
+		break;
+	case CONF_SIZE0:
+		if (conf_parse_size(v, 0, k->hi, &u) < 0)
+			return -1;
+		break;
+	default:
+		return conf_parse_uint(v, k->lo, k->hi, out);
+	}
+	if ((k->type == CONF_DUR || u != 0) && (u < k->lo || u > k->hi))
+		return -1;
+	*out = u;
+	return 0;
 }
 
-static int check_log_keep(const char *v)
+/* The texts: checked here; krexd checks them against its field's size too. */
+static int check_text(const struct conf_key *k, const char *v)
 {
-	unsigned n;
+	char items[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
 
-	return conf_parse_log_keep(v, &n);
+	switch (k->type) {
+	case CONF_PATH:
+		return v[0] == '/' ? 0 : -1;
+	case CONF_PATH0:
+		return v[0] == '\0' || (v[0] == '/' && strlen(v) < k->hi) ? 0 : -1;
+	case CONF_NAME:
+		return v[0] ? 0 : -1;
+	case CONF_SUBTREE:
+		return v[0] && v[0] != '/' && !strstr(v, "..") ? 0 : -1;
+	case CONF_GPUS:
+		return v[0] == '\0' || conf_split_list(v, &items[0][0], sizeof(items[0]),
+		                                       (int)k->hi) >= 0
+		               ? 0
+		               : -1;
+	case CONF_PCI:
+		return strlen(v) < k->hi && strchr(v, ':') ? 0 : -1;
+	default:
+		return 0; /* CONF_STR: any text */
+	}
 }
 
-static int check_path_or_empty(const char *v)
+int conf_key_parse(const struct conf_key *k, const char *v, union conf_value *out)
 {
-	return v[0] == '\0' || (v[0] == '/' && strlen(v) < 256) ? 0 : -1;
+	switch (k->type) {
+	case CONF_UINT:
+		if (parse_number(k, v, &out->u) < 0)
+			return -1;
+		out->ui = (unsigned)out->u;
+		return 0;
+	case CONF_DUR:
+	case CONF_DUR0:
+	case CONF_U64:
+	case CONF_SIZE0:
+		return parse_number(k, v, &out->u);
+	case CONF_ENUMYN:
+		if (!strcmp(v, "true") || !strcmp(v, "1"))
+			v = "yes";
+		else if (!strcmp(v, "false") || !strcmp(v, "0"))
+			v = "no";
+		/* fall through */
+	case CONF_ENUM:
+		return conf_parse_enum(v, k->names, &out->i);
+	case CONF_LEVEL:
+		out->i = log_parse_level(v);
+		return out->i < 0 ? -1 : 0;
+	case CONF_PCT:
+	case CONF_FRAC:
+		return parse_double(k, v, &out->d);
+	default:
+		return check_text(k, v);
+	}
 }
 
-static int check_log_level(const char *v)
+const struct conf_key *conf_key_find(const char *key, unsigned *index)
 {
-	return log_parse_level(v) < 0 ? -1 : 0;
-}
-
-static int check_abspath(const char *v)
-{
-	return v[0] == '/' ? 0 : -1;
-}
-
-static int check_nonempty(const char *v)
-{
-	return v[0] ? 0 : -1;
-}
-
-#define DURATION "a duration from 1ms to 1 day, e.g. 500ms, 2s"
-
-/* The keys whose value is checked on its own (region_cores, topology,
- * gpus and gpuN_pci need krexd's own tables: krexd/config.c). */
-static const struct conf_key {
-	const char *name;
-	int (*check)(const char *v);
-	const char *takes;
-} keys[] = {
-        {"run_dir", check_abspath, "an absolute path"},
-        {"max_region", check_duration, DURATION},
-        {"drain_timeout", check_duration, DURATION},
-        {"freeze_timeout", check_duration, DURATION},
-        {"queue_timeout", check_duration, DURATION},
-        {"gate_timeout", check_duration, DURATION},
-        {"share_window", check_duration, DURATION},
-        {"queue_cap", check_queue_cap, "a number of launches from 0 to 1000000"},
-        {"chain_max", check_chain, "0 (no chaining), or a duration up to 1m, e.g. 1s"},
-        {"chain_gap", check_chain, "0, or a duration up to 1m, e.g. 100ms"},
-        {"queue_time", check_queue_time, "0, or a duration from 10us to 1s"},
-        {"freezer", check_freezer, "auto, cgroup2, cgroup1 or signal"},
-        {"isolate", check_isolate, "participants, node or none"},
-        {"max_share", check_share, "a fraction above 0, at most 1"},
-        {"log_level", check_log_level, "none, error, warn, info, debug or 0-4"},
-        {"node_name", check_nonempty, "a name"},
-        {"cgroup_subtree", conf_check_subtree, "a relative path without .."},
-        {"history", check_history, "a number of certificates from 0 to 100000"},
-        {"region_log", check_path_or_empty, "an absolute path, or empty for none"},
-        {"region_log_max", check_log_max, "0, or a size from 4k to 1G, e.g. 10M"},
-        {"region_log_keep", check_log_keep, "a number of files from 0 to 100"},
-        {"metrics_file", check_path_or_empty, "an absolute path, or empty for none"},
-        {"sign", check_sign, "munge or off"},
-        {"munge_socket", check_path_or_empty, "an absolute path, or empty for munge's default"},
-};
-
-static const struct conf_key *conf_key_find(const char *key)
-{
+	unsigned gi;
+	int n = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strcmp(key, keys[i].name) == 0)
-			return &keys[i];
+	*index = 0;
+	for (i = 0; i < CONF_KEYS_N; i++) {
+		if (conf_keys[i].type != CONF_PCI) {
+			if (strcmp(key, conf_keys[i].name) == 0)
+				return &conf_keys[i];
+			continue;
+		}
+		/* gpuN_pci: N from 0 to the gate page's last slot */
+		if (sscanf(key, "gpu%u_pci%n", &gi, &n) == 1 && key[n] == '\0' &&
+		    gi < KREX_MAX_GPUS) {
+			*index = gi;
+			return &conf_keys[i];
+		}
+	}
 	return NULL;
 }
 
 void conf_key_error(char *err, size_t errlen, const char *key, const char *v)
 {
-	const struct conf_key *k = conf_key_find(key);
+	unsigned gi;
+	const struct conf_key *k = conf_key_find(key, &gi);
 
-	if (k)
+	if (k && k->takes)
 		snprintf(err, errlen, "bad value '%s' for key '%s' (%s)", v, key, k->takes);
 	else
 		snprintf(err, errlen, "bad value '%s' for key '%s'", v, key);
@@ -308,11 +241,13 @@ void conf_key_error(char *err, size_t errlen, const char *key, const char *v)
 
 int conf_key_check(const char *key, const char *v, char *err, size_t errlen)
 {
-	const struct conf_key *k = conf_key_find(key);
+	union conf_value val;
+	unsigned gi;
+	const struct conf_key *k = conf_key_find(key, &gi);
 
 	if (!k)
 		return 1;
-	if (k->check(v) < 0) {
+	if (conf_key_parse(k, v, &val) < 0) {
 		conf_key_error(err, errlen, key, v);
 		return -1;
 	}

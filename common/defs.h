@@ -47,53 +47,28 @@
 #define KREX_ENV_GATE_COUNTS                                                                       \
 	"KREX_GATE_COUNTS" /* gate: append wrapper-entry counts to this file at exit */
 
-/* ---- tunables (krexd.conf keys of the same name; doc/admin.md) ---------- */
+/* ---- tunables: the defaults of krexd.conf keys are in conf_keys.def; here
+ * those other parts rely on too, and the bounds ------------------------- */
 
-#define KREX_DEFAULT_MAX_REGION_MS 60000     /* max_region: lease cap */
 #define KREX_DEFAULT_DRAIN_TIMEOUT_MS 2000   /* drain_timeout */
-#define KREX_DEFAULT_FREEZE_TIMEOUT_MS 1000  /* freeze_timeout */
 #define KREX_DEFAULT_QUEUE_TIMEOUT_MS 600000 /* how long a begin may wait in the queue */
-#define KREX_DEFAULT_QUEUE_US 1000           /* queue_time: GPU time a sibling stream may queue */
-#define KREX_DEFAULT_QUEUE_CAP 2             /* queue_cap: launches between gate events; 0 = off */
 #define KREX_DEFAULT_GATE_TIMEOUT_MS 120000  /* longest a gated thread waits before failing open */
-/* settle_timeout: longest wait for the GPU's clock after the freeze.  On the
- * H200 the SM clock came back from the power cap 515-526 ms after a sibling
- * running 8192x8192 fp16 matmuls stopped (6 of 6); 750 ms covers that with
- * ~40 % margin.  After a light sibling the clock is up already: no wait. */
-#define KREX_DEFAULT_SETTLE_TIMEOUT_MS 750
-#define KREX_MAX_SETTLE_TIMEOUT_MS 2000 /* stays within the client's grant slack */
-/* chain_max: longest a chain of regions runs on a GPU without a thaw (0 = no
- * chaining); chain_gap: how long the siblings then run before the next region
- * there (doc/design.md "Chained regions"): with regions always queued, GPU work
- * outside regions gets at least chain_gap / (chain_max + chain_gap), ~9 %. */
-#define KREX_DEFAULT_CHAIN_MAX_MS 1000
-#define KREX_DEFAULT_CHAIN_GAP_MS 100
-#define KREX_MAX_CHAIN_MS 60000           /* chain_max and chain_gap: at most a minute */
-#define KREX_DEFAULT_SIGN_TIMEOUT_MS 2000 /* longest a client waits for munged's signature */
-#define KREX_MAX_SIGN_TIMEOUT_MS 10000    /* stays within the client's reply deadline */
-#define KREX_DEFAULT_CLOCK_TOLERANCE 1.0  /* clock_tolerance: percent under nominal allowed */
-#define KREX_SETTLE_POLL_MS 2             /* NVML poll period while settling */
-#define KREX_CLOCK_SAMPLE_MS 20           /* NVML sample period during a region */
-#define KREX_DEFAULT_IO_TIMEOUT_MS 5000   /* deadline for one message read or write */
+#define KREX_MAX_SETTLE_TIMEOUT_MS 2000      /* stays within the client's grant slack */
+#define KREX_MAX_CHAIN_MS 60000              /* chain_max and chain_gap: at most a minute */
+#define KREX_MAX_SIGN_TIMEOUT_MS 10000       /* stays within the client's reply deadline */
+#define KREX_SETTLE_POLL_MS 2                /* NVML poll period while settling */
+#define KREX_CLOCK_SAMPLE_MS 20              /* NVML sample period during a region */
+#define KREX_DEFAULT_IO_TIMEOUT_MS 5000      /* deadline for one message read or write */
 #define KREX_DEFAULT_CONNECT_TIMEOUT_MS 2000
 
 #define KREX_MAX_GPUS 64     /* slots in the gate page */
 #define KREX_MAX_GPU_NAME 63 /* bytes of a node-wide GPU name */
 #define KREX_MAX_PARTICIPANTS 4096
 #define KREX_MAX_CONNECTIONS 8192
-#define KREX_DEFAULT_CONNS_PER_UID 256      /* max_conns_per_uid */
-#define KREX_DEFAULT_PARTS_PER_UID 256      /* max_parts_per_uid */
-#define KREX_DEFAULT_QUEUED_PER_UID 64      /* max_queued_per_uid */
-#define KREX_DEFAULT_GPUS_PER_UID 8         /* max_gpus_per_uid */
-#define KREX_DEFAULT_BUFFER_PER_UID 8388608 /* max_buffer_per_uid: 8 MiB */
-#define KREX_DEFAULT_CONN_BUFFER 262144     /* conn_buffer: 256 KiB of replies per connection */
-#define KREX_DEFAULT_RESERVE_FDS 256        /* reserve_fds: kept free for thaws and undos */
+#define KREX_DEFAULT_RESERVE_FDS 256 /* reserve_fds: kept free for thaws and undos */
 
 /* What happened (krexd/history.c, doc/admin.md "History, region log, metrics"). */
-#define KREX_DEFAULT_HISTORY 1000               /* history: certificates kept in memory */
-#define KREX_MAX_HISTORY 100000                 /* its upper bound (about 1 KiB each) */
-#define KREX_DEFAULT_REGION_LOG_MAX (10u << 20) /* region_log_max: rotate past 10 MiB */
-#define KREX_DEFAULT_REGION_LOG_KEEP 5          /* region_log_keep: rotated files kept */
-#define KREX_NOFILE_WANT 65536 /* RLIMIT_NOFILE krexd raises itself to (hard limit permitting) */
+#define KREX_MAX_HISTORY 100000 /* history: at most this many (about 1 KiB each) */
+#define KREX_NOFILE_WANT 65536  /* RLIMIT_NOFILE krexd raises itself to (hard limit permitting) */
 
 #endif /* KREX_DEFS_H */

@@ -32,6 +32,7 @@ spdx_skip() {
 	*.gitignore) return 0 ;;                # git settings, not source
 	test/perf/results/*) return 0 ;;        # raw measurement records, kept as the runs wrote them
 	test/topology/fixtures/*.expected) return 0 ;; # compared byte for byte with krex-topo's output
+	test/unit/conf_pin.expected) return 0 ;; # compared line by line with conf_pin_test's output
 	test/topology/fixtures/*.xml) return 0 ;; # hwloc XML as lstopo / mkxml.py wrote it (data)
 	test/fuzz/corpus/*) return 0 ;;         # binary seed frames for the fuzzer (data)
 	debian/changelog | debian/source/format) return 0 ;; # dpkg formats without comments

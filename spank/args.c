@@ -24,15 +24,11 @@ static int set_str(char *dst, size_t len, const char *key, const char *value, ch
 	return 0;
 }
 
-/* The krexd.conf keys the plugstack line passes on to krexd (slurmd.c),
- * checked as krexd checks them (common/conf_keys.c), with krexd's text. */
-#define PASSED(k) #k, offsetof(struct spank_args, k), sizeof(((struct spank_args *)0)->k)
-static const struct {
-	const char *key;
-	size_t off, len;
-} passed[] = {{PASSED(max_region)}, {PASSED(drain_timeout)},  {PASSED(isolate)},
-              {PASSED(freezer)},    {PASSED(cgroup_subtree)}, {PASSED(queue_cap)},
-              {PASSED(queue_time)}, {PASSED(munge_socket)}};
+/* Every value the plugin passes on fits its passed[] slot. */
+#define KEY(name, type, field, lo, hi, def, flags, plugin, takes)                                  \
+	_Static_assert((plugin) <= SPANK_PASSED_LEN, "conf_keys.def: " #name "'s plugin column");
+#include "conf_keys.def"
+#undef KEY
 
 /* Strict value checks here, so a typo fails at srun time on every node
  * instead of when krexd starts. */
@@ -67,12 +63,14 @@ static int args_kv(const char *key, const char *value, void *ctx, char *err, siz
 		a->external = !strcmp(value, "external");
 		return 0;
 	}
-	for (i = 0; i < sizeof(passed) / sizeof(passed[0]); i++) {
-		if (strcmp(key, passed[i].key))
+	/* The krexd.conf keys it passes on to krexd (slurmd.c), checked as krexd
+	 * checks them (common/conf_keys.c), with krexd's text. */
+	for (i = 0; i < CONF_KEYS_N; i++) {
+		if (!conf_keys[i].plugin || strcmp(key, conf_keys[i].name))
 			continue;
 		if (conf_key_check(key, value, err, errlen) < 0)
 			return -1;
-		return set_str((char *)a + passed[i].off, passed[i].len, key, value, err, errlen);
+		return set_str(a->passed[i], conf_keys[i].plugin, key, value, err, errlen);
 	}
 	xsnprintf(err, errlen, "unknown plugstack argument '%s'", key);
 	return -1;

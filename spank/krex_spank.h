@@ -21,10 +21,12 @@
 
 #include <slurm/spank.h>
 
+#include "conf_keys.h"
 #include "defs.h"
 #include "proto.h"
 
 #define SPANK_PATH_LEN 512
+#define SPANK_PASSED_LEN 160 /* the largest plugin column of conf_keys.def */
 
 /* Set by the slurmd-context part in slurmd's own environment, which every
  * slurmstepd inherits: the node name as slurmd knows it.  Why: in slurmstepd
@@ -41,15 +43,10 @@ struct spank_args {
 	char krexd[SPANK_PATH_LEN];   /* krexd binary */
 	char gate[SPANK_PATH_LEN];    /* libkrexgate.so preloaded into tasks */
 	char gres[64];                /* the gres that means "a share of a GPU" */
-	/* Passed to krexd as -o key=value when set (spawn mode). */
-	char max_region[32];
-	char drain_timeout[32];
-	char isolate[16];
-	char freezer[16];
-	char cgroup_subtree[128]; /* %n = node name */
-	char queue_cap[16];
-	char queue_time[32];
-	char munge_socket[160]; /* munged's, for signed certificates */
+	/* The krexd.conf keys passed to krexd as -o key=value when set (spawn
+	 * mode): those with a plugin column in common/conf_keys.def, by row;
+	 * %n = node name. */
+	char passed[CONF_KEYS_N][SPANK_PASSED_LEN];
 };
 
 /* Parse plugstack.conf's arguments into *a (defaults first).  Returns 0, or

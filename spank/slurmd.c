@@ -109,27 +109,23 @@ static void cgroup_move_root(void)
 
 /* argv for krexd: -r RUNDIR, -o node_name=NODE and -o key=value for each
  * plugstack tunable given (%n expanded).  opts holds the strings. */
-#define KREXD_OPTS 9
+#define KREXD_OPTS (CONF_KEYS_N + 1)
 static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opts[KREXD_OPTS][200])
 {
-	const char *keys[KREXD_OPTS] = {"node_name", "max_region", "drain_timeout",
-	                                "isolate",   "freezer",    "cgroup_subtree",
-	                                "queue_cap", "queue_time", "munge_socket"};
-	const char *vals[KREXD_OPTS] = {"%n",         a->max_region, a->drain_timeout,
-	                                a->isolate,   a->freezer,    a->cgroup_subtree,
-	                                a->queue_cap, a->queue_time, a->munge_socket};
 	char val[160];
 	int i, n = 0;
 
 	argv[n++] = (char *)a->krexd;
 	argv[n++] = (char *)"-r";
 	argv[n++] = krexd_rundir;
-	for (i = 0; i < KREXD_OPTS; i++) {
-		if (!vals[i][0] || args_expand(val, sizeof(val), vals[i], node_name) < 0)
+	for (i = -1; i < CONF_KEYS_N; i++) { /* -1: node_name, always */
+		if (i >= 0 && (!conf_keys[i].plugin || !a->passed[i][0]))
 			continue;
-		snprintf(opts[i], 200, "%s=%s", keys[i], val);
+		if (args_expand(val, sizeof(val), i < 0 ? "%n" : a->passed[i], node_name) < 0)
+			continue;
+		snprintf(opts[i + 1], 200, "%s=%s", i < 0 ? "node_name" : conf_keys[i].name, val);
 		argv[n++] = (char *)"-o";
-		argv[n++] = opts[i];
+		argv[n++] = opts[i + 1];
 	}
 	argv[n] = NULL;
 }
@@ -137,7 +133,7 @@ static void slurmd_krexd_argv(const struct spank_args *a, char *argv[], char opt
 /* The launcher child: out of slurmd's session and cgroups, then exec. */
 static void slurmd_spawn_child(const struct spank_args *a, int errfd)
 {
-	char *argv[24], opts[KREXD_OPTS][200];
+	char *argv[2 * KREXD_OPTS + 4], opts[KREXD_OPTS][200];
 	int fd;
 
 	setsid();

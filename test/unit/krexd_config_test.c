@@ -44,17 +44,16 @@ int main(void)
 	plan(38);
 	config_defaults(&c);
 	ok(!strcmp(c.run_dir, KREX_DEFAULT_RUNDIR), "default run_dir");
-	ok(c.max_region_ns == KREX_DEFAULT_MAX_REGION_MS * NS_PER_MS, "default max_region");
+	ok(c.max_region_ns == 60 * NS_PER_S, "default max_region");
 	ok(c.drain_timeout_ns == KREX_DEFAULT_DRAIN_TIMEOUT_MS * NS_PER_MS &&
-	           c.freeze_timeout_ns == KREX_DEFAULT_FREEZE_TIMEOUT_MS * NS_PER_MS &&
+	           c.freeze_timeout_ns == 1000 * NS_PER_MS &&
 	           c.queue_timeout_ns == KREX_DEFAULT_QUEUE_TIMEOUT_MS * NS_PER_MS &&
 	           c.gate_timeout_ns == KREX_DEFAULT_GATE_TIMEOUT_MS * NS_PER_MS,
 	   "default timeouts from defs.h");
 	ok(c.freezer == FREEZER_AUTO && c.isolate == ISOLATE_PARTICIPANTS && c.max_share == 1.0,
 	   "default freezer auto, isolate participants, max_share off");
 	ok(!strcmp(c.cgroup_subtree, "krex") && c.node_name[0], "default subtree and node name");
-	ok(c.queue_cap == KREX_DEFAULT_QUEUE_CAP &&
-	           c.queue_time_ns == (uint64_t)KREX_DEFAULT_QUEUE_US * 1000,
+	ok(c.queue_cap == 2 && c.queue_time_ns == (uint64_t)1000 * 1000,
 	   "default queue_cap and queue_time from defs.h");
 
 	ok(load_text(
@@ -147,10 +146,9 @@ int main(void)
 	           c.require_clocks == REQUIRE_CLOCKS_NO &&
 	           config_set(&c, "require_clocks", "maybe", err, sizeof(err)) < 0,
 	   "require_clocks = auto|yes|no");
-	ok(c.gpu_policy == GPU_POLICY_CONFIGURED &&
-	           c.max_conns_per_uid == KREX_DEFAULT_CONNS_PER_UID &&
-	           c.max_buffer_per_uid == KREX_DEFAULT_BUFFER_PER_UID &&
-	           c.region_time_per_uid == 0 && c.reserve_fds == KREX_DEFAULT_RESERVE_FDS,
+	ok(c.gpu_policy == GPU_POLICY_CONFIGURED && c.max_conns_per_uid == 256 &&
+	           c.max_buffer_per_uid == 8388608 && c.region_time_per_uid == 0 &&
+	           c.reserve_fds == KREX_DEFAULT_RESERVE_FDS,
 	   "limit defaults");
 	ok(config_set(&c, "gpu_policy", "step", err, sizeof(err)) == 0 &&
 	           c.gpu_policy == GPU_POLICY_STEP &&
@@ -168,15 +166,14 @@ int main(void)
 	           config_set(&c, "region_time_per_uid", "nan", err, sizeof(err)) < 0 &&
 	           c.region_time_per_uid == 30 * NS_PER_S,
 	   "region_time_per_uid: at most a minute, nan rejected");
-	ok(c.max_gpus_per_uid == KREX_DEFAULT_GPUS_PER_UID &&
+	ok(c.max_gpus_per_uid == 8 &&
 	           config_set(&c, "max_gpus_per_uid", "0", err, sizeof(err)) == 0 &&
 	           c.max_gpus_per_uid == 0 &&
 	           config_set(&c, "max_gpus_per_uid", "65", err, sizeof(err)) < 0 &&
 	           config_set(&c, "max_gpus_per_uid", "64", err, sizeof(err)) == 0,
 	   "max_gpus_per_uid: default 8, 0 to the table's 64");
 	config_defaults(&c);
-	ok(c.chain_max_ns == KREX_DEFAULT_CHAIN_MAX_MS * NS_PER_MS &&
-	           c.chain_gap_ns == KREX_DEFAULT_CHAIN_GAP_MS * NS_PER_MS &&
+	ok(c.chain_max_ns == 1000 * NS_PER_MS && c.chain_gap_ns == 100 * NS_PER_MS &&
 	           config_set(&c, "chain_max", "0", err, sizeof(err)) == 0 && c.chain_max_ns == 0 &&
 	           config_set(&c, "chain_gap", "250ms", err, sizeof(err)) == 0 &&
 	           c.chain_gap_ns == 250 * NS_PER_MS &&
