@@ -30,7 +30,7 @@ spdx_skip() {
 	*.md) return 0 ;;                       # documentation, prose
 	*.png) return 0 ;;                      # images (doc/img)
 	*.gitignore) return 0 ;;                # git settings, not source
-	test/perf/results/*) return 0 ;;        # raw measurement records, kept as the runs wrote them
+	notebook/*) return 0 ;;                 # the lab notebook: raw measurement records, kept as the runs wrote them
 	test/topology/fixtures/*.expected) return 0 ;; # compared byte for byte with krex-topo's output
 	test/topology/fixtures/*.xml) return 0 ;; # hwloc XML as lstopo / mkxml.py wrote it (data)
 	test/fuzz/corpus/*) return 0 ;;         # binary seed frames for the fuzzer (data)
