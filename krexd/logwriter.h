@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * logwriter.h - the one thread of krexd: it writes the region log (JSON
- * lines, size-based rotation) and the metrics file (tmp + rename), so that
- * a slow or full disk never stalls the epoll loop.  The loop hands over
+ * logwriter.h - krexd's writer thread (its other thread is sign.c's
+ * signer): it writes the region log (JSON lines, size-based rotation) and
+ * the metrics file (tmp + rename), so that a slow or full disk never stalls
+ * the epoll loop.  The loop hands over
  * whole lines into a bounded buffer (lines that do not fit are dropped and
  * counted) and the latest metrics text; the thread posts what it has to say
  * (errors, recoveries) to a mailbox and wakes the loop through an eventfd,

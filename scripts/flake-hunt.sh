@@ -3,7 +3,7 @@
 # flake-hunt.sh - run chosen test tiers (or single tests) N times, with or
 # without load beside them, and list every test that failed at least once,
 # with its logs copied to a report folder.  HACKING.md "Flakes" says how it
-# is used; the dated reports are in test/perf/results/.
+# is used; the dated reports are in notebook/ (the lab notebook).
 set -u
 
 usage() {

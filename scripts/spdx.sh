@@ -28,9 +28,9 @@ spdx_skip() {
 	case "$1" in
 	LICENSE) return 0 ;;                    # the licence itself
 	*.md) return 0 ;;                       # documentation, prose
-	*.png) return 0 ;;                      # images (doc/img)
+	*.png) return 0 ;;                      # images (notebook/img)
 	*.gitignore) return 0 ;;                # git settings, not source
-	test/perf/results/*) return 0 ;;        # raw measurement records, kept as the runs wrote them
+	notebook/*) return 0 ;;                 # the lab notebook: raw measurement records, kept as the runs wrote them
 	test/topology/fixtures/*.expected) return 0 ;; # compared byte for byte with krex-topo's output
 	test/unit/conf_pin.expected) return 0 ;; # compared line by line with conf_pin_test's output
 	test/topology/fixtures/*.xml) return 0 ;; # hwloc XML as lstopo / mkxml.py wrote it (data)

@@ -5,7 +5,7 @@
 # across all 16, 3 regions a task, on the mock GPU driver.  Prints TAP and
 # the figures; writes them (figures.txt), every certificate (certs.txt) and
 # the 1 s samples of each krexd and slurmd (samples) to the folder given (default $OUT, else
-# test/perf/results/slurm-scale-DATE).  Needs root, Slurm and munge
+# notebook/slurm-scale-DATE).  Needs root, Slurm and munge
 # (scripts/install-deps.sh) and a build (make).  About a minute on the
 # 2-core CPU test machine; never fails on a time, only on a wrong result
 # or a leftover.
@@ -15,7 +15,7 @@
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 export top_srcdir top_builddir
-out=${1:-${OUT:-$top_srcdir/test/perf/results/slurm-scale-$(date -u +%Y%m%d-%H%M)}}
+out=${1:-${OUT:-$top_srcdir/notebook/slurm-scale-$(date -u +%Y%m%d-%H%M)}}
 mkdir -p "$out" || exit 2
 export KS_NODES=${KS_NODES:-16} KS_JOBS=${KS_JOBS:-64} KS_REGIONS=${KS_REGIONS:-3} KS_OUT=$out
 {
