@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gate_hip.c - the HIP side of the gate: one wrapper per symbol of
+ * gate_hip.c - the HIP backend of the gate: one wrapper per symbol of
  * hip_hooks.def, the devices to drain, the bounded queue's event calls.  HIP 5.x has no hipGetProcAddress;
  * programs reach these by direct binding or dlsym, both covered.
  * No AMD GPU was available to this project: tested against the mock only.
@@ -106,25 +106,11 @@ static _Atomic int hip_captures; /* captures begun through the gate, not ended *
 typedef hipError_t (*hip_evcreate_fn)(hipEvent_t *, unsigned);
 typedef hipError_t (*hip_evrecord_fn)(hipEvent_t, hipStream_t);
 typedef hipError_t (*hip_ev_fn)(hipEvent_t);
-typedef hipError_t (*hip_xmode_fn)(hipStreamCaptureMode *);
-
-/* As for CUDA (gate_cuda.c cu_relax): the gate's own event calls (the drain,
- * the bounded queue's) run in relaxed capture mode, so they never invalidate
- * another thread's global capture; the thread's own mode is put back after. */
-static int hip_relax(hipStreamCaptureMode *m)
+/* The gate's own event calls (the drain, the bounded queue's) run in
+ * relaxed capture mode (gate_relax()). */
+static gate_xmode_fn hip_xmode(void)
 {
-	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
-
-	*m = 2; /* hipStreamCaptureModeRelaxed */
-	return xmode && xmode(m) == hipSuccess;
-}
-
-static void hip_unrelax(int relaxed, hipStreamCaptureMode *m)
-{
-	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
-
-	if (relaxed && xmode)
-		xmode(m);
+	return (gate_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
 }
 
 /*
@@ -139,7 +125,7 @@ static void hip_unrelax(int relaxed, hipStreamCaptureMode *m)
  */
 static int hip_gq_query(void *ev);
 
-int gate_hip_drain(uint64_t deadline)
+static int gate_hip_drain(uint64_t deadline)
 {
 	static hipEvent_t evs[64];
 	uint64_t devs = atomic_load(&hip_devices);
@@ -161,7 +147,7 @@ int gate_hip_drain(uint64_t deadline)
 	record = (hip_evrecord_fn)gate_hip_sym("hipEventRecord");
 	if (!set || !create || !record)
 		return -1;
-	relaxed = hip_relax(&mode);
+	relaxed = gate_relax(hip_xmode(), &mode);
 	for (d = 0; d < 64; d++) {
 		if (!(devs & (1ull << d)))
 			continue;
@@ -178,7 +164,7 @@ int gate_hip_drain(uint64_t deadline)
 	busy = gate_poll_events(hip_gq_query, targets, n, deadline, &errors);
 	if (errors)
 		rc = -1;
-	hip_unrelax(relaxed, &mode);
+	gate_unrelax(hip_xmode(), relaxed, &mode);
 	if (busy) {
 		log_info("drain: HIP work still busy at the deadline");
 		rc = -1;
@@ -186,7 +172,7 @@ int gate_hip_drain(uint64_t deadline)
 	return rc;
 }
 
-void gate_hip_forget(void)
+static void gate_hip_forget(void)
 {
 	atomic_store(&hip_devices, 0);
 }
@@ -241,9 +227,9 @@ static int hip_gq_sync(void *ev)
 
 	if (!f)
 		return -1;
-	relaxed = hip_relax(&m);
+	relaxed = gate_relax(hip_xmode(), &m);
 	rc = f((hipEvent_t)ev) == hipSuccess ? 0 : -1;
-	hip_unrelax(relaxed, &m);
+	gate_unrelax(hip_xmode(), relaxed, &m);
 	return rc;
 }
 
@@ -256,9 +242,9 @@ static int hip_gq_query(void *ev)
 
 	if (!f)
 		return -1;
-	relaxed = hip_relax(&m);
+	relaxed = gate_relax(hip_xmode(), &m);
 	r = f((hipEvent_t)ev);
-	hip_unrelax(relaxed, &m);
+	gate_unrelax(hip_xmode(), relaxed, &m);
 	return r == hipSuccess ? 1 : r == hipErrorNotReady ? 0 : -1;
 }
 
@@ -270,9 +256,9 @@ static int hip_gq_elapsed(float *ms, void *from, void *to)
 
 	if (!f)
 		return -1;
-	relaxed = hip_relax(&m);
+	relaxed = gate_relax(hip_xmode(), &m);
 	rc = f(ms, (hipEvent_t)from, (hipEvent_t)to) == hipSuccess ? 0 : -1;
-	hip_unrelax(relaxed, &m);
+	gate_unrelax(hip_xmode(), relaxed, &m);
 	return rc;
 }
 
@@ -362,7 +348,7 @@ static int gate_hip_find(const char *name)
 	return -1;
 }
 
-void *gate_hip_swap(const char *name, void *p)
+static void *gate_hip_swap(const char *name, void *p)
 {
 	int i = gate_hip_find(name);
 	void *expect = NULL;
@@ -373,7 +359,7 @@ void *gate_hip_swap(const char *name, void *p)
 	return hip_hooks[i].wrapper;
 }
 
-void *gate_hip_lookup(const char *name, void **wrapper)
+static void *gate_hip_lookup(const char *name, void **wrapper)
 {
 	int i = gate_hip_find(name);
 
@@ -383,7 +369,7 @@ void *gate_hip_lookup(const char *name, void **wrapper)
 	return gate_hip_real(i);
 }
 
-void gate_hip_counts(FILE *f)
+static void gate_hip_counts(FILE *f)
 {
 	unsigned long n;
 	int i;
@@ -394,3 +380,7 @@ void gate_hip_counts(FILE *f)
 			fprintf(f, "%ld %s %lu\n", (long)getpid(), hip_hooks[i].name, n);
 	}
 }
+
+/* The backend (gate.h); HIP has no region warm-up. */
+GATE_BACKEND(hip, "hip", gate_hip_lookup, gate_hip_swap, gate_hip_drain, NULL, gate_hip_forget,
+             gate_hip_counts);
