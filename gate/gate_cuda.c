@@ -116,20 +116,6 @@ static int cu_gq_record(void *ev, void *s)
 	return record && record((CUevent)ev, (CUstream)s) == CUDA_SUCCESS ? 0 : -1;
 }
 
-static int cu_gq_sync(void *ev)
-{
-	ev_sync_fn sync = gate_cuEventSynchronize();
-	CUstreamCaptureMode m;
-	int relaxed, rc;
-
-	if (!sync)
-		return -1;
-	relaxed = gate_relax(gate_cuThreadExchangeStreamCaptureMode(), &m);
-	rc = sync((CUevent)ev) == CUDA_SUCCESS ? 0 : -1;
-	gate_unrelax(gate_cuThreadExchangeStreamCaptureMode(), relaxed, &m);
-	return rc;
-}
-
 /* The bounded queue's wait: poll, at most limit_ns (gate_gq_wait). */
 static int cu_gq_wait(void *ev, uint64_t limit_ns, uint64_t suspect_ns)
 {
@@ -158,7 +144,7 @@ static int cu_gq_capturing(void *s)
 	return gate_cuda_capturing((CUstream)s);
 }
 
-static const struct gq_ops cu_gq_ops = {cu_gq_create,  cu_gq_record,    cu_gq_sync, gate_cuda_query,
+static const struct gq_ops cu_gq_ops = {cu_gq_create,  cu_gq_record,    NULL,      gate_cuda_query,
                                         cu_gq_elapsed, cu_gq_capturing, cu_gq_wait};
 
 /* Before a launch, outside the gate: may wait; returns the queue to record

@@ -44,7 +44,6 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned i
 	X(ctx_get_fn, cuCtxPopCurrent_v2)                                                          \
 	X(ev_create_fn, cuEventCreate)                                                             \
 	X(ev_record_fn, cuEventRecord)                                                             \
-	X(ev_sync_fn, cuEventSynchronize)                                                          \
 	X(ev_sync_fn, cuEventQuery)                                                                \
 	X(ev_elapsed_fn, cuEventElapsedTime_v2)                                                    \
 	X(ev_elapsed_fn, cuEventElapsedTime)                                                       \

@@ -183,11 +183,10 @@ typedef hipError_t (*hip_evcreate0_fn)(hipEvent_t *);
 typedef hipError_t (*hip_elapsed_fn)(float *, hipEvent_t, hipEvent_t);
 typedef hipError_t (*hip_capturing_fn)(hipStream_t, int *);
 
-enum { HQ_CREATE, HQ_CREATE0, HQ_RECORD, HQ_SYNC, HQ_QUERY, HQ_ELAPSED, HQ_CAPTURING, HQ_COUNT };
+enum { HQ_CREATE, HQ_CREATE0, HQ_RECORD, HQ_QUERY, HQ_ELAPSED, HQ_CAPTURING, HQ_COUNT };
 static const char *const hq_names[HQ_COUNT] = {"hipEventCreateWithFlags", "hipEventCreate",
-                                               "hipEventRecord",          "hipEventSynchronize",
-                                               "hipEventQuery",           "hipEventElapsedTime",
-                                               "hipStreamIsCapturing"};
+                                               "hipEventRecord",          "hipEventQuery",
+                                               "hipEventElapsedTime",     "hipStreamIsCapturing"};
 static _Atomic(void *) hq_sym[HQ_COUNT];
 
 static void *hq(int i)
@@ -217,20 +216,6 @@ static int hip_gq_record(void *ev, void *s)
 	hip_evrecord_fn f = (hip_evrecord_fn)hq(HQ_RECORD);
 
 	return f && f((hipEvent_t)ev, (hipStream_t)s) == hipSuccess ? 0 : -1;
-}
-
-static int hip_gq_sync(void *ev)
-{
-	hip_ev_fn f = (hip_ev_fn)hq(HQ_SYNC);
-	hipStreamCaptureMode m;
-	int relaxed, rc;
-
-	if (!f)
-		return -1;
-	relaxed = gate_relax(hip_xmode(), &m);
-	rc = f((hipEvent_t)ev) == hipSuccess ? 0 : -1;
-	gate_unrelax(hip_xmode(), relaxed, &m);
-	return rc;
 }
 
 static int hip_gq_query(void *ev)
@@ -279,9 +264,8 @@ static int hip_gq_wait(void *ev, uint64_t limit_ns, uint64_t suspect_ns)
 	return gate_gq_wait(hip_gq_query, ev, limit_ns, suspect_ns);
 }
 
-static const struct gq_ops hip_gq_ops = {hip_gq_create, hip_gq_record,  hip_gq_sync,
-                                         hip_gq_query,  hip_gq_elapsed, hip_gq_capturing,
-                                         hip_gq_wait};
+static const struct gq_ops hip_gq_ops = {hip_gq_create,  hip_gq_record,    NULL,       hip_gq_query,
+                                         hip_gq_elapsed, hip_gq_capturing, hip_gq_wait};
 
 #define HIP_GQ_STREAMS 8
 static __thread struct gq hip_gq[HIP_GQ_STREAMS];
