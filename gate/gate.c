@@ -109,6 +109,18 @@ int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns, uint64_t s
 
 static long gate_futex(_Atomic int *word, int op, int val, const struct timespec *ts);
 
+int gate_relax(gate_xmode_fn xmode, int *mode)
+{
+	*mode = GATE_CAPTURE_RELAXED;
+	return xmode && xmode(mode) == 0; /* CUDA_SUCCESS, hipSuccess */
+}
+
+void gate_unrelax(gate_xmode_fn xmode, int relaxed, int *mode)
+{
+	if (relaxed && xmode)
+		xmode(mode);
+}
+
 /* Threads that may be waiting for the drain: at the gate (libkrexregion's
  * wait, the step back on gate_draining) or suspect in the queue's wait. */
 static unsigned gate_parked_now(void)
@@ -258,13 +270,16 @@ static void gate_join(void)
  */
 static void gate_atfork_child(void)
 {
+	const struct gate_backend *const *b;
+
 	atomic_store(&gate_inflight, 0);
 	atomic_store(&gate_draining, 0);
 	atomic_store(&gate_rejoining, 0);
 	atomic_store(&gate_pass, 0);
 	atomic_store(&gate_parked, 0);
-	gate_cuda_forget();
-	gate_hip_forget();
+	for (b = gate_backends; b < gate_backends_end; b++)
+		if ((*b)->forget)
+			(*b)->forget();
 	if (atomic_load(&gate_state) != GS_PASS)
 		atomic_store(&gate_state, GS_REJOIN);
 }
@@ -278,6 +293,17 @@ static void gate_rejoin(void)
 	gate_join();
 }
 
+/* Every backend's wrapper counts, then the gate's own. */
+static void gate_write_all_counts(FILE *f)
+{
+	const struct gate_backend *const *b;
+
+	for (b = gate_backends; b < gate_backends_end; b++)
+		if ((*b)->counts)
+			(*b)->counts(f);
+	gate_write_stats(f);
+}
+
 static void gate_write_counts(void)
 {
 	FILE *f;
@@ -286,17 +312,13 @@ static void gate_write_counts(void)
 		return;
 	if (!gate_counts_path) {
 		/* KREX_LOG=debug: the counts go to stderr, one line each */
-		gate_cuda_counts(stderr);
-		gate_hip_counts(stderr);
-		gate_write_stats(stderr);
+		gate_write_all_counts(stderr);
 		return;
 	}
 	f = fopen(gate_counts_path, "a");
 	if (!f)
 		return;
-	gate_cuda_counts(f);
-	gate_hip_counts(f);
-	gate_write_stats(f);
+	gate_write_all_counts(f);
 	fclose(f);
 }
 
@@ -384,8 +406,8 @@ static int gate_wait_inflight(uint64_t deadline)
 /*
  * The drain callback, run by libkrexregion's drain thread once krexd has
  * closed a gate of ours: wait (bounded) for calls already past the gate,
- * then for the work queued on every stream this process used (events,
- * polled, in relaxed capture mode: gate_cuda.c).  The drain thread itself
+ * then for the work queued on every stream this process used (each
+ * backend's drain: events, polled, in relaxed capture mode).  The drain thread itself
  * never passes through gate_enter().  Everything is bounded by one
  * deadline, drain_timeout: a drain that cannot complete (work that only a
  * host thread now waiting at the gate would release) answers late instead
@@ -397,6 +419,7 @@ static int gate_drain(void *arg)
 {
 	/* answer a little before krexd's drain_timeout gives up on us */
 	uint64_t deadline = time_deadline_ms(KREX_DEFAULT_DRAIN_TIMEOUT_MS - 100);
+	const struct gate_backend *const *b;
 	int passes, rc;
 
 	(void)arg;
@@ -408,10 +431,9 @@ static int gate_drain(void *arg)
 	do {
 		passes = gate_drain_passes;
 		rc = gate_wait_inflight(deadline);
-		if (gate_cuda_drain(deadline) < 0)
-			rc = -1;
-		if (gate_hip_drain(deadline) < 0)
-			rc = -1;
+		for (b = gate_backends; b < gate_backends_end; b++)
+			if ((*b)->drain && (*b)->drain(deadline) < 0)
+				rc = -1;
 		gate_pass_end();
 	} while (gate_drain_passes != passes && time_now_ns() < deadline);
 	if (gate_drain_passes != passes) {
@@ -433,13 +455,17 @@ static int gate_drain(void *arg)
  * The warm callback, run in the region owner by krex_region_begin() after the
  * grant: one tiny operation on each GPU context this process used, waited
  * for, so the GPU has switched to the owner's context before the owner's
- * first timed launch (CUDA only; HIP has none yet).
+ * first timed launch (the backends that have one: CUDA's).
  */
 static int gate_warm(void *arg)
 {
-	int rc = gate_cuda_warm();
+	const struct gate_backend *const *b;
+	int rc = 0;
 
 	(void)arg;
+	for (b = gate_backends; b < gate_backends_end; b++)
+		if ((*b)->warm && (*b)->warm() < 0)
+			rc = -1;
 	log_debug("region warm-up: %s", rc == 0 ? "done" : "failed");
 	return rc;
 }

@@ -3,10 +3,13 @@
  * gate.h - internals of libkrexgate.so shared by its files.
  *
  * gate.c        constructor, join, fork, the gate check and the drain
- * gate_cuda.c   CUDA wrappers (cuda_hooks.def), cuGetProcAddress, contexts
- * gate_hip.c    HIP wrappers (hip_hooks.def), devices
- * gate_queue.c  the bounded queue, for both
  * gate_dlsym.c  the dlsym override
+ * gate_queue.c  the bounded queue, for every backend
+ * gate_cuda*.c  the CUDA backend (cuda_hooks.def; gate_cuda.h)
+ * gate_hip.c    the HIP backend (hip_hooks.def)
+ *
+ * gate.c and gate_dlsym.c know no GPU API by name: they iterate the
+ * backends (struct gate_backend, below), which call down into them.
  */
 #ifndef KREX_GATE_H
 #define KREX_GATE_H
@@ -87,40 +90,73 @@ void gate_sleep_us(long us);
  * Returns how many are still not done; *errors counts failed queries. */
 int gate_poll_events(int (*query)(void *ev), void **evs, int n, uint64_t deadline, int *errors);
 
-/* ---- gate_cuda.c / gate_hip.c --------------------------------------------- */
+/*
+ * The gate's own event calls (the drain, the warm-up, the bounded queue's on
+ * the application's launching thread) run in relaxed capture mode: in the
+ * thread's own mode (global by default) an event query and friends are
+ * "potentially unsafe", and with another thread of the process capturing in
+ * global mode they invalidate that capture (seen on the H200 with a CUDA
+ * runtime program).  xmode is the API's ThreadExchangeStreamCaptureMode
+ * (CUDA's and HIP's take and give the same ints, gate_types.h), NULL when
+ * the driver has none.  gate_relax() returns 1 when it relaxed; then
+ * gate_unrelax() puts the thread's own mode back.
+ */
+typedef int (*gate_xmode_fn)(int *mode);
+#define GATE_CAPTURE_RELAXED 2 /* CU_STREAM_CAPTURE_MODE_RELAXED, hipStreamCaptureModeRelaxed */
+int gate_relax(gate_xmode_fn xmode, int *mode);
+void gate_unrelax(gate_xmode_fn xmode, int relaxed, int *mode);
 
-/* Wait, until deadline (time_now_ns()), for what the process queued;
- * never invalidates a stream capture; 0, or -1 (late or incomplete). */
-int gate_cuda_drain(uint64_t deadline);
-int gate_hip_drain(uint64_t deadline);
+/* ---- the backends ---------------------------------------------------------- */
 
 /*
- * In the region owner, after the grant: one event recorded and waited for on
- * a stream of the gate's own in every context this process used, so the GPU
- * runs the owner's context before its first timed launch; 0 or -1.
+ * One GPU API the gate wraps (gate_cuda.c, gate_hip.c): a third one is one
+ * file that defines its wrappers and one of these with GATE_BACKEND(), listed
+ * in Makefile.am.  The gate iterates them in link order (gate_backends).  A
+ * member may be NULL where the API has nothing to do.
  */
-int gate_cuda_warm(void);
-
-/* Forget tracked contexts and per-thread state (fork child). */
-void gate_cuda_forget(void);
-void gate_hip_forget(void);
-
-/* Write "pid name count" lines for every wrapper entered (counting on). */
-void gate_cuda_counts(FILE *f);
-void gate_hip_counts(FILE *f);
+struct gate_backend {
+	const char *name;   /* "cuda", "hip" */
+	const char *prefix; /* every name it hooks starts with it ("cu", "hip") */
+	/* The real function behind a hooked name (from the driver's handle), or
+	 * NULL when name is not hooked; *wrapper gets the wrapper. */
+	void *(*lookup)(const char *name, void **wrapper);
+	/* dlsym dispatch: name is a symbol just found as p by the real dlsym.
+	 * Returns the wrapper for it when it is hooked (remembering p as the
+	 * real function), else p. */
+	void *(*swap)(const char *name, void *p);
+	/* Wait, until deadline (time_now_ns()), for what the process queued;
+	 * never invalidates a stream capture; 0, or -1 (late or incomplete). */
+	int (*drain)(uint64_t deadline);
+	/* In the region owner, after the grant: one event recorded and waited
+	 * for on a stream of the gate's own in every context this process used,
+	 * so the GPU runs the owner's context before its first timed launch;
+	 * 0 or -1. */
+	int (*warm)(void);
+	/* Forget tracked contexts and per-thread state (fork child). */
+	void (*forget)(void);
+	/* Write "pid name count" lines for every wrapper entered (counting on). */
+	void (*counts)(FILE *f);
+};
 
 /*
- * dlsym dispatch: name is a symbol just found as p by the real dlsym.
- * Returns the wrapper for it when it is hooked (remembering p as the real
- * function), else p.
+ * The backends are a table the linker collects: GATE_BACKEND() defines
+ * backend id and puts a pointer to it into the section gate_backends, which
+ * GNU ld, gold and lld bound with __start_ and __stop_ symbols.  So gate.c
+ * and gate_dlsym.c reach every backend without naming one.
  */
-void *gate_cuda_swap(const char *name, void *p);
-void *gate_hip_swap(const char *name, void *p);
-
-/* The real function behind a hooked name (from the driver's handle), or
- * NULL when name is not hooked; *wrapper gets the wrapper. */
-void *gate_cuda_lookup(const char *name, void **wrapper);
-void *gate_hip_lookup(const char *name, void **wrapper);
+#define GATE_BACKEND(id, prefix, lookup, swap, drain, warm, forget, counts)                        \
+	static const struct gate_backend gate_backend_##id = {#id,   prefix, lookup, swap,         \
+	                                                      drain, warm,   forget, counts};      \
+	static const struct gate_backend *const gate_backend_ptr_##id                              \
+	        __attribute__((used, section("gate_backends"), aligned(sizeof(void *)))) =         \
+	                &gate_backend_##id
+extern const struct gate_backend *const __start_gate_backends[]
+        __attribute__((visibility("hidden")));
+extern const struct gate_backend *const __stop_gate_backends[]
+        __attribute__((visibility("hidden")));
+/* for (b = gate_backends; b < gate_backends_end; b++): each backend's address */
+#define gate_backends __start_gate_backends
+#define gate_backends_end __stop_gate_backends
 
 /* ---- gate_dlsym.c --------------------------------------------------------- */
 

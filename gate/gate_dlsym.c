@@ -283,32 +283,41 @@ static void *next_lookup(const void *caller, const char *name, const char *versi
 
 /* ---- the override ---------------------------------------------------------------- */
 
-static int gate_name_hooked(const char *name)
+/* name may be one that backend b hooks (it starts with b's prefix). */
+static int gate_name_hooked(const struct gate_backend *b, const char *name)
 {
-	return (name[0] == 'c' && name[1] == 'u') || strncmp(name, "hip", 3) == 0;
+	return strncmp(name, b->prefix, strlen(b->prefix)) == 0;
+}
+
+/* Every backend's wrapper in place of p, the real function found for name. */
+static void *gate_swap(const char *name, void *p)
+{
+	const struct gate_backend *const *b;
+
+	for (b = gate_backends; b < gate_backends_end; b++)
+		if ((*b)->swap && gate_name_hooked(*b, name))
+			p = (*b)->swap(name, p);
+	return p;
 }
 
 /* The gate's dlsym, once the gate's constructors ran. */
 static void *dlsym_hooked(void *handle, const char *name, const void *caller)
 {
+	const struct gate_backend *const *b;
 	void *p, *wrapper = NULL;
 
 	if (handle == RTLD_NEXT) {
-		if (gate_name_hooked(name)) {
-			p = gate_cuda_lookup(name, &wrapper);
-			if (!wrapper)
-				p = gate_hip_lookup(name, &wrapper);
+		for (b = gate_backends; b < gate_backends_end; b++) {
+			if (!(*b)->lookup || !gate_name_hooked(*b, name))
+				continue;
+			p = (*b)->lookup(name, &wrapper);
 			if (wrapper)
 				return p ? wrapper : NULL;
 		}
 		return next_lookup(caller, name, NULL);
 	}
 	p = gate_real_dlsym(handle, name);
-	if (p && gate_name_hooked(name)) {
-		p = gate_cuda_swap(name, p);
-		p = gate_hip_swap(name, p);
-	}
-	return p;
+	return p ? gate_swap(name, p) : NULL;
 }
 
 GATE_EXPORT void *dlsym(void *handle, const char *name);
@@ -349,11 +358,7 @@ static void *dlvsym_hooked(void *handle, const char *name, const char *version, 
 		return (void *)dlsym;
 	if (strcmp(name, "dlvsym") == 0)
 		return (void *)dlvsym;
-	if (gate_name_hooked(name)) {
-		p = gate_cuda_swap(name, p);
-		p = gate_hip_swap(name, p);
-	}
-	return p;
+	return gate_swap(name, p);
 }
 
 GATE_EARLY void *dlvsym(void *handle, const char *name, const char *version)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gate_hip.c - the HIP side of the gate: one wrapper per symbol of
+ * gate_hip.c - the HIP backend of the gate: one wrapper per symbol of
  * hip_hooks.def, the devices to drain, the bounded queue's event calls.  HIP 5.x has no hipGetProcAddress;
  * programs reach these by direct binding or dlsym, both covered.
  * No AMD GPU was available to this project: tested against the mock only.
@@ -106,25 +106,11 @@ static _Atomic int hip_captures; /* captures begun through the gate, not ended *
 typedef hipError_t (*hip_evcreate_fn)(hipEvent_t *, unsigned);
 typedef hipError_t (*hip_evrecord_fn)(hipEvent_t, hipStream_t);
 typedef hipError_t (*hip_ev_fn)(hipEvent_t);
-typedef hipError_t (*hip_xmode_fn)(hipStreamCaptureMode *);
-
-/* As for CUDA (gate_cuda.c cu_relax): the gate's own event calls (the drain,
- * the bounded queue's) run in relaxed capture mode, so they never invalidate
- * another thread's global capture; the thread's own mode is put back after. */
-static int hip_relax(hipStreamCaptureMode *m)
+/* The gate's own event calls (the drain, the bounded queue's) run in
+ * relaxed capture mode (gate_relax()). */
+static gate_xmode_fn hip_xmode(void)
 {
-	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
-
-	*m = 2; /* hipStreamCaptureModeRelaxed */
-	return xmode && xmode(m) == hipSuccess;
-}
-
-static void hip_unrelax(int relaxed, hipStreamCaptureMode *m)
-{
-	hip_xmode_fn xmode = (hip_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
-
-	if (relaxed && xmode)
-		xmode(m);
+	return (gate_xmode_fn)gate_hip_sym("hipThreadExchangeStreamCaptureMode");
 }
 
 /*
@@ -139,7 +125,7 @@ static void hip_unrelax(int relaxed, hipStreamCaptureMode *m)
  */
 static int hip_gq_query(void *ev);
 
-int gate_hip_drain(uint64_t deadline)
+static int gate_hip_drain(uint64_t deadline)
 {
 	static hipEvent_t evs[64];
 	uint64_t devs = atomic_load(&hip_devices);
@@ -161,7 +147,7 @@ int gate_hip_drain(uint64_t deadline)
 	record = (hip_evrecord_fn)gate_hip_sym("hipEventRecord");
 	if (!set || !create || !record)
 		return -1;
-	relaxed = hip_relax(&mode);
+	relaxed = gate_relax(hip_xmode(), &mode);
 	for (d = 0; d < 64; d++) {
 		if (!(devs & (1ull << d)))
 			continue;
@@ -178,7 +164,7 @@ int gate_hip_drain(uint64_t deadline)
 	busy = gate_poll_events(hip_gq_query, targets, n, deadline, &errors);
 	if (errors)
 		rc = -1;
-	hip_unrelax(relaxed, &mode);
+	gate_unrelax(hip_xmode(), relaxed, &mode);
 	if (busy) {
 		log_info("drain: HIP work still busy at the deadline");
 		rc = -1;
@@ -186,7 +172,7 @@ int gate_hip_drain(uint64_t deadline)
 	return rc;
 }
 
-void gate_hip_forget(void)
+static void gate_hip_forget(void)
 {
 	atomic_store(&hip_devices, 0);
 }
@@ -197,11 +183,10 @@ typedef hipError_t (*hip_evcreate0_fn)(hipEvent_t *);
 typedef hipError_t (*hip_elapsed_fn)(float *, hipEvent_t, hipEvent_t);
 typedef hipError_t (*hip_capturing_fn)(hipStream_t, int *);
 
-enum { HQ_CREATE, HQ_CREATE0, HQ_RECORD, HQ_SYNC, HQ_QUERY, HQ_ELAPSED, HQ_CAPTURING, HQ_COUNT };
+enum { HQ_CREATE, HQ_CREATE0, HQ_RECORD, HQ_QUERY, HQ_ELAPSED, HQ_CAPTURING, HQ_COUNT };
 static const char *const hq_names[HQ_COUNT] = {"hipEventCreateWithFlags", "hipEventCreate",
-                                               "hipEventRecord",          "hipEventSynchronize",
-                                               "hipEventQuery",           "hipEventElapsedTime",
-                                               "hipStreamIsCapturing"};
+                                               "hipEventRecord",          "hipEventQuery",
+                                               "hipEventElapsedTime",     "hipStreamIsCapturing"};
 static _Atomic(void *) hq_sym[HQ_COUNT];
 
 static void *hq(int i)
@@ -233,20 +218,6 @@ static int hip_gq_record(void *ev, void *s)
 	return f && f((hipEvent_t)ev, (hipStream_t)s) == hipSuccess ? 0 : -1;
 }
 
-static int hip_gq_sync(void *ev)
-{
-	hip_ev_fn f = (hip_ev_fn)hq(HQ_SYNC);
-	hipStreamCaptureMode m;
-	int relaxed, rc;
-
-	if (!f)
-		return -1;
-	relaxed = hip_relax(&m);
-	rc = f((hipEvent_t)ev) == hipSuccess ? 0 : -1;
-	hip_unrelax(relaxed, &m);
-	return rc;
-}
-
 static int hip_gq_query(void *ev)
 {
 	hip_ev_fn f = (hip_ev_fn)hq(HQ_QUERY);
@@ -256,9 +227,9 @@ static int hip_gq_query(void *ev)
 
 	if (!f)
 		return -1;
-	relaxed = hip_relax(&m);
+	relaxed = gate_relax(hip_xmode(), &m);
 	r = f((hipEvent_t)ev);
-	hip_unrelax(relaxed, &m);
+	gate_unrelax(hip_xmode(), relaxed, &m);
 	return r == hipSuccess ? 1 : r == hipErrorNotReady ? 0 : -1;
 }
 
@@ -270,9 +241,9 @@ static int hip_gq_elapsed(float *ms, void *from, void *to)
 
 	if (!f)
 		return -1;
-	relaxed = hip_relax(&m);
+	relaxed = gate_relax(hip_xmode(), &m);
 	rc = f(ms, (hipEvent_t)from, (hipEvent_t)to) == hipSuccess ? 0 : -1;
-	hip_unrelax(relaxed, &m);
+	gate_unrelax(hip_xmode(), relaxed, &m);
 	return rc;
 }
 
@@ -293,9 +264,8 @@ static int hip_gq_wait(void *ev, uint64_t limit_ns, uint64_t suspect_ns)
 	return gate_gq_wait(hip_gq_query, ev, limit_ns, suspect_ns);
 }
 
-static const struct gq_ops hip_gq_ops = {hip_gq_create, hip_gq_record,  hip_gq_sync,
-                                         hip_gq_query,  hip_gq_elapsed, hip_gq_capturing,
-                                         hip_gq_wait};
+static const struct gq_ops hip_gq_ops = {hip_gq_create,  hip_gq_record,    NULL,       hip_gq_query,
+                                         hip_gq_elapsed, hip_gq_capturing, hip_gq_wait};
 
 #define HIP_GQ_STREAMS 8
 static __thread struct gq hip_gq[HIP_GQ_STREAMS];
@@ -362,7 +332,7 @@ static int gate_hip_find(const char *name)
 	return -1;
 }
 
-void *gate_hip_swap(const char *name, void *p)
+static void *gate_hip_swap(const char *name, void *p)
 {
 	int i = gate_hip_find(name);
 	void *expect = NULL;
@@ -373,7 +343,7 @@ void *gate_hip_swap(const char *name, void *p)
 	return hip_hooks[i].wrapper;
 }
 
-void *gate_hip_lookup(const char *name, void **wrapper)
+static void *gate_hip_lookup(const char *name, void **wrapper)
 {
 	int i = gate_hip_find(name);
 
@@ -383,7 +353,7 @@ void *gate_hip_lookup(const char *name, void **wrapper)
 	return gate_hip_real(i);
 }
 
-void gate_hip_counts(FILE *f)
+static void gate_hip_counts(FILE *f)
 {
 	unsigned long n;
 	int i;
@@ -394,3 +364,7 @@ void gate_hip_counts(FILE *f)
 			fprintf(f, "%ld %s %lu\n", (long)getpid(), hip_hooks[i].name, n);
 	}
 }
+
+/* The backend (gate.h); HIP has no region warm-up. */
+GATE_BACKEND(hip, "hip", gate_hip_lookup, gate_hip_swap, gate_hip_drain, NULL, gate_hip_forget,
+             gate_hip_counts);

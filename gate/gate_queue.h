@@ -48,7 +48,7 @@
 struct gq_ops {
 	int (*create)(void **ev, int timing);
 	int (*record)(void *ev, void *stream);
-	int (*sync)(void *ev);
+	int (*sync)(void *ev);  /* only where wait is NULL: may be NULL if wait is not */
 	int (*query)(void *ev); /* 1 done, 0 not yet, < 0 error */
 	int (*elapsed)(float *ms, void *from, void *to);
 	/* 1 while the stream is being captured into a graph (never record or

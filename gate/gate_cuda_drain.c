@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gate_cuda_drain.c - what the CUDA backend's drain waits for: the contexts
+ * and streams the process submitted to, the captures begun through the
+ * gate, the drain itself, and the region warm-up in those contexts.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate.h"
+#include "gate_cuda.h"
+#include "log.h"
+#include "timeutil.h"
+
+/* ---- what the drain waits for ----------------------------------------------- */
+
+/*
+ * The drain never synchronizes a context: cuCtxSynchronize from any thread
+ * invalidates a stream capture in progress on the device, whatever the
+ * capture modes (seen with PyTorch's CUDA graphs on the H200), and it waits
+ * without a bound behind a kernel that only the host can release.  It waits
+ * for events instead, polled with a deadline, in relaxed capture mode:
+ *
+ *  - every explicit stream the process submitted to (cu_strm, filled at
+ *    each submission) gets an event recorded by the drain thread, unless it
+ *    is capturing: then the event the gate recorded on it just before the
+ *    capture began stands for its real work (captured work is not queued);
+ *  - the default streams (legacy, and every thread's per-thread stream,
+ *    which are blocking streams) are covered by one event on
+ *    CU_STREAM_LEGACY per context, which waits for every blocking stream.
+ *    That is illegal while a blocking stream captures (an implicit
+ *    dependency invalidates the capture); the driver's own check,
+ *    cuStreamIsCapturing(CU_STREAM_LEGACY), says when.  Then the event the
+ *    gate recorded on the legacy stream when that capture began stands for
+ *    the default streams, and a default-stream submission since then makes
+ *    the drain report itself incomplete.
+ *
+ * Recording and the capture check are done under cu_cap_mu, which the
+ * gate's cuStreamBeginCapture wrapper also holds, so no capture begins
+ * between the check and the record.
+ */
+#define CU_MAX_CTX 64
+#define CU_MAX_STREAMS 256
+
+struct cu_ctx_slot {
+	_Atomic(CUcontext) ctx;
+	_Atomic int dflt_dirty; /* a default-stream submission since the last cover */
+	CUevent ev;             /* the drain's event on CU_STREAM_LEGACY */
+	CUevent pre;            /* recorded on CU_STREAM_LEGACY as a capture began */
+	int pre_valid;
+};
+
+enum { SS_FREE = 0, SS_CLAIMED = 1, SS_READY = 2 };
+struct cu_strm {
+	_Atomic int state;
+	CUstream s;
+	CUcontext ctx;
+	CUevent ev;  /* the drain's event */
+	CUevent pre; /* recorded just before a capture of s began */
+	int pre_valid;
+};
+
+static struct cu_ctx_slot cu_ctx[CU_MAX_CTX];
+static struct cu_strm cu_strms[CU_MAX_STREAMS];
+static pthread_mutex_t cu_cap_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int cu_strms_full;
+/* The last stream this thread submitted to, valid while no stream has been
+ * destroyed since (a new stream may get a destroyed one's handle). */
+static _Atomic unsigned cu_destroys;
+static __thread CUstream cu_last_stream;
+static __thread CUcontext cu_last_ctx;
+static __thread unsigned cu_last_gen;
+
+static int is_default_stream(CUstream s)
+{
+	return (uintptr_t)s <= 2; /* 0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD */
+}
+
+static struct cu_ctx_slot *gate_cuda_ctx_slot(CUcontext c)
+{
+	CUcontext expect;
+	int i;
+
+	for (i = 0; i < CU_MAX_CTX; i++) {
+		expect = atomic_load_explicit(&cu_ctx[i].ctx, memory_order_acquire);
+		if (expect == c)
+			return &cu_ctx[i];
+		if (!expect && atomic_compare_exchange_strong(&cu_ctx[i].ctx, &expect, c))
+			return &cu_ctx[i];
+		if (expect == c)
+			return &cu_ctx[i];
+	}
+	return NULL;
+}
+
+static void gate_cuda_track_stream(CUstream s, CUcontext c)
+{
+	int i, expect;
+
+	for (i = 0; i < CU_MAX_STREAMS; i++)
+		if (atomic_load_explicit(&cu_strms[i].state, memory_order_acquire) == SS_READY &&
+		    cu_strms[i].s == s)
+			return;
+	for (i = 0; i < CU_MAX_STREAMS; i++) {
+		expect = SS_FREE;
+		if (atomic_compare_exchange_strong(&cu_strms[i].state, &expect, SS_CLAIMED)) {
+			if (cu_strms[i].ctx != c) /* events belong to their context */
+				cu_strms[i].ev = cu_strms[i].pre = NULL;
+			cu_strms[i].s = s;
+			cu_strms[i].ctx = c;
+			cu_strms[i].pre_valid = 0;
+			atomic_store_explicit(&cu_strms[i].state, SS_READY, memory_order_release);
+			return;
+		}
+	}
+	if (!atomic_exchange(&cu_strms_full, 1))
+		log_warn("more than %d streams: the drain does not see the others", CU_MAX_STREAMS);
+}
+
+/* A submission to stream s (pt: a _ptsz/_ptds entry point) by this thread. */
+CUcontext gate_cuda_track(CUstream s)
+{
+	ctx_get_fn get = gate_cuCtxGetCurrent();
+	struct cu_ctx_slot *cs;
+	CUcontext c = NULL;
+
+	if (!get || get(&c) != CUDA_SUCCESS || !c)
+		return NULL;
+	if (is_default_stream(s)) {
+		cs = gate_cuda_ctx_slot(c);
+		if (cs && !atomic_load_explicit(&cs->dflt_dirty, memory_order_relaxed))
+			atomic_store(&cs->dflt_dirty, 1);
+		return c;
+	}
+	if (s == cu_last_stream && c == cu_last_ctx &&
+	    cu_last_gen == atomic_load_explicit(&cu_destroys, memory_order_relaxed))
+		return c;
+	gate_cuda_ctx_slot(c);
+	gate_cuda_track_stream(s, c);
+	cu_last_stream = s;
+	cu_last_ctx = c;
+	cu_last_gen = atomic_load_explicit(&cu_destroys, memory_order_relaxed);
+	return c;
+}
+
+static struct cu_strm *gate_cuda_find_stream(CUstream s)
+{
+	int i;
+
+	for (i = 0; i < CU_MAX_STREAMS; i++)
+		if (atomic_load_explicit(&cu_strms[i].state, memory_order_acquire) == SS_READY &&
+		    cu_strms[i].s == s)
+			return &cu_strms[i];
+	return NULL;
+}
+
+static int gate_cuda_event(CUevent *ev)
+{
+	ev_create_fn create = gate_cuEventCreate();
+
+	if (*ev)
+		return 0;
+	return create && create(ev, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* Record *ev (created on first use) on s.  On failure *ev is forgotten (the
+ * context it belonged to may be gone, its address reused): the next drain
+ * creates another. */
+static int gate_cuda_record(CUevent *ev, CUstream s)
+{
+	ev_record_fn record = gate_cuEventRecord();
+
+	if (record && gate_cuda_event(ev) == 0 && record(*ev, s) == CUDA_SUCCESS)
+		return 0;
+	*ev = NULL;
+	return -1;
+}
+
+/*
+ * cuStreamBeginCapture wrapper, before the driver (cu_cap_mu held until
+ * gate_cuda_capture_after): record on s the event that stands for its
+ * queued work during the capture, and, when no blocking stream captures
+ * yet, one on the legacy stream for the default streams.
+ */
+void gate_cuda_capture_before(CUstream s)
+{
+	ctx_get_fn get = gate_cuCtxGetCurrent();
+	struct cu_ctx_slot *cs;
+	struct cu_strm *st;
+	CUcontext c = NULL;
+
+	pthread_mutex_lock(&cu_cap_mu);
+	if (!gate_joined() || !get || get(&c) != CUDA_SUCCESS || !c)
+		return;
+	cs = gate_cuda_ctx_slot(c);
+	if (!is_default_stream(s)) {
+		gate_cuda_track_stream(s, c);
+		st = gate_cuda_find_stream(s);
+		if (st && !gate_cuda_capturing(s))
+			st->pre_valid = gate_cuda_record(&st->pre, s) == 0;
+	}
+	if (cs && !gate_cuda_capturing(CU_STREAM_LEGACY)) {
+		atomic_store(&cs->dflt_dirty, 0);
+		cs->pre_valid = gate_cuda_record(&cs->pre, CU_STREAM_LEGACY) == 0;
+		if (!cs->pre_valid)
+			atomic_store(&cs->dflt_dirty, 1);
+	}
+}
+
+void gate_cuda_capture_after(void)
+{
+	pthread_mutex_unlock(&cu_cap_mu);
+}
+
+/* cuStreamDestroy: forget s before the driver does, under cu_cap_mu, so
+ * the drain never records on a destroyed stream.  Not held across the
+ * driver's call. */
+void gate_cuda_destroy_before(CUstream s)
+{
+	struct cu_strm *st;
+
+	pthread_mutex_lock(&cu_cap_mu);
+	st = gate_cuda_find_stream(s);
+	if (st) {
+		/* the events stay with the slot for the next stream */
+		st->s = NULL;
+		st->pre_valid = 0;
+		atomic_store(&st->state, SS_FREE);
+	}
+	atomic_fetch_add(&cu_destroys, 1);
+	pthread_mutex_unlock(&cu_cap_mu);
+}
+
+#define CU_MAX_TARGETS (CU_MAX_STREAMS + CU_MAX_CTX)
+
+/*
+ * Wait for what the process queued, until deadline (ns, CLOCK_MONOTONIC).
+ * Returns 0, or -1 when it could not (late: the deadline passed, e.g.
+ * behind a kernel only the host releases; incomplete: work it could not
+ * see), logged.
+ */
+int gate_cuda_drain(uint64_t deadline)
+{
+	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
+	ctx_get_fn pop = gate_cuCtxPopCurrent_v2();
+	CUstreamCaptureMode mode;
+	CUevent targets[CU_MAX_TARGETS];
+	int i, j, n = 0, left, incomplete = 0, relaxed;
+	struct cu_ctx_slot *cs;
+	CUcontext c, old;
+
+	if (!atomic_load(&cu_ctx[0].ctx))
+		return 0; /* never submitted */
+	if (!push || !pop)
+		return -1;
+	relaxed = gate_relax(gate_cuThreadExchangeStreamCaptureMode(), &mode);
+	pthread_mutex_lock(&cu_cap_mu);
+	for (i = 0; i < CU_MAX_CTX; i++) {
+		cs = &cu_ctx[i];
+		c = atomic_load(&cs->ctx);
+		if (!c)
+			break;
+		if (push(c) != CUDA_SUCCESS)
+			continue; /* destroyed since */
+		if (!gate_cuda_capturing(CU_STREAM_LEGACY)) {
+			atomic_store(&cs->dflt_dirty, 0);
+			if (gate_cuda_record(&cs->ev, CU_STREAM_LEGACY) == 0)
+				targets[n++] = cs->ev;
+			else
+				incomplete++;
+		} else {
+			/* a blocking stream captures: the legacy stream is out of reach */
+			if (cs->pre_valid)
+				targets[n++] = cs->pre;
+			if (atomic_load(&cs->dflt_dirty))
+				incomplete++;
+		}
+		for (j = 0; j < CU_MAX_STREAMS; j++) {
+			struct cu_strm *st = &cu_strms[j];
+
+			if (atomic_load(&st->state) != SS_READY || st->ctx != c)
+				continue;
+			if (!gate_cuda_capturing(st->s)) {
+				if (gate_cuda_record(&st->ev, st->s) == 0)
+					targets[n++] = st->ev;
+				else
+					incomplete++;
+			} else if (st->pre_valid) {
+				targets[n++] = st->pre; /* its work before the capture */
+			} else {
+				incomplete++; /* a capture the gate did not see begin */
+			}
+		}
+		pop(&old);
+	}
+	pthread_mutex_unlock(&cu_cap_mu);
+	/* Poll, never block: a kernel the host releases may never end while
+	 * the host waits at the gate. */
+	left = gate_poll_events(gate_cuda_query, (void **)targets, n, deadline, &incomplete);
+	gate_unrelax(gate_cuThreadExchangeStreamCaptureMode(), relaxed, &mode);
+	if (left) {
+		log_info(
+		        "drain: %d streams still busy at the deadline (work the host must release?)",
+		        left);
+	}
+	if (incomplete) {
+		log_info("drain: %d streams could not be waited for (capture, destroyed stream)",
+		         incomplete);
+	}
+	return left || incomplete ? -1 : 0;
+}
+
+/* ---- region warm-up (in the owner, after a grant) ---------------------------- */
+
+#include "warm_ptx.h"
+#define CU_ATTR_MULTIPROCESSOR_COUNT 16
+
+/*
+ * The stream of this process's last kernel launch and its context: the warm
+ * after a grant also runs there, since the owner's next timed launch most
+ * likely goes to the same stream (H200: warming only a stream of the gate's
+ * own left the first timed kernel slower; doc/performance.md).
+ */
+static _Atomic(CUcontext) cu_warm_last_ctx;
+static _Atomic(CUstream) cu_warm_last_stream;
+
+void gate_cuda_note_launch(CUcontext c, CUstream s)
+{
+	atomic_store_explicit(&cu_warm_last_stream, s, memory_order_relaxed);
+	atomic_store_explicit(&cu_warm_last_ctx, c, memory_order_relaxed);
+}
+
+/* The warm-up's own stream, event and kernel in each tracked context (made once). */
+static struct {
+	CUstream stream;
+	CUevent event;
+	CUfunction fn;
+	unsigned blocks;
+} cu_warm[CU_MAX_CTX];
+
+/* Make slot i's stream, event and kernel in the current context; 0 or -1. */
+static int gate_cuda_warm_make(int i)
+{
+	stream_create_fn mks = gate_cuStreamCreate();
+	ev_create_fn mke = gate_cuEventCreate();
+	mod_load_fn load = gate_cuModuleLoadData();
+	mod_fn_fn getfn = gate_cuModuleGetFunction();
+	ctx_dev_fn getdev = gate_cuCtxGetDevice();
+	dev_attr_fn attr = gate_cuDeviceGetAttribute();
+	CUmodule m;
+	CUdevice d;
+	int sms = 0;
+
+	if (cu_warm[i].fn)
+		return 0;
+	if (!mks || !mke || !load || !getfn)
+		return -1;
+	if (!cu_warm[i].stream && mks(&cu_warm[i].stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+		return cu_warm[i].stream = NULL, -1;
+	if (!cu_warm[i].event && mke(&cu_warm[i].event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		return cu_warm[i].event = NULL, -1;
+	if (load(&m, cu_warm_ptx) != CUDA_SUCCESS ||
+	    getfn(&cu_warm[i].fn, m, "krex_warm") != CUDA_SUCCESS)
+		return cu_warm[i].fn = NULL, -1;
+	if (getdev && attr && getdev(&d) == CUDA_SUCCESS)
+		attr(&sms, CU_ATTR_MULTIPROCESSOR_COUNT, d);
+	cu_warm[i].blocks = sms > 0 && sms < 4096 ? (unsigned)sms : 1;
+	return 0;
+}
+
+/*
+ * The warm-up kernel of slot i on stream s (one block of 128 threads per
+ * multiprocessor), then an event there, polled for at most CU_WARM_WAIT_NS:
+ * a stream of the owner's may hold work that only its host releases.  Not on
+ * a stream being captured.  0 or -1.
+ */
+#define CU_WARM_WAIT_NS (100 * 1000 * 1000ull)
+static int gate_cuda_warm_on(int i, CUstream s)
+{
+	launch_fn launch = gate_cuLaunchKernel();
+	ev_record_fn rec = gate_cuEventRecord();
+	ev_sync_fn query = gate_cuEventQuery();
+	uint64_t end;
+	CUresult r;
+
+	if (!launch || !rec || !query || gate_cuda_warm_make(i) < 0)
+		return -1;
+	if (!s)
+		s = cu_warm[i].stream;
+	if (gate_cuda_capturing(s))
+		return -1;
+	if (launch(cu_warm[i].fn, cu_warm[i].blocks, 1, 1, 128, 1, 1, 0, s, NULL, NULL) !=
+	            CUDA_SUCCESS ||
+	    rec(cu_warm[i].event, s) != CUDA_SUCCESS)
+		return -1;
+	end = time_now_ns() + CU_WARM_WAIT_NS;
+	while ((r = query(cu_warm[i].event)) == CUDA_ERROR_NOT_READY && time_now_ns() < end)
+		;
+	return r == CUDA_SUCCESS ? 0 : -1;
+}
+
+int gate_cuda_warm(void)
+{
+	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
+	ctx_get_fn pop = gate_cuCtxPopCurrent_v2();
+	CUstreamCaptureMode mode;
+	const char *how = getenv("KREX_REGION_WARM");
+	int on_last = !how || strcmp(how, "ctx") != 0;
+	CUcontext last = atomic_load(&cu_warm_last_ctx), c, old;
+	CUstream last_s = atomic_load(&cu_warm_last_stream);
+	int i, rc = 0, relaxed;
+
+	if (!push || !pop)
+		return -1;
+	/* Relaxed for this thread: a capture elsewhere in the process stays
+	 * valid; cu_cap_mu: no capture begins between the check and the launch. */
+	relaxed = gate_relax(gate_cuThreadExchangeStreamCaptureMode(), &mode);
+	pthread_mutex_lock(&cu_cap_mu);
+	for (i = 0; i < CU_MAX_CTX; i++) {
+		c = atomic_load(&cu_ctx[i].ctx);
+		if (!c)
+			break;
+		if (push(c) != CUDA_SUCCESS)
+			continue; /* destroyed since */
+		if (gate_cuda_warm_on(i, NULL) < 0)
+			rc = -1;
+		if (on_last && c == last && last_s != cu_warm[i].stream &&
+		    gate_cuda_warm_on(i, last_s) < 0)
+			rc = -1;
+		pop(&old);
+	}
+	pthread_mutex_unlock(&cu_cap_mu);
+	gate_unrelax(gate_cuThreadExchangeStreamCaptureMode(), relaxed, &mode);
+	return rc;
+}
+
+void gate_cuda_forget(void)
+{
+	int i;
+
+	for (i = 0; i < CU_MAX_CTX; i++) {
+		atomic_store(&cu_ctx[i].ctx, NULL);
+		cu_ctx[i].ev = cu_ctx[i].pre = NULL;
+		cu_ctx[i].pre_valid = 0;
+	}
+	for (i = 0; i < CU_MAX_STREAMS; i++) {
+		atomic_store(&cu_strms[i].state, SS_FREE);
+		cu_strms[i].ev = cu_strms[i].pre = NULL;
+		cu_strms[i].pre_valid = 0;
+	}
+	pthread_mutex_init(&cu_cap_mu, NULL);
+	cu_last_stream = NULL;
+	/* the parent's warm-up handles mean nothing in a child */
+	memset(cu_warm, 0, sizeof(cu_warm));
+	atomic_store(&cu_warm_last_ctx, NULL);
+	atomic_store(&cu_warm_last_stream, NULL);
+}
