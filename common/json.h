@@ -27,27 +27,6 @@ size_t json_escape_n(char *buf, size_t len, const char *s, size_t n);
 /* Write s to f as a whole JSON string, quotes included, however long. */
 void json_fput_str(FILE *f, const char *s);
 
-struct krex_certificate;
-struct proto_log_entry;
-
-/* Room for any certificate's JSON (every string field escaped at its worst:
- * about 5.6 KiB, test/unit/json_test.c). */
-#define JSON_CERT_MAX 8192
-/* And for a history entry's (json_log_entry): label and node at their worst. */
-#define JSON_LOG_ENTRY_MAX (JSON_CERT_MAX + 2048)
-
-/* A certificate as one JSON object (krex_certificate_json(3)); snprintf's return. */
-int json_certificate(const struct krex_certificate *c, char *buf, size_t len);
-
-/*
- * One region of krexd's history as one JSON object, one line: the end time
- * ("time") and the begin, RFC 3339 UTC; node, seq, job, step, uid, pid,
- * label, and the certificate (json_certificate).  The region log's line and
- * krex log --json's.  snprintf's return, or -1 when the certificate did not
- * fit JSON_CERT_MAX (it always does).
- */
-int json_log_entry(const struct proto_log_entry *e, const char *node, char *buf, size_t len);
-
 /* ---- reading (signed certificates: krex_certificate_verify) ------------ */
 
 /*

@@ -173,454 +173,216 @@ void pbuf_get_str(struct pbuf *b, char *out, size_t outlen)
 	out[n] = '\0';
 }
 
-/* ---- field groups ---------------------------------------------------------- */
+/* ---- the messages of messages.def ------------------------------------------- */
 
-static void put_gpus(struct pbuf *b, const struct proto_gpus *g)
+/* The smallest packed form of each struct (every string empty, every list
+ * empty): PROTO_MIN_proto_status_part, ...  A list's count is checked
+ * against it before anything is allocated. */
+/* clang-format off */
+#define WIRE_STRUCT(s) PROTO_MIN_##s = 0
+#define WIRE_EXTERN(s) WIRE_STRUCT(s)
+#define WIRE_END(s) ,
+#define W_U32(f) + 4
+#define W_U64(f) + 8
+#define W_I32(f) + 4
+#define W_I64(f) + 8
+#define W_U32_UPTO(f, max) + 4
+#define W_STR(f, size) + 2
+#define W_SUB(s, f) + PROTO_MIN_##s
+#define W_STRS(n, f, max, size) + 2
+#define W_IDXS(n, f, max) + 2
+#define W_ARRAY(s, n, f, max) + 2
+#define W_LIST(s, n, f) + 2
+#define W_BYTES(n, f, max) + 4
+/* clang-format on */
+enum proto_min {
+#include "messages.def"
+};
+
+_Static_assert(PROTO_MIN_proto_log_entry == PROTO_LOG_ENTRY_MIN,
+               "PROTO_LOG_ENTRY_MIN is the smallest log entry of messages.def");
+_Static_assert(sizeof(struct krex_certificate_wire) == sizeof(struct krex_certificate),
+               "messages.def lists every field of struct krex_certificate");
+
+/* u32 length, then the bytes (none of them NUL); a NULL s sends none. */
+static void put_bytes(struct pbuf *b, const char *s, uint32_t len, uint32_t max)
 {
-	unsigned i;
-
-	if (g->n > KREX_MAX_GPUS) {
-		b->err = EINVAL;
-		return;
-	}
-	pbuf_put_u16(b, g->n);
-	for (i = 0; i < g->n; i++)
-		pbuf_put_str(b, g->name[i]);
-}
-
-static void get_gpus(struct pbuf *b, struct proto_gpus *g)
-{
-	unsigned i;
-
-	g->n = pbuf_get_u16(b);
-	if (g->n > KREX_MAX_GPUS) {
-		b->err = EPROTO;
-		return;
-	}
-	for (i = 0; i < g->n && !b->err; i++) {
-		pbuf_get_str(b, g->name[i], sizeof(g->name[i]));
-		if (!b->err && g->name[i][0] == '\0')
-			b->err = EPROTO;
-	}
-}
-
-static void put_cert(struct pbuf *b, const struct krex_certificate *c)
-{
-	pbuf_put_u64(b, c->region_id);
-	pbuf_put_u32(b, c->outcome);
-	pbuf_put_u64(b, c->wait_us);
-	pbuf_put_u64(b, c->drain_us);
-	pbuf_put_u64(b, c->freeze_us);
-	pbuf_put_u64(b, c->isolate_us);
-	pbuf_put_u64(b, c->held_us);
-	pbuf_put_u64(b, c->lease_us);
-	pbuf_put_u32(b, c->siblings);
-	pbuf_put_u32(b, c->drained);
-	pbuf_put_u32(b, c->late);
-	pbuf_put_u32(b, c->frozen);
-	pbuf_put_u32(b, c->known);
-	pbuf_put_u32(b, (uint32_t)c->foreign);
-	pbuf_put_u32(b, (uint32_t)c->moved);
-	pbuf_put_str(b, c->owner_cores);
-	pbuf_put_u32(b, (uint32_t)c->sm_clock_start_mhz);
-	pbuf_put_u32(b, (uint32_t)c->sm_clock_end_mhz);
-	pbuf_put_u64(b, c->throttle_start);
-	pbuf_put_u64(b, c->throttle_end);
-	pbuf_put_str(b, c->gpus);
-	pbuf_put_str(b, c->note);
-	pbuf_put_u64(b, c->settle_us);
-	pbuf_put_u32(b, (uint32_t)c->sm_clock_min_mhz);
-	pbuf_put_u32(b, (uint32_t)c->sm_clock_max_mhz);
-	pbuf_put_u32(b, (uint32_t)c->sm_clock_nominal_mhz);
-	pbuf_put_u32(b, c->clock_samples);
-	pbuf_put_u64(b, c->clock_reasons);
-	pbuf_put_u32(b, (uint32_t)c->temp_start_c);
-	pbuf_put_u32(b, (uint32_t)c->temp_end_c);
-	pbuf_put_u64(b, c->violation_power_us);
-	pbuf_put_u64(b, c->violation_thermal_us);
-	pbuf_put_u64(b, c->own_power_cap_us);
-	pbuf_put_u64(b, (uint64_t)c->own_power_cap_first_us);
-	pbuf_put_u32(b, c->own_power_cap_samples);
-	pbuf_put_u64(b, c->chain_us);
-	pbuf_put_u32(b, c->chained);
-}
-
-static void get_cert(struct pbuf *b, struct krex_certificate *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->size = sizeof(*c);
-	c->region_id = pbuf_get_u64(b);
-	c->outcome = pbuf_get_u32(b);
-	c->wait_us = pbuf_get_u64(b);
-	c->drain_us = pbuf_get_u64(b);
-	c->freeze_us = pbuf_get_u64(b);
-	c->isolate_us = pbuf_get_u64(b);
-	c->held_us = pbuf_get_u64(b);
-	c->lease_us = pbuf_get_u64(b);
-	c->siblings = pbuf_get_u32(b);
-	c->drained = pbuf_get_u32(b);
-	c->late = pbuf_get_u32(b);
-	c->frozen = pbuf_get_u32(b);
-	c->known = pbuf_get_u32(b);
-	c->foreign = (int32_t)pbuf_get_u32(b);
-	c->moved = (int32_t)pbuf_get_u32(b);
-	pbuf_get_str(b, c->owner_cores, sizeof(c->owner_cores));
-	c->sm_clock_start_mhz = (int32_t)pbuf_get_u32(b);
-	c->sm_clock_end_mhz = (int32_t)pbuf_get_u32(b);
-	c->throttle_start = pbuf_get_u64(b);
-	c->throttle_end = pbuf_get_u64(b);
-	pbuf_get_str(b, c->gpus, sizeof(c->gpus));
-	pbuf_get_str(b, c->note, sizeof(c->note));
-	c->settle_us = pbuf_get_u64(b);
-	c->sm_clock_min_mhz = (int32_t)pbuf_get_u32(b);
-	c->sm_clock_max_mhz = (int32_t)pbuf_get_u32(b);
-	c->sm_clock_nominal_mhz = (int32_t)pbuf_get_u32(b);
-	c->clock_samples = pbuf_get_u32(b);
-	c->clock_reasons = pbuf_get_u64(b);
-	c->temp_start_c = (int32_t)pbuf_get_u32(b);
-	c->temp_end_c = (int32_t)pbuf_get_u32(b);
-	c->violation_power_us = pbuf_get_u64(b);
-	c->violation_thermal_us = pbuf_get_u64(b);
-	c->own_power_cap_us = pbuf_get_u64(b);
-	c->own_power_cap_first_us = (int64_t)pbuf_get_u64(b);
-	c->own_power_cap_samples = pbuf_get_u32(b);
-	c->chain_us = pbuf_get_u64(b);
-	c->chained = pbuf_get_u32(b);
-	if (!b->err && c->outcome > KREX_OUTCOME_UNPROTECTED)
-		b->err = EPROTO;
-}
-
-static void put_status_reply(struct pbuf *b, const struct proto_status_reply *s)
-{
-	unsigned i;
-
-	pbuf_put_str(b, s->node);
-	pbuf_put_str(b, s->freezer);
-	pbuf_put_str(b, s->isolation);
-	pbuf_put_u64(b, s->uptime_us);
-	pbuf_put_u64(b, s->regions_total);
-	if (s->ngpus > KREX_MAX_GPUS) {
-		b->err = EINVAL;
-		return;
-	}
-	pbuf_put_u16(b, s->ngpus);
-	for (i = 0; i < s->ngpus; i++) {
-		pbuf_put_str(b, s->gpu[i].name);
-		pbuf_put_u32(b, s->gpu[i].slot);
-		pbuf_put_u32(b, s->gpu[i].holder);
-		pbuf_put_u64(b, s->gpu[i].region_id);
-		pbuf_put_u32(b, s->gpu[i].queued);
-	}
-	pbuf_put_u16(b, s->nparts);
-	for (i = 0; i < s->nparts; i++) {
-		const struct proto_status_part *p = &s->parts[i];
-		pbuf_put_u32(b, p->id);
-		pbuf_put_u32(b, p->pid);
-		pbuf_put_u32(b, p->uid);
-		pbuf_put_u32(b, p->job);
-		pbuf_put_u32(b, p->step);
-		pbuf_put_u32(b, p->state);
-		pbuf_put_u32(b, p->members);
-		pbuf_put_str(b, p->label);
-		pbuf_put_str(b, p->gpus);
-		pbuf_put_str(b, p->cgroup);
-	}
-	pbuf_put_u16(b, s->nregions);
-	for (i = 0; i < s->nregions; i++) {
-		const struct proto_status_region *r = &s->regions[i];
-		pbuf_put_u64(b, r->id);
-		pbuf_put_u32(b, r->owner);
-		pbuf_put_u32(b, r->pid);
-		pbuf_put_u32(b, r->state);
-		pbuf_put_u64(b, r->age_us);
-		pbuf_put_u64(b, r->lease_us);
-		pbuf_put_str(b, r->gpus);
-	}
-}
-
-static void get_status_reply(struct pbuf *b, struct proto_status_reply *s)
-{
-	unsigned i;
-
-	pbuf_get_str(b, s->node, sizeof(s->node));
-	pbuf_get_str(b, s->freezer, sizeof(s->freezer));
-	pbuf_get_str(b, s->isolation, sizeof(s->isolation));
-	s->uptime_us = pbuf_get_u64(b);
-	s->regions_total = pbuf_get_u64(b);
-	s->ngpus = pbuf_get_u16(b);
-	if (s->ngpus > KREX_MAX_GPUS)
-		b->err = EPROTO;
-	for (i = 0; i < s->ngpus && !b->err; i++) {
-		pbuf_get_str(b, s->gpu[i].name, sizeof(s->gpu[i].name));
-		s->gpu[i].slot = pbuf_get_u32(b);
-		s->gpu[i].holder = pbuf_get_u32(b);
-		s->gpu[i].region_id = pbuf_get_u64(b);
-		s->gpu[i].queued = pbuf_get_u32(b);
-	}
-	s->nparts = pbuf_get_u16(b);
-	/* Each entry takes at least 34 bytes: refuse counts the payload cannot hold
-	 * before allocating for them. */
-	if (b->err || (size_t)s->nparts * 34 > b->len - b->pos) {
-		b->err = EPROTO;
-		s->nparts = 0;
-		return;
-	}
-	s->parts = calloc(s->nparts ? s->nparts : 1, sizeof(*s->parts));
-	if (!s->parts) {
-		b->err = ENOMEM;
-		return;
-	}
-	for (i = 0; i < s->nparts && !b->err; i++) {
-		struct proto_status_part *p = &s->parts[i];
-		p->id = pbuf_get_u32(b);
-		p->pid = pbuf_get_u32(b);
-		p->uid = pbuf_get_u32(b);
-		p->job = pbuf_get_u32(b);
-		p->step = pbuf_get_u32(b);
-		p->state = pbuf_get_u32(b);
-		p->members = pbuf_get_u32(b);
-		pbuf_get_str(b, p->label, sizeof(p->label));
-		pbuf_get_str(b, p->gpus, sizeof(p->gpus));
-		pbuf_get_str(b, p->cgroup, sizeof(p->cgroup));
-	}
-	s->nregions = pbuf_get_u16(b);
-	if (b->err || (size_t)s->nregions * 38 > b->len - b->pos) {
-		b->err = EPROTO;
-		s->nregions = 0;
-		return;
-	}
-	s->regions = calloc(s->nregions ? s->nregions : 1, sizeof(*s->regions));
-	if (!s->regions) {
-		b->err = ENOMEM;
-		return;
-	}
-	for (i = 0; i < s->nregions && !b->err; i++) {
-		struct proto_status_region *r = &s->regions[i];
-		r->id = pbuf_get_u64(b);
-		r->owner = pbuf_get_u32(b);
-		r->pid = pbuf_get_u32(b);
-		r->state = pbuf_get_u32(b);
-		r->age_us = pbuf_get_u64(b);
-		r->lease_us = pbuf_get_u64(b);
-		pbuf_get_str(b, r->gpus, sizeof(r->gpus));
-	}
-}
-
-static void put_log_reply(struct pbuf *b, const struct proto_log_reply *l)
-{
-	unsigned i;
-
-	pbuf_put_str(b, l->node);
-	pbuf_put_u64(b, l->total);
-	pbuf_put_u64(b, l->kept);
-	pbuf_put_u64(b, l->next);
-	pbuf_put_u16(b, l->n);
-	for (i = 0; i < l->n; i++) {
-		const struct proto_log_entry *e = &l->e[i];
-		pbuf_put_u64(b, e->seq);
-		pbuf_put_u64(b, e->begin_us);
-		pbuf_put_u64(b, e->end_us);
-		pbuf_put_u32(b, e->uid);
-		pbuf_put_u32(b, e->pid);
-		pbuf_put_u32(b, e->job);
-		pbuf_put_u32(b, e->step);
-		pbuf_put_str(b, e->label);
-		put_cert(b, &e->cert);
-	}
-}
-
-static void get_log_reply(struct pbuf *b, struct proto_log_reply *l)
-{
-	unsigned i;
-
-	pbuf_get_str(b, l->node, sizeof(l->node));
-	l->total = pbuf_get_u64(b);
-	l->kept = pbuf_get_u64(b);
-	l->next = pbuf_get_u64(b);
-	l->n = pbuf_get_u16(b);
-	if (b->err || (size_t)l->n * PROTO_LOG_ENTRY_MIN > b->len - b->pos) {
-		b->err = EPROTO;
-		l->n = 0;
-		return;
-	}
-	l->e = calloc(l->n ? l->n : 1, sizeof(*l->e));
-	if (!l->e) {
-		b->err = ENOMEM;
-		return;
-	}
-	for (i = 0; i < l->n && !b->err; i++) {
-		struct proto_log_entry *e = &l->e[i];
-		e->seq = pbuf_get_u64(b);
-		e->begin_us = pbuf_get_u64(b);
-		e->end_us = pbuf_get_u64(b);
-		e->uid = pbuf_get_u32(b);
-		e->pid = pbuf_get_u32(b);
-		e->job = pbuf_get_u32(b);
-		e->step = pbuf_get_u32(b);
-		pbuf_get_str(b, e->label, sizeof(e->label));
-		get_cert(b, &e->cert);
-	}
-}
-
-/* The signed form: u64 region, u32 status, str reason, u32 length + bytes (no NUL). */
-static void put_signed_reply(struct pbuf *b, const struct proto_signed_reply *r)
-{
-	uint32_t n = r->cred ? r->cred_len : 0;
+	uint32_t n = s ? len : 0;
 	uint8_t *p;
 
-	if (n > PROTO_SIGNED_MAX_CRED || (n && memchr(r->cred, '\0', n))) {
+	if (n > max || (n && memchr(s, '\0', n))) {
 		b->err = EINVAL;
 		return;
 	}
-	pbuf_put_u64(b, r->region_id);
-	pbuf_put_u32(b, r->status);
-	pbuf_put_str(b, r->reason);
 	pbuf_put_u32(b, n);
 	p = pbuf_room(b, n);
 	if (p && n)
-		memcpy(p, r->cred, n);
+		memcpy(p, s, n);
 }
 
-static void get_signed_reply(struct pbuf *b, struct proto_signed_reply *r)
+/* What put_bytes sent, malloc'd and NUL-terminated, its length in *len. */
+static char *get_bytes(struct pbuf *b, uint32_t *len, uint32_t max)
 {
 	const uint8_t *p;
+	char *s;
 
-	r->region_id = pbuf_get_u64(b);
-	r->status = pbuf_get_u32(b);
-	pbuf_get_str(b, r->reason, sizeof(r->reason));
-	r->cred_len = pbuf_get_u32(b);
+	*len = pbuf_get_u32(b);
 	if (b->err)
-		return;
-	if (r->cred_len > PROTO_SIGNED_MAX_CRED) {
+		return NULL;
+	if (*len > max) {
 		b->err = EPROTO;
-		return;
+		return NULL;
 	}
-	p = pbuf_take(b, r->cred_len);
+	p = pbuf_take(b, *len);
 	if (!p)
-		return;
-	if (memchr(p, '\0', r->cred_len)) {
+		return NULL;
+	if (memchr(p, '\0', *len)) {
 		b->err = EPROTO;
-		return;
+		return NULL;
 	}
-	r->cred = malloc((size_t)r->cred_len + 1);
-	if (!r->cred) {
+	s = malloc((size_t)*len + 1);
+	if (!s) {
 		b->err = ENOMEM;
-		return;
+		return NULL;
 	}
-	memcpy(r->cred, p, r->cred_len);
-	r->cred[r->cred_len] = '\0';
+	memcpy(s, p, *len);
+	s[*len] = '\0';
+	return s;
 }
 
-/* ---- messages -------------------------------------------------------------- */
+/* put_proto_register(), ...: each row of a struct in turn.  A count over its
+ * maximum stops the struct with EINVAL. */
+/* clang-format off */
+#define WIRE_STRUCT(s) \
+	static void put_##s(struct pbuf *b, const struct s *m) \
+	{ \
+		unsigned i; \
+		(void)i;
+#define WIRE_EXTERN(s) WIRE_STRUCT(s)
+#define WIRE_END(s) }
+#define W_U32(f) pbuf_put_u32(b, m->f);
+#define W_U64(f) pbuf_put_u64(b, m->f);
+#define W_I32(f) pbuf_put_u32(b, (uint32_t)m->f);
+#define W_I64(f) pbuf_put_u64(b, (uint64_t)m->f);
+#define W_U32_UPTO(f, max) pbuf_put_u32(b, m->f);
+#define W_STR(f, size) pbuf_put_str(b, m->f);
+#define W_SUB(s, f) put_##s(b, &m->f);
+#define W_COUNT(n, max) \
+	if (m->n > (max)) { \
+		b->err = EINVAL; \
+		return; \
+	} \
+	pbuf_put_u16(b, m->n);
+#define W_STRS(n, f, max, size) \
+	W_COUNT(n, max) \
+	for (i = 0; i < m->n; i++) \
+		pbuf_put_str(b, m->f[i]);
+#define W_IDXS(n, f, max) \
+	W_COUNT(n, max) \
+	for (i = 0; i < m->n; i++) \
+		pbuf_put_u16(b, m->f[i]);
+#define W_ARRAY(s, n, f, max) \
+	W_COUNT(n, max) \
+	for (i = 0; i < m->n; i++) \
+		put_##s(b, &m->f[i]);
+#define W_LIST(s, n, f) \
+	pbuf_put_u16(b, m->n); \
+	for (i = 0; i < m->n; i++) \
+		put_##s(b, &m->f[i]);
+#define W_BYTES(n, f, max) put_bytes(b, m->f, m->n, max);
+/* clang-format on */
+#include "messages.def"
+#undef W_COUNT
+
+/* get_proto_register(), ...: the same rows read back, each checked: a count
+ * over its maximum, an empty GPU name, an index out of range, a value over
+ * its maximum stop it with EPROTO. */
+/* clang-format off */
+#define WIRE_STRUCT(s) \
+	static void get_##s(struct pbuf *b, struct s *m) \
+	{ \
+		unsigned i; \
+		(void)i;
+#define WIRE_EXTERN(s) WIRE_STRUCT(s)
+#define WIRE_END(s) }
+#define W_U32(f) m->f = pbuf_get_u32(b);
+#define W_U64(f) m->f = pbuf_get_u64(b);
+#define W_I32(f) m->f = (int32_t)pbuf_get_u32(b);
+#define W_I64(f) m->f = (int64_t)pbuf_get_u64(b);
+#define W_U32_UPTO(f, max) \
+	m->f = pbuf_get_u32(b); \
+	if (!b->err && m->f > (max)) \
+		b->err = EPROTO;
+#define W_STR(f, size) pbuf_get_str(b, m->f, sizeof(m->f));
+#define W_SIZE(f) m->f = sizeof(*m);
+#define W_SUB(s, f) get_##s(b, &m->f);
+#define W_COUNT(n, max) \
+	m->n = pbuf_get_u16(b); \
+	if (m->n > (max)) { \
+		b->err = EPROTO; \
+		return; \
+	}
+#define W_STRS(n, f, max, size) \
+	W_COUNT(n, max) \
+	for (i = 0; i < m->n && !b->err; i++) { \
+		pbuf_get_str(b, m->f[i], sizeof(m->f[i])); \
+		if (!b->err && m->f[i][0] == '\0') \
+			b->err = EPROTO; \
+	}
+#define W_IDXS(n, f, max) \
+	W_COUNT(n, max) \
+	for (i = 0; i < m->n && !b->err; i++) { \
+		m->f[i] = pbuf_get_u16(b); \
+		if (m->f[i] >= (max)) \
+			b->err = EPROTO; \
+	}
+#define W_ARRAY(s, n, f, max) \
+	W_COUNT(n, max) \
+	for (i = 0; i < m->n && !b->err; i++) \
+		get_##s(b, &m->f[i]);
+#define W_LIST(s, n, f) \
+	m->n = pbuf_get_u16(b); \
+	if (b->err || (size_t)m->n * PROTO_MIN_##s > b->len - b->pos) { \
+		b->err = EPROTO; \
+		m->n = 0; \
+		return; \
+	} \
+	m->f = calloc(m->n ? m->n : 1, sizeof(*m->f)); \
+	if (!m->f) { \
+		b->err = ENOMEM; \
+		return; \
+	} \
+	for (i = 0; i < m->n && !b->err; i++) \
+		get_##s(b, &m->f[i]);
+#define W_BYTES(n, f, max) m->f = get_bytes(b, &m->n, max);
+/* clang-format on */
+#include "messages.def"
+#undef W_COUNT
+
+/* free_proto_register(), ...: what get_ allocated (lists and bytes). */
+/* clang-format off */
+#define WIRE_STRUCT(s) \
+	static inline void free_##s(struct s *m) \
+	{ \
+		(void)m;
+#define WIRE_EXTERN(s) WIRE_STRUCT(s)
+#define WIRE_END(s) }
+#define W_LIST(s, n, f) \
+	free(m->f); \
+	m->f = NULL; \
+	m->n = 0;
+#define W_BYTES(n, f, max) W_LIST(, n, f)
+/* clang-format on */
+#include "messages.def"
 
 static void put_body(struct pbuf *b, uint16_t type, const union proto_body *m)
 {
-	unsigned i;
-
 	switch (type) {
-	case PROTO_REGISTER:
-		pbuf_put_u32(b, m->reg.pid);
-		pbuf_put_u32(b, m->reg.job);
-		pbuf_put_u32(b, m->reg.step);
-		pbuf_put_u32(b, m->reg.flags);
-		pbuf_put_str(b, m->reg.cgroup);
-		pbuf_put_str(b, m->reg.cpus);
-		pbuf_put_str(b, m->reg.label);
-		put_gpus(b, &m->reg.gpus);
+#define MSG(NAME, n, member, s)                                                                    \
+	case PROTO_##NAME:                                                                         \
+		put_##s(b, &m->member);                                                            \
 		break;
-	case PROTO_REGISTERED:
-		pbuf_put_u32(b, m->registered.participant);
-		pbuf_put_u32(b, m->registered.queue_cap);
-		pbuf_put_u32(b, m->registered.queue_us);
-		pbuf_put_u32(b, m->registered.gate_timeout_ms);
-		pbuf_put_str(b, m->registered.gate_path);
-		if (m->registered.nslots > KREX_MAX_GPUS) {
-			b->err = EINVAL;
-			break;
-		}
-		pbuf_put_u16(b, m->registered.nslots);
-		for (i = 0; i < m->registered.nslots; i++)
-			pbuf_put_u16(b, m->registered.slot[i]);
-		break;
-	case PROTO_UNREGISTER:
-		pbuf_put_u32(b, m->unreg.pid);
-		break;
-	case PROTO_OK:
-		pbuf_put_u32(b, m->ok.value);
-		break;
-	case PROTO_REGION_BEGIN:
-		put_gpus(b, &m->begin.gpus);
-		pbuf_put_u64(b, m->begin.expected_us);
-		pbuf_put_u64(b, m->begin.max_us);
-		pbuf_put_u32(b, m->begin.timeout_ms);
-		pbuf_put_u32(b, m->begin.flags);
-		break;
-	case PROTO_GRANT:
-		pbuf_put_u64(b, m->grant.region_id);
-		pbuf_put_u64(b, m->grant.lease_us);
-		pbuf_put_u64(b, m->grant.wait_us);
-		pbuf_put_u64(b, m->grant.drain_us);
-		pbuf_put_u64(b, m->grant.freeze_us);
-		pbuf_put_u64(b, m->grant.isolate_us);
-		break;
-	case PROTO_REGION_END:
-		pbuf_put_u64(b, m->end.region_id);
-		break;
-	case PROTO_CERT:
-		put_cert(b, &m->cert);
-		break;
-	case PROTO_STATUS:
-		pbuf_put_u32(b, m->status.flags);
-		break;
-	case PROTO_STATUS_REPLY:
-		put_status_reply(b, &m->status_reply);
-		break;
-	case PROTO_DRAIN_ACK:
-		pbuf_put_u32(b, m->ack.generation);
-		pbuf_put_u32(b, m->ack.status);
-		pbuf_put_u64(b, m->ack.drain_us);
-		break;
-	case PROTO_RELEASE:
-		pbuf_put_u64(b, m->release.region_id);
-		break;
-	case PROTO_ERROR:
-		pbuf_put_u32(b, m->error.code);
-		pbuf_put_str(b, m->error.message);
-		break;
-	case PROTO_LOG:
-		pbuf_put_u32(b, m->log.job);
-		pbuf_put_u32(b, m->log.step);
-		pbuf_put_u32(b, m->log.outcomes);
-		pbuf_put_u64(b, m->log.since_us);
-		pbuf_put_u64(b, m->log.before);
-		pbuf_put_u32(b, m->log.max);
-		break;
-	case PROTO_LOG_REPLY:
-		put_log_reply(b, &m->log_reply);
-		break;
-	case PROTO_SUMMARY:
-		pbuf_put_u32(b, m->summary.job);
-		pbuf_put_u32(b, m->summary.step);
-		break;
-	case PROTO_SUMMARY_REPLY:
-		pbuf_put_u32(b, m->summary_reply.job);
-		pbuf_put_u32(b, m->summary_reply.step);
-		pbuf_put_u32(b, m->summary_reply.regions);
-		pbuf_put_u32(b, m->summary_reply.clean);
-		pbuf_put_u32(b, m->summary_reply.degraded);
-		pbuf_put_u32(b, m->summary_reply.expired);
-		pbuf_put_u32(b, m->summary_reply.late);
-		pbuf_put_u64(b, m->summary_reply.entry_p50_us);
-		pbuf_put_u64(b, m->summary_reply.entry_p95_us);
-		pbuf_put_u64(b, m->summary_reply.entry_max_us);
-		pbuf_put_u64(b, m->summary_reply.held_us);
-		break;
-	case PROTO_SIGNED:
-		pbuf_put_u64(b, m->sig.region_id);
-		break;
-	case PROTO_SIGNED_REPLY:
-		put_signed_reply(b, &m->sig_reply);
-		break;
+#include "messages.def"
 	default:
 		b->err = EINVAL;
 	}
@@ -673,115 +435,12 @@ int proto_hdr_parse(const uint8_t *buf, struct proto_hdr *h)
 
 static void get_body(struct pbuf *b, uint16_t type, union proto_body *m)
 {
-	unsigned i;
-
 	switch (type) {
-	case PROTO_REGISTER:
-		m->reg.pid = pbuf_get_u32(b);
-		m->reg.job = pbuf_get_u32(b);
-		m->reg.step = pbuf_get_u32(b);
-		m->reg.flags = pbuf_get_u32(b);
-		pbuf_get_str(b, m->reg.cgroup, sizeof(m->reg.cgroup));
-		pbuf_get_str(b, m->reg.cpus, sizeof(m->reg.cpus));
-		pbuf_get_str(b, m->reg.label, sizeof(m->reg.label));
-		get_gpus(b, &m->reg.gpus);
+#define MSG(NAME, n, member, s)                                                                    \
+	case PROTO_##NAME:                                                                         \
+		get_##s(b, &m->member);                                                            \
 		break;
-	case PROTO_REGISTERED:
-		m->registered.participant = pbuf_get_u32(b);
-		m->registered.queue_cap = pbuf_get_u32(b);
-		m->registered.queue_us = pbuf_get_u32(b);
-		m->registered.gate_timeout_ms = pbuf_get_u32(b);
-		pbuf_get_str(b, m->registered.gate_path, sizeof(m->registered.gate_path));
-		m->registered.nslots = pbuf_get_u16(b);
-		if (m->registered.nslots > KREX_MAX_GPUS) {
-			b->err = EPROTO;
-			break;
-		}
-		for (i = 0; i < m->registered.nslots; i++) {
-			m->registered.slot[i] = pbuf_get_u16(b);
-			if (m->registered.slot[i] >= KREX_MAX_GPUS)
-				b->err = EPROTO;
-		}
-		break;
-	case PROTO_UNREGISTER:
-		m->unreg.pid = pbuf_get_u32(b);
-		break;
-	case PROTO_OK:
-		m->ok.value = pbuf_get_u32(b);
-		break;
-	case PROTO_REGION_BEGIN:
-		get_gpus(b, &m->begin.gpus);
-		m->begin.expected_us = pbuf_get_u64(b);
-		m->begin.max_us = pbuf_get_u64(b);
-		m->begin.timeout_ms = pbuf_get_u32(b);
-		m->begin.flags = pbuf_get_u32(b);
-		break;
-	case PROTO_GRANT:
-		m->grant.region_id = pbuf_get_u64(b);
-		m->grant.lease_us = pbuf_get_u64(b);
-		m->grant.wait_us = pbuf_get_u64(b);
-		m->grant.drain_us = pbuf_get_u64(b);
-		m->grant.freeze_us = pbuf_get_u64(b);
-		m->grant.isolate_us = pbuf_get_u64(b);
-		break;
-	case PROTO_REGION_END:
-		m->end.region_id = pbuf_get_u64(b);
-		break;
-	case PROTO_CERT:
-		get_cert(b, &m->cert);
-		break;
-	case PROTO_STATUS:
-		m->status.flags = pbuf_get_u32(b);
-		break;
-	case PROTO_STATUS_REPLY:
-		get_status_reply(b, &m->status_reply);
-		break;
-	case PROTO_DRAIN_ACK:
-		m->ack.generation = pbuf_get_u32(b);
-		m->ack.status = pbuf_get_u32(b);
-		m->ack.drain_us = pbuf_get_u64(b);
-		break;
-	case PROTO_RELEASE:
-		m->release.region_id = pbuf_get_u64(b);
-		break;
-	case PROTO_ERROR:
-		m->error.code = pbuf_get_u32(b);
-		pbuf_get_str(b, m->error.message, sizeof(m->error.message));
-		break;
-	case PROTO_LOG:
-		m->log.job = pbuf_get_u32(b);
-		m->log.step = pbuf_get_u32(b);
-		m->log.outcomes = pbuf_get_u32(b);
-		m->log.since_us = pbuf_get_u64(b);
-		m->log.before = pbuf_get_u64(b);
-		m->log.max = pbuf_get_u32(b);
-		break;
-	case PROTO_LOG_REPLY:
-		get_log_reply(b, &m->log_reply);
-		break;
-	case PROTO_SUMMARY:
-		m->summary.job = pbuf_get_u32(b);
-		m->summary.step = pbuf_get_u32(b);
-		break;
-	case PROTO_SUMMARY_REPLY:
-		m->summary_reply.job = pbuf_get_u32(b);
-		m->summary_reply.step = pbuf_get_u32(b);
-		m->summary_reply.regions = pbuf_get_u32(b);
-		m->summary_reply.clean = pbuf_get_u32(b);
-		m->summary_reply.degraded = pbuf_get_u32(b);
-		m->summary_reply.expired = pbuf_get_u32(b);
-		m->summary_reply.late = pbuf_get_u32(b);
-		m->summary_reply.entry_p50_us = pbuf_get_u64(b);
-		m->summary_reply.entry_p95_us = pbuf_get_u64(b);
-		m->summary_reply.entry_max_us = pbuf_get_u64(b);
-		m->summary_reply.held_us = pbuf_get_u64(b);
-		break;
-	case PROTO_SIGNED:
-		m->sig.region_id = pbuf_get_u64(b);
-		break;
-	case PROTO_SIGNED_REPLY:
-		get_signed_reply(b, &m->sig_reply);
-		break;
+#include "messages.def"
 	default:
 		b->err = EPROTO;
 	}
@@ -810,37 +469,23 @@ int proto_unpack(uint16_t type, const uint8_t *payload, size_t len, union proto_
 
 void proto_body_free(uint16_t type, union proto_body *msg)
 {
-	if (type == PROTO_LOG_REPLY) {
-		free(msg->log_reply.e);
-		msg->log_reply.e = NULL;
-		msg->log_reply.n = 0;
+	switch (type) {
+#define MSG(NAME, n, member, s)                                                                    \
+	case PROTO_##NAME:                                                                         \
+		free_##s(&msg->member);                                                            \
+		break;
+#include "messages.def"
 	}
-	if (type == PROTO_SIGNED_REPLY) {
-		free(msg->sig_reply.cred);
-		msg->sig_reply.cred = NULL;
-		msg->sig_reply.cred_len = 0;
-		return;
-	}
-	if (type != PROTO_STATUS_REPLY)
-		return;
-	free(msg->status_reply.parts);
-	free(msg->status_reply.regions);
-	msg->status_reply.parts = NULL;
-	msg->status_reply.regions = NULL;
-	msg->status_reply.nparts = 0;
-	msg->status_reply.nregions = 0;
 }
 
 const char *proto_type_name(uint16_t type)
 {
-	static const char *const names[] = {
-	        "?",       "REGISTER",      "REGISTERED",   "UNREGISTER",
-	        "OK",      "REGION_BEGIN",  "GRANT",        "REGION_END",
-	        "CERT",    "STATUS",        "STATUS_REPLY", "DRAIN_ACK",
-	        "RELEASE", "ERROR",         "LOG",          "LOG_REPLY",
-	        "SUMMARY", "SUMMARY_REPLY", "SIGNED",       "SIGNED_REPLY"};
+	static const char *const names[PROTO_TYPE_MAX] = {
+#define MSG(NAME, n, member, s) [PROTO_##NAME] = #NAME,
+#include "messages.def"
+	};
 
-	return type < PROTO_TYPE_MAX ? names[type] : "?";
+	return type < PROTO_TYPE_MAX && names[type] ? names[type] : "?";
 }
 
 const char *proto_hdr_strerror(int err)

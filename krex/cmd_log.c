@@ -18,7 +18,7 @@
 #include "client.h"
 #include "conf.h"
 #include "defs.h"
-#include "json.h"
+#include "certjson.h"
 #include "krex/region.h"
 #include "krex_cmd.h"
 #include "timeutil.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "history.h"
-#include "json.h"
+#include "certjson.h"
 #include "krexd.h"
 #include "log.h"
 #include "logwriter.h"

@@ -163,7 +163,7 @@ load_start() {
 			(exec 2>/dev/null # ("Terminated" when load_stop ends it)
 			while :; do
 				find "$srcdir/common" "$srcdir/krexd" "$srcdir/libregion" "$srcdir/gate" -name '*.c' |
-					xargs -P "$n" -I{} sh -c "cc -O2 -I'$builddir' -I'$srcdir/common' -I'$srcdir/libregion/include' -I'$srcdir/krexd' -I'$srcdir/gate' -I'$srcdir/topology' -c {} -o '$load_dir/o.\$\$.o' 2>/dev/null; rm -f '$load_dir/o.\$\$.o'"
+					xargs -P "$n" -I{} sh -c "cc -O2 -I'$builddir' -I'$srcdir/common' -I'$srcdir/include' -I'$srcdir/krexd' -I'$srcdir/gate' -I'$srcdir/topology' -c {} -o '$load_dir/o.\$\$.o' 2>/dev/null; rm -f '$load_dir/o.\$\$.o'"
 			done) &
 			load_pids="$load_pids $!"
 			;;

@@ -22,7 +22,7 @@ and nothing else when it is set), the SONAME through the dynamic linker's
 search, the libdir `make install` put it in (krex/_config.py), the build
 tree $KREX_BUILDDIR, ctypes.util.find_library("krexregion").  When none
 loads, `import krex` raises ImportError naming each place tried (doc/python.md).
-The ctypes structures below mirror libregion/include/krex/region.h
+The ctypes structures below mirror include/krex/region.h
 (KREX_API_VERSION 1) field for field.
 """
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "certjson.h"
 #include "json.h"
 #include "proto.h"
 #include "tap.h"
