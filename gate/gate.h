@@ -67,16 +67,22 @@ void gate_stat_add(enum gate_stat st);
 
 /*
  * A drain that saw no event of its complete for GATE_STALL_NS while threads
- * of the process wait for it at the gate
- * lets them through (the pass: GATE_PASS_LAUNCHES submissions, or until the
- * drain progresses), at most GATE_PASS_MAX times a drain: one of
- * them may be the host thread that releases the work the drain waits for
- * (XLA's delay kernel spins on a host flag, about 100 ms).  10 ms: above a
- * kernel in flight under queue_time (1 ms) on a shared GPU, far below XLA's
- * timeout.  The drain then waits for what they submitted (doc/gate.md).
+ * of the process wait for it at the gate lets them through (the pass:
+ * GATE_PASS_LAUNCHES submissions, or until the drain progresses), and
+ * again as soon as they are taken while the drain is still stalled, at
+ * most GATE_PASS_MAX times a drain: one of them may be the host thread
+ * that releases the work the drain waits for (XLA's delay kernel spins on
+ * a host flag, about 100 ms), and it may have more to submit before the
+ * release than one pass holds (XLA times a candidate of several kernels,
+ * events included; with 2 passes a sequence of 12 kernels timed out on the
+ * mock).  64 submissions in all; a thread that merely shares the GPU is
+ * not parked (its bounded-queue wait is not suspect), so this is no
+ * licence to queue.  10 ms: above a kernel in flight under queue_time
+ * (1 ms) on a shared GPU, far below XLA's timeout.  The drain then waits
+ * for what they submitted (doc/gate.md).
  */
 #define GATE_STALL_NS (10ull * 1000 * 1000)
-#define GATE_PASS_MAX 2      /* passes a drain */
+#define GATE_PASS_MAX 16     /* passes a drain */
 #define GATE_PASS_LAUNCHES 4 /* submissions a pass lets through, all threads together */
 
 /* The bounded queue's wait (gq_ops.wait): poll query (1 done, 0 not yet,

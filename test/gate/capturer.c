@@ -22,9 +22,10 @@
  *	    DIR/go, release it; write "released status=S ms=T" to DIR/out.
  *	capturer xla POINT DIR
  *	    XLA's timer: a spin kernel on a host-mapped flag (1 s timeout), 3
- *	    kernels of 1 ms on the same stream, the host's release (a store), a
- *	    synchronize.  At POINT (0 before the spin kernel, 1 after it, 2 after
- *	    the first kernel, 3 after the last, 4 after the release) touch
+ *	    kernels of 1 ms on the same stream ($XLA_KERNELS of them when set),
+ *	    the host's release (a store), a synchronize.  At POINT (0 before the
+ *	    spin kernel, 1 after it, 2 after the first kernel, 3 after the last,
+ *	    4 after the release) touch
  *	    DIR/at and wait for DIR/go (the test closes the gate there); write
  *	    "released status=S ms=T" (S 1: by the host, 2: the spin timed out);
  *	    exit once DIR/end exists.
@@ -334,7 +335,8 @@ static int do_xla(int pt)
 	void *params[] = {&dflag, &timeout, &dstatus};
 	CUstream s;
 	double t0;
-	int i, at = 0;
+	const char *e = getenv("XLA_KERNELS");
+	int i, at = 0, nk = e && atoi(e) > 1 ? atoi(e) : 3;
 
 	CK(cuMemHostAlloc((void **)&flag, 64, 0x2));
 	status = (uint32_t *)flag + 8;
@@ -353,9 +355,9 @@ static int do_xla(int pt)
 	t0 = now_ms();
 	CK(cuLaunchKernel(spin_fn, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
 	XLA_POINT();
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < nk; i++) {
 		CK(kernel(s, 1000, &word, 0));
-		if (i == 0 || i == 2)
+		if (i == 0 || i == nk - 1)
 			XLA_POINT();
 	}
 	atomic_store(flag, 1); /* the host releases the spin kernel: a plain store */
