@@ -282,7 +282,10 @@ start_pyxis() {
 	fi
 	KC_PLUGARGS="queue_cap=2 queue_time=1ms max_region=20s"
 	KC_PLUGSTACK_AFTER="required $PYXIS runtime_path=$CT/pyxis"
-	cluster_start "$mode" 1 || { SIB_WHY=$CLUSTER_WHY; return 1; }
+	cluster_start "$mode" 1
+	i=$?
+	trap cleanup EXIT # cluster_start set its own (cluster_stop); cleanup calls it
+	[ "$i" = 0 ] || { SIB_WHY=$CLUSTER_WHY; return 1; }
 	note "proctrack/$mode, krexd pid $(cat "$KC_DIR/run/$KC_NODES/krexd.pid" 2>/dev/null)"
 	W=$KC_DIR/work
 	SOCK=$KC_DIR/run/$KC_NODES/krexd.sock

@@ -29,10 +29,10 @@ run_it() {
 		"$top_builddir" >"$T/log" 2>&1
 }
 # row TEXT: the table's row beginning with TEXT says yes
-row_yes() { grep -q "^| $1 *| yes" "$T/out/table.txt"; }
+row_yes() { grep -q "^| $1[^|]*| yes" "$T/out/table.txt"; }
 plan 10
 ok "containers-on-gpu.sh runs on the mock, every row as expected (exit 0)" run_it
-sed 's/^/# /' "$T/log" | tail -n 40
+sed 's/^/# /' "$T/log" | tail -n 60
 ok "it says it is a mock run" grep -q "^MOCK RUN" "$T/log"
 ok "the table is printed last" sh -c "tail -n 1 '$T/log' | grep -q '^| nothing left frozen after'"
 ok "siblings containerized" row_yes "siblings containerized"
