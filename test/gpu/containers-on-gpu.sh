@@ -398,8 +398,11 @@ esac
 
 # hog_pid N: the host pid of sibling N's krex-hog
 hog_pid() {
-	local p
-	for p in $(pgrep -x krex-hog); do
+	local c p
+	for c in /proc/[0-9]*/comm; do
+		[ "$(cat "$c" 2>/dev/null)" = krex-hog ] || continue
+		p=${c#/proc/}
+		p=${p%/comm}
 		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "--counter $W/hog$1.count" && { echo "$p"; return 0; }
 	done
 	return 1
