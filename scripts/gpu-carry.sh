@@ -32,4 +32,39 @@ libs=$(for f in $bins /$plugdir/*.so; do ldd "/${f#/}" 2>/dev/null || true; done
 # shellcheck disable=SC2086
 tar czhf .gpu/slurm-bin.tar.gz -C / $bins $plugdir usr/include/slurm $libs
 echo "carried libraries ($(echo "$libs" | wc -l)): $(for l in $libs; do basename "$l"; done | tr '\n' ' ')"
+
+# Containers (test/gpu/containers-on-gpu.sh, doc/containers.md): enroot's
+# installed tree and pyxis built for the Slurm carried above, as
+# scripts/container-deps.sh leaves them in its cache, into
+# .gpu/containers.tar.gz; Debian's mksquashfs and unsquashfs and the
+# libraries they and enroot's helpers load (libbsd, libmd, liblzo2, ...),
+# glibc's left out, rooted at / into .gpu/containers-sys.tar.gz (unpacked
+# there with --skip-old-files, as the Slurm libraries are).  No image: the
+# script makes it there from that machine's own programs and libraries (the
+# workloads it runs are built there, against its glibc).  Only when present.
+cache=${KREX_CONTAINER_CACHE:-/var/cache/krex-test}
+sver=$(/usr/sbin/slurmd -V 2>/dev/null | sed -n 's/^slurm[^ ]* \([0-9][0-9.]*\).*/\1/p')
+rm -f .gpu/containers.tar.gz .gpu/containers-sys.tar.gz
+why=""
+[ -x "$cache/enroot/bin/enroot" ] || why="no enroot at $cache/enroot"
+[ -n "$why" ] || [ -f "$cache/pyxis-$sver/spank_pyxis.so" ] || why="no pyxis for Slurm ${sver:-?} at $cache/pyxis-$sver"
+[ -n "$why" ] || { [ -x /usr/bin/mksquashfs ] && [ -x /usr/bin/unsquashfs ]; } || why="no squashfs-tools here"
+if [ -z "$why" ]; then
+	# KREX's hook there is made from contrib/enroot with that build's paths
+	tar czf .gpu/containers.tar.gz -C "$cache" --exclude=enroot/etc/enroot/hooks.d/50-krex.sh \
+		enroot "pyxis-$sver"
+	ctbins="usr/bin/mksquashfs usr/bin/unsquashfs"
+	ctlibs=$(for f in /usr/bin/mksquashfs /usr/bin/unsquashfs "$cache"/enroot/bin/enroot-*; do ldd "$f" 2>/dev/null || true; done |
+		awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
+		grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux[^/]*)\.so' |
+		sed 's|^/usr/|/|; s|^/|usr/|' | sort -u)
+	# shellcheck disable=SC2086
+	tar czhf .gpu/containers-sys.tar.gz -C / $ctbins $ctlibs
+	echo "carried for containers: enroot, pyxis-$sver, $ctbins, $(for l in $ctlibs; do basename "$l"; done | tr '\n' ' ')"
+else
+	echo "gpu-carry: nothing carried for containers: $why (scripts/container-deps.sh all builds it); test/gpu/containers-on-gpu.sh will stop there saying so" >&2
+fi
 ls -la .gpu
+total=$(du -sm .gpu | cut -f1)
+echo ".gpu: $total MiB (the device call carries 64 MiB in all)"
+[ "$total" -le 40 ] || echo "gpu-carry: warning: .gpu is over 40 MiB" >&2
