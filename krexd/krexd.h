@@ -14,6 +14,7 @@
 #include "krexd_config.h"
 #include "freezer.h"
 #include "gatectl.h"
+#include "outbox.h"
 #include "proto.h"
 #include "region_queue.h"
 #include "state.h"
@@ -268,11 +269,6 @@ int region_status(struct krexd *k, struct proto_status_reply *s);
 void conn_accept(struct krexd *k);
 void conn_accept_tick(struct krexd *k, uint64_t now);
 void conn_event(struct krexd *k, struct conn *c, uint32_t events);
-int conn_send(struct krexd *k, struct conn *c, uint16_t type, uint32_t seq,
-              const union proto_body *m);
-int conn_error(struct krexd *k, struct conn *c, uint32_t seq, int code, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-void conn_close(struct krexd *k, struct conn *c);
 void conn_reap(struct krexd *k);
 void conn_tick(struct krexd *k, uint64_t now);
 uint64_t conn_next_deadline(struct krexd *k);
