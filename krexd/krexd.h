@@ -14,6 +14,7 @@
 #include "krexd_config.h"
 #include "freezer.h"
 #include "gatectl.h"
+#include "ident.h"
 #include "outbox.h"
 #include "proto.h"
 #include "region_queue.h"
@@ -214,16 +215,6 @@ void part_ext_kill_check(struct krexd *k, uint64_t now);
 void part_ext_confirm(struct krexd *k, uint64_t now);
 int state_rec(void *ctx, const char *line);
 void state_unrec(void *ctx, const char *line);
-
-/* Identity of a process: its start time (clock ticks since boot, /proc/PID/stat field 22). */
-int pid_start_ticks(pid_t pid, uint64_t *ticks, uid_t *uid);
-/* Parse field 22 of /proc/PID/stat text (comm may hold spaces and ')'). 0 or -1. */
-int proc_stat_start(const char *text, uint64_t *ticks);
-/* c->ident: the peer's identity at accept */
-enum { CONN_IDENT_OK, CONN_IDENT_GONE, CONN_IDENT_OWNER };
-/* 1 when c's peer is still the process that connected (same pid, uid, start time), else 0
- * with c->ident saying why (gone, or its /proc is not the peer uid's: root's, non-dumpable). */
-int conn_peer_alive(struct conn *c);
 
 /* ---- quota.c ---- */
 struct uacct *uacct_get(struct krexd *k, uid_t uid);
