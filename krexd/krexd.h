@@ -99,6 +99,7 @@ struct uacct {
 };
 
 struct region;
+struct krexd;
 
 struct conn {
 	struct ep_item ep;
@@ -132,7 +133,25 @@ struct conn {
 	struct conn *next;
 };
 
+/*
+ * What the floors below the region code (part.c: a participant registered,
+ * gone, suspended or resumed by another; outbox.c, part.c: a connection
+ * gone) report to it.  Called at once, in place of a direct call: the region
+ * code sees a participant or a connection before it is freed.  krexd.c fills
+ * the table at start with region.c's handlers, so that part.c and outbox.c
+ * call nothing above them.
+ */
+enum { REGION_EXT_LEFT_THAWED = 0, REGION_EXT_FROZEN_AGAIN, REGION_EXT_KILLED };
+struct krexd_events {
+	void (*part_new)(struct krexd *k, struct part *p);              /* region_part_new */
+	void (*part_gone)(struct krexd *k, struct part *p);             /* region_part_gone */
+	void (*part_suspended)(struct krexd *k, struct part *p);        /* region_ext_suspended */
+	void (*part_resumed)(struct krexd *k, struct part *p, int how); /* region_ext_resumed */
+	void (*conn_gone)(struct krexd *k, struct conn *c);             /* region_conn_gone */
+};
+
 struct krexd {
+	struct krexd_events ev; /* set by krexd.c at start */
 	struct krexd_config cfg;
 	const char *conf_path;
 	int conf_missing_ok;
@@ -252,7 +271,6 @@ void region_schedule(struct krexd *k);
 void region_stop_all(struct krexd *k);
 /* Someone else suspended p (during a drain: its acks are not awaited) or thawed it while a region holds it. */
 void region_ext_suspended(struct krexd *k, struct part *p);
-enum { REGION_EXT_LEFT_THAWED = 0, REGION_EXT_FROZEN_AGAIN, REGION_EXT_KILLED };
 void region_ext_resumed(struct krexd *k, struct part *p, int how);
 int region_status(struct krexd *k, struct proto_status_reply *s);
 

@@ -201,7 +201,7 @@ void conn_close(struct krexd *k, struct conn *c)
 	uacct_uncharge(c, c->charged);
 	if (c->ua)
 		c->ua->conns--;
-	region_conn_gone(k, c);
+	k->ev.conn_gone(k, c);
 	if (c->part) {
 		c->part->conns--;
 		if (c->gate)

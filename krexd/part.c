@@ -230,7 +230,7 @@ static void ext_confirm(struct krexd *k, struct part *p, uint64_t now)
 		return;
 	ext_set(p, FREEZER_EXT_FROZEN, now);
 	log_info("participant %u: suspended (its freezer written) by another", p->id);
-	region_ext_suspended(k, p);
+	k->ev.part_suspended(k, p);
 }
 
 void part_ext_confirm(struct krexd *k, uint64_t now)
@@ -377,7 +377,7 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		ext_set(p, FREEZER_EXT_NONE, now);
 		p->quiet_mask = 0;
 		p->ext_dying = 1;
-		region_ext_resumed(k, p, REGION_EXT_LEFT_THAWED);
+		k->ev.part_resumed(k, p, REGION_EXT_LEFT_THAWED);
 		return;
 	}
 	if (p->freeze_refs > 0 && freezer_ext_thawed_under(&k->fz, &p->ft)) {
@@ -399,7 +399,7 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		p->ext_kill_until = now + 2 * NS_PER_S;
 		if (!k->ext_kill_check_ns || k->ext_kill_check_ns > now + 10 * NS_PER_MS)
 			k->ext_kill_check_ns = now + 10 * NS_PER_MS;
-		region_ext_resumed(k, p, REGION_EXT_FROZEN_AGAIN);
+		k->ev.part_resumed(k, p, REGION_EXT_FROZEN_AGAIN);
 		return;
 	}
 	if (p->freeze_refs > 0 && freezer_ext_shared(&k->fz, &p->ft)) {
@@ -423,7 +423,7 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		log_info("participant %u: %s by another", p->id,
 		         ext ? "suspended (its freezer written)" : "resumed");
 	if (ext && !was)
-		region_ext_suspended(k, p);
+		k->ev.part_suspended(k, p);
 }
 
 /*
@@ -457,7 +457,7 @@ void part_ext_kill_check(struct krexd *k, uint64_t now)
 			if (freezer_ext_let_go(&k->fz, &p->ft) < 0)
 				log_error("participant %u: thaw: %s", p->id, strerror(errno));
 			ext_own_write_end(k, p);
-			region_ext_resumed(k, p, REGION_EXT_KILLED);
+			k->ev.part_resumed(k, p, REGION_EXT_KILLED);
 			continue;
 		}
 		any = 1;
@@ -1000,7 +1000,7 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 			                  strerror(err));
 		}
 		p->by_root = c->uid == 0 && p->uid != 0;
-		region_part_new(k, p); /* from a cpuset a held region narrowed */
+		k->ev.part_new(k, p); /* from a cpuset a held region narrowed */
 	}
 	c->part = p;
 	c->member_pid = pid;
@@ -1018,7 +1018,7 @@ static void part_detach(struct krexd *k, struct conn *c)
 
 	if (!p)
 		return;
-	region_conn_gone(k, c);
+	k->ev.conn_gone(k, c);
 	p->conns--;
 	if (c->gate)
 		p->members--;
@@ -1054,7 +1054,7 @@ void part_end(struct krexd *k, struct part *p, const char *why)
 	struct conn *c;
 
 	log_info("participant %u (pid %d) ends: %s", p->id, (int)p->pid, why);
-	region_part_gone(k, p);
+	k->ev.part_gone(k, p);
 	for (c = k->conns; c; c = c->next)
 		if (c->part == p)
 			part_detach(k, c);
