@@ -14,6 +14,7 @@
 #include "krexd_config.h"
 #include "freezer.h"
 #include "gatectl.h"
+#include "gpuslot.h"
 #include "ident.h"
 #include "outbox.h"
 #include "proto.h"
@@ -196,13 +197,6 @@ struct krexd {
 };
 
 /* ---- part.c ---- */
-int gpu_slot(struct krexd *k, const char *name, int add);
-/* Free the slots no participant and no region names (configured ones stay). */
-void gpu_prune(struct krexd *k);
-/* May uid name the GPUs of mask (gpu_policy)?  0, or -1 with the refused name in why. */
-int gpu_allowed(struct krexd *k, uid_t uid, uint64_t mask, char *why, size_t len);
-int gpu_mask(struct krexd *k, const struct proto_gpus *g, int add, uint64_t *mask);
-void gpu_list(const struct krexd *k, uint64_t mask, char *buf, size_t len);
 /* text_check() of each GPU name of g ("GPU name N ..."). */
 int gpus_check(const struct proto_gpus *g, char *err, size_t len);
 struct part *part_find_id(struct krexd *k, uint32_t id);
