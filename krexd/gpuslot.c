@@ -11,6 +11,7 @@
 
 #include "conf.h"
 #include "krexd.h"
+#include "part.h"
 #include "gpuslot.h"
 #include "log.h"
 

@@ -16,6 +16,7 @@
 #include "fdio.h"
 #include "ident.h"
 #include "krexd.h"
+#include "conn.h"
 #include "log.h"
 
 int proc_stat_start(const char *text, uint64_t *ticks)

@@ -16,7 +16,10 @@
 #include <unistd.h>
 
 #include "krexd.h"
+#include "conn.h"
+#include "quota.h"
 #include "outbox.h"
+#include "part.h"
 #include "log.h"
 #include "timeutil.h"
 

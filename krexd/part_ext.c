@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "krexd.h"
+#include "conn.h"
 #include "part.h"
 #include "log.h"
 #include "timeutil.h"

@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "region_int.h"
+#include "gpuslot.h"
+#include "outbox.h"
+#include "quota.h"
 #include "history.h"
 #include "isolate.h"
 #include "sign.h"

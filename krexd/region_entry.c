@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "region_int.h"
+#include "outbox.h"
 #include "log.h"
 #include "timeutil.h"
 

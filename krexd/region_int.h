@@ -14,7 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "conn.h"
 #include "krexd.h"
+#include "part.h"
+#include "region.h"
 #include "nvml.h"
 #include "timeutil.h"
 
@@ -100,6 +103,16 @@ struct region {
 	char label[128];
 	struct region *next; /* every region, for ticks and status */
 };
+
+/*
+ * Fairness grace: after a region that froze siblings which ask for regions
+ * themselves, the owner's next request waits up to this long, so that a
+ * thawed sibling that wanted to begin (and could not: frozen) gets its
+ * request in first.  Without it the owner, which runs while the siblings
+ * are still waking up, can win again and again.  An owner whose siblings
+ * never ask (or alone) is not slowed.
+ */
+#define KREXD_FAIR_GRACE_NS (2 * 1000 * 1000ULL)
 
 /* Every region, for ticks and status (region_unwind.c). */
 extern struct region *regions;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "region_int.h"
+#include "gpuslot.h"
 #include "history.h"
 #include "isolate.h"
 #include "sign.h"

@@ -16,7 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "conn.h"
+#include "ident.h"
 #include "krexd.h"
+#include "quota.h"
 #include "tap.h"
 #include "text.h"
 #include "timeutil.h"
