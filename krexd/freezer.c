@@ -22,6 +22,7 @@
 #include "fdio.h"
 #include "freezer.h"
 #include "log.h"
+#include "proc.h"
 #include "proctree.h"
 
 #define CG_V2_DEFAULT "/sys/fs/cgroup"
@@ -75,61 +76,6 @@ int freezer_parse_events(const char *text, int *frozen)
 		p = strchr(p, '\n');
 		if (p)
 			p++;
-	}
-	return -1;
-}
-
-int freezer_parse_stat(const char *text, char *state, pid_t *ppid)
-{
-	/* "PID (comm) S PPID ...": comm may hold anything, so take the last ')'. */
-	const char *p = strrchr(text, ')');
-	long pp;
-
-	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-		return -1;
-	*state = p[2];
-	if (sscanf(p + 4, "%ld", &pp) != 1)
-		return -1;
-	*ppid = (pid_t)pp;
-	return 0;
-}
-
-int freezer_parse_proc_cgroup(const char *text, const char *ctrl, char *out, size_t outlen)
-{
-	const char *line = text, *c1, *c2, *end;
-	size_t clen = ctrl ? strlen(ctrl) : 0, n;
-
-	for (; line && *line; line = end ? end + 1 : NULL) {
-		end = strchr(line, '\n');
-		c1 = strchr(line, ':');
-		if (!c1 || (end && c1 > end))
-			continue;
-		c2 = strchr(c1 + 1, ':');
-		if (!c2 || (end && c2 > end))
-			continue;
-		if (!ctrl) {
-			if (!(c1 - line == 1 && line[0] == '0' && c2 == c1 + 1))
-				continue;
-		} else {
-			/* controllers: comma list between the colons */
-			const char *q = c1 + 1;
-			int found = 0;
-			while (q < c2) {
-				const char *comma = memchr(q, ',', (size_t)(c2 - q));
-				const char *e = comma ? comma : c2;
-				if ((size_t)(e - q) == clen && !strncmp(q, ctrl, clen))
-					found = 1;
-				q = e + 1;
-			}
-			if (!found)
-				continue;
-		}
-		n = end ? (size_t)(end - (c2 + 1)) : strlen(c2 + 1);
-		if (n + 1 > outlen)
-			return -1;
-		memcpy(out, c2 + 1, n);
-		out[n] = '\0';
-		return 0;
 	}
 	return -1;
 }
@@ -317,16 +263,6 @@ const char *freezer_name(const struct freezer *f)
 
 /* ---- who is what ---- */
 
-static int proc_stat(pid_t pid, char *state, pid_t *ppid)
-{
-	char p[64], buf[1024];
-
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	if (file_read(p, buf, sizeof(buf)) <= 0)
-		return -1;
-	return freezer_parse_stat(buf, state, ppid);
-}
-
 /* 1 for a process krexd must never stop: itself, slurmd, slurmstepd. */
 static int pid_protected(pid_t pid)
 {
@@ -392,12 +328,9 @@ static int cg_protected_tree(const char *cg, int depth)
 /* The absolute cgroup of pid in the hierarchy at root (v1 controller ctrl, or v2). */
 static int pid_cgroup_in(const char *root, const char *ctrl, pid_t pid, char *out, size_t len)
 {
-	char p[64], buf[4096], rel[512];
+	char rel[512];
 
-	snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)pid);
-	if (file_read(p, buf, sizeof(buf)) <= 0)
-		return -1;
-	if (freezer_parse_proc_cgroup(buf, ctrl, rel, sizeof(rel)) < 0)
+	if (proc_cgroup(pid, ctrl, rel, sizeof(rel)) < 0)
 		return -1;
 	/* 0 or -1: xsnprintf returns the length, and callers test == 0 */
 	return xsnprintf(out, len, "%s%s", root, strcmp(rel, "/") ? rel : "") < 0 ? -1 : 0;
@@ -406,22 +339,6 @@ static int pid_cgroup_in(const char *root, const char *ctrl, pid_t pid, char *ou
 static int pid_cgroup(const struct freezer *f, pid_t pid, char *out, size_t len)
 {
 	return pid_cgroup_in(f->root, f->kind == FREEZER_CGROUP1 ? "freezer" : NULL, pid, out, len);
-}
-
-static int is_descendant(pid_t pid, pid_t root)
-{
-	char st;
-	pid_t pp;
-	int depth;
-
-	for (depth = 0; depth < 64 && pid > 1; depth++) {
-		if (pid == root)
-			return 1;
-		if (proc_stat(pid, &st, &pp) < 0)
-			return 0;
-		pid = pp;
-	}
-	return 0;
 }
 
 int freezer_contains(const struct freezer *f, const struct freezer_target *t, pid_t pid)
@@ -434,7 +351,7 @@ int freezer_contains(const struct freezer *f, const struct freezer_target *t, pi
 	for (i = 0; i < t->nextra; i++)
 		if (t->extra[i] == pid)
 			return 1;
-	return is_descendant(pid, t->root);
+	return proc_descends(pid, t->root);
 }
 
 /* ---- participant setup ---- */
@@ -616,24 +533,9 @@ int freezer_add_pid(struct freezer_target *t, pid_t pid)
 
 /* ---- thaw: fds opened with the freeze, verified (see freezer.h) ---- */
 
-static int thaw_faults = -1;
+static struct fault_hook thaw_fault = FAULT_HOOK("KREX_TEST_THAW_FAULTS", NULL);
 
 static int thaw_path(int kind, const char *cg);
-
-/* The test hook: drop this thaw write (as if it never reached the kernel)? */
-static int thaw_fault_take(void)
-{
-	const char *e;
-
-	if (thaw_faults < 0) {
-		e = getenv("KREX_TEST_THAW_FAULTS");
-		thaw_faults = e ? atoi(e) : 0;
-	}
-	if (thaw_faults <= 0)
-		return 0;
-	thaw_faults--;
-	return 1;
-}
 
 static int thaw_fds_open(struct freezer *f, struct freezer_target *t)
 {
@@ -688,7 +590,7 @@ static int thaw_fd_do(int kind, int wfd, int rfd)
 	const char *v = kind == FREEZER_CGROUP1 ? "THAWED" : "0";
 	int r;
 
-	if (!thaw_fault_take() && pwrite(wfd, v, strlen(v), 0) < 0)
+	if (!fault_take(&thaw_fault) && pwrite(wfd, v, strlen(v), 0) < 0)
 		return -1;
 	r = thaw_read(rfd);
 	if (r == 1)
@@ -775,7 +677,7 @@ void freezer_snapshot(const struct freezer *f)
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		pid = (pid_t)atoi(e->d_name);
-		if (proc_stat(pid, &st, &pp) < 0)
+		if (proc_state(pid, &st, &pp) < 0)
 			continue;
 		if (nsnap == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -836,9 +738,6 @@ static pid_t *signal_pids(const struct freezer_target *t, size_t *n)
 	return v;
 }
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
@@ -851,7 +750,7 @@ static pid_t *signal_pids(const struct freezer_target *t, size_t *n)
  */
 static int pid_pin(pid_t pid, pid_t ppid)
 {
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int fd = proc_pidfd(pid);
 	struct rlimit rl;
 	pid_t pp;
 	char st;
@@ -865,7 +764,7 @@ static int pid_pin(pid_t pid, pid_t ppid)
 		close(fd);
 		return -1;
 	}
-	if (proc_stat(pid, &st, &pp) < 0 || (pp != ppid && pp != 1)) {
+	if (proc_state(pid, &st, &pp) < 0 || (pp != ppid && pp != 1)) {
 		close(fd);
 		return -2;
 	}
@@ -1325,7 +1224,7 @@ static int pid_stopped(pid_t pid)
 	char st;
 	pid_t pp;
 
-	return pid > 0 && proc_stat(pid, &st, &pp) == 0 && (st == 'T' || st == 't');
+	return pid > 0 && proc_state(pid, &st, &pp) == 0 && (st == 'T' || st == 't');
 }
 
 /* 1 if pid is one krexd stopped itself (signals). */
@@ -1457,17 +1356,9 @@ int freezer_v2_task_level(const struct freezer *f, struct freezer_target *t, pid
 /* 1 if /proc/PID/status says SIGKILL is pending (SigPnd or ShdPnd). */
 static int pid_kill_pending(pid_t pid)
 {
-	char p[64], buf[4096], *l;
-	unsigned long long v;
+	unsigned long long pend;
 
-	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
-	if (file_read(p, buf, sizeof(buf)) <= 0)
-		return 0;
-	for (l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if ((!strncmp(l, "SigPnd:", 7) || !strncmp(l, "ShdPnd:", 7)) &&
-		    sscanf(l + 7, "%llx", &v) == 1 && (v >> (SIGKILL - 1) & 1))
-			return 1;
-	return 0;
+	return proc_sig_pending(pid, &pend, NULL) == 0 && (pend >> (SIGKILL - 1) & 1);
 }
 
 int freezer_ext_kill_pending(const struct freezer *f, const struct freezer_target *t)
