@@ -57,11 +57,16 @@ int proc_stat_parse(const char *text, struct proc_stat *s)
 int proc_stat_read(pid_t pid, struct proc_stat *s)
 {
 	char path[64], buf[1024];
+	ssize_t r;
 	int n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file_read(path, buf, sizeof(buf)) <= 0)
+	r = file_read(path, buf, sizeof(buf));
+	if (r <= 0) {
+		if (r == 0)
+			errno = ESRCH; /* empty: as gone */
 		return -1;
+	}
 	n = proc_stat_parse(buf, s);
 	if (n < 0)
 		errno = EINVAL;

@@ -30,7 +30,10 @@ struct proc_stat {
  */
 int proc_stat_parse(const char *text, struct proc_stat *s);
 
-/* proc_stat_parse of /proc/PID/stat: -1/errno when it cannot be read (ESRCH, ENOENT: gone). */
+/*
+ * proc_stat_parse of /proc/PID/stat: -1/errno when it cannot be read
+ * (ENOENT, ESRCH: gone), -1/EINVAL when it holds no "(comm)".
+ */
 int proc_stat_read(pid_t pid, struct proc_stat *s);
 
 /* State letter and parent of pid from /proc/PID/stat.  0, or -1 (gone). */
