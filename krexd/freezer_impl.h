@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * freezer_impl.h - between the freezer's files only (krexd/freezer*.c):
- * freezer.c, the interface (freezer.h), calls down into the cgroup
- * mechanics (freezer_cgroup.c).  Nothing else includes this.
+ * freezer.c, the interface (freezer.h), calls down into the signal freezer
+ * (freezer_signal.c) and the cgroup mechanics (freezer_cgroup.c); the
+ * signal freezer calls pid_protected() of the latter.  Nothing else
+ * includes this.
  */
 #ifndef KREXD_FREEZER_IMPL_H
 #define KREXD_FREEZER_IMPL_H
@@ -73,5 +75,28 @@ int v2_ancestor_frozen(const char *root, const char *cg);
 
 /* 1 if /proc/PID/status says SIGKILL is pending (SigPnd or ShdPnd). */
 int pid_kill_pending(pid_t pid);
+
+/* ---- freezer_signal.c ---- */
+
+/* freezer_prepare() with signals: t's stop list from the batch's /proc snapshot, each pid recorded. */
+int stop_prepare(struct freezer *f, struct freezer_target *t, freezer_rec_fn rec, void *ctx);
+
+/* Signal the next wave of t's stop list: 1 when every entry is stopped (or gone), 0 not yet, -1. */
+int stop_advance(struct freezer_target *t);
+
+/* freezer_poll() with signals: the next wave; once all stopped, the rescan for late forks. */
+int stop_poll(struct freezer *f, struct freezer_target *t);
+
+/* Continue what t's stop list stopped, children before parents; drop (may be NULL) gets each line. */
+void stop_cont_all(struct freezer_target *t, freezer_drop_fn drop, void *ctx);
+
+/* Forget t's stop list (close its pidfds). */
+void stop_free(struct freezer_target *t);
+
+/* 1 if pid is stopped (SIGSTOP, SIGTSTP, a tracer): state T or t. */
+int pid_stopped(pid_t pid);
+
+/* 1 if pid is one krexd stopped itself (signals). */
+int pid_ours(const struct freezer_target *t, pid_t pid);
 
 #endif /* KREXD_FREEZER_IMPL_H */
