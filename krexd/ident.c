@@ -18,49 +18,18 @@
 #include "krexd.h"
 #include "conn.h"
 #include "log.h"
-
-int proc_stat_start(const char *text, uint64_t *ticks)
-{
-	const char *p = strrchr(text, ')');
-	unsigned long long v;
-	int field;
-
-	if (!p)
-		return -1;
-	/* each space after "comm)" starts the next field: 3 (state) ... 22 (starttime) */
-	for (field = 2; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -1;
-	}
-	if (sscanf(p + 1, "%llu", &v) != 1)
-		return -1;
-	*ticks = v;
-	return 0;
-}
+#include "proc.h"
 
 int pid_start_ticks(pid_t pid, uint64_t *ticks, uid_t *uid)
 {
-	char path[64], buf[1024], st;
-	struct stat sb;
-	pid_t pp;
-	ssize_t n;
+	struct proc_stat s;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	n = file_read(path, buf, sizeof(buf));
-	if (n <= 0 || proc_stat_start(buf, ticks) < 0 || freezer_parse_stat(buf, &st, &pp) < 0 ||
-	    st == 'Z' || st == 'X') {
+	if (proc_stat_read(pid, &s) < 22 || s.state == 'Z' || s.state == 'X') {
 		errno = ESRCH;
 		return -1;
 	}
-	if (uid) {
-		/* the owner of a file in /proc/PID, not of the folder: the kernel gives a
-		 * non-dumpable process's files (not its folder) to root */
-		if (stat(path, &sb) < 0)
-			return -1;
-		*uid = sb.st_uid;
-	}
-	return 0;
+	*ticks = s.start;
+	return uid ? proc_owner(pid, uid) : 0;
 }
 
 /*

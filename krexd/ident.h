@@ -13,8 +13,6 @@ struct conn;
 
 /* Identity of a process: its start time (clock ticks since boot, /proc/PID/stat field 22). */
 int pid_start_ticks(pid_t pid, uint64_t *ticks, uid_t *uid);
-/* Parse field 22 of /proc/PID/stat text (comm may hold spaces and ')'). 0 or -1. */
-int proc_stat_start(const char *text, uint64_t *ticks);
 /* c->ident: the peer's identity at accept */
 enum { CONN_IDENT_OK, CONN_IDENT_GONE, CONN_IDENT_OWNER };
 /* 1 when c's peer is still the process that connected (same pid, uid, start time), else 0

@@ -27,6 +27,7 @@
 #include "outbox.h"
 #include "quota.h"
 #include "part.h"
+#include "proc.h"
 #include "text.h"
 #include "log.h"
 #include "timeutil.h"
@@ -462,15 +463,11 @@ static int part_gpus(struct krexd *k, struct conn *c, const struct proto_registe
  */
 static int part_in_slurm_step(const struct krexd *k, pid_t pid, char *cg, size_t len)
 {
-	char path[64], buf[4096];
 	const char *j;
 
 	if (k->fz.kind == FREEZER_SIGNAL)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (file_read(path, buf, sizeof(buf)) <= 0 ||
-	    freezer_parse_proc_cgroup(buf, k->fz.kind == FREEZER_CGROUP1 ? "freezer" : NULL, cg,
-	                              len) < 0)
+	if (proc_cgroup(pid, k->fz.kind == FREEZER_CGROUP1 ? "freezer" : NULL, cg, len) < 0)
 		return 0;
 	for (j = strstr(cg, "/job_"); j; j = strstr(j, "/job_")) {
 		j += 5;
@@ -676,9 +673,8 @@ void part_end(struct krexd *k, struct part *p, const char *why)
 void part_check_proc(struct krexd *k, uint64_t now)
 {
 	struct part *p, *next;
-	char path[64], buf[512], st;
+	char st;
 	pid_t pp;
-	FILE *f;
 	int alive, any = 0;
 
 	if (!k->proc_check_ns || now < k->proc_check_ns)
@@ -688,12 +684,7 @@ void part_check_proc(struct krexd *k, uint64_t now)
 		if (p->pidfd >= 0)
 			continue;
 		any = 1;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
-		f = fopen(path, "re");
-		alive = f && fgets(buf, sizeof(buf), f) && freezer_parse_stat(buf, &st, &pp) == 0 &&
-		        st != 'Z' && st != 'X';
-		if (f)
-			fclose(f);
+		alive = proc_state(p->pid, &st, &pp) == 0 && st != 'Z' && st != 'X';
 		if (!alive)
 			part_end(k, p, "root pid exited");
 	}
