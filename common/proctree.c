@@ -7,13 +7,10 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fdio.h"
 #include "proctree.h"
 
 #ifndef SYS_pidfd_open
@@ -23,41 +20,9 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-int proc_state(pid_t pid, char *state, pid_t *ppid)
-{
-	char p[64], buf[1024];
-	const char *r;
-	long pp;
-
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	if (file_read(p, buf, sizeof(buf)) <= 0)
-		return -1;
-	/* "PID (comm) S PPID ...": comm may hold anything, so take the last ')'. */
-	r = strrchr(buf, ')');
-	if (!r || r[1] != ' ' || !r[2] || r[3] != ' ' || sscanf(r + 4, "%ld", &pp) != 1)
-		return -1;
-	*state = r[2];
-	*ppid = (pid_t)pp;
-	return 0;
-}
-
 int proc_pidfd(pid_t pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-int proc_descends(pid_t pid, pid_t root)
-{
-	int hops;
-	char st;
-
-	for (hops = 0; hops < 64 && pid > 1; hops++) {
-		if (pid == root)
-			return 1;
-		if (proc_state(pid, &st, &pid) < 0)
-			return 0;
-	}
-	return 0;
 }
 
 int proc_state_still(char state)
@@ -70,22 +35,11 @@ int proc_state_still(char state)
 
 unsigned long proc_stop_pending(pid_t pid, unsigned long *caught)
 {
-	char p[64], buf[4096], *l;
-	unsigned long long v;
-	unsigned long pend = 0;
+	unsigned long long pend, cgt;
 
-	*caught = 0;
-	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
-	if (file_read(p, buf, sizeof(buf)) <= 0)
-		return 0;
-	for (l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		if ((!strncmp(l, "SigPnd:", 7) || !strncmp(l, "ShdPnd:", 7)) &&
-		    sscanf(l + 7, "%llx", &v) == 1)
-			pend |= (unsigned long)v & STOP_SIGS;
-		else if (!strncmp(l, "SigCgt:", 7) && sscanf(l + 7, "%llx", &v) == 1)
-			*caught = (unsigned long)v & STOP_SIGS;
-	}
-	return pend;
+	proc_sig_pending(pid, &pend, &cgt);
+	*caught = (unsigned long)cgt & STOP_SIGS;
+	return (unsigned long)pend & STOP_SIGS;
 }
 
 static int send_sig(pid_t pid, int pidfd, int sig)

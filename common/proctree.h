@@ -19,14 +19,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "proc.h" /* proc_state, proc_descends */
+
 /* A pidfd of pid (pidfd_open(2)), or -1/errno (ENOSYS before Linux 5.3). */
 int proc_pidfd(pid_t pid);
-
-/* 1 when pid is root or below it (by /proc, at most 64 levels up), else 0. */
-int proc_descends(pid_t pid, pid_t root);
-
-/* State letter and parent of pid from /proc/PID/stat.  0, or -1 (gone). */
-int proc_state(pid_t pid, char *state, pid_t *ppid);
 
 /* 1 when state (a /proc state letter) means it runs no more: stopped, traced, dead. */
 int proc_state_still(char state);

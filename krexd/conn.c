@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn.c - client connections: accept, incremental reads (a buffer per
- * connection, never blocking the loop on one client), dispatch, replies.
+ * connection, never blocking the loop on one client), dispatch.  Replies
+ * go out through outbox.c.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +14,19 @@
 #include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fdio.h"
 #include "isolate.h"
 #include "history.h"
+#include "ident.h"
+#include "conn.h"
 #include "krexd.h"
+#include "outbox.h"
+#include "part.h"
+#include "gpuslot.h"
+#include "quota.h"
+#include "region.h"
 #include "sign.h"
 #include "log.h"
 #include "timeutil.h"
@@ -30,203 +35,8 @@
 #define ACCEPT_BACKOFF_NS (100 * NS_PER_MS)
 /* Messages of one connection handled in one loop turn. */
 #define CONN_MSGS_PER_TURN 8
-/* Output buffers larger than this are freed once empty. */
-#define OUT_KEEP 4096
-
-/* ---- identity ---- */
-
-int proc_stat_start(const char *text, uint64_t *ticks)
-{
-	const char *p = strrchr(text, ')');
-	unsigned long long v;
-	int field;
-
-	if (!p)
-		return -1;
-	/* each space after "comm)" starts the next field: 3 (state) ... 22 (starttime) */
-	for (field = 2; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -1;
-	}
-	if (sscanf(p + 1, "%llu", &v) != 1)
-		return -1;
-	*ticks = v;
-	return 0;
-}
-
-int pid_start_ticks(pid_t pid, uint64_t *ticks, uid_t *uid)
-{
-	char path[64], buf[1024], st;
-	struct stat sb;
-	pid_t pp;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	n = file_read(path, buf, sizeof(buf));
-	if (n <= 0 || proc_stat_start(buf, ticks) < 0 || freezer_parse_stat(buf, &st, &pp) < 0 ||
-	    st == 'Z' || st == 'X') {
-		errno = ESRCH;
-		return -1;
-	}
-	if (uid) {
-		/* the owner of a file in /proc/PID, not of the folder: the kernel gives a
-		 * non-dumpable process's files (not its folder) to root */
-		if (stat(path, &sb) < 0)
-			return -1;
-		*uid = sb.st_uid;
-	}
-	return 0;
-}
-
-/*
- * /proc/PID's owner is the peer's uid.  A root peer may act for any process
- * (the SPANK plugin's task_init connects as root and then takes the job's
- * euid).  A user's peer never stands for a process whose /proc is root's:
- * a root process (a pid reused by one), or a non-dumpable one (a setuid
- * program, PR_SET_DUMPABLE 0), whose /proc the kernel gives to root.
- */
-static int owner_ok(uid_t proc_owner, uid_t peer)
-{
-	return peer == 0 || proc_owner == peer;
-}
-
-static int pidfd_alive(int pidfd)
-{
-	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
-}
-
-int conn_peer_alive(struct conn *c)
-{
-	uint64_t t;
-	uid_t u;
-
-	if (c->pidfd >= 0 && !pidfd_alive(c->pidfd)) {
-		c->ident = CONN_IDENT_GONE; /* the process that connected exited */
-		return 0;
-	}
-	if (!c->start_ticks || pid_start_ticks(c->pid, &t, &u) < 0 || t != c->start_ticks) {
-		if (c->ident == CONN_IDENT_OK)
-			c->ident = CONN_IDENT_GONE;
-		return 0;
-	}
-	if (!owner_ok(u, c->uid)) {
-		c->ident = CONN_IDENT_OWNER;
-		return 0;
-	}
-	return 1;
-}
-
-#ifndef SO_PEERPIDFD
-/* Linux 6.5 (asm-generic/socket.h); Debian 12's glibc headers lack it.  Where
- * the kernel lacks it, getsockopt fails with ENOPROTOOPT: the fallback below. */
-#define SO_PEERPIDFD 77
-#endif
-
-/* The pid a pidfd refers to (its fdinfo "Pid:" line), -1 when it exited, 0 unknown. */
-static pid_t pidfd_pid(int pidfd)
-{
-	char path[64], buf[1024], *p;
-	int v;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	if (file_read(path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nPid:")) ||
-	    sscanf(p + 5, "%d", &v) != 1)
-		return 0;
-	return (pid_t)v;
-}
-
-/*
- * A pidfd of the process that connected.  SO_PEERPIDFD (Linux 6.5) gives the
- * very process that called connect(), whatever holds its pid number now: a
- * peer that exited before the accept has none (EINVAL, ESRCH), or a dead one.
- * Fallback, for older kernels (ENOPROTOOPT): pidfd_open() of the SO_PEERCRED
- * pid, which a pid reused between the connect and the accept would pass; the
- * owner check (owner_ok) then limits that to a process of the peer's own uid.
- * Returns the pidfd, or -1 (no identity: c->ident says why).
- */
-static int conn_pidfd(struct conn *c)
-{
-	static int said;
-	socklen_t len = sizeof(int);
-	int pidfd = -1, rc;
-	pid_t p;
-
-	rc = getsockopt(c->fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len);
-	if (!said && (rc == 0 || errno == ENOPROTOOPT)) {
-		said = 1;
-		if (rc == 0)
-			log_info("peer identity: SO_PEERPIDFD (the process that connected)");
-		else
-			log_warn(
-			        "peer identity: this kernel has no SO_PEERPIDFD (Linux < 6.5): pidfd_open() of the peer pid at accept, owner-checked (doc/security.md)");
-	}
-	if (rc == 0 && pidfd >= 0) {
-		fd_set_cloexec(pidfd);
-		p = pidfd_pid(pidfd);
-		if (pidfd_alive(pidfd) && (p == c->pid || p == 0))
-			return pidfd;
-		close(pidfd);
-		c->ident = CONN_IDENT_GONE;
-		return -1;
-	}
-	if (errno != ENOPROTOOPT) {
-		c->ident = CONN_IDENT_GONE; /* the peer exited before the accept */
-		return -1;
-	}
-	return (int)syscall(SYS_pidfd_open, c->pid, 0);
-}
-
-/* Take the peer's pidfd and start time at accept: a later pid reuse is seen. */
-static void conn_identity(struct conn *c)
-{
-	uid_t u;
-
-	c->ident = CONN_IDENT_OK;
-	c->pidfd = conn_pidfd(c);
-	if (c->ident != CONN_IDENT_OK || pid_start_ticks(c->pid, &c->start_ticks, &u) < 0) {
-		c->ident = CONN_IDENT_GONE;
-		c->start_ticks = 0;
-	} else if (c->pidfd >= 0 && !pidfd_alive(c->pidfd)) {
-		c->ident = CONN_IDENT_GONE; /* exited between the two: the ticks may be another's */
-		c->start_ticks = 0;
-	} else if (!owner_ok(u, c->uid)) {
-		/* root's /proc (a root or non-dumpable process), or a setuid exec: no identity */
-		c->ident = CONN_IDENT_OWNER;
-		c->start_ticks = 0;
-	}
-}
 
 /* ---- accept ---- */
-
-/* An ERROR body from a format. */
-static void error_body(union proto_body *m, int code, const char *fmt, va_list ap)
-        __attribute__((format(printf, 3, 0)));
-static void error_body(union proto_body *m, int code, const char *fmt, va_list ap)
-{
-	memset(m, 0, sizeof(*m));
-	m->error.code = (uint32_t)code;
-	vsnprintf(m->error.message, sizeof(m->error.message), fmt, ap);
-}
-
-/* Write a one-off ERROR to a connection krexd does not keep, then close it. */
-static void conn_refuse(int fd, int code, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static void conn_refuse(int fd, int code, const char *fmt, ...)
-{
-	union proto_body m;
-	struct pbuf b;
-	va_list ap;
-
-	va_start(ap, fmt);
-	error_body(&m, code, fmt, ap);
-	va_end(ap);
-	pbuf_init(&b);
-	if (proto_pack(&b, PROTO_ERROR, 0, &m) == 0)
-		(void)!send(fd, b.data, b.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	pbuf_free(&b);
-	close(fd);
-}
 
 static void listen_rest(struct krexd *k, int on)
 {
@@ -339,139 +149,6 @@ void conn_accept(struct krexd *k)
 		log_debug("connection %llu from pid %d uid %u", (unsigned long long)c->serial,
 		          (int)c->pid, (unsigned)c->uid);
 	}
-}
-
-/* ---- output: a bounded queue per connection, written when the socket takes it ---- */
-
-static void conn_want_out(struct krexd *k, struct conn *c, int on)
-{
-	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0),
-	                         .data.ptr = &c->ep};
-
-	if (c->want_out == on)
-		return;
-	c->want_out = on;
-	epoll_ctl(k->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-}
-
-/* Write what the socket takes now.  -1 once c is closed. */
-static int conn_flush(struct krexd *k, struct conn *c)
-{
-	ssize_t n;
-
-	while (c->out_off < c->out_len) {
-		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-		         MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (n <= 0) {
-			log_debug("connection %llu (pid %d): write: %s",
-			          (unsigned long long)c->serial, (int)c->pid, strerror(errno));
-			conn_close(k, c);
-			return -1;
-		}
-		c->out_off += (size_t)n;
-		uacct_uncharge(c, (size_t)n);
-		c->write_deadline_ns = time_now_ns() + KREX_DEFAULT_IO_TIMEOUT_MS * NS_PER_MS;
-	}
-	if (c->out_off == c->out_len) {
-		c->out_off = c->out_len = 0;
-		c->write_deadline_ns = 0;
-		if (c->out_cap > OUT_KEEP) {
-			free(c->out);
-			c->out = NULL;
-			c->out_cap = 0;
-		}
-		conn_want_out(k, c, 0);
-	} else {
-		if (!c->write_deadline_ns)
-			c->write_deadline_ns =
-			        time_now_ns() + KREX_DEFAULT_IO_TIMEOUT_MS * NS_PER_MS;
-		conn_want_out(k, c, 1);
-	}
-	return 0;
-}
-
-/* Drop a client that does not read what krexd answers. */
-static void conn_drop_slow(struct krexd *k, struct conn *c, const char *why)
-{
-	static uint64_t last;
-
-	if (log_ratelimit(&last, NS_PER_S))
-		log_warn(
-		        "connection %llu (pid %d uid %u) does not read its replies (%zu bytes queued, %s); dropping it (logged once per s)",
-		        (unsigned long long)c->serial, (int)c->pid, (unsigned)c->uid,
-		        c->out_len - c->out_off, why);
-	conn_close(k, c);
-}
-
-int conn_send(struct krexd *k, struct conn *c, uint16_t type, uint32_t seq,
-              const union proto_body *m)
-{
-	struct pbuf b;
-	size_t pending;
-	uint8_t *n;
-
-	if (c->dead)
-		return -1;
-	pbuf_init(&b);
-	if (proto_pack(&b, type, seq, m) < 0) {
-		log_warn("connection %llu (pid %d): cannot encode %s: %s",
-		         (unsigned long long)c->serial, (int)c->pid, proto_type_name(type),
-		         strerror(errno));
-		pbuf_free(&b);
-		conn_close(k, c);
-		return -1;
-	}
-	pending = c->out_len - c->out_off;
-	if (pending + b.len > k->cfg.conn_buffer) {
-		pbuf_free(&b);
-		conn_drop_slow(k, c, "conn_buffer full");
-		return -1;
-	}
-	if (uacct_charge(k, c, b.len) < 0) {
-		pbuf_free(&b);
-		conn_drop_slow(k, c, "max_buffer_per_uid reached");
-		return -1;
-	}
-	if (c->out_off && pending + b.len > c->out_cap) {
-		memmove(c->out, c->out + c->out_off, pending);
-		c->out_off = 0;
-		c->out_len = pending;
-	}
-	if (c->out_len + b.len > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : 1024;
-		while (cap < c->out_len + b.len)
-			cap *= 2;
-		n = realloc(c->out, cap);
-		if (!n) {
-			pbuf_free(&b);
-			uacct_uncharge(c, b.len);
-			conn_close(k, c);
-			return -1;
-		}
-		c->out = n;
-		c->out_cap = cap;
-	}
-	memcpy(c->out + c->out_len, b.data, b.len);
-	c->out_len += b.len;
-	pbuf_free(&b);
-	return conn_flush(k, c);
-}
-
-int conn_error(struct krexd *k, struct conn *c, uint32_t seq, int code, const char *fmt, ...)
-{
-	union proto_body m;
-	va_list ap;
-
-	va_start(ap, fmt);
-	error_body(&m, code, fmt, ap);
-	va_end(ap);
-	log_debug("connection %llu (pid %d): error %d: %s", (unsigned long long)c->serial,
-	          (int)c->pid, code, m.error.message);
-	return conn_send(k, c, PROTO_ERROR, seq, &m);
 }
 
 /* Answer a protocol violation and drop the connection. */
@@ -710,36 +387,6 @@ void conn_event(struct krexd *k, struct conn *c, uint32_t events)
 	}
 	if ((events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) && !(events & EPOLLIN))
 		conn_read(k, c); /* reads the EOF and closes */
-}
-
-void conn_close(struct krexd *k, struct conn *c)
-{
-	if (c->dead)
-		return;
-	c->dead = 1;
-	log_debug("connection %llu (pid %d) closed", (unsigned long long)c->serial, (int)c->pid);
-	epoll_ctl(k->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
-	c->fd = -1;
-	if (c->pidfd >= 0)
-		close(c->pidfd);
-	c->pidfd = -1;
-	/* buffers go back now, not at the reap */
-	free(c->out);
-	c->out = NULL;
-	c->out_off = c->out_len = c->out_cap = 0;
-	free(c->payload);
-	c->payload = NULL;
-	uacct_uncharge(c, c->charged);
-	if (c->ua)
-		c->ua->conns--;
-	region_conn_gone(k, c);
-	if (c->part) {
-		c->part->conns--;
-		if (c->gate)
-			c->part->members--;
-		c->part = NULL;
-	}
 }
 
 /* Free closed connections (after the events of one loop turn are handled). */

@@ -229,15 +229,6 @@ int freezer_v2_cpuset_own(const char *cg, const char *from);
 /* "frozen 0|1" from cgroup.events text; 0 or -1 if absent. */
 int freezer_parse_events(const char *text, int *frozen);
 
-/* State letter and parent pid from /proc/PID/stat text (comm may hold spaces and ')'). */
-int freezer_parse_stat(const char *text, char *state, pid_t *ppid);
-
-/*
- * The cgroup path of the v1 controller ctrl (e.g. "freezer"), or of the v2
- * hierarchy when ctrl is NULL, from /proc/PID/cgroup text.  0 or -1.
- */
-int freezer_parse_proc_cgroup(const char *text, const char *ctrl, char *out, size_t outlen);
-
 /*
  * From one /proc/self/mountinfo line: the mount point of a cgroup2 mount
  * (ctrl NULL) or of a v1 cgroup mount carrying controller ctrl.  1 if the line

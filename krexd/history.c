@@ -17,6 +17,8 @@
 #include "history.h"
 #include "certjson.h"
 #include "krexd.h"
+#include "conn.h"
+#include "outbox.h"
 #include "log.h"
 #include "logwriter.h"
 #include "timeutil.h"

@@ -28,6 +28,11 @@
 #include "history.h"
 #include "isolate.h"
 #include "krexd.h"
+#include "conn.h"
+#include "outbox.h"
+#include "part.h"
+#include "gpuslot.h"
+#include "region.h"
 #include "log.h"
 #include "logwriter.h"
 #include "nvml.h"
@@ -510,11 +515,22 @@ static void teardown(struct krexd *k)
 	log_info("stopped");
 }
 
+/* The region code's handlers of what part.c and outbox.c report (struct krexd_events). */
+static void events_init(struct krexd *k)
+{
+	k->ev.part_new = region_part_new;
+	k->ev.part_gone = region_part_gone;
+	k->ev.part_suspended = region_ext_suspended;
+	k->ev.part_resumed = region_ext_resumed;
+	k->ev.conn_gone = region_conn_gone;
+}
+
 int main(int argc, char **argv)
 {
 	struct krexd *k = &K;
 
 	log_init("krexd", LOG_LVL_INFO, LOG_TO_STDERR);
+	events_init(k);
 	parse_args(k, argc, argv);
 	log_set_level(k->cfg.log_level);
 	if (!k->foreground) {

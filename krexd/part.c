@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * part.c - participants (doc/architecture.md "Participants, members and
- * connections") and krexd's GPU table.
+ * connections").  Someone else's suspend is part_ext.c's, the GPU table
+ * gpuslot.c's.
  */
 #include "config.h"
 
@@ -19,131 +20,17 @@
 
 #include "conf.h"
 #include "fdio.h"
+#include "gpuslot.h"
 #include "krexd.h"
+#include "conn.h"
+#include "ident.h"
+#include "outbox.h"
+#include "quota.h"
+#include "part.h"
+#include "proc.h"
 #include "text.h"
 #include "log.h"
 #include "timeutil.h"
-
-/* ---- GPU table: slot i is gate page slot i ---- */
-
-int gpu_slot(struct krexd *k, const char *name, int add)
-{
-	unsigned i, free_slot = k->ngpus;
-
-	if (!name[0]) {
-		errno = EINVAL;
-		return -1;
-	}
-	for (i = 0; i < k->ngpus; i++) {
-		if (!strcmp(k->gpu[i], name))
-			return (int)i;
-		if (!k->gpu[i][0] && free_slot == k->ngpus)
-			free_slot = i; /* pruned: taken again */
-	}
-	if (!add)
-		return -1;
-	if (free_slot == KREX_MAX_GPUS || strlen(name) > KREX_MAX_GPU_NAME) {
-		errno = ENOSPC;
-		return -1;
-	}
-	snprintf(k->gpu[free_slot], sizeof(k->gpu[0]), "%s", name);
-	if (free_slot == k->ngpus)
-		k->ngpus++;
-	gatectl_name(&k->gate, free_slot, name, k->ngpus);
-	log_info("GPU %s is slot %u", name, free_slot);
-	return (int)free_slot;
-}
-
-void gpu_prune(struct krexd *k)
-{
-	uint64_t used = 0;
-	struct part *p;
-	unsigned i;
-
-	for (p = k->parts; p; p = p->next)
-		used |= p->mask;
-	for (i = k->nconf_gpus; i < k->ngpus; i++) {
-		if (!k->gpu[i][0] || (used >> i & 1) || rq_holder(&k->rq, i) ||
-		    rq_queued_on(&k->rq, i))
-			continue;
-		log_info("GPU %s (slot %u) pruned: no participant names it", k->gpu[i], i);
-		k->gpu[i][0] = '\0';
-		k->gpu_adder[i] = 0;
-		gatectl_open_slot(&k->gate, i);
-		gatectl_name(&k->gate, i, "", k->ngpus);
-	}
-	while (k->ngpus > k->nconf_gpus && !k->gpu[k->ngpus - 1][0])
-		k->ngpus--;
-	gatectl_name(&k->gate, k->ngpus ? k->ngpus - 1 : 0, k->ngpus ? k->gpu[k->ngpus - 1] : "",
-	             k->ngpus);
-}
-
-/* The GPUs uid's Slurm steps were registered with (by root, from the SPANK plugin). */
-static uint64_t gpu_step_mask(struct krexd *k, uid_t uid)
-{
-	uint64_t m = 0;
-	struct part *p;
-
-	for (p = k->parts; p; p = p->next)
-		if (p->uid == uid && p->by_root)
-			m |= p->mask;
-	return m;
-}
-
-int gpu_allowed(struct krexd *k, uid_t uid, uint64_t mask, char *why, size_t len)
-{
-	uint64_t ok;
-	unsigned i;
-
-	if (uid == 0 || k->cfg.gpu_policy == GPU_POLICY_OPEN)
-		return 0;
-	if (k->cfg.gpu_policy == GPU_POLICY_STEP)
-		ok = gpu_step_mask(k, uid);
-	else if (k->nconf_gpus)
-		ok = k->nconf_gpus >= 64 ? ~0ULL : (1ULL << k->nconf_gpus) - 1;
-	else
-		return 0; /* configured, and no gpus= list: any name (doc/security.md) */
-	for (i = 0; i < k->ngpus; i++)
-		if ((mask >> i & 1) && !(ok >> i & 1)) {
-			snprintf(why, len, "%s", k->gpu[i]);
-			return -1;
-		}
-	return 0;
-}
-
-int gpu_mask(struct krexd *k, const struct proto_gpus *g, int add, uint64_t *mask)
-{
-	unsigned i;
-	int s;
-
-	*mask = 0;
-	for (i = 0; i < g->n; i++) {
-		s = gpu_slot(k, g->name[i], add);
-		if (s < 0)
-			return -1;
-		*mask |= 1ULL << s;
-	}
-	return 0;
-}
-
-void gpu_list(const struct krexd *k, uint64_t mask, char *buf, size_t len)
-{
-	size_t off = 0;
-	unsigned i;
-	int n;
-
-	buf[0] = '\0';
-	for (i = 0; i < k->ngpus && off < len; i++) {
-		if (!(mask >> i & 1))
-			continue;
-		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", k->gpu[i]);
-		if (n < 0 || (size_t)n >= len - off) {
-			buf[off] = '\0';
-			return;
-		}
-		off += (size_t)n;
-	}
-}
 
 /* ---- state file callbacks (ctx is struct krexd) ---- */
 
@@ -189,307 +76,6 @@ struct part *part_find_pid(struct krexd *k, pid_t pid)
 		if (freezer_contains(&k->fz, &p->ft, pid))
 			return p;
 	return NULL;
-}
-
-/*
- * ---- someone else's suspend ----
- *
- * Slurm suspends a job where krexd freezes it (freezer.h): with cgroup v1
- * both write the step's one freezer.state.  krexd watches that file
- * (inotify sees every write to it) and keeps what it learns in p->ext:
- *  - a write krexd did not make, while it holds p frozen, that leaves it
- *    FROZEN: the other suspended it too, so krexd leaves it frozen when it
- *    lets go (ext_handover).  Decided when the writer closes the file (or
- *    EXT_CONFIRM_MS later, or when krexd lets go first): a shell's
- *    `echo THAWED > freezer.state` is two writes, the O_TRUNC of its open
- *    (the file still FROZEN) and then its own, and on a loaded host krexd
- *    can read the first long before the second;
- *  - one that leaves it THAWED: the other resumed it inside a region, so
- *    krexd freezes it again at once and the regions holding it say so;
- *  - any write while krexd holds none: it may have run (quiet_mask = 0).
- * krexd's own writes are told apart by reading the events before and
- * after each of them (ext_own_write_begin/end): the loop is single-
- * threaded, so an event read right after its write is its own, unless
- * another wrote within that microsecond (then both are one event, read as
- * krexd's).  With cgroup v2 krexd freezes a level below Slurm's (freezer.h)
- * and the kernel composes the two; the watch only keeps p->ext current.
- */
-
-static void ext_update(struct krexd *k, struct part *p, uint64_t now);
-static void ext_set(struct part *p, int ext, uint64_t now);
-
-/* A writer that keeps the file open: its FROZEN counts as a suspend after this. */
-#define EXT_CONFIRM_MS 1000
-
-/* A write left p FROZEN under krexd's freeze and no thaw followed: a suspend. */
-static void ext_confirm(struct krexd *k, struct part *p, uint64_t now)
-{
-	p->ext_confirm_ns = 0;
-	if (p->freeze_refs <= 0 || p->ext == FREEZER_EXT_FROZEN ||
-	    !freezer_ext_shared(&k->fz, &p->ft) || freezer_ext_thawed_under(&k->fz, &p->ft))
-		return;
-	ext_set(p, FREEZER_EXT_FROZEN, now);
-	log_info("participant %u: suspended (its freezer written) by another", p->id);
-	region_ext_suspended(k, p);
-}
-
-void part_ext_confirm(struct krexd *k, uint64_t now)
-{
-	struct part *p, *next;
-	uint64_t first = 0;
-
-	if (!k->ext_confirm_ns || now < k->ext_confirm_ns)
-		return;
-	for (p = k->parts; p; p = next) {
-		next = p->next;
-		if (p->ext_confirm_ns && now >= p->ext_confirm_ns)
-			ext_confirm(k, p, now);
-		if (p->ext_confirm_ns && (!first || p->ext_confirm_ns < first))
-			first = p->ext_confirm_ns;
-	}
-	k->ext_confirm_ns = first;
-}
-
-/* Read every pending event; those of skip_wd (krexd's own write) are dropped. */
-static void ext_read(struct krexd *k, int skip_wd)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	const struct inotify_event *e;
-	struct part *p;
-	ssize_t n;
-	char *q;
-
-	if (k->ifd < 0)
-		return;
-	while ((n = read(k->ifd, buf, sizeof(buf))) > 0) {
-		for (q = buf; q < buf + n; q += sizeof(*e) + e->len) {
-			e = (const struct inotify_event *)q;
-			if (e->wd == skip_wd)
-				continue;
-			for (p = k->parts; p; p = p->next)
-				if (p->ext_wd == e->wd) {
-					if (e->mask & IN_MODIFY) {
-						p->ext_dirty = 1;
-						if (p->freeze_refs > 0)
-							k->freeze_event = 1;
-					}
-					/* The close of a write looked at already says nothing. */
-					if ((e->mask & IN_CLOSE_WRITE) &&
-					    (p->ext_dirty || p->ext_confirm_ns))
-						p->ext_closed = p->ext_dirty = 1;
-				}
-		}
-	}
-}
-
-void part_ext_events(struct krexd *k)
-{
-	uint64_t now = time_now_ns();
-	struct part *p, *next;
-
-	ext_read(k, -1);
-	for (p = k->parts; p; p = next) {
-		next = p->next;
-		if (p->ext_dirty)
-			ext_update(k, p, now);
-	}
-}
-
-static void ext_own_write_begin(struct krexd *k)
-{
-	ext_read(k, -1); /* what others wrote before: theirs, looked at by the loop */
-}
-
-static void ext_own_write_end(struct krexd *k, struct part *p)
-{
-	ext_read(k, p->ext_wd);
-}
-
-/* Watch p's freezer file; without one (signals) p->ext is looked at region entry only. */
-static void ext_watch(struct krexd *k, struct part *p)
-{
-	char path[600];
-
-	p->ext_wd = -1;
-	if (k->ifd < 0 || freezer_ext_watch_path(&k->fz, &p->ft, path, sizeof(path)) < 0)
-		return;
-	p->ext_wd = inotify_add_watch(k->ifd, path, IN_MODIFY | IN_CLOSE_WRITE);
-	if (p->ext_wd < 0)
-		log_warn(
-		        "participant %u: cannot watch %s: %s (a suspend by Slurm is seen at region entry only)",
-		        p->id, path, strerror(errno));
-}
-
-static void ext_unwatch(struct krexd *k, struct part *p)
-{
-	struct part *o;
-
-	if (p->ext_wd < 0)
-		return;
-	for (o = k->parts; o; o = o->next) /* two participants may share one cgroup: one watch */
-		if (o != p && o->ext_wd == p->ext_wd)
-			break;
-	if (!o)
-		inotify_rm_watch(k->ifd, p->ext_wd);
-	p->ext_wd = -1;
-}
-
-/* The pids that must acknowledge drains (members), for the stopped check. */
-static size_t ext_member_pids(struct krexd *k, struct part *p, pid_t *v, size_t cap)
-{
-	struct conn *c;
-	size_t n = 0;
-
-	for (c = k->conns; c && n < cap; c = c->next)
-		if (!c->dead && c->part == p && c->gate && c->member_pid > 0)
-			v[n++] = c->member_pid;
-	return n;
-}
-
-static void ext_set(struct part *p, int ext, uint64_t now)
-{
-	if (ext && !p->ext_since_ns)
-		p->ext_since_ns = now;
-	if (!ext)
-		p->ext_since_ns = 0;
-	p->ext = ext;
-}
-
-/* p's freezer file was written by someone other than krexd. */
-static void ext_update(struct krexd *k, struct part *p, uint64_t now)
-{
-	pid_t pids[64];
-	size_t n = ext_member_pids(k, p, pids, 64);
-	int was = p->ext, ext, closed = p->ext_closed;
-
-	p->ext_dirty = 0;
-	p->ext_closed = 0;
-	if (p->freeze_refs > 0 && freezer_ext_thawed_under(&k->fz, &p->ft))
-		p->ext_confirm_ns = 0; /* thawed: what looked like a suspend was not one */
-	if (p->freeze_refs > 0 && freezer_ext_thawed_under(&k->fz, &p->ft) &&
-	    (p->ext != FREEZER_EXT_FROZEN || p->ext_dying)) {
-		/* Thawed by another that had not suspended it: Slurm does that only
-		 * to kill a step (THAWED, then SIGKILL; a frozen task cannot die),
-		 * else an administrator.  Left thawed. */
-		log_info(
-		        "participant %u: thawed by another (Slurm's kill?) while a region holds it frozen; left thawed",
-		        p->id);
-		ext_set(p, FREEZER_EXT_NONE, now);
-		p->quiet_mask = 0;
-		p->ext_dying = 1;
-		region_ext_resumed(k, p, REGION_EXT_LEFT_THAWED);
-		return;
-	}
-	if (p->freeze_refs > 0 && freezer_ext_thawed_under(&k->fz, &p->ft)) {
-		/* Resumed by the other while krexd holds it: freeze it again now. */
-		log_info(
-		        "participant %u: thawed by another (Slurm's resume?) while a region holds it frozen; freezing it again",
-		        p->id);
-		ext_set(p, FREEZER_EXT_NONE, now);
-		p->quiet_mask = 0;
-		ext_own_write_begin(k);
-		if (freezer_start(&k->fz, &p->ft) < 0)
-			log_error("participant %u: freezing again: %s", p->id, strerror(errno));
-		ext_own_write_end(k, p);
-		/* Events read since the state was read above are of the write it
-		 * showed (a shell's `echo > file` is two: O_TRUNC, then the write),
-		 * or of one krexd's FROZEN just overrode: not a suspend. */
-		p->ext_dirty = 0;
-		/* A kill of a suspended step thaws it too: watch for the SIGKILL. */
-		p->ext_kill_until = now + 2 * NS_PER_S;
-		if (!k->ext_kill_check_ns || k->ext_kill_check_ns > now + 10 * NS_PER_MS)
-			k->ext_kill_check_ns = now + 10 * NS_PER_MS;
-		region_ext_resumed(k, p, REGION_EXT_FROZEN_AGAIN);
-		return;
-	}
-	if (p->freeze_refs > 0 && freezer_ext_shared(&k->fz, &p->ft)) {
-		/* A write not ours that left it frozen: a suspend once its writer
-		 * closed the file; until then it may be a shell's O_TRUNC. */
-		if (p->ext != FREEZER_EXT_FROZEN && !closed) {
-			if (!p->ext_confirm_ns)
-				p->ext_confirm_ns = now + EXT_CONFIRM_MS * NS_PER_MS;
-			if (!k->ext_confirm_ns || k->ext_confirm_ns > p->ext_confirm_ns)
-				k->ext_confirm_ns = p->ext_confirm_ns;
-			return;
-		}
-		p->ext_confirm_ns = 0;
-		ext = FREEZER_EXT_FROZEN;
-	} else
-		ext = freezer_ext_state(&k->fz, &p->ft, pids, n);
-	if (p->freeze_refs == 0)
-		p->quiet_mask = 0; /* written while krexd held none: it may have run */
-	ext_set(p, ext, now);
-	if (ext != was)
-		log_info("participant %u: %s by another", p->id,
-		         ext ? "suspended (its freezer written)" : "resumed");
-	if (ext && !was)
-		region_ext_suspended(k, p);
-}
-
-/*
- * A task frozen in a v1 cgroup with SIGKILL pending never dies (v2 lets it
- * die): a job cancelled (scancel, a time limit, under proctrack/linuxproc
- * or after Slurm's thaw) while a region holds it frozen would stay until
- * the region ends, and slurmd may call the step unkillable and drain the
- * node.  While krexd holds v1 freezes it looks for a pending SIGKILL every
- * 100 ms (every 10 ms for 2 s after it froze one again on another's thaw)
- * and thaws such a participant so that it can exit; the regions note it.
- */
-void part_ext_kill_check(struct krexd *k, uint64_t now)
-{
-	struct part *p;
-	int any = 0, fast = 0;
-
-	if (!k->ext_kill_check_ns || now < k->ext_kill_check_ns)
-		return;
-	for (p = k->parts; p; p = p->next) {
-		if (p->freeze_refs <= 0 || p->ext_dying || k->fz.kind != FREEZER_CGROUP1) {
-			p->ext_kill_until = 0;
-			continue;
-		}
-		if (freezer_ext_kill_pending(&k->fz, &p->ft)) {
-			log_info(
-			        "participant %u: SIGKILL pending while krexd holds it frozen: thawed so that it can exit",
-			        p->id);
-			p->ext_dying = 1;
-			p->ext_kill_until = 0;
-			ext_own_write_begin(k);
-			if (freezer_ext_let_go(&k->fz, &p->ft) < 0)
-				log_error("participant %u: thaw: %s", p->id, strerror(errno));
-			ext_own_write_end(k, p);
-			region_ext_resumed(k, p, REGION_EXT_KILLED);
-			continue;
-		}
-		any = 1;
-		if (p->ext_kill_until && now < p->ext_kill_until)
-			fast = 1;
-		else
-			p->ext_kill_until = 0;
-	}
-	k->ext_kill_check_ns = !any ? 0 : now + (fast ? 10 : 100) * NS_PER_MS;
-}
-
-int part_ext_check(struct krexd *k, struct part *p, uint64_t now)
-{
-	pid_t pids[64];
-	size_t n;
-	int ext;
-
-	if (p->ext_dirty)
-		ext_update(k, p, now);
-	if (p->ext_confirm_ns)
-		ext_confirm(k, p, now);
-	n = ext_member_pids(k, p, pids, 64);
-	ext = freezer_ext_state(&k->fz, &p->ft, pids, n);
-	if (!ext && p->freeze_refs > 0 && p->ext == FREEZER_EXT_FROZEN &&
-	    freezer_ext_shared(&k->fz, &p->ft))
-		ext = FREEZER_EXT_FROZEN; /* the file cannot say while krexd holds it too */
-	if (ext != FREEZER_EXT_FROZEN && p->ext_wd < 0)
-		p->ext_since_ns = 0; /* unwatched: since the last look only */
-	if (!ext && p->freeze_refs == 0)
-		p->quiet_mask = 0; /* it runs now */
-	ext_set(p, ext, now);
-	return ext;
 }
 
 /* krexd lets go of p: leave it frozen when another suspended it in the same file.  1 if so. */
@@ -877,15 +463,11 @@ static int part_gpus(struct krexd *k, struct conn *c, const struct proto_registe
  */
 static int part_in_slurm_step(const struct krexd *k, pid_t pid, char *cg, size_t len)
 {
-	char path[64], buf[4096];
 	const char *j;
 
 	if (k->fz.kind == FREEZER_SIGNAL)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (file_read(path, buf, sizeof(buf)) <= 0 ||
-	    freezer_parse_proc_cgroup(buf, k->fz.kind == FREEZER_CGROUP1 ? "freezer" : NULL, cg,
-	                              len) < 0)
+	if (proc_cgroup(pid, k->fz.kind == FREEZER_CGROUP1 ? "freezer" : NULL, cg, len) < 0)
 		return 0;
 	for (j = strstr(cg, "/job_"); j; j = strstr(j, "/job_")) {
 		j += 5;
@@ -1000,7 +582,7 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 			                  strerror(err));
 		}
 		p->by_root = c->uid == 0 && p->uid != 0;
-		region_part_new(k, p); /* from a cpuset a held region narrowed */
+		k->ev.part_new(k, p); /* from a cpuset a held region narrowed */
 	}
 	c->part = p;
 	c->member_pid = pid;
@@ -1018,7 +600,7 @@ static void part_detach(struct krexd *k, struct conn *c)
 
 	if (!p)
 		return;
-	region_conn_gone(k, c);
+	k->ev.conn_gone(k, c);
 	p->conns--;
 	if (c->gate)
 		p->members--;
@@ -1054,7 +636,7 @@ void part_end(struct krexd *k, struct part *p, const char *why)
 	struct conn *c;
 
 	log_info("participant %u (pid %d) ends: %s", p->id, (int)p->pid, why);
-	region_part_gone(k, p);
+	k->ev.part_gone(k, p);
 	for (c = k->conns; c; c = c->next)
 		if (c->part == p)
 			part_detach(k, c);
@@ -1091,9 +673,8 @@ void part_end(struct krexd *k, struct part *p, const char *why)
 void part_check_proc(struct krexd *k, uint64_t now)
 {
 	struct part *p, *next;
-	char path[64], buf[512], st;
+	char st;
 	pid_t pp;
-	FILE *f;
 	int alive, any = 0;
 
 	if (!k->proc_check_ns || now < k->proc_check_ns)
@@ -1103,12 +684,7 @@ void part_check_proc(struct krexd *k, uint64_t now)
 		if (p->pidfd >= 0)
 			continue;
 		any = 1;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
-		f = fopen(path, "re");
-		alive = f && fgets(buf, sizeof(buf), f) && freezer_parse_stat(buf, &st, &pp) == 0 &&
-		        st != 'Z' && st != 'X';
-		if (f)
-			fclose(f);
+		alive = proc_state(p->pid, &st, &pp) == 0 && st != 'Z' && st != 'X';
 		if (!alive)
 			part_end(k, p, "root pid exited");
 	}

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include "krexd.h"
+#include "quota.h"
+#include "conn.h"
 #include "timeutil.h"
 
 #define UACCT_WINDOW_NS (60 * NS_PER_S)

@@ -26,6 +26,8 @@
 
 #include "certjson.h"
 #include "krexd.h"
+#include "conn.h"
+#include "outbox.h"
 #include "log.h"
 #include "mungeapi.h"
 #include "sign.h"

@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "fdio.h"
 #include "krex_spank.h"
+#include "proc.h"
 #include "timeutil.h"
 
 #define SPAWN_TIMEOUT_MS 10000 /* krexd's launcher must exit (ready or failed) by then */
@@ -263,13 +264,12 @@ static pid_t slurmd_krexd_pid(void)
 /* 1 while pid exists and is not a zombie (PID 1 may be slow to reap). */
 static int pid_running(pid_t pid)
 {
-	char path[64], buf[256], *p;
+	struct proc_stat s;
+	int n = proc_stat_read(pid, &s);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file_read(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	p = strrchr(buf, ')');
-	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+	if (n < 0)
+		return n == -1 && errno == EINVAL; /* there, but no "(comm)": running */
+	return !(n >= 3 && (s.state == 'Z' || s.state == 'X'));
 }
 
 int slurmd_exit(spank_t sp, const struct spank_args *a)

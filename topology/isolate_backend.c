@@ -18,6 +18,7 @@
 #include "cpulist.h"
 #include "fdio.h"
 #include "isolate_backend.h"
+#include "proc.h"
 
 #define LIST_LEN 4096
 #define MAX_PASSES 4 /* re-scans of a process's threads (threads created meanwhile) */
@@ -252,44 +253,6 @@ out:
 	return rc;
 }
 
-/* Field 22 of /proc/PID/stat (start time in clock ticks): tells a reused pid apart. */
-static int proc_starttime(pid_t pid, unsigned long long *start)
-{
-	char path[64], buf[1024], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file_read_line(path, buf, sizeof(buf)) < 0)
-		return -1;
-	/* The command name may hold spaces and ')': fields start after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p ||
-	    sscanf(p + 2,
-	           "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
-	           start) != 1) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
-}
-
-int isolate_proc_stat(pid_t pid, pid_t *ppid, unsigned *flags)
-{
-	char path[64], buf[1024], *p;
-	int pp;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (file_read_line(path, buf, sizeof(buf)) < 0)
-		return -1;
-	/* "PID (comm) S PPID PGRP SESSION TTY TPGID FLAGS ...": comm may hold ')' */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %d %*d %*d %*d %*d %u", &pp, flags) != 2) {
-		errno = EINVAL;
-		return -1;
-	}
-	*ppid = (pid_t)pp;
-	return 0;
-}
-
 /* The thread ids of pid, into a malloc'd array; returns the count or -1. */
 static int proc_tids(pid_t pid, pid_t **tids)
 {
@@ -411,7 +374,7 @@ static int affinity_line(pid_t pid, const pid_t *tids, int n, hwloc_const_bitmap
 	int i, rc = -1;
 
 	*line = NULL;
-	if (!main_set || !set || proc_starttime(pid, &start) < 0 || tid_get(pid, main_set) < 0 ||
+	if (!main_set || !set || proc_start(pid, &start) < 0 || tid_get(pid, main_set) < 0 ||
 	    cpulist_format(main_set, val, sizeof(val)) < 0 ||
 	    asprintf(line, "affinity %d %llu %s", (int)pid, start, val) < 0) {
 		*line = NULL;
@@ -640,31 +603,11 @@ static int parse_word(const char *s, hwloc_bitmap_t set)
 
 /* ---- undo: every line verified after it runs ---- */
 
-static int undo_faults = -1;
+static struct fault_hook undo_fault = FAULT_HOOK("KREX_TEST_UNDO_FAULTS", "KREX_TEST_UNDO_HOLD");
 
 void isolate_undo_fault(int n)
 {
-	undo_faults = n;
-}
-
-/* The test hook: drop this undo write (as if it never reached the kernel)? */
-static int undo_fault_take(void)
-{
-	const char *e;
-
-	if (undo_faults < 0) {
-		e = getenv("KREX_TEST_UNDO_FAULTS");
-		undo_faults = e ? atoi(e) : 0;
-	}
-	/* Held: every write dropped while the file KREX_TEST_UNDO_HOLD names
-	 * exists, so that a test can act while a retry is surely pending. */
-	e = getenv("KREX_TEST_UNDO_HOLD");
-	if (e && *e && access(e, F_OK) == 0)
-		return 1;
-	if (undo_faults <= 0)
-		return 0;
-	undo_faults--;
-	return 1;
+	fault_set(&undo_fault, n);
 }
 
 /* What the cpuset of thread tid allows now (every CPU without a cpuset controller). */
@@ -713,7 +656,7 @@ static int undo_tid(pid_t tid, hwloc_const_bitmap_t set)
 	}
 	if (cpulist_to_cpuset(want, &cs) < 0)
 		goto out;
-	if (!undo_fault_take() && sched_setaffinity(tid, sizeof(cs), &cs) < 0) {
+	if (!fault_take(&undo_fault) && sched_setaffinity(tid, sizeof(cs), &cs) < 0) {
 		if (errno == ESRCH)
 			rc = 0;
 		goto out;
@@ -760,7 +703,7 @@ static int undo_new(pid_t pid, unsigned long long since, hwloc_const_bitmap_t na
 		if (file_read_line(path, buf, sizeof(buf)) < 0)
 			continue;
 		for (p = buf; (child = strtol(p, &end, 10)) > 0; p = end) {
-			if (proc_starttime((pid_t)child, &start) < 0 || start < since)
+			if (proc_start((pid_t)child, &start) < 0 || start < since)
 				continue;
 			cn = proc_tids((pid_t)child, &ctids);
 			for (j = 0; j < cn; j++)
@@ -802,7 +745,7 @@ static int undo_affinity(const char *args)
 		goto out;
 	}
 	rc = 0;
-	if (proc_starttime(pid, &now) < 0 || now != start)
+	if (proc_start(pid, &now) < 0 || now != start)
 		goto out; /* gone, or the pid now names another process */
 	n = proc_tids(pid, &tids);
 	if (n < 0) {
@@ -915,7 +858,7 @@ static int cpuset_args(const char *args, char *dir, size_t dlen_max, const char 
 /* Write val to DIR/cpuset.cpus through fd (or the path when fd < 0). */
 static int cpuset_put(const char *path, int fd, const char *val)
 {
-	if (undo_fault_take())
+	if (fault_take(&undo_fault))
 		return 0; /* the test hook: lost on the way, as far as the caller knows */
 	return fd >= 0 ? write_fd(fd, val) : write_small(path, val);
 }

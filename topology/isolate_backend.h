@@ -82,9 +82,6 @@ const char *isolate_kind_name(enum isolate_kind kind);
  */
 int isolate_pid_cgroup(const struct isolate_sys *sys, pid_t pid, char *dir, size_t len);
 
-/* Parent pid and flags (PF_*) of pid from /proc/PID/stat.  0, or -1 (errno). */
-int isolate_proc_stat(pid_t pid, pid_t *ppid, unsigned *flags);
-
 /* Which cgroup version a cpuset directory belongs to: 1, 2, or -1 (ENOENT). */
 int isolate_cgroup_version(const char *dir);
 

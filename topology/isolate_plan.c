@@ -14,6 +14,7 @@
 
 #include "cpulist.h"
 #include "isolate_plan.h"
+#include "proc.h"
 
 #define MAX_DEPTH 32
 #define PF_KTHREAD 0x00200000u        /* include/linux/sched.h */
@@ -178,16 +179,15 @@ static int pid_movable(struct walk *w, pid_t pid, const char *root)
 {
 	const struct isolate_plan *p = w->plan;
 	char cg[1024];
-	unsigned flags;
 	unsigned i;
-	pid_t ppid;
+	struct proc_stat st;
 
 	if (pid == 1 || pid == getpid() || pid == p->owner.pid)
 		return 0;
 	for (i = 0; i < p->nothers; i++)
 		if (p->others[i].pid == pid)
 			return 0; /* done already */
-	if (isolate_proc_stat(pid, &ppid, &flags) < 0 || (flags & (PF_KTHREAD | PF_NO_SETAFFINITY)))
+	if (proc_stat_read(pid, &st) < 9 || (st.flags & (PF_KTHREAD | PF_NO_SETAFFINITY)))
 		return 0;
 	if (p->may_move && !p->may_move(p->may_move_ctx, pid))
 		return 0;

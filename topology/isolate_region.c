@@ -13,6 +13,7 @@
 
 #include "cpulist.h"
 #include "isolate_region.h"
+#include "proc.h"
 
 #define CG_LEN 1024
 
@@ -58,23 +59,6 @@ static size_t region_targets(const struct isolate_sys *sys, const struct isolate
 	return n;
 }
 
-/* Is pid root or a descendant of root (by /proc/PID/stat parents)? */
-static int descends(pid_t pid, pid_t root)
-{
-	unsigned flags;
-	pid_t ppid;
-	int depth;
-
-	for (depth = 0; depth < 64 && pid > 1; depth++) {
-		if (pid == root)
-			return 1;
-		if (isolate_proc_stat(pid, &ppid, &flags) < 0)
-			return 0;
-		pid = ppid;
-	}
-	return 0;
-}
-
 /*
  * Does the cgroup tree at dir hold only root's process tree?  The whole
  * tree: on v2, /proc/PID/cpuset names the nearest cgroup with the cpuset
@@ -96,7 +80,7 @@ static int cgroup_only(const char *dir, pid_t root, int depth)
 	if (!f)
 		return 0;
 	while (only && fgets(line, sizeof(line), f))
-		only = descends((pid_t)atoi(line), root);
+		only = proc_descends((pid_t)atoi(line), root);
 	fclose(f);
 	d = only ? opendir(dir) : NULL;
 	while (d && only && (de = readdir(d))) {

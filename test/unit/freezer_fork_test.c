@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "freezer.h"
+#include "proc.h"
 #include "tap.h"
 
 static int nrec;
@@ -33,17 +34,10 @@ static void drop(void *ctx, const char *line)
 
 static char state_of(pid_t pid)
 {
-	char p[64], buf[512], st = '?';
+	char st = '?';
 	pid_t pp;
-	FILE *f;
 
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	f = fopen(p, "r");
-	if (f && fgets(buf, sizeof(buf), f))
-		freezer_parse_stat(buf, &st, &pp);
-	if (f)
-		fclose(f);
-	return st;
+	return proc_state(pid, &st, &pp) < 0 ? '?' : st;
 }
 
 int main(void)

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * part.h - participants (part.c) and someone else's suspend (part_ext.c).
+ */
+#ifndef KREXD_PART_H
+#define KREXD_PART_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "krexd.h"
+
+struct conn;
+
+struct part {
+	struct ep_item ep; /* pidfd */
+	uint32_t id;
+	uid_t uid;
+	pid_t pid; /* root pid */
+	uint32_t job, step;
+	char label[128];
+	char cpus[256];
+	uint64_t mask; /* GPU slots */
+	struct freezer_target ft;
+	int pidfd;             /* -1: watched through /proc */
+	uint64_t ended_turn;   /* loop turn in which its last region ended */
+	uint64_t last_end_ns;  /* when it ended */
+	int end_thawed_askers; /* that region thawed siblings that ask for regions too */
+	unsigned asked;        /* regions it asked for */
+	int freeze_refs;       /* regions that froze it */
+	int gated;             /* regions it is a sibling of */
+	unsigned members;      /* connections with a drain thread */
+	unsigned conns;
+	/* Someone else's suspend (Slurm's scontrol suspend, a SIGSTOP): part.c
+	 * "someone else's suspend", doc/architecture.md. */
+	int ext;               /* FREEZER_EXT_* as krexd last saw it */
+	uint64_t ext_since_ns; /* since when krexd has seen it so; 0 when not */
+	uint64_t quiet_mask; /* GPU slots on which it queued nothing since an acknowledged drain */
+	int ext_wd;          /* inotify watch on its freezer file, -1 none */
+	int ext_dirty;       /* that file was written: look again */
+	int ext_dying;       /* thawed by another to be killed: krexd does not freeze it again */
+	uint64_t ext_kill_until; /* after krexd froze it again: watch for a SIGKILL until then */
+	int ext_closed;          /* a writer of that file closed it (its write is whole) */
+	uint64_t ext_confirm_ns; /* a write left it FROZEN under krexd's freeze: a suspend, unless
+	                          * a thaw comes before its writer closes the file or by then */
+	int by_root; /* root registered it for a user (the SPANK plugin): its GPUs are the step's */
+	struct part *next;
+};
+
+/* text_check() of each GPU name of g ("GPU name N ..."). */
+int gpus_check(const struct proto_gpus *g, char *err, size_t len);
+struct part *part_find_id(struct krexd *k, uint32_t id);
+struct part *part_find_pid(struct krexd *k, pid_t pid);
+int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg);
+int part_unregister(struct krexd *k, struct conn *c, uint32_t seq,
+                    const struct proto_unregister *u);
+void part_end(struct krexd *k, struct part *p, const char *why);
+/* Take a freeze reference: 1 when the caller must part_freeze_start() it after writing
+ * the state file, 0 when another region froze it already, -1/errno. */
+int part_freeze_prepare(struct krexd *k, struct part *p);
+int part_freeze_start(struct krexd *k, struct part *p);
+/* Drop a freeze reference; the last thaws (0), or keeps the line and retries it (-1);
+ * the state file is written after.  _nosync: the caller writes it once for a batch (a
+ * region's end thaws every sibling, then writes once; a line still on disk for a moment
+ * after its thaw only thaws again after a crash). */
+int part_thaw(struct krexd *k, struct part *p);
+int part_thaw_nosync(struct krexd *k, struct part *p);
+void part_check_proc(struct krexd *k, uint64_t now);
+/* The freeze poll of a region (v1 writes FROZEN again while FREEZING). */
+int part_freeze_poll(struct krexd *k, struct part *p);
+/* Someone else's suspend: look at p now (at region entry); FREEZER_EXT_*. */
+int part_ext_check(struct krexd *k, struct part *p, uint64_t now);
+/* The inotify fd is readable, or krexd's own writes left events to sort. */
+void part_ext_events(struct krexd *k);
+/* Participants frozen again after another's thaw: one being killed is let go. */
+void part_ext_kill_check(struct krexd *k, uint64_t now);
+/* Writes that left a participant FROZEN under krexd's freeze, whose writer kept the file open: suspends after EXT_CONFIRM_MS. */
+void part_ext_confirm(struct krexd *k, uint64_t now);
+int state_rec(void *ctx, const char *line);
+void state_unrec(void *ctx, const char *line);
+
+/* ---- part_ext.c's, for part.c ---- */
+/* A write left p FROZEN under krexd's freeze and no thaw followed: a suspend. */
+void ext_confirm(struct krexd *k, struct part *p, uint64_t now);
+/* Around each of krexd's own writes to a freezer file: its events are not another's. */
+void ext_own_write_begin(struct krexd *k);
+void ext_own_write_end(struct krexd *k, struct part *p);
+/* Watch p's freezer file; without one (signals) p->ext is looked at region entry only. */
+void ext_watch(struct krexd *k, struct part *p);
+void ext_unwatch(struct krexd *k, struct part *p);
+
+#endif /* KREXD_PART_H */

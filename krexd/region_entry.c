@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * region_entry.c - the way in of a region: close its gates and ask the
+ * siblings to drain, wait for the acks, freeze them, settle, grant
+ * (doc/design.md "The region entry sequence").
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "region_int.h"
+#include "outbox.h"
+#include "log.h"
+#include "timeutil.h"
+
+static void region_settle(struct krexd *k, struct region *r, uint64_t now);
+static void region_grant(struct krexd *k, struct region *r, uint64_t now);
+
+/* ---- close gates ---- */
+
+static int sib_add(struct region *r, uint32_t part)
+{
+	struct sib *n = realloc(r->sibs, (r->nsibs + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	r->sibs = n;
+	memset(&n[r->nsibs], 0, sizeof(*n));
+	n[r->nsibs++].part = part;
+	return 0;
+}
+
+static int pending_add(struct region *r, uint64_t serial)
+{
+	uint64_t *n = realloc(r->pending, (r->npending + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	r->pending = n;
+	r->pending[r->npending++] = serial;
+	return 0;
+}
+
+/*
+ * A sibling suspended at entry (Slurm's scontrol suspend, a SIGSTOP, or a
+ * freeze by KREX for another region) cannot acknowledge a drain: no ack is
+ * awaited from it.  Its GPU work is accounted for instead: none when it has
+ * not run since it acknowledged a drain with these GPUs' gates closed
+ * (quiet_mask); when its freezer file has been watched frozen for at least
+ * drain_timeout, the work it queued before had the time a drain gets (the
+ * gate's bounded queue holds about queue_time of it); otherwise the
+ * certificate names it and the outcome is degraded.
+ */
+static void sib_ext_entry(struct krexd *k, struct region *r, struct sib *s, uint64_t now)
+{
+	struct part *p = part_find_id(k, s->part);
+	uint64_t since;
+	int ext;
+
+	if (!p)
+		return;
+	ext = part_ext_check(k, p, now);
+	if (!ext && p->freeze_refs == 0)
+		return; /* runs: drained as usual */
+	s->ext = 1;
+	if (!(r->rq.mask & p->mask & ~p->quiet_mask))
+		return; /* nothing queued on these GPUs since an acknowledged drain */
+	since = p->ext_since_ns ? now - p->ext_since_ns : 0;
+	if (ext == FREEZER_EXT_FROZEN && p->ext_wd >= 0 && p->ext_since_ns &&
+	    since >= k->cfg.drain_timeout_ns) {
+		log_debug(
+		        "region %llu: participant %u suspended by another for %llu ms: its queued GPU work had drain_timeout to finish",
+		        (unsigned long long)r->rq.id, p->id,
+		        (unsigned long long)(since / NS_PER_MS));
+		return;
+	}
+	region_note(
+	        r,
+	        "participant %u was suspended at entry (%s, %llu ms): the GPU work it queued before was not drained",
+	        p->id,
+	        ext == FREEZER_EXT_FROZEN    ? "its cgroup frozen by another: Slurm's suspend?"
+	        : ext == FREEZER_EXT_STOPPED ? "stopped by a signal: Slurm's suspend?"
+	                                     : "frozen by KREX for another region",
+	        (unsigned long long)(since / NS_PER_MS));
+}
+
+/*
+ * A sibling of chained region r that prev, the region before it in the
+ * chain, drained and froze: it stays frozen (r takes its own reference
+ * before prev's thaw) and is not drained again.  One that was late, failed
+ * its drain or was suspended by another is entered as usual.
+ */
+static void sib_carry(struct region *r, struct sib *s, const struct region *prev)
+{
+	const struct sib *ps = NULL;
+	size_t i;
+
+	for (i = 0; prev && i < prev->nsibs; i++)
+		if (prev->sibs[i].part == s->part)
+			ps = &prev->sibs[i];
+	if (!ps || !ps->ref || !ps->frozen || ps->freeze_err || ps->ext || ps->drain_err ||
+	    ps->pending)
+		return;
+	s->carried = 1;
+	s->gate = ps->gate;
+}
+
+/* Close the region's gates and ask every sibling member to drain; prev: the
+ * region before it in a chain, whose frozen siblings it keeps (NULL: none). */
+void region_close(struct krexd *k, struct region *r, uint64_t now, const struct region *prev)
+{
+	struct part *p;
+	struct conn *c;
+	char line[64];
+	unsigned i;
+
+	r->t_close = now;
+	r->cost.writes0 = k->st.writes;
+	r->cost.write_ns0 = k->st.write_ns;
+	r->cert.wait_us = us(now - r->rq.enq_ns);
+	if (k->st.retries) /* failed undos and thaws: once more before anything changes */
+		state_retry_flush(&k->st, now);
+	for (p = k->parts; p; p = p->next)
+		if (p->id != r->owner && (p->mask & r->rq.mask) && sib_add(r, p->id) == 0) {
+			p->gated++;
+			sib_carry(r, &r->sibs[r->nsibs - 1], prev);
+		}
+	for (i = 0; i < k->ngpus; i++) {
+		if (!(r->rq.mask >> i & 1))
+			continue;
+		gate_line(line, sizeof(line), i, r->owner);
+		state_add(&k->st, "%s", line);
+	}
+	region_state_sync(k, r, "closing gates"); /* written before the gates close */
+	for (i = 0; i < k->ngpus; i++)
+		if (r->rq.mask >> i & 1)
+			gatectl_close_slot(&k->gate, i, r->owner, r->rq.id);
+	r->close_gen = gatectl_bump(&k->gate);
+	for (i = 0; i < r->nsibs; i++)
+		if (!r->sibs[i].carried)
+			sib_ext_entry(k, r, &r->sibs[i], now);
+	for (i = 0; i < r->nsibs; i++)
+		for (c = k->conns; c; c = c->next)
+			if (!r->sibs[i].ext && !r->sibs[i].carried && !c->dead && c->gate &&
+			    c->part && c->part->id == r->sibs[i].part &&
+			    pending_add(r, c->serial) == 0) {
+				r->sibs[i].gate = 1;
+				r->sibs[i].pending++;
+			}
+	log_debug("region %llu: gates closed (generation %u), %zu siblings, %zu acks due%s",
+	          (unsigned long long)r->rq.id, r->close_gen, r->nsibs, r->npending,
+	          prev ? " (chained)" : "");
+	/* Isolation and the telemetry at start need nothing from the drain or the
+	 * freeze: done now, while the siblings drain, they add nothing to the
+	 * entry (on the H200 they took ~1 ms after the freeze).  region_unwind()
+	 * undoes the isolation on every way out, before the grant too. */
+	r->t_iso = time_now_ns();
+	region_isolate(k, r);
+	r->cert.isolate_us = us(time_now_ns() - r->t_iso);
+	region_telemetry_start(k, r);
+	r->phase = PH_DRAIN;
+	r->drain_deadline = now + k->cfg.drain_timeout_ns;
+}
+
+/* After region_close(): with no ack due, freeze at once.  Now, not the
+ * close's now: the freeze phase must not count the isolation and telemetry
+ * (freeze_us 22490 without siblings). */
+void region_drain_or_freeze(struct krexd *k, struct region *r)
+{
+	if (!r->npending)
+		region_freeze(k, r, time_now_ns());
+}
+
+/* ---- drain ---- */
+
+struct sib *sib_find(struct region *r, uint32_t part)
+{
+	size_t i;
+
+	for (i = 0; i < r->nsibs; i++)
+		if (r->sibs[i].part == part)
+			return &r->sibs[i];
+	return NULL;
+}
+
+/* Drop serial from r's pending list; returns 1 if it was there. */
+int pending_take(struct region *r, uint64_t serial)
+{
+	size_t i;
+
+	for (i = 0; i < r->npending; i++)
+		if (r->pending[i] == serial) {
+			r->pending[i] = r->pending[--r->npending];
+			return 1;
+		}
+	return 0;
+}
+
+void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a)
+{
+	struct region *r, *next;
+	struct sib *s;
+
+	for (r = regions; r; r = next) {
+		next = r->next;
+		if (r->phase != PH_DRAIN || !c->part || (int32_t)(a->generation - r->close_gen) < 0)
+			continue;
+		if (!pending_take(r, c->serial))
+			continue;
+		s = sib_find(r, c->part->id);
+		if (s) {
+			s->pending--;
+			if (a->status)
+				s->drain_err = 1;
+			if (!s->pending && r->npending)
+				sib_freeze_soon(k, r,
+				                s); /* drained: freeze it while others drain */
+		}
+		if (!r->npending)
+			region_freeze(k, r, time_now_ns());
+	}
+}
+
+/* ---- freeze ---- */
+
+void region_poll(struct krexd *k, struct region *r, uint64_t now)
+{
+	uint64_t t0 = time_now_ns();
+	struct part *p;
+	int all = 1, rc;
+	size_t i;
+
+	r->cost.fz_polls++;
+	freezer_round_begin(&k->fz); /* signals: one /proc scan for every sibling's rescan */
+	for (i = 0; i < 2 * r->nsibs; i++) {
+		struct sib *s = &r->sibs[i % r->nsibs];
+		if (!s->ref || s->frozen)
+			continue;
+		p = part_find_id(k, s->part);
+		if (i < r->nsibs)
+			rc = p ? part_freeze_poll(k, p) : 1;
+		else if (p && p->ft.rescan_due) /* second pass: the rescans the first deferred */
+			rc = freezer_rescan(&k->fz, &p->ft);
+		else
+			continue;
+		if (i < r->nsibs && p && p->ft.rescan_due)
+			continue; /* not all = 0: the second pass decides */
+		if (rc == 1) {
+			s->frozen = 1;
+			/* drained with these gates closed, frozen since: nothing queued */
+			if (p && s->gate && !s->ext && !s->pending && !s->drain_err)
+				p->quiet_mask |= r->rq.mask;
+		} else if (rc < 0) {
+			s->freeze_err = 1;
+			s->ref = 0;
+			if (p)
+				part_thaw(k, p);
+		} else
+			all = 0;
+	}
+	freezer_round_end(&k->fz);
+	r->cost.fz_poll_ns += time_now_ns() - t0;
+	if (all || now >= r->freeze_deadline) {
+		region_settle(k, r, now);
+		return;
+	}
+	/* Poll fast first (a cgroup usually freezes within a millisecond), then back off. */
+	r->poll_step = r->poll_step ? r->poll_step * 2 : 100 * NS_PER_US;
+	if (r->poll_step > 10 * NS_PER_MS)
+		r->poll_step = 10 * NS_PER_MS;
+	r->poll_at = now + r->poll_step;
+}
+
+/* Take a freeze reference on sibling s (its cgroup or pids go to the state
+ * file, not yet written); 1 when it was taken. */
+int sib_freeze_prepare(struct krexd *k, struct region *r, struct sib *s)
+{
+	struct part *p = part_find_id(k, s->part);
+	uint64_t t0 = time_now_ns();
+	int rc;
+
+	if (!p || s->ref || s->freeze_err)
+		return 0;
+	rc = part_freeze_prepare(k, p);
+	r->cost.fz_prepare_ns += time_now_ns() - t0;
+	if (rc < 0) {
+		s->freeze_err = 1;
+		log_warn("region %llu: cannot freeze participant %u: %s",
+		         (unsigned long long)r->rq.id, p->id, strerror(errno));
+		return 0;
+	}
+	s->ref = 1;
+	s->start = rc;
+	return 1;
+}
+
+/*
+ * The state file could not be written: a freeze without its line could
+ * outlive a killed krexd, so s is not frozen (its reference goes back).
+ */
+static void sib_freeze_refuse(struct krexd *k, struct region *r, struct sib *s, int err)
+{
+	struct part *p = part_find_id(k, s->part);
+
+	log_error("region %llu: participant %u not frozen: state file %s: %s",
+	          (unsigned long long)r->rq.id, s->part, k->st.path, strerror(err));
+	s->ref = 0;
+	s->freeze_err = 1;
+	if (p)
+		part_thaw(k, p);
+	region_note(r, "participant %u not frozen: state file not written", s->part);
+}
+
+/* Start freezing sibling s, once: after sib_freeze_prepare() and a state sync. */
+static void sib_freeze_start(struct krexd *k, struct region *r, struct sib *s)
+{
+	uint64_t t0 = time_now_ns();
+	struct part *p;
+
+	if (!s->ref || s->started)
+		return;
+	s->started = 1;
+	if (s->start && (p = part_find_id(k, s->part)) && part_freeze_start(k, p) < 0) {
+		s->freeze_err = 1;
+		log_warn("region %llu: freezing participant %u: %s", (unsigned long long)r->rq.id,
+		         p->id, strerror(errno));
+	}
+	r->cost.fz_start_ns += time_now_ns() - t0;
+}
+
+/*
+ * Freeze the siblings not frozen yet (soon_only: those drained this turn):
+ * one /proc snapshot and one state write for all of them, before any of
+ * them is touched, then every freeze started.
+ */
+void sib_freeze_batch(struct krexd *k, struct region *r, int soon_only)
+{
+	size_t i;
+	int batch = 0, err;
+
+	for (i = 0; i < r->nsibs; i++)
+		if (!soon_only || r->sibs[i].soon)
+			batch |= !r->sibs[i].ref && !r->sibs[i].freeze_err && r->sibs[i].part;
+	if (batch) {
+		freezer_snapshot(&k->fz);
+		for (i = 0; i < r->nsibs; i++)
+			if (!soon_only || r->sibs[i].soon)
+				sib_freeze_prepare(k, r, &r->sibs[i]);
+		if (state_sync(&k->st) < 0) {
+			err = errno;
+			for (i = 0; i < r->nsibs; i++)
+				if (r->sibs[i].ref && !r->sibs[i].started)
+					sib_freeze_refuse(k, r, &r->sibs[i], err);
+		}
+	}
+	for (i = 0; i < r->nsibs; i++) {
+		if (!soon_only || r->sibs[i].soon)
+			sib_freeze_start(k, r, &r->sibs[i]);
+		r->sibs[i].soon = 0;
+	}
+	r->soon = 0;
+}
+
+/*
+ * Freeze sibling s soon: at the end of this loop turn, with every other
+ * sibling whose drain was acknowledged in it (region_tick), so that
+ * freezing the siblings that drained early overlaps the drain of the slow
+ * ones and a turn's acks cost one state write; region_freeze() does the
+ * rest in one batch.
+ */
+void sib_freeze_soon(struct krexd *k, struct region *r, struct sib *s)
+{
+	if (!part_find_id(k, s->part) || s->ref || s->freeze_err)
+		return;
+	s->soon = r->soon = k->freeze_soon = 1;
+}
+
+void region_freeze(struct krexd *k, struct region *r, uint64_t now)
+{
+	size_t i;
+
+	r->cert.drain_us = us(now - r->t_close);
+	for (i = 0; i < r->nsibs; i++) {
+		struct sib *s = &r->sibs[i];
+		if (s->pending)
+			r->cert.late++;
+		else if (s->gate && !s->drain_err && !s->ext)
+			r->cert.drained++; /* carried ones too: drained with these gates closed */
+		if (s->drain_err)
+			region_note(r, "participant %u: drain failed", s->part);
+	}
+	if (r->cert.late)
+		region_note(r, "%u sibling(s) did not acknowledge the drain in time", r->cert.late);
+	r->npending = 0;
+	r->phase = PH_FREEZE;
+	r->t_freeze = now;
+	/* The siblings not frozen as they drained (late ones, those without a
+	 * gate, those drained this turn). */
+	sib_freeze_batch(k, r, 0);
+	r->freeze_deadline = now + k->cfg.freeze_timeout_ns;
+	r->poll_step = 0;
+	region_poll(k, r, now);
+}
+
+/* The freeze is over (all frozen, or freeze_timeout): account for it. */
+static void region_frozen(struct krexd *k, struct region *r)
+{
+	size_t i;
+
+	(void)k;
+	r->cert.freeze_us = us(time_now_ns() - r->t_freeze);
+	for (i = 0; i < r->nsibs; i++) {
+		if (r->sibs[i].frozen)
+			r->cert.frozen++;
+		else if (r->sibs[i].part)
+			region_note(r, "participant %u %s", r->sibs[i].part,
+			            r->sibs[i].freeze_err ? "could not be frozen"
+			                                  : "not frozen within freeze_timeout");
+	}
+}
+
+/*
+ * One settle poll: grant when the GPU is at its unthrottled clock, or when
+ * settle_timeout has passed (the region is then judged on what it got), or
+ * when NVML cannot be read (judged as unknown).  Otherwise poll again in
+ * KREX_SETTLE_POLL_MS, from the epoll loop's timer: other clients are served
+ * meanwhile.
+ */
+void region_settle_poll(struct krexd *k, struct region *r, uint64_t now)
+{
+	if (region_settled(k, r) != 0) {
+		region_grant(k, r, now);
+		return;
+	}
+	if (now >= r->settle_deadline) {
+		region_note(r, "GPU not settled within settle_timeout (%llu ms)",
+		            (unsigned long long)(k->cfg.settle_timeout_ns / NS_PER_MS));
+		region_grant(k, r, now);
+		return;
+	}
+	r->settle_poll_at = now + KREX_SETTLE_POLL_MS * NS_PER_MS;
+}
+
+/*
+ * Does region r have to wait for its GPUs before the grant?  1 when
+ * settle = wait and a GPU of the region is not at its unthrottled clock now
+ * (one NVML read per GPU), 0 when it may be granted at once (the GPU is
+ * back, or not judged: settle = mark/off, no NVML, a read failed).  A caller
+ * that knows the GPU was quiet since the last check (a chained region) need
+ * not ask.
+ */
+static int region_settle_needed(struct krexd *k, struct region *r)
+{
+	if (k->cfg.settle != SETTLE_WAIT || !r->rq.mask || nvml_open() < 0)
+		return 0;
+	r->cert.known |= KREX_CERT_SETTLE; /* checked: settle_us is 0 or the wait */
+	return region_settled(k, r) == 0;
+}
+
+/* After the freeze: settle only as long as the GPU needs (settle = wait:
+ * until every GPU of the region is back), then grant. */
+static void region_settle(struct krexd *k, struct region *r, uint64_t now)
+{
+	region_frozen(k, r);
+	/* Chained after the same owner's region: the GPU ran only that owner's
+	 * work, as on a dedicated GPU: no settle.  Chained after another owner:
+	 * the GPU ran only region work, so it settles only if that work left it
+	 * capped (region_settle_needed() reads it: 0 when it is back). */
+	if (r->chain_own || !region_settle_needed(k, r)) {
+		region_grant(k, r, now);
+		return;
+	}
+	now = time_now_ns();
+	r->phase = PH_SETTLE;
+	r->t_settle = now;
+	r->settle_deadline = now + k->cfg.settle_timeout_ns;
+	r->settle_poll_at = now + KREX_SETTLE_POLL_MS * NS_PER_MS;
+}
+
+static void region_grant(struct krexd *k, struct region *r, uint64_t now)
+{
+	struct nvml_sample smp;
+	unsigned i;
+	union proto_body m;
+
+	now = time_now_ns(); /* the caller's now predates the freeze work */
+	if (r->phase == PH_SETTLE)
+		r->cert.settle_us = us(now - r->t_settle);
+	rq_grant(&k->rq, &r->rq, now);
+	r->phase = PH_HELD;
+	if (!r->chained)
+		r->chain_t0 = now;
+	r->cert.chained = r->chained;
+	r->cert.chain_us = r->chained ? us(now - r->chain_t0) : 0;
+	k->regions_total++;
+	memset(&m, 0, sizeof(m));
+	m.grant.region_id = r->rq.id;
+	m.grant.lease_us = us(r->rq.lease_ns);
+	m.grant.wait_us = r->cert.wait_us;
+	m.grant.drain_us = r->cert.drain_us;
+	m.grant.freeze_us = r->cert.freeze_us;
+	m.grant.isolate_us = r->cert.isolate_us;
+	log_debug(
+	        "region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; settle %llu us; isolate %llu us, during the drain; chained %u)",
+	        (unsigned long long)r->rq.id, r->owner, (unsigned long long)m.grant.wait_us,
+	        (unsigned long long)m.grant.drain_us, (unsigned long long)m.grant.freeze_us,
+	        (unsigned long long)r->cert.settle_us, (unsigned long long)m.grant.isolate_us,
+	        r->chained);
+	if (r->conn)
+		conn_send(k, r->conn, PROTO_GRANT, r->seq, &m);
+	/* The region's first samples and the edge counters: after the GRANT is
+	 * on its way, so the owner does not wait for these NVML reads. */
+	if (nvml_open() < 0)
+		return;
+	FOR_GPU(k, r, i)
+	{
+		nvml_edge(k->gpu[i], &r->edge0[i]);
+	}
+	if (region_sample(k, r, &smp) < 0)
+		return;
+	r->cert.sm_clock_start_mhz = smp.sm_clock_mhz;
+	r->cert.throttle_start = smp.event_reasons;
+	r->cert.known |= KREX_CERT_CLOCKS;
+	r->sample_at = time_now_ns() + KREX_CLOCK_SAMPLE_MS * NS_PER_MS;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * region_int.h - the region code's own types and functions, shared by its
+ * files (not by the rest of krexd: region.h):
+ *   region.c        begin, schedule, chains, the end, ticks, status, events
+ *   region_entry.c  close gates, drain, freeze, settle, grant
+ *   region_unwind.c isolate and its undo, thaw, the certificate and record
+ *   region_judge.c  the GPU's telemetry, the clock judge, the certificate note
+ * Each file calls only the files below it in this list.
+ */
+#ifndef KREXD_REGION_INT_H
+#define KREXD_REGION_INT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "conn.h"
+#include "krexd.h"
+#include "part.h"
+#include "region.h"
+#include "nvml.h"
+#include "timeutil.h"
+
+enum phase { PH_QUEUED = 0, PH_DRAIN, PH_FREEZE, PH_SETTLE, PH_HELD };
+
+enum end_why { END_BY_OWNER, END_EXPIRED, END_RELEASED, END_GONE, END_TIMEOUT, END_STOP };
+
+struct sib {
+	uint32_t part; /* participant id (0 once it ended) */
+	int gate;      /* it had members with a drain thread */
+	int pending;   /* acks still due */
+	int drain_err; /* an ack said the drain failed */
+	int ref;       /* we hold a freeze reference */
+	int start;     /* this region starts the freeze (nobody froze it before) */
+	int started;   /* the freeze was started (early, or in the batch) */
+	int frozen;    /* the kernel said frozen */
+	int freeze_err;
+	int ext;     /* suspended (by another, or by KREX for another region): no ack awaited */
+	int soon;    /* drained: frozen with the others drained this loop turn (sib_freeze_soon) */
+	int carried; /* chained: drained and frozen by the previous region, kept frozen */
+};
+
+/*
+ * Where krexd's own time for one region goes, logged at debug level when it
+ * ends ("region N: cost ..."; test/perf/freeze-scale.sh reads it).  The
+ * state file counters are krexd's, taken at the close and at the end: a
+ * region that overlaps another counts the other's writes too.
+ */
+struct region_cost {
+	uint64_t fz_prepare_ns; /* freeze references, lines, fds (every sibling) */
+	uint64_t fz_start_ns;   /* the freeze writes / signals */
+	uint64_t fz_poll_ns;    /* reading whether they are frozen */
+	unsigned fz_polls;      /* poll rounds until all were frozen */
+	uint64_t undo_ns, thaw_ns;
+	unsigned iso_cpuset,
+	        iso_affinity;  /* isolation undo lines: cgroups written, processes moved */
+	unsigned long writes0; /* state file writes before the close */
+	uint64_t write_ns0;
+	uint64_t t_unwind; /* the end's start */
+};
+
+struct region {
+	struct rq_req rq;
+	uint64_t quota_ns, quota_win; /* region_time_per_uid charged at its start, and when */
+	struct conn *conn;            /* requester (NULL once it is gone) */
+	uint32_t seq;                 /* of the REGION_BEGIN, for the GRANT */
+	uint32_t owner;
+	int phase;
+	uint32_t close_gen;
+	uint64_t t_close, t_freeze, t_iso;
+	int soon; /* a sibling waits for sib_freeze_batch at the end of the turn */
+	uint64_t drain_deadline, freeze_deadline, poll_at, poll_step;
+	struct sib *sibs;
+	size_t nsibs;
+	uint64_t *pending; /* conn serials that owe an ack */
+	size_t npending;
+	char **undo;  /* isolation undo lines, oldest first */
+	int *undo_fd; /* what each needs, opened with the change (-1: none) */
+	size_t nundo;
+	struct krex_certificate cert;
+	/* The GPU's state (settle, samples): doc/architecture.md "Settle". */
+	uint64_t t_settle, settle_deadline, settle_poll_at, sample_at;
+	int32_t busy_min, busy_max; /* SM clock over samples without the idle reason, -1 none */
+	int32_t all_min, all_max;   /* over every sample */
+	int low_grant;        /* the grant's sample: a busy clock under the tolerance, no reason */
+	int low_busy;         /* later: the same (gpujudge.c decides whether a cap explains it) */
+	uint32_t cap_samples; /* samples with sw_power_cap, from the grant on */
+	int64_t cap_first_us; /* grant to the first of them, -1 none */
+	int32_t foreign_end;  /* non-participants on the GPUs at the end, -1 unknown */
+	int sample_failed;    /* an NVML read during the region failed */
+	int32_t nominal[KREX_MAX_GPUS];        /* per GPU slot, -1 unknown */
+	struct nvml_edge edge0[KREX_MAX_GPUS]; /* temperature, violation counters at grant */
+	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
+	struct region_cost cost;               /* krexd's own work for it (the cost log line) */
+	uint64_t turn;                         /* loop turn it was asked in */
+	uint32_t chained;                      /* its place in a chain (0: entered on its own) */
+	uint64_t chain_t0;                     /* the chain's first grant */
+	int chain_own; /* chained after a region of the same owner: the power cap at its grant is the owner's own */
+	int rq_gone; /* rq_remove() done (a chain's predecessor leaves the queue early) */
+	uid_t uid;   /* its owner's, for the per-uid limits */
+	pid_t pid;   /* the owner's root pid, job, step, label: history */
+	uint32_t job, step;
+	char label[128];
+	struct region *next; /* every region, for ticks and status */
+};
+
+/*
+ * Fairness grace: after a region that froze siblings which ask for regions
+ * themselves, the owner's next request waits up to this long, so that a
+ * thawed sibling that wanted to begin (and could not: frozen) gets its
+ * request in first.  Without it the owner, which runs while the siblings
+ * are still waking up, can win again and again.  An owner whose siblings
+ * never ask (or alone) is not slowed.
+ */
+#define KREXD_FAIR_GRACE_NS (2 * 1000 * 1000ULL)
+
+/* Every region, for ticks and status (region_unwind.c). */
+extern struct region *regions;
+
+/* for each GPU slot i of region r */
+#define FOR_GPU(k, r, i)                                                                           \
+	for ((i) = 0; (i) < (k)->ngpus; (i)++)                                                     \
+		if ((r)->rq.mask >> (i)&1)
+
+static inline uint64_t us(uint64_t ns)
+{
+	return ns / NS_PER_US;
+}
+
+static inline void gate_line(char *buf, size_t len, unsigned slot, uint32_t owner)
+{
+	snprintf(buf, len, "gate %u %u", slot, owner);
+}
+
+/* ---- region_entry.c ---- */
+int pending_take(struct region *r, uint64_t serial);
+void region_close(struct krexd *k, struct region *r, uint64_t now, const struct region *prev);
+void region_drain_or_freeze(struct krexd *k, struct region *r);
+void region_freeze(struct krexd *k, struct region *r, uint64_t now);
+void region_poll(struct krexd *k, struct region *r, uint64_t now);
+void region_settle_poll(struct krexd *k, struct region *r, uint64_t now);
+struct sib *sib_find(struct region *r, uint32_t part);
+void sib_freeze_batch(struct krexd *k, struct region *r, int soon_only);
+int sib_freeze_prepare(struct krexd *k, struct region *r, struct sib *s);
+void sib_freeze_soon(struct krexd *k, struct region *r, struct sib *s);
+
+/* ---- region_unwind.c ---- */
+void region_certify(struct krexd *k, struct region *r, int why, const char *who, uint64_t now);
+void region_cost_log(struct krexd *k, const struct region *r);
+void region_isolate(struct krexd *k, struct region *r);
+void region_record(struct krexd *k, struct region *r, int why, uint64_t now);
+void region_sign(struct krexd *k, struct region *r);
+void region_unlink(struct region *r);
+void region_unwind(struct krexd *k, struct region *r);
+void region_unwind_iso(struct krexd *k, struct region *r);
+void region_unwind_rest(struct krexd *k, struct region *r, uint64_t keep);
+
+/* ---- region_judge.c ---- */
+void region_judge_clocks(struct krexd *k, struct region *r);
+void region_note(struct region *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int region_sample(struct krexd *k, struct region *r, struct nvml_sample *all);
+int region_sampling(const struct krexd *k, const struct region *r);
+int region_settled(struct krexd *k, struct region *r);
+void region_state_sync(struct krexd *k, struct region *r, const char *doing);
+void region_telemetry_end(struct krexd *k, struct region *r);
+void region_telemetry_start(struct krexd *k, struct region *r);
+
+#endif /* KREXD_REGION_INT_H */

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * region_judge.c - what a region's GPUs did: telemetry (NVML samples,
+ * foreign processes), the clock judge (gpujudge.c) and the certificate's
+ * note (doc/architecture.md "Settle").
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "region_int.h"
+#include "gpujudge.h"
+#include "log.h"
+#include "timeutil.h"
+
+/* Write the state file; a failure is logged and noted on r's certificate (no record of what
+ * it undoes survives a krexd crash). */
+void region_state_sync(struct krexd *k, struct region *r, const char *doing)
+{
+	if (state_sync(&k->st) == 0)
+		return;
+	log_error("state file %s: %s (%s anyway)", k->st.path, strerror(errno), doing);
+	region_note(r, "state file not written (%s): %s", doing, strerror(errno));
+}
+
+void region_note(struct region *r, const char *fmt, ...)
+{
+	size_t off = strlen(r->cert.note);
+	va_list ap;
+
+	if (off + 3 >= sizeof(r->cert.note))
+		return;
+	if (off) {
+		strcat(r->cert.note, "; ");
+		off += 2;
+	}
+	va_start(ap, fmt);
+	if (vsnprintf(r->cert.note + off, sizeof(r->cert.note) - off, fmt, ap) >=
+	    (int)(sizeof(r->cert.note) - off))
+		memcpy(r->cert.note + sizeof(r->cert.note) - 4, "...", 4); /* cut, and says so */
+	va_end(ap);
+}
+
+/* Compute processes on the region's GPUs that are not participants; -1 when
+ * NVML cannot tell. */
+static int region_foreign(struct krexd *k, struct region *r)
+{
+	pid_t pids[256];
+	unsigned i;
+	int n, j, foreign = 0;
+
+	FOR_GPU(k, r, i)
+	{
+		n = nvml_gpu_pids(k->gpu[i], pids, 256);
+		if (n < 0)
+			return -1;
+		for (j = 0; j < n; j++)
+			if (!part_find_pid(k, pids[j]))
+				foreign++;
+	}
+	return foreign;
+}
+
+/*
+ * GPU telemetry while the siblings drain: the nominal SM clock of each of
+ * the region's GPUs, and compute processes on them that are not
+ * participants (KREX cannot quiet those, so the certificate reports them).
+ * Unknown without NVML.  The clock samples start at the grant.
+ */
+void region_telemetry_start(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+	unsigned i;
+	int foreign;
+
+	c->foreign = -1;
+	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
+	c->sm_clock_min_mhz = c->sm_clock_max_mhz = c->sm_clock_nominal_mhz = -1;
+	c->temp_start_c = c->temp_end_c = -1;
+	c->known &= ~(KREX_CERT_FOREIGN | KREX_CERT_CLOCKS | KREX_CERT_TEMP | KREX_CERT_VIOLATION);
+	r->busy_min = r->busy_max = r->all_min = r->all_max = -1;
+	r->cap_first_us = -1;
+	r->foreign_end = -1;
+	c->own_power_cap_first_us = -1;
+	for (i = 0; i < KREX_MAX_GPUS; i++)
+		r->nominal[i] = -1;
+	if (!r->rq.mask || nvml_open() < 0)
+		return;
+	FOR_GPU(k, r, i)
+	{
+		r->nominal[i] = nvml_nominal_clock(k->gpu[i]);
+		if (r->nominal[i] > 0 &&
+		    (c->sm_clock_nominal_mhz < 0 || r->nominal[i] < c->sm_clock_nominal_mhz))
+			c->sm_clock_nominal_mhz = r->nominal[i];
+	}
+	foreign = region_foreign(k, r);
+	if (foreign >= 0) {
+		c->foreign = foreign;
+		c->known |= KREX_CERT_FOREIGN;
+		if (foreign)
+			region_note(r, "%d process(es) on the GPU are not participants", foreign);
+	}
+}
+
+/*
+ * Is sample s of a GPU at its unthrottled clock?  No clocks-event reason but
+ * idle or application clocks, and the SM clock within clock_tolerance of
+ * nominal (an idle GPU's low clock rises with the first kernel: not judged).
+ */
+static int clock_ok(const struct krexd *k, int32_t nominal, const struct nvml_sample *s)
+{
+	if (s->event_reasons & ~NVML_REASONS_BENIGN)
+		return 0;
+	if (s->event_reasons & NVML_REASON_GPU_IDLE || nominal <= 0)
+		return 1;
+	return s->sm_clock_mhz * 100.0 >= nominal * (100.0 - k->cfg.clock_tolerance);
+}
+
+static void minmax(int32_t v, int32_t *lo, int32_t *hi)
+{
+	if (*lo < 0 || v < *lo)
+		*lo = v;
+	if (*hi < 0 || v > *hi)
+		*hi = v;
+}
+
+/*
+ * Take one sample of every GPU of the region into the certificate: the
+ * reasons ORed, the clocks into min/max, the power cap's first sample and
+ * count.  *all gets the lowest clock and the OR of the reasons of this
+ * round.  -1 when a read failed.
+ */
+int region_sample(struct krexd *k, struct region *r, struct nvml_sample *all)
+{
+	struct krex_certificate *c = &r->cert;
+	struct nvml_sample s;
+	unsigned i;
+	int rc = 0, first = c->clock_samples == 0 && !r->sample_failed;
+
+	all->sm_clock_mhz = -1;
+	all->event_reasons = 0;
+	FOR_GPU(k, r, i)
+	{
+		if (nvml_sample(k->gpu[i], &s) < 0) {
+			rc = -1;
+			continue;
+		}
+		all->event_reasons |= s.event_reasons;
+		if (all->sm_clock_mhz < 0 || s.sm_clock_mhz < all->sm_clock_mhz)
+			all->sm_clock_mhz = s.sm_clock_mhz;
+		c->clock_reasons |= s.event_reasons;
+		minmax(s.sm_clock_mhz, &r->all_min, &r->all_max);
+		if (!(s.event_reasons & NVML_REASON_GPU_IDLE)) {
+			minmax(s.sm_clock_mhz, &r->busy_min, &r->busy_max);
+			if (!(s.event_reasons & ~NVML_REASONS_BENIGN) &&
+			    !clock_ok(k, r->nominal[i], &s))
+				*(first ? &r->low_grant : &r->low_busy) = 1;
+		}
+	}
+	if (all->event_reasons & NVML_REASON_SW_POWER_CAP && !first) {
+		if (!r->cap_samples++)
+			r->cap_first_us = (int64_t)us(time_now_ns() - r->rq.grant_ns);
+	}
+	if (rc < 0)
+		r->sample_failed = 1;
+	else
+		c->clock_samples++;
+	return rc;
+}
+
+/* Every GPU of the region at its unthrottled clock?  -1 when a read failed. */
+int region_settled(struct krexd *k, struct region *r)
+{
+	struct nvml_sample s;
+	unsigned i;
+
+	FOR_GPU(k, r, i)
+	{
+		if (nvml_sample(k->gpu[i], &s) < 0)
+			return -1;
+		if (!clock_ok(k, r->nominal[i], &s))
+			return 0;
+	}
+	return 1;
+}
+
+/* Sampling during the region: not with settle = off, nor without NVML. */
+int region_sampling(const struct krexd *k, const struct region *r)
+{
+	return k->cfg.settle != SETTLE_OFF && r->sample_at;
+}
+
+/*
+ * Whose work was on the GPU when it reached its power cap: a process that
+ * came during the region counts as much as one that was there at the
+ * grant.  Listed again only for a region that reached the cap (the list is
+ * the slowest NVML call, and the end waits for it); otherwise the grant's.
+ */
+static void region_foreign_end(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+
+	if (!(c->clock_reasons & NVML_REASON_SW_POWER_CAP) &&
+	    !(c->known & KREX_CERT_VIOLATION && c->violation_power_us)) {
+		r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
+		return;
+	}
+	r->foreign_end = region_foreign(k, r);
+	if (r->foreign_end > 0 && r->foreign_end > c->foreign && c->known & KREX_CERT_FOREIGN) {
+		region_note(r, "%d process(es) on the GPU at the end are not participants",
+		            r->foreign_end);
+		c->foreign = r->foreign_end;
+	}
+}
+
+/* Temperature (the hottest GPU) and violation counters (the largest growth)
+ * at the end; clocks stay known only if every read worked. */
+void region_telemetry_end(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+	struct nvml_sample smp;
+	struct nvml_edge e, *e0;
+	uint64_t dp, dt;
+	int temp = 1, viol = 1;
+	unsigned i;
+
+	if (!(c->known & KREX_CERT_CLOCKS))
+		return;
+	if (region_sample(k, r, &smp) == 0) {
+		c->sm_clock_end_mhz = smp.sm_clock_mhz;
+		c->throttle_end = smp.event_reasons;
+	}
+	if (r->sample_failed)
+		c->known &= ~KREX_CERT_CLOCKS;
+	c->sm_clock_min_mhz = r->busy_min >= 0 ? r->busy_min : r->all_min;
+	c->sm_clock_max_mhz = r->busy_max >= 0 ? r->busy_max : r->all_max;
+	FOR_GPU(k, r, i)
+	{
+		e0 = &r->edge0[i];
+		nvml_edge(k->gpu[i], &e);
+		if (e.temp_c >= 0 && e0->temp_c >= 0) {
+			c->temp_start_c =
+			        e0->temp_c > c->temp_start_c ? e0->temp_c : c->temp_start_c;
+			c->temp_end_c = e.temp_c > c->temp_end_c ? e.temp_c : c->temp_end_c;
+		} else
+			temp = 0;
+		if (!e.viol_known || !e0->viol_known) {
+			viol = 0;
+			continue;
+		}
+		/* a counter that went back (reset) grew by nothing we can tell */
+		dp = e.viol_power_ns > e0->viol_power_ns
+		             ? (e.viol_power_ns - e0->viol_power_ns) / 1000
+		             : 0;
+		dt = e.viol_thermal_ns > e0->viol_thermal_ns
+		             ? (e.viol_thermal_ns - e0->viol_thermal_ns) / 1000
+		             : 0;
+		if (e.viol_ref_us > e0->viol_ref_us &&
+		    e.viol_ref_us - e0->viol_ref_us > r->viol_window_us)
+			r->viol_window_us = e.viol_ref_us - e0->viol_ref_us;
+		c->violation_power_us = dp > c->violation_power_us ? dp : c->violation_power_us;
+		c->violation_thermal_us =
+		        dt > c->violation_thermal_us ? dt : c->violation_thermal_us;
+	}
+	if (temp)
+		c->known |= KREX_CERT_TEMP;
+	if (viol)
+		c->known |= KREX_CERT_VIOLATION;
+	region_foreign_end(k, r);
+}
+
+/* Whether unknown GPU clocks make a region degraded (krexd.conf require_clocks). */
+static int clocks_required(const struct krexd *k)
+{
+	return k->cfg.require_clocks == REQUIRE_CLOCKS_YES ||
+	       (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus);
+}
+
+/* What krexd saw of the region's GPUs, for gpu_judge(). */
+static void region_gpu_obs(struct krexd *k, struct region *r, struct gpu_obs *o)
+{
+	const struct krex_certificate *c = &r->cert;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->held_us = c->held_us;
+	o->tolerance = k->cfg.clock_tolerance;
+	o->nominal_mhz = c->sm_clock_nominal_mhz;
+	o->min_mhz = c->sm_clock_min_mhz;
+	o->grant_mhz = c->sm_clock_start_mhz;
+	o->reasons_grant = c->throttle_start;
+	if (r->chain_own) /* the cap at a chained grant is the same owner's previous region's */
+		o->reasons_grant &= ~NVML_REASON_SW_POWER_CAP;
+	o->low_grant = r->low_grant;
+	o->reasons_all = c->clock_reasons;
+	o->low_busy = r->low_busy;
+	o->temp_grant_c = c->known & KREX_CERT_TEMP ? c->temp_start_c : -1;
+	o->foreign = c->known & KREX_CERT_FOREIGN && r->foreign_end >= 0 ? c->foreign : -1;
+	o->late = c->late;
+	for (i = 0; i < r->nsibs; i++)
+		if (!r->sibs[i].frozen)
+			o->unfrozen++;
+	o->viol_known = (c->known & KREX_CERT_VIOLATION) != 0;
+	o->viol_power_us = c->violation_power_us;
+	o->viol_thermal_us = c->violation_thermal_us;
+	o->viol_window_us = r->viol_window_us;
+	o->cap_samples = r->cap_samples;
+	o->cap_first_us = r->cap_first_us;
+	o->sample_period_us = region_sampling(k, r) ? KREX_CLOCK_SAMPLE_MS * 1000ULL : 0;
+}
+
+/*
+ * The GPU's part of the outcome rule (gpujudge.c): degraded only for a
+ * state that did not come from the owner's own work in the region; the
+ * owner's own power cap is reported in the own_power_cap_* fields.  Clocks
+ * that could not be read are a cause when require_clocks says so (not
+ * under settle = off).  Each cause becomes a note.
+ */
+void region_judge_clocks(struct krexd *k, struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+	struct gpu_verdict v;
+	struct gpu_obs o;
+	unsigned i;
+
+	if (!(c->known & KREX_CERT_CLOCKS)) {
+		if (k->cfg.settle == SETTLE_OFF || !clocks_required(k))
+			return;
+		if (nvml_open() < 0) {
+			region_note(r, "GPU clocks unknown: NVML not available");
+			return;
+		}
+		FOR_GPU(k, r, i)
+		{
+			if (!nvml_has(k->gpu[i])) {
+				region_note(
+				        r,
+				        "GPU clocks unknown: NVML does not know GPU %s (name GPUs by index, PCI bus id or UUID)",
+				        k->gpu[i]);
+				return;
+			}
+		}
+		region_note(r, "GPU clocks unknown: NVML read failed");
+		return;
+	}
+	region_gpu_obs(k, r, &o);
+	if (gpu_judge(&o, &v))
+		region_note(r, "%s", v.note);
+	if (!v.own_known)
+		return;
+	c->known |= KREX_CERT_OWN_POWER;
+	c->own_power_cap_us = v.own_power_cap_us;
+	c->own_power_cap_first_us = v.own_power_cap_first_us;
+	c->own_power_cap_samples = v.own_power_cap_samples;
+}
