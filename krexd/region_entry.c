@@ -211,6 +211,13 @@ void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a
 			continue;
 		if (!pending_take(r, c->serial))
 			continue;
+		/* Where a drain's time went, per sibling: krexd's wait for this ack
+		 * against the gate's own drain (the rest is delivery and wake-up). */
+		log_debug(
+		        "region %llu: participant %u (pid %d) acknowledged the drain after %llu us, its own drain %llu us, status %u",
+		        (unsigned long long)r->rq.id, c->part->id, (int)c->part->pid,
+		        (unsigned long long)((time_now_ns() - r->t_close) / 1000),
+		        (unsigned long long)a->drain_us, a->status);
 		s = sib_find(r, c->part->id);
 		if (s) {
 			s->pending--;

@@ -14,8 +14,8 @@ status_shows() { "$CLIENT" status >"$KT_DIR/status.out" && grep -q "$1" "$KT_DIR
 outcome_is() { test "$(field "$1" outcome)" = "$2"; }
 
 kt_setup
-kt_conf "gpus = g0" "max_region = 400ms" "drain_timeout = 300ms"
-plan 21
+kt_conf "gpus = g0" "max_region = 400ms" "drain_timeout = 300ms" "log_level = debug"
+plan 22
 ok "krexd starts" krexd_start
 kt_participant a --gpus g0 --ack-drains
 
@@ -56,6 +56,8 @@ ok "region with a silent member ends" wait_for 5 grep -qs '^outcome=' "$KT_DIR/d
 ok "drained=1 late=1 frozen=2, degraded" test \
 	"$(field drain drained)/$(field drain late)/$(field drain frozen)/$(field drain outcome)" = "1/1/2/degraded"
 ok "note names the late sibling" grep -qs '^note=.*did not acknowledge' "$KT_DIR/drain.out"
+ok "krexd's debug log has the acking sibling's wait and its own drain time" \
+	grep -qsE 'region [0-9]+: participant [0-9]+ \(pid [0-9]+\) acknowledged the drain after [0-9]+ us, its own drain [0-9]+ us, status 0' "$KT_DIR/krexd.log"
 ok "silent sibling runs again" runs_c
 
 # Queue timeout and a second begin from the same process, under a longer lease.
