@@ -53,28 +53,29 @@ static void usage(FILE *f)
 	        KREX_DEFAULT_RUNDIR, KREX_SOCKET_NAME);
 }
 
+/* "krex: " fmt, then tail; exit with code. */
+static __attribute__((noreturn)) void vdie(int code, const char *tail, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "krex: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "%s", tail);
+	exit(code);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "krex: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
+	vdie(1, "\n", fmt, ap);
 }
 
 void die_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "krex: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see krex --help)\n");
-	exit(2);
+	vdie(2, " (see krex --help)\n", fmt, ap);
 }
 
 int wait_child(pid_t child)

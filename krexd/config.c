@@ -91,35 +91,19 @@ void config_defaults(struct krexd_config *c)
 	c->node_name[sizeof(c->node_name) - 1] = '\0';
 }
 
-const char *config_gpu_policy_name(int p)
-{
-	return conf_enum_name(conf_gpu_policy_names, p);
-}
+/* const char *FN(int v): the name of value v in the enum table NAMES. */
+#define CONFIG_NAME_FN(FN, NAMES)                                                                  \
+	const char *FN(int v)                                                                      \
+	{                                                                                          \
+		return conf_enum_name(NAMES, v);                                                   \
+	}
 
-const char *config_freezer_name(int kind)
-{
-	return conf_enum_name(conf_freezer_names, kind);
-}
-
-const char *config_isolate_name(int mode)
-{
-	return conf_enum_name(conf_isolate_names, mode);
-}
-
-const char *config_sign_name(int mode)
-{
-	return conf_enum_name(conf_sign_names, mode);
-}
-
-const char *config_settle_name(int mode)
-{
-	return conf_enum_name(conf_settle_names, mode);
-}
-
-const char *config_require_clocks_name(int v)
-{
-	return conf_enum_name(conf_require_clocks_names, v);
-}
+CONFIG_NAME_FN(config_gpu_policy_name, conf_gpu_policy_names)
+CONFIG_NAME_FN(config_freezer_name, conf_freezer_names)
+CONFIG_NAME_FN(config_isolate_name, conf_isolate_names)
+CONFIG_NAME_FN(config_sign_name, conf_sign_names)
+CONFIG_NAME_FN(config_settle_name, conf_settle_names)
+CONFIG_NAME_FN(config_require_clocks_name, conf_require_clocks_names)
 
 int config_set(struct krexd_config *c, const char *key, const char *v, char *err, size_t errlen)
 {

@@ -196,24 +196,25 @@ void rq_requeue(struct region_queue *q, struct rq_req *r)
 	q->tail = r;
 }
 
-struct rq_req *rq_find_owner(const struct region_queue *q, uint32_t owner)
+/* The first request whose id (by_id) or owner is key, NULL if none. */
+static struct rq_req *rq_find(const struct region_queue *q, int by_id, uint64_t key)
 {
 	struct rq_req *r;
 
 	for (r = q->head; r; r = r->next)
-		if (r->owner == owner)
+		if ((by_id ? r->id : r->owner) == key)
 			return r;
 	return NULL;
 }
 
+struct rq_req *rq_find_owner(const struct region_queue *q, uint32_t owner)
+{
+	return rq_find(q, 0, owner);
+}
+
 struct rq_req *rq_find_id(const struct region_queue *q, uint64_t id)
 {
-	struct rq_req *r;
-
-	for (r = q->head; r; r = r->next)
-		if (r->id == id)
-			return r;
-	return NULL;
+	return rq_find(q, 1, id);
 }
 
 /* The deadline that applies to r in its state, 0 if none. */

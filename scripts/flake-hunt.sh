@@ -41,6 +41,11 @@ die() {
 	exit 2
 }
 
+# need OPTION ARGC WHAT: OPTION, with ARGC words left, must have its argument
+need() {
+	[ "$2" -ge 2 ] || die "$1 needs $3"
+}
+
 runs=3
 load=none
 alternate=0
@@ -49,30 +54,14 @@ builddir=
 targets=()
 while [ $# -gt 0 ]; do
 	case $1 in
-	-n | --runs)
-		[ $# -ge 2 ] || die "$1 needs a number"
-		runs=$2
-		shift 2
-		;;
-	-l | --load)
-		[ $# -ge 2 ] || die "$1 needs a list (none, cpu, build, io, all)"
-		load=$2
-		shift 2
-		;;
+	-n | --runs) need "$1" $# "a number"; runs=$2; shift 2 ;;
+	-l | --load) need "$1" $# "a list (none, cpu, build, io, all)"; load=$2; shift 2 ;;
 	-a | --alternate)
 		alternate=1
 		shift
 		;;
-	-o | --out)
-		[ $# -ge 2 ] || die "$1 needs a folder"
-		out=$2
-		shift 2
-		;;
-	-C | --builddir)
-		[ $# -ge 2 ] || die "$1 needs a folder"
-		builddir=$2
-		shift 2
-		;;
+	-o | --out) need "$1" $# "a folder"; out=$2; shift 2 ;;
+	-C | --builddir) need "$1" $# "a folder"; builddir=$2; shift 2 ;;
 	-h | --help)
 		usage
 		exit 0
