@@ -23,7 +23,10 @@
  *	capturer xla POINT DIR
  *	    XLA's timer: a spin kernel on a host-mapped flag (1 s timeout), 3
  *	    kernels of 1 ms on the same stream ($XLA_KERNELS of them when set),
- *	    the host's release (a store), a synchronize.  At POINT (0 before the
+ *	    the host's release (a store), a synchronize.  XLA_SYNC=1: the
+ *	    stream is a blocking one and a second thread reads back from the
+ *	    device meanwhile (a synchronous copy on the legacy stream, inside
+ *	    the driver until the release).  At POINT (0 before the
  *	    spin kernel, 1 after it, 2 after the first kernel, 3 after the last,
  *	    4 after the release) touch
  *	    DIR/at and wait for DIR/go (the test closes the gate there); write
@@ -60,6 +63,7 @@ CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuStreamCreate(CUstream *, unsigned int);
 CUresult cuStreamSynchronize(CUstream);
+CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
 CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                         unsigned, CUstream, void **, void **);
 CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -324,6 +328,20 @@ static int do_hostdrain(void)
 	return 0;
 }
 
+/* A thread of the sibling that reads back from the device while the timer
+ * runs (XLA_SYNC=1): a synchronous copy on the legacy stream, which waits
+ * for the blocking stream the spin kernel is on, so it is inside the
+ * driver (past the gate) until the host releases the spin kernel. */
+static void *xla_reader(void *arg)
+{
+	static uint32_t host[4];
+
+	CK(cuCtxSetCurrent(ctx));
+	CK(cuMemcpyDtoH_v2(host, (CUdeviceptr)(uintptr_t)arg, sizeof(host)));
+	touch("read");
+	return NULL;
+}
+
 /* XLA's timer, with a stop at point pt for the test to close the gate. */
 static int do_xla(int pt)
 {
@@ -337,12 +355,14 @@ static int do_xla(int pt)
 	double t0;
 	const char *e = getenv("XLA_KERNELS");
 	int i, at = 0, nk = e && atoi(e) > 1 ? atoi(e) : 3;
+	int sync = getenv("XLA_SYNC") && strcmp(getenv("XLA_SYNC"), "1") == 0;
+	pthread_t reader;
 
 	CK(cuMemHostAlloc((void **)&flag, 64, 0x2));
 	status = (uint32_t *)flag + 8;
 	dflag = (CUdeviceptr)(uintptr_t)flag;
 	dstatus = (CUdeviceptr)(uintptr_t)status;
-	CK(cuStreamCreate(&s, 1 /* CU_STREAM_NON_BLOCKING */));
+	CK(cuStreamCreate(&s, sync ? 0 : 1 /* CU_STREAM_NON_BLOCKING */));
 #define XLA_POINT()                                                                                \
 	do {                                                                                       \
 		if (at++ == pt) {                                                                  \
@@ -354,6 +374,8 @@ static int do_xla(int pt)
 	XLA_POINT();
 	t0 = now_ms();
 	CK(cuLaunchKernel(spin_fn, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+	if (sync && pthread_create(&reader, NULL, xla_reader, (void *)(uintptr_t)dstatus) != 0)
+		return 1;
 	XLA_POINT();
 	for (i = 0; i < nk; i++) {
 		CK(kernel(s, 1000, &word, 0));
@@ -363,6 +385,8 @@ static int do_xla(int pt)
 	atomic_store(flag, 1); /* the host releases the spin kernel: a plain store */
 	XLA_POINT();
 	CK(cuStreamSynchronize(s));
+	if (sync)
+		pthread_join(reader, NULL);
 	out("released status=%u ms=%.0f\n", *status, now_ms() - t0);
 	return wait_file("end", 30) < 0; /* the drain thread lives until the test is done */
 }

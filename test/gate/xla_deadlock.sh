@@ -21,15 +21,15 @@
 # run`, `krex region`).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 56
+plan 64
 
 # xla POINT CAP US: one sequence with the gate closed at POINT.
 xla() {
-	d=$T/xla-$1-$2-${XK:-3}
+	d=$T/xla-$1-$2-${XK:-3}${XLA_SYNC:+-sync}
 	mkdir -p "$d"
 	page init "$2" "$3"
 	a0=$(page get acks)
-	bg_gated env XLA_KERNELS="${XK:-3}" KREX_GATE_COUNTS="$d/counts" ./capturer xla "$1" "$d"
+	bg_gated env XLA_KERNELS="${XK:-3}" XLA_SYNC="${XLA_SYNC:-}" KREX_GATE_COUNTS="$d/counts" ./capturer xla "$1" "$d"
 	P=$!
 	wait_for 10 test -e "$d/at" || diag "point $1: the sibling did not get there"
 	page close
@@ -37,9 +37,9 @@ xla() {
 	page wait-acks $((a0 + 1)) 5000 || diag "point $1: no ack in 5 s"
 	st=$(page get ack_status)
 	us=$(page get drain_us)
-	ok "point $1 (queue $2/$3, ${XK:-3} kernels): the drain completed in $((us / 1000)) ms (status $st)" \
+	ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): the drain completed in $((us / 1000)) ms (status $st)" \
 		[ "$st" = 0 -a "$us" -lt 1000000 ]
-	ok "point $1 (queue $2/$3, ${XK:-3} kernels): nothing queued runs after the ack" stable 100
+	ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): nothing queued runs after the ack" stable 100
 	page open
 	wait_for 10 test -e "$d/out"
 	touch "$d/end"
@@ -48,15 +48,15 @@ xla() {
 	c=$(awk '$2 ~ /^gate\.(drain|passed|queue_gave)/ { n[$2] += $3 }
 		END { for (k in n) printf "%s=%d ", substr(k, 6), n[k] }' "$d/counts" 2>/dev/null)
 	diag "point $1: $(cat "$d/out" 2>/dev/null); $c"
-	ok "point $1 (queue $2/$3, ${XK:-3} kernels): the spin kernel was released by the host" \
+	ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): the spin kernel was released by the host" \
 		grep -q "released status=1 " "$d/out"
 	passes=$(awk '$2 == "gate.drain_passes" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
 	case $1 in
 	1 | 2)
-		ok "point $1 (queue $2/$3, ${XK:-3} kernels): the stalled drain's pass is counted (${passes:-none})" \
+		ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): the stalled drain's pass is counted (${passes:-none})" \
 			[ "${passes:-0}" -ge 1 ] ;;
 	*)
-		ok "point $1 (queue $2/$3, ${XK:-3} kernels): no pass was needed (${passes:-none})" \
+		ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): no pass was needed (${passes:-none})" \
 			[ "${passes:-0}" = 0 ] ;;
 	esac
 }
@@ -76,6 +76,16 @@ xla 2 1 1000
 XK=40
 xla 2 0 0
 XK=3
+# A second thread of the sibling in a synchronous read-back (inside the
+# driver, behind the spin kernel) while the releasing thread parks: the
+# drain's wait for calls inside the driver must let the parked one through
+# too (it waited for the read, the read for the spin kernel, the spin
+# kernel for the parked thread: 100 ms drains and JAX's "Delay kernel timed
+# out" on the H200).
+export XLA_SYNC=1
+xla 2 0 0
+xla 2 1 1000
+unset XLA_SYNC
 
 # The same through the real libkrexregion and krexd (point 1): the sibling
 # under `krex run`, a region from `krex region`; the sibling goes on once
