@@ -436,7 +436,10 @@ static int gate_drain(void *arg)
 	/* answer a little before krexd's drain_timeout gives up on us */
 	uint64_t deadline = time_deadline_ms(KREX_DEFAULT_DRAIN_TIMEOUT_MS - 100);
 	const struct gate_backend *const *b;
-	int passes, rc;
+	uint64_t t0 = time_now_ns(), t_in = 0;
+	unsigned long through0 = atomic_load(&gate_stats[GST_PASSED_LAUNCHES]);
+	unsigned parked0 = gate_parked_now();
+	int passes, rc, rounds = 0;
 
 	(void)arg;
 	atomic_store(&gate_draining, 1);
@@ -447,6 +450,8 @@ static int gate_drain(void *arg)
 	do {
 		passes = gate_drain_passes;
 		rc = gate_wait_inflight(deadline);
+		if (!rounds++)
+			t_in = time_now_ns() - t0;
 		for (b = gate_backends; b < gate_backends_end; b++)
 			if ((*b)->drain && (*b)->drain(deadline) < 0)
 				rc = -1;
@@ -462,6 +467,11 @@ static int gate_drain(void *arg)
 		gate_stat_add(GST_DRAIN_LATE);
 	else if (rc < 0)
 		gate_stat_add(GST_DRAIN_INCOMPLETE);
+	log_debug(
+	        "drain: %llu us (calls inside the driver: %llu us), %d round(s), %d pass(es), %lu launch(es) let through, %u thread(s) parked at the start, status %d",
+	        (unsigned long long)((time_now_ns() - t0) / 1000),
+	        (unsigned long long)(t_in / 1000), rounds, gate_drain_passes,
+	        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0, parked0, rc);
 	atomic_store(&gate_draining, 0);
 	gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 	return rc;
