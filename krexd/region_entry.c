@@ -154,13 +154,12 @@ void region_close(struct krexd *k, struct region *r, uint64_t now, const struct 
 	log_debug("region %llu: gates closed (generation %u), %zu siblings, %zu acks due%s",
 	          (unsigned long long)r->rq.id, r->close_gen, r->nsibs, r->npending,
 	          prev ? " (chained)" : "");
-	/* Isolation and the telemetry at start need nothing from the drain or the
-	 * freeze: done now, while the siblings drain, they add nothing to the
-	 * entry (on the H200 they took ~1 ms after the freeze).  region_unwind()
-	 * undoes the isolation on every way out, before the grant too. */
-	r->t_iso = time_now_ns();
-	region_isolate(k, r);
-	r->cert.isolate_us = us(time_now_ns() - r->t_iso);
+	/* The telemetry at start needs nothing from the drain: done now.  The
+	 * isolation waits for the freeze (region_frozen()): done here, it put
+	 * the draining siblings on the few CPUs left to them while they had to
+	 * poll, acknowledge and release host-released work (H200, issue 18's
+	 * all mix: a sibling without GPU work answered after 64 ms at p95), and
+	 * let them see, and keep, the narrowed mask. */
 	region_telemetry_start(k, r);
 	r->phase = PH_DRAIN;
 	r->drain_deadline = now + k->cfg.drain_timeout_ns;
@@ -418,7 +417,6 @@ static void region_frozen(struct krexd *k, struct region *r)
 {
 	size_t i;
 
-	(void)k;
 	r->cert.freeze_us = us(time_now_ns() - r->t_freeze);
 	for (i = 0; i < r->nsibs; i++) {
 		if (r->sibs[i].frozen)
@@ -428,6 +426,14 @@ static void region_frozen(struct krexd *k, struct region *r)
 			            r->sibs[i].freeze_err ? "could not be frozen"
 			                                  : "not frozen within freeze_timeout");
 	}
+	/* The isolation, once the siblings are frozen: a sibling that runs
+	 * never sees the others' CPUs as all it has (a library that binds to
+	 * the CPUs it finds would keep them after the region), and none is
+	 * squeezed onto those few CPUs while it must drain.  region_unwind()
+	 * undoes it, before the thaw, on every way out. */
+	r->t_iso = time_now_ns();
+	region_isolate(k, r);
+	r->cert.isolate_us = us(time_now_ns() - r->t_iso);
 }
 
 /*
@@ -473,6 +479,7 @@ static int region_settle_needed(struct krexd *k, struct region *r)
 static void region_settle(struct krexd *k, struct region *r, uint64_t now)
 {
 	region_frozen(k, r);
+	now = time_now_ns(); /* the isolation ran in region_frozen() */
 	/* Chained after the same owner's region: the GPU ran only that owner's
 	 * work, as on a dedicated GPU: no settle.  Chained after another owner:
 	 * the GPU ran only region work, so it settles only if that work left it
@@ -512,7 +519,7 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	m.grant.freeze_us = r->cert.freeze_us;
 	m.grant.isolate_us = r->cert.isolate_us;
 	log_debug(
-	        "region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; settle %llu us; isolate %llu us, during the drain; chained %u)",
+	        "region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; settle %llu us; isolate %llu us, after the freeze; chained %u)",
 	        (unsigned long long)r->rq.id, r->owner, (unsigned long long)m.grant.wait_us,
 	        (unsigned long long)m.grant.drain_us, (unsigned long long)m.grant.freeze_us,
 	        (unsigned long long)r->cert.settle_us, (unsigned long long)m.grant.isolate_us,

@@ -155,26 +155,29 @@ static void *sleeper(void *arg)
 }
 
 /*
- * --newcomers-on-drain: what a program may do while a region holds it on
- * the others' CPUs, before it is frozen: once its mask is narrowed (the
- * isolation runs right after the gates close), re-assert it on its main
- * thread and this one (a library "binding" to the CPUs it finds), start a
- * thread and fork a child that both sleep.  The child's pid goes to stdout.
+ * --newcomers-on-drain: what a program may do while it drains, before it is
+ * frozen: read its mask and re-assert it on its main thread and this one (a
+ * library "binding" to the CPUs it finds), start a thread and fork a child
+ * that both sleep.  "drain-mask LIST" and the child's pid go to stdout.
+ * krexd isolates only once the siblings are frozen, so the mask read here
+ * is the wide one; were it narrowed (the isolation ran while the siblings
+ * drained, before issue 18), the kernel would keep the re-asserted mask.
  */
 static void newcomers(struct drainer *d)
 {
 	cpu_set_t now;
 	pthread_t th;
 	pid_t child;
-	int i;
+	char list[256];
+	int i, n = 0;
 
-	for (i = 0; i < 5000; i++) { /* the narrowing is the event; 5 s at most */
-		if (sched_getaffinity(0, sizeof(now), &now) == 0 && !CPU_EQUAL(&now, &d->wide))
-			break;
-		usleep(1000);
-	}
-	if (i == 5000)
+	if (sched_getaffinity(0, sizeof(now), &now) < 0)
 		return;
+	list[0] = '\0';
+	for (i = 0; i < CPU_SETSIZE && n < (int)sizeof(list) - 8; i++)
+		if (CPU_ISSET(i, &now))
+			n += snprintf(list + n, sizeof(list) - (size_t)n, "%s%d", n ? "," : "", i);
+	printf("drain-mask %s\n", list);
 	(void)!sched_setaffinity(getpid(), sizeof(now), &now);
 	(void)!sched_setaffinity(0, sizeof(now), &now);
 	pthread_create(&th, NULL, sleeper, NULL);

@@ -43,7 +43,7 @@ Where the time goes: a second table breaks a session's iteration down (think,
 compile, the correctness command and what it lost against its nominal length:
 GPU work outside regions waits at the gate or frozen, the benchmark command, the
 lock wait) and a benchmark's region entry, from the certificates (queued in
-the region queue, drain, freeze, isolation (during the drain), settle, held,
+the region queue, drain, freeze, isolation (after the freeze), settle, held,
 how many were chained).  And the bound for each N: the smallest of the ideal
 (N sessions never waiting), the CPU bound (cores / CPU seconds per iteration)
 and the region bound (3600 / exclusive GPU seconds per benchmark: the lock's
@@ -424,7 +424,7 @@ class Sim:
         if b.get("entry_ms") is not None and b.get("drain_ms") is not None:
             # what krexd's phases do not explain: the round trips, krexd's loop
             b["entry_other_ms"] = b["entry_ms"] - sum(b.get(x) or 0.0 for x in (
-                "queued_ms", "drain_ms", "freeze_ms", "settle_ms"))
+                "queued_ms", "drain_ms", "freeze_ms", "isolate_ms", "settle_ms"))
         b["regions"] = cert("regions")
         nreg = sum(P.num(r["v"].get("regions")) or 0 for r in benches)
         if nreg:
@@ -516,8 +516,8 @@ class Sim:
         print("breakdown: *_lost_s is a command's time past its nominal length (waiting at the "
               "gate, frozen, or for the lock); entry_ms: begin to grant, summed over a "
               "benchmark's regions; queued/drain/freeze/isolate/settle/held_ms from the "
-              "certificates (isolation runs during the drain); entry_other_ms: entry_ms less "
-              "queued, drain, freeze and settle (round trips, krexd's loop)")
+              "certificates (isolation runs after the freeze); entry_other_ms: entry_ms less "
+              "queued, drain, freeze, isolate and settle (round trips, krexd's loop)")
         print("results: %s (%.0f s)" % (self.out, P.elapsed()))
         return 1 if self.failed else 0
 

@@ -5,7 +5,7 @@
 
 krexd at log_level=debug writes one line per grant:
   region N: granted to participant P (wait W drain D freeze F us; settle S us;
-  isolate I us, during the drain)
+  isolate I us, after the freeze)
 This prints, per phase, how many grants, p50 and p95 in milliseconds (doc/performance.md
 "One region per sample with every sibling"; fidelity.py --krexd-opt log_level=debug
 keeps such a log).  It also writes one line per region when it ends:

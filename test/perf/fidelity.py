@@ -33,7 +33,7 @@ outcomes, as CSV + markdown in --out; then, per KREX row, where a region's
 entry went (fidelity-entry.csv/.md), from each region's certificate
 (krex-victim --certs): waiting in the region queue, the drain (all siblings
 together: the certificate has no per-sibling figure), the freeze, the
-isolation (during the drain, not added), the settle, what is left (grant,
+isolation (after the freeze), the settle, what is left (grant,
 the gate's warm-up, wake-up), and the first-kernel warm-up (the
 --region-warmup kernels' wall time).  The markdown is printed last.  GPU
 clocks are read (never set) before and after.
@@ -278,8 +278,8 @@ class Bench:
                     cols["freeze"].append(freeze)
                     cols["isolate"].append(iso)
                     cols["settle"].append(settle)
-                    # isolation runs during the drain: not added
-                    cols["other"].append(max(0.0, ent - wait - drain - freeze - settle))
+                    # the isolation runs after the freeze, before the settle
+                    cols["other"].append(max(0.0, ent - wait - drain - freeze - iso - settle))
                     cols["warm"].append(warm)
         except OSError as err:
             e["note"] = "no certificates: %s" % err
@@ -481,8 +481,8 @@ class Bench:
                 os.path.join(self.out, "fidelity-entry.csv"),
                 os.path.join(self.out, "fidelity-entry.md"),
                 "Where region entry went (ms, p50/p95 per phase over the row's regions; "
-                "isolate runs during the drain; other = entry - wait - drain - freeze - "
-                "settle; warm = the --region-warmup kernels)", {})
+                "isolate runs after the freeze; other = entry - wait - drain - freeze - "
+                "isolate - settle; warm = the --region-warmup kernels)", {})
         with open(os.path.join(self.out, "clocks.csv"), "w") as f:
             f.write("when,nvidia-smi\nbefore,\"%s\"\nafter,\"%s\"\n" % (clocks_before,
                                                                         clocks_after))

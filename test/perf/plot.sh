@@ -165,11 +165,11 @@ if [ -f "$dir/agents-breakdown.csv" ]; then
 	    if r.get("drain_ms"):
 	        print(" ".join(["%s/N=%s" % (r["mode"], r["n"])] + [r.get(p) or "0" for p in ph]))
 	PY
-	title="Region entry per benchmark by phase, mean ms (isolation runs during the drain)"
+	title="Region entry per benchmark by phase, mean ms (isolation runs after the freeze)"
 elif [ -f "$dir/entry-split.txt" ]; then
 	awk 'NR == 1 { print "phase p50 p95"; next } NF >= 4 { print $1, $3, $4 }' \
 		"$dir/entry-split.txt" >"$tmp/e.dat"
-	title="Region entry by phase, ms: each phase's p50 and p95 (isolation runs during the drain)"
+	title="Region entry by phase, ms: each phase's p50 and p95 (isolation runs after the freeze)"
 fi
 if [ -s "$tmp/e.dat" ] && [ "$(wc -l <"$tmp/e.dat")" -ge 2 ]; then
 	ncol=$(head -1 "$tmp/e.dat" | wc -w)

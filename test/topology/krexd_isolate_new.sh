@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # krexd_isolate_new.sh - every task's CPUs after a region are what they were
 # before, also for what appeared or changed during it: a sibling that, while
-# a region holds it on the others' CPUs, re-asserts that mask with
-# sched_setaffinity (since Linux 6.2 the kernel keeps that mask when the
-# cpuset widens again), starts a thread and forks a child.  A task that had
-# pinned itself inside the others' CPUs before the region stays pinned.
+# it drains, re-asserts its mask with sched_setaffinity (since Linux 6.2 the
+# kernel keeps that mask when the cpuset changes), starts a thread and forks
+# a child.  The isolation runs only once the siblings are frozen, so the
+# mask a draining sibling sees is its whole one (before, it was already the
+# others' CPUs, and a library binding to it kept them: triton on the H200).
+# A task that had pinned itself inside the others' CPUs before the region
+# stays pinned.
 # A participant that registers from a cpuset the region narrowed gets its
 # own cpuset back with the region's undo.
 # With the sibling in a cpuset of its own (cgroup1) and moved by affinity
@@ -28,6 +31,11 @@ tasks_on() {
 	return $good
 }
 
+# expand_list 0-2,5: 0,1,2,5
+expand_list() {
+	echo "$1" | tr ',' '\n' | while IFS=- read -r a b; do seq "$a" "${b:-$a}"; done | paste -sd, -
+}
+
 # case FREEZER: the sibling moved through its cpuset (cgroup1: krexd's
 # p<ID> cpuset) or by affinity (signal: no cgroup of its own, a pid).
 case_run() {
@@ -38,6 +46,8 @@ case_run() {
 	kt_bg own "$CLIENT" region --gpus g0 --hold-ms 500
 	ok "$fz: region granted, the sibling forked while held" \
 		wait_for 10 grep -qs forked "$KT_DIR/sib.out"
+	ok "$fz: draining, the sibling saw all its CPUs ($(sed -n 's/^drain-mask //p' "$KT_DIR/sib.out"))" \
+		test "$(sed -n 's/^drain-mask //p' "$KT_DIR/sib.out")" = "$(expand_list "$all")"
 	child=$(sed -n 's/^forked //p' "$KT_DIR/sib.out")
 	KT_PIDS="$KT_PIDS $child"
 	held=$(cpus_of "${child:-0}" 2>/dev/null)
@@ -59,7 +69,7 @@ case_run() {
 
 kt_setup
 kt_conf "gpus = g0"
-plan 15
+plan 17
 all=$(cpus_of $$)
 case_run cgroup1
 case_run signal

@@ -55,15 +55,16 @@ ok "each failure logged once, naming the participant, and its retry" \
 	test "$(grep -c "participant [0-9]*.*undo.*failed" "$KT_DIR/krexd.log")" = 1 -a \
 	"$(grep -c "participant $sib_id.*thaw.*failed" "$KT_DIR/krexd.log")" = 1 -a \
 	"$(grep -c "undone on retry" "$KT_DIR/krexd.log")" -ge 2
-# No siblings: isolation runs before the freeze phase; freeze_us is the freeze alone.
+# No siblings: the isolation still runs (after the freeze phase, which has
+# nothing to do; krexd_isolate_new.sh shows a draining sibling is not yet
+# narrowed) and is counted on its own.
 kt_bg lone "$CLIENT" region --gpus g2 --hold-ms 10
 wait_for 10 kt_gone "$lone"
 d=$(kt_field "$KT_DIR/lone.out" drain_us)
 f=$(kt_field "$KT_DIR/lone.out" freeze_us)
 i=$(kt_field "$KT_DIR/lone.out" isolate_us)
 diag "no siblings: drain_us $d, isolate_us $i, freeze_us $f"
-ok "no siblings: the isolation is counted before the freeze, not in freeze_us" \
-	test "${i:-0}" -gt 0 -a "${d:-0}" -ge "${i:-1}"
+ok "no siblings: the isolation ran and is counted in isolate_us" test "${i:-0}" -gt 0
 # The state file cannot be written (its temp file's name taken by a directory):
 # the sibling is not frozen without a record, and the certificate says so.
 mkdir "$KT_DIR/krexd.state.tmp"

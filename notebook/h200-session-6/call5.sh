@@ -1,0 +1,50 @@
+#!/bin/bash
+# Device call 5 of session 6: krexd isolates once the siblings are frozen (not
+# while they drain).  Does it remove issue 18's entry tail (all mix) and JAX's
+# 100 ms drains / "Delay kernel timed out" and triton's pinned threads (issue 20)?
+#  - entry, all mix, krexd log_level=debug: entry/drain p95, per-sibling acks
+#  - harmless x3 (the goal: PASS 3 of 3)
+set -u
+O=${OUT:?}
+mkdir -p /tmp/o
+t0=$(date +%s)
+st() { echo "== $(($(date +%s) - t0)) s: $*" | tee -a "$O/steps.txt"; }
+st build
+B=$(timeout 90 bash scripts/gpu-build.sh 2>"$O/build.err" | tail -1)
+[ -x "$B/krexd/krexd" ] || { echo "BUILD FAILED"; tail -30 "$O/build.err"; exit 1; }
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv; } >"$O/env.txt" 2>&1
+st entry-all
+timeout 60 /usr/local/cuda/bin/nvcc -fatbin -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
+	-o /tmp/o/fma.fatbin test/workloads/fma.cu >/tmp/o/nvcc.log 2>&1
+KREX_WL_MODULE=/tmp/o/fma.fatbin timeout -k 5 80 python3 test/perf/fidelity.py --full --builddir "$B" --srcdir . \
+	--out /tmp/o/entry --sizes 1 --samples 1:300 --mixes all --sample-mixes all --modes krex --regions sample \
+	--budget-s 60 --krexd-opt settle=wait --krexd-opt log_level=debug >/tmp/o/entry.txt 2>&1
+echo "rc=$?" >>/tmp/o/entry.txt
+L=$(ls /tmp/o/entry/*all*.krexd.log 2>/dev/null | head -1)
+python3 - "$L" >"$O/acks.txt" 2>&1 <<'PY'
+import re, sys
+regs, w, d = {}, {}, {}
+for ln in open(sys.argv[1], errors="replace"):
+    m = re.search(r"participant (\d+): pid (\d+) .*?'([^']*)'", ln)
+    if m:
+        regs[m.group(1)] = "pid %s %s" % (m.group(2), m.group(3))
+    m = re.search(r"participant (\d+) \(pid \d+\) acknowledged the drain after (\d+) us, its own drain (\d+) us", ln)
+    if m:
+        w.setdefault(m.group(1), []).append(int(m.group(2)))
+        d.setdefault(m.group(1), []).append(int(m.group(3)))
+def q(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(len(v) * p))]
+for p in sorted(w, key=int):
+    print("participant %s (%s): %d acks; krexd's wait p50 %d p95 %d max %d us; own drain p50 %d p95 %d max %d us"
+          % (p, regs.get(p, "?"), len(w[p]), q(w[p], .5), q(w[p], .95), max(w[p]), q(d[p], .5), q(d[p], .95), max(d[p])))
+PY
+st harmless
+KREX_HARMLESS_LIMIT=285 timeout 295 bash test/gpu/harmless.sh --builddir "$B" --out /tmp/o/harmless --seconds 20 --runs 3 >/tmp/o/harmless.txt 2>&1
+echo "rc=$?" >>/tmp/o/harmless.txt
+st done
+tar czf "$O/detail.tgz" -C /tmp/o --exclude='*.fatbin' . 2>/dev/null
+echo "---- entry"; grep -A4 "Where region entry" /tmp/o/entry.txt | tail -1 | cut -c1-300; tail -1 /tmp/o/entry.txt
+echo "---- acks"; cat "$O/acks.txt"
+echo "---- harmless"; grep -E "^\| (jax|triton)|Goal|new under|left:|Overall|budget" /tmp/o/harmless.txt | cut -c1-300 | head -24
+cat "$O/steps.txt"
