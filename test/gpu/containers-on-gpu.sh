@@ -223,15 +223,9 @@ timeout 60 mksquashfs "$R" "$IMG" -noappend -quiet -no-progress -all-root >"$CT/
 	stop_here "mksquashfs failed: $(tail -2 "$CT/mksquashfs.log" | tr '\n' ' ')"
 note "image $(du -k "$IMG" | cut -f1) KiB: $(ls "$R/usr/bin" | tr '\n' ' ')+ $(find "$R" -name '*.so*' | wc -l) libraries, glibc $(ldd --version | head -1 | awk '{print $NF}')"
 
-# ---- munge (the GPU machine has no munge user or key: slurm-on-gpu.sh's way)
-id munge >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin munge
-install -d -o munge -g munge -m 0700 /etc/munge
-install -d -o munge -g munge -m 0755 /var/lib/munge /var/log/munge /run/munge
-if [ ! -s /etc/munge/munge.key ]; then
-	dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null
-	chown munge:munge /etc/munge/munge.key
-	chmod 0400 /etc/munge/munge.key
-fi
+# ---- munge (the GPU machine has no munge user or key)
+. "$top_srcdir/test/gpu/gpu-lib.sh"
+gpu_munge_key
 
 # ---- what the host's processes and the containers need
 KREX_CLI=$B/krex/krex

@@ -126,3 +126,16 @@ gpu_start() {
 	gpu_build "${1:-${KREX_BUILDDIR:-$src}}" "$W" || { echo "FAIL: no build (see $W/*.log)"; exit 1; }
 	KREX=$B/krex/krex
 }
+
+# gpu_munge_key: a munge user, directories and key where the machine has none
+# (the GPU machine has no munge package; Debian 12's munged is carried).
+gpu_munge_key() {
+	id munge >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin munge
+	install -d -o munge -g munge -m 0700 /etc/munge
+	install -d -o munge -g munge -m 0755 /var/lib/munge /var/log/munge /run/munge
+	if [ ! -s /etc/munge/munge.key ]; then
+		dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null
+		chown munge:munge /etc/munge/munge.key
+		chmod 0400 /etc/munge/munge.key
+	fi
+}

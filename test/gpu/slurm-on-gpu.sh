@@ -10,14 +10,8 @@
 set -u
 B=${1:?usage: slurm-on-gpu.sh BUILDDIR [suspend-v2]}
 export PATH=$PATH:/usr/sbin:/sbin
-id munge >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin munge
-install -d -o munge -g munge -m 0700 /etc/munge
-install -d -o munge -g munge -m 0755 /var/lib/munge /var/log/munge /run/munge
-if [ ! -s /etc/munge/munge.key ]; then
-	dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null
-	chown munge:munge /etc/munge/munge.key
-	chmod 0400 /etc/munge/munge.key
-fi
+. "$(dirname "$0")/gpu-lib.sh"
+gpu_munge_key
 for b in slurmctld slurmd srun munged; do command -v $b >/dev/null || { echo "SKIP: $b missing"; exit 0; }; done
 # the test doubles and workloads the demo uses are check programs
 make -C "$B/test/mock" -j"$(nproc)" check >/dev/null 2>&1
