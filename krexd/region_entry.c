@@ -116,6 +116,7 @@ void region_close(struct krexd *k, struct region *r, uint64_t now, const struct 
 	struct part *p;
 	struct conn *c;
 	char line[64];
+	uint64_t t0;
 	unsigned i;
 
 	r->t_close = now;
@@ -160,7 +161,10 @@ void region_close(struct krexd *k, struct region *r, uint64_t now, const struct 
 	 * poll, acknowledge and release host-released work (H200, issue 18's
 	 * all mix: a sibling without GPU work answered after 64 ms at p95), and
 	 * let them see, and keep, the narrowed mask. */
+	t0 = time_now_ns();
 	region_telemetry_start(k, r);
+	log_debug("region %llu: telemetry at start %llu us (acks wait meanwhile)",
+	          (unsigned long long)r->rq.id, (unsigned long long)us(time_now_ns() - t0));
 	r->phase = PH_DRAIN;
 	r->drain_deadline = now + k->cfg.drain_timeout_ns;
 }

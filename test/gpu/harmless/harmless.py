@@ -755,6 +755,8 @@ def markdown(rep):
             L.append("- %s, new under KREX: `%s`" % (r["framework"], ln.replace("`", "'")))
         for x in r["left_frozen_tasks"][:3] + r["left_pinned_tasks"][:3]:
             L.append("- %s, left: %s" % (r["framework"], x))
+        for x in [n for n in r.get("notes") or [] if n.startswith("tool probe")][:3]:
+            L.append("- %s: %s" % (r["framework"], x.replace("`", "'")))
     for ln in t["undo_lines"][:5] + t["dishonest"][:5]:
         L.append("- `%s`" % ln.replace("`", "'"))
     L += ["", "**Goal (0 crashes, 0 new errors, 0 wrong results, 0 undo failures, nothing "

@@ -61,8 +61,35 @@ def kernels(triton, tl):
     return matmul, axpy
 
 
+def watch_tool_probes(sib):
+    """Diagnosis only (issue 20): Triton asks `ptxas --version` once a
+    process and caches a failure for good ("Cannot find ptxas" ever after).
+    Report how any such probe failed (exit status, signal, output, time),
+    then fail exactly as it would have: the behaviour is unchanged."""
+    import subprocess
+    real = subprocess.check_output
+
+    def probe(args, *a, **kw):
+        t0 = time.monotonic()
+        version = isinstance(args, (list, tuple)) and "--version" in args
+        try:
+            out = real(args, *a, **kw)
+            if version and b"release" not in (out if isinstance(out, bytes) else out.encode()):
+                sib.note("tool probe %s printed no release after %.3f s: %r" %
+                         (" ".join(map(str, args)), time.monotonic() - t0, out[-400:]))
+            return out
+        except subprocess.CalledProcessError as e:
+            if version:
+                out = (e.output or b"")[-400:]
+                sib.note("tool probe %s failed after %.3f s: status %s, output %r" %
+                         (" ".join(map(str, args)), time.monotonic() - t0, e.returncode, out))
+            raise
+    subprocess.check_output = probe
+
+
 def main():
     sib = Sibling("triton")
+    watch_tool_probes(sib)
     try:
         import torch
         import triton
