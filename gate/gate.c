@@ -12,7 +12,9 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -49,6 +51,7 @@ static _Atomic int gate_rejoining;
 static _Atomic int gate_pass;   /* launches the pass still lets through (on while > 0) */
 static _Atomic int gate_parked; /* threads stepped back, and suspect bounded-queue waiters */
 static int gate_drain_passes;   /* passes in this drain (the drain thread's) */
+static int gate_drain_snapped;  /* this drain's stalled-thread snapshot logged */
 static unsigned gate_cap;
 static uint64_t gate_qns;
 static char *gate_counts_path;
@@ -176,6 +179,8 @@ static int gate_pass_take(void)
 	return 0;
 }
 
+static void gate_stall_snapshot(uint64_t stalled_ns);
+
 int gate_poll_events(int (*query)(void *ev), void **evs, int n, uint64_t deadline, int *errors)
 {
 	uint64_t now, progress = time_now_ns();
@@ -204,11 +209,79 @@ int gate_poll_events(int (*query)(void *ev), void **evs, int n, uint64_t deadlin
 			gate_pass_end();
 		} else if (now - progress >= GATE_STALL_NS) {
 			gate_pass_begin();
+			gate_stall_snapshot(now - progress);
 		}
 		gate_sleep_us(us);
 		if (us < 1000)
 			us *= 2;
 	}
+}
+
+/* Read a small /proc file of this process into buf: its length, or -1. */
+static ssize_t gate_read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/*
+ * A drain that made no progress for GATE_SNAP_NS: where are this process's
+ * threads?  One debug line per drain, each thread as NAME:STATE:SYSCALL from
+ * /proc/self/task (SYSCALL: the number it is in, "running" in user space;
+ * 202 futex: a lock or a condition, 16 ioctl: inside the GPU driver, 7
+ * poll), so that a stall no thread at the gate explains can be told apart
+ * (issue 20: XLA's delay kernel not released by its host thread while
+ * nothing is parked or inside a gated call).
+ */
+static void gate_stall_snapshot(uint64_t stalled_ns)
+{
+	char line[1536], path[64], st[512], sc[128], *p, *q;
+	size_t off = 0;
+	unsigned shown = 0, more = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (gate_drain_snapped || stalled_ns < GATE_SNAP_NS || log_get_level() < LOG_LVL_DEBUG)
+		return;
+	gate_drain_snapped = 1;
+	d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	line[0] = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/stat", e->d_name);
+		if (gate_read_small(path, st, sizeof(st)) < 0 || !(p = strchr(st, '(')) ||
+		    !(q = strrchr(st, ')')) || q[1] != ' ')
+			continue;
+		*q = 0;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/syscall", e->d_name);
+		if (gate_read_small(path, sc, sizeof(sc)) < 0)
+			strcpy(sc, "?");
+		sc[strcspn(sc, " \n")] = 0;
+		if (off + 64 >= sizeof(line)) {
+			more++;
+			continue;
+		}
+		off += (size_t)snprintf(line + off, sizeof(line) - off, " %s/%.15s:%c:%s",
+		                        e->d_name, p + 1, q[2], sc);
+		shown++;
+	}
+	closedir(d);
+	log_debug("drain: no progress for %llu ms, %u parked, %d inside the driver; threads:%s%s",
+	          (unsigned long long)(stalled_ns / NS_PER_MS), gate_parked_now(),
+	          atomic_load(&gate_inflight), line, more ? " (more not shown)" : "");
+	(void)shown;
 }
 
 static void gate_write_stats(FILE *f)
@@ -413,6 +486,7 @@ static int gate_wait_inflight(uint64_t deadline)
 			since = now;
 		} else if (now - since >= GATE_STALL_NS) {
 			gate_pass_begin();
+			gate_stall_snapshot(now - since);
 		}
 		gate_futex(&gate_inflight, FUTEX_WAIT_PRIVATE, n, &slice);
 	}
@@ -444,6 +518,7 @@ static int gate_drain(void *arg)
 	(void)arg;
 	atomic_store(&gate_draining, 1);
 	gate_drain_passes = 0;
+	gate_drain_snapped = 0;
 	gate_stat_add(GST_DRAINS);
 	/* Rounds: a round that let parked threads through (a pass) is followed
 	 * by one that waits for what they submitted, with the gate shut again. */

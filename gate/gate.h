@@ -82,7 +82,8 @@ void gate_stat_add(enum gate_stat st);
  * for what they submitted (doc/gate.md).
  */
 #define GATE_STALL_NS (10ull * 1000 * 1000)
-#define GATE_PASS_MAX 16     /* passes a drain */
+#define GATE_SNAP_NS (50ull * 1000 * 1000) /* a stall this long: gate_stall_snapshot() */
+#define GATE_PASS_MAX 16                   /* passes a drain */
 #define GATE_PASS_LAUNCHES 4 /* submissions a pass lets through, all threads together */
 
 /* The bounded queue's wait (gq_ops.wait): poll query (1 done, 0 not yet,

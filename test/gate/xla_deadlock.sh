@@ -21,7 +21,7 @@
 # run`, `krex region`).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 64
+plan 66
 
 # xla POINT CAP US: one sequence with the gate closed at POINT.
 xla() {
@@ -86,6 +86,29 @@ export XLA_SYNC=1
 xla 2 0 0
 xla 2 1 1000
 unset XLA_SYNC
+
+# A drain stalled with nothing parked and nothing inside the driver (the
+# releasing thread busy elsewhere: here it waits for DIR/go, at point 2,
+# behind its spin kernel): at KREX_LOG=debug the gate says, once per drain
+# and only after 50 ms without progress, where each of its threads is.
+d=$T/snap
+mkdir -p "$d"
+page init 0 0
+a0=$(page get acks)
+bg_gated env KREX_LOG=debug ./capturer xla 2 "$d" 2>"$d/err"
+P=$!
+wait_for 10 test -e "$d/at" || diag "snapshot: the sibling did not get to point 2"
+page close
+ok "a drain stalled 50 ms with nothing parked says where its threads are" \
+	wait_for 10 grep -q "drain: no progress for [0-9]* ms, 0 parked, 0 inside the driver; threads: [0-9]*/[^ ]*:[RSD]:" "$d/err"
+diag "$(grep -m1 'no progress for' "$d/err" | cut -c1-300)"
+touch "$d/go"
+page wait-acks $((a0 + 1)) 5000 || diag "snapshot: no ack in 5 s"
+ok "once per drain" [ "$(grep -c 'no progress for' "$d/err")" = 1 ]
+page open
+wait_for 10 test -e "$d/out"
+touch "$d/end"
+wait "$P" 2>/dev/null
 
 # The same through the real libkrexregion and krexd (point 1): the sibling
 # under `krex run`, a region from `krex region`; the sibling goes on once
