@@ -43,7 +43,48 @@ bench() {
 	sed 's/^/# /' "$tmp/$name.txt"
 }
 
-plan 2
+# The drain per sibling (--drain-log, on with --quick on the mock): a row per
+# sibling that started, each drained by the victim's regions (krexd drains
+# every participant on the GPU), every figure a number.  Structure only: no
+# figure is judged.
+fid_siblings() {
+	python3 - "$tmp/fidelity" <<-'PY'
+	import csv, os, sys
+	d = sys.argv[1]
+	# a sibling started once it wrote its counter
+	started = [s for s in ("async", "sync", "cpu", "torch")
+	           if os.path.exists("%s/krex.all.%s.count" % (d, s))]
+	rows = {r["sibling"]: r for r in csv.DictReader(open(d + "/fidelity-siblings.csv"))
+	        if r["mode"] == "krex" and r["mix"] == "all"}
+	ok = started and all(s in rows and int(rows[s]["drains"]) > 0 and
+	                     int(rows[s]["gate_drains"]) > 0 for s in started)
+	for r in rows.values():
+	    for k, v in r.items():
+	        if k.endswith("_ms") and v:
+	            float(v)
+	print("# siblings started: %s; rows: %s" % (" ".join(started), " ".join(sorted(rows))))
+	sys.exit(0 if ok else 1)
+	PY
+}
+ag_siblings() {
+	python3 - "$tmp/agents" <<-'PY'
+	import csv, sys
+	rows = list(csv.DictReader(open(sys.argv[1] + "/agents-siblings.csv")))
+	krex = {(r["n"], r["sibling"]) for r in rows if r["mode"] == "krex"}
+	ns = {r["n"] for r in csv.DictReader(open(sys.argv[1] + "/agents.csv")) if r["mode"] == "krex"}
+	ok = ns and all((n, s) in krex for n in ns for s in ("correct", "bench"))
+	for r in rows:
+	    ok = ok and int(r["participants"]) > 0
+	    for k, v in r.items():
+	        if k.endswith("_ms") and v:
+	            float(v)
+	sys.exit(0 if ok else 1)
+	PY
+}
+
+plan 4
 bench fidelity "fidelity quick run"
+ok "fidelity: the drain per sibling, a row per started sibling, each drained" fid_siblings
 bench agents "agents quick run"
+ok "agents: the drain per role (correct, bench) at each N" ag_siblings
 done_testing
