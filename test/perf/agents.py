@@ -53,14 +53,14 @@ bound (cores / CPU seconds per iteration) and the region bound (3600 /
 exclusive GPU seconds per benchmark: the lock's hold in cmd mode; in the
 KREX modes the regions' entry less the queue wait (drain, freeze,
 isolation, settle, round trips), held and unwind); of_bound_pct is the rate
-against it.
+against it.  Durations are real-world seconds (doc/performance-gpu.md says
+why) multiplied by --scale.
 
 The drain per sibling (--drain-log, on with --full and with --quick on the
-mock): krexd at log_level=debug and each GPU command's gate at
+mock), a third table: krexd at log_level=debug and each GPU command's gate at
 KREX_LOG=debug, each command labelled SLOT.correct or SLOT.bench (each
 session SLOT.session in krex-session); agents-siblings.csv/.md, per mode and
-N, one row per role (krexlog.py says what each column means).  Durations are real-world seconds (doc/performance-gpu.md
-says why) multiplied by --scale.
+N, one row per role (krexlog.py says what each column means).
 
   agents.py --quick --mock auto          (CI, mock driver, ~1 minute)
   agents.py --full --builddir BUILD      (the H200, ~6 minutes)
