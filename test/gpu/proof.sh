@@ -14,6 +14,10 @@
 #   2. entry runs 2 and 3: fidelity.py, all siblings, 1 ms, krex per sample;
 #   3. agents.py at 16, 24, 32 sessions, modes cmd and krex, 24 s windows;
 #
+# each run with the drain per sibling (--drain-log, on with --full: krexd at
+# log_level=debug, the siblings' gates at KREX_LOG=debug; fidelity-siblings.md,
+# agents-siblings.md, printed with the entry and iteration breakdowns);
+#
 # then prints one table, each goal of issue 18 MET or NOT MET
 # (test/gpu/proof_table.py; OUT/proof.md).  Every step runs under `timeout`
 # (limits: 170 + 2 x 60 + 190 s, so 8 minutes at worst); a step stopped there
@@ -102,7 +106,8 @@ step agents 190 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agen
 	--n "$agents_n" --modes cmd,krex "${agents_opt[@]}"
 echo "total $(($(date +%s) - start)) s" | tee -a "$OUT/env.txt"
 
-for f in fidelity/fidelity.md fidelity/fidelity-entry.md agents/agents.md; do
+for f in fidelity/fidelity.md fidelity/fidelity-entry.md fidelity/fidelity-siblings.md \
+	agents/agents.md agents/agents-breakdown.md agents/agents-siblings.md; do
 	[ -f "$OUT/$f" ] && { echo; cat "$OUT/$f"; }
 done
 echo

@@ -3,8 +3,8 @@
 # The GPU proof script test/gpu/proof.sh, dry run end to end on the mock CUDA
 # driver (a TEST DOUBLE; no GPU, no torch; its figures mean nothing), so that
 # the one run on the H200 is not the script's first: every step runs and
-# exits 0, the fidelity tables have the alone-gapped reference and the entry
-# breakdown, the three entry runs and the agents are read, and the goal
+# exits 0, the fidelity tables have the alone-gapped reference, the entry
+# breakdown and the drain per sibling, the three entry runs and the agents are read, and the goal
 # table is printed with a verdict on every line.
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
@@ -17,7 +17,7 @@ run_proof() {
 	env KREX_GPU_MOCK=1 OUT="$T/out" \
 		timeout 600 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/log" 2>&1
 }
-plan 7
+plan 9
 ok "proof.sh runs on the mock" run_proof
 sed 's/^/# /' "$T/out/env.txt" 2>/dev/null
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
@@ -25,6 +25,9 @@ ok "every step exited 0" sh -c "! grep -E '^(fidelity|entry2|entry3|agents): rc 
 ok "alone-gapped rows with their gap" grep -qs "^1,alone-gapped,none,none,.*gap [0-9]* us" \
 	"$T/out/fidelity/fidelity.csv"
 ok "the entry breakdown per KREX row" grep -qs "^1,krex,all,sample," "$T/out/fidelity/fidelity-entry.csv"
+ok "the drain per sibling per KREX mode and mix, printed" sh -c \
+	"grep -qs '^krex,all,async,1,' '$T/out/fidelity/fidelity-siblings.csv' && grep -q '^## Drain per sibling' '$T/log'"
+ok "the drain per role at each N (agents)" grep -qs '^[0-9]*,krex,correct,' "$T/out/agents/agents-siblings.csv"
 sed -n '/^| goal/,$p' "$T/log" | sed 's/^/# /'
 ok "three entry runs read" grep -qs "^| entry p95.*regions).*regions).*regions)" "$T/out/proof.md"
 verdicts() { sed 1,2d "$T/out/proof.md" | grep -c ' | \(MET\|NOT MET\|NOT MET (.*)\|NOT MEASURED\) |$'; }

@@ -44,12 +44,23 @@ compile, the correctness command and what it lost against its nominal length:
 GPU work outside regions waits at the gate or frozen, the benchmark command, the
 lock wait) and a benchmark's region entry, from the certificates (queued in
 the region queue, drain, freeze, isolation (after the freeze), settle, held,
-how many were chained).  And the bound for each N: the smallest of the ideal
-(N sessions never waiting), the CPU bound (cores / CPU seconds per iteration)
-and the region bound (3600 / exclusive GPU seconds per benchmark: the lock's
-hold in cmd mode, the regions' drain + freeze + settle + held in the KREX
-modes); of_bound_pct is the rate against it.  Durations are real-world seconds (doc/performance-gpu.md
-says why) multiplied by --scale.
+how many were chained), the first-kernel warm-up (the first timed kernel
+less the benchmark's median), and with --drain-log (krexd's log) the unwind
+and the time per iteration that the session's GPU work outside its regions
+was held back (gated or frozen) by other sessions' regions.  And the bound
+for each N: the smallest of the ideal (N sessions never waiting), the CPU
+bound (cores / CPU seconds per iteration) and the region bound (3600 /
+exclusive GPU seconds per benchmark: the lock's hold in cmd mode; in the
+KREX modes the regions' entry less the queue wait (drain, freeze,
+isolation, settle, round trips), held and unwind); of_bound_pct is the rate
+against it.  Durations are real-world seconds (doc/performance-gpu.md says
+why) multiplied by --scale.
+
+The drain per sibling (--drain-log, on with --full and with --quick on the
+mock), a third table: krexd at log_level=debug and each GPU command's gate at
+KREX_LOG=debug, each command labelled SLOT.correct or SLOT.bench (each
+session SLOT.session in krex-session); agents-siblings.csv/.md, per mode and
+N, one row per role (krexlog.py says what each column means).
 
   agents.py --quick --mock auto          (CI, mock driver, ~1 minute)
   agents.py --full --builddir BUILD      (the H200, ~6 minutes)
@@ -60,11 +71,13 @@ import fcntl
 import json
 import os
 import random
+import re
 import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import krexlog  # noqa: E402
 import perflib as P  # noqa: E402
 
 MODES = ["job", "cmd", "krex", "krex-session"]
@@ -84,12 +97,13 @@ COLS = ["n", "mode", "window_s", "benches", "sessions", "bench_per_h", "sessions
 # Where the time goes (the second table): seconds per iteration, then per benchmark
 # (the regions of one benchmark summed, ms).
 BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lost_s", "bench_s",
-         "bench_lost_s", "lock_wait_s", "entry_ms", "queued_ms", "drain_ms", "freeze_ms",
-         "isolate_ms", "settle_ms", "entry_other_ms", "held_ms", "excl_s", "regions",
-         "chained_pct"]
+         "bench_lost_s", "lock_wait_s", "gated_ms", "entry_ms", "queued_ms", "drain_ms",
+         "freeze_ms", "isolate_ms", "settle_ms", "entry_other_ms", "first_kernel_ms", "held_ms",
+         "exit_ms", "excl_s", "regions", "chained_pct"]
 BDIGITS = {k: 3 for k in BCOLS if k.endswith("_s")}
 BDIGITS.update({k: 1 for k in BCOLS if k.endswith("_ms") or k.endswith("_pct")})
 BDIGITS["regions"] = 1
+BDIGITS["first_kernel_ms"] = 3
 DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall_p95_pct": 2,
           "window_s": 1, "entry_p95": 3, "iter_s": 2, "iter_nominal_s": 2, "hold_s": 3,
           "ceiling_per_h": 0, "ideal_per_h": 0, "cpu_bound_per_h": 0, "region_bound_per_h": 0,
@@ -135,7 +149,10 @@ def parse_args():
 # ---- one session slot (runs in its own process) ----------------------------------
 
 def victim_cmd(p, samples, warmup, region, label):
-    cmd = p["wrap"] + [p["victim"], "run", str(p["iters"]), str(samples), "--warmup",
+    # A participant per command (krex mode) is named SLOT.correct or SLOT.bench
+    # (krexd logs the label: the drain per sibling, krexlog.py).
+    wrap = P.labelled(p["wrap"], "s%d.%s" % (p["slot"], label))
+    cmd = wrap + [p["victim"], "run", str(p["iters"]), str(samples), "--warmup",
                        str(warmup), "--label", label, "--region", region]
     if region == "batch":
         cmd += ["--batch", str(samples)]  # one region around every timed sample
@@ -177,8 +194,9 @@ def worker(p):
     held = [0.0]
     waited = [0.0]
     err = [None]
+    gates = {}  # command -> its gate's drain lines (KREX_LOG=debug)
 
-    def gpu_command(host_s, cmd):
+    def gpu_command(host_s, cmd, role):
         if p["mode"] == "cmd":
             t = time.time()
             lock(True)
@@ -196,6 +214,8 @@ def worker(p):
                 held[0] += time.time() - t0
         if rc != 0:
             err[0] = (se.strip().splitlines() or ["rc %s" % rc])[-1][:200]
+        if p["drain_log"]:
+            gates[role] = krexlog.parse_gate(se.splitlines())
         return rc, P.parse_kv(so, "victim")
 
     d = p["d"]
@@ -214,16 +234,20 @@ def worker(p):
             t1 = time.time()
             P.burn(d["compile"] * p["rate"])
             t2 = time.time()
-            gpu_command(d["correct_host"], victim_cmd(p, p["n_correct"], 0, "none", "correct"))
+            gates.clear()
+            gpu_command(d["correct_host"], victim_cmd(p, p["n_correct"], 0, "none", "correct"),
+                        "correct")
             t3 = time.time()
             raw = p["results"] + ".raw"
             rc, v = gpu_command(d["bench_host"], victim_cmd(p, p["n_timed"], p["n_warmup"],
-                                                            region, "bench") + ["--raw", raw])
+                                                            region, "bench") + ["--raw", raw],
+                                "bench")
             t4 = time.time()
             out.write(json.dumps(dict(t=t4, kind="bench", rc=rc, v=v, iter_s=t4 - t0,
                                       hold_s=held[0], err=err[0], think_s=t1 - t0,
                                       compile_s=t2 - t1, correct_s=t3 - t2, bench_s=t4 - t3,
-                                      lock_wait_s=waited[0], raw=read_raw(raw))) + "\n")
+                                      lock_wait_s=waited[0], raw=read_raw(raw),
+                                      gates=dict(gates))) + "\n")
             out.flush()
             done += 1
         if p["mode"] == "job":
@@ -244,6 +268,7 @@ class Sim:
         self.logpath = os.path.join(self.out, "agents.log")
         self.rows = []
         self.brows = []  # where the time goes
+        self.srows = []  # the drain per sibling (--drain-log)
         self.failed = 0
         d = {k: getattr(a, k) * a.scale for k in DURATIONS}
         self.d = d
@@ -255,7 +280,9 @@ class Sim:
         self.warm = a.warm_s if a.warm_s is not None else d["think"]
 
     def params(self, mode, slot, deadline, rate, iters, wrap=()):
-        return dict(mode=mode, seed=self.a.seed * 1000 + slot, deadline=deadline, rate=rate,
+        log = mode.startswith("krex") and P.drain_log(self.a)
+        return dict(mode=mode, slot=slot, drain_log=log, seed=self.a.seed * 1000 + slot,
+                    deadline=deadline, rate=rate,
                     wrap=list(wrap), startup=self.startup,
                     iters=iters, victim=self.tools["victim"], k=self.a.iters_per_session,
                     d=self.d, n_correct=self.n_correct, n_warmup=self.n_warmup,
@@ -302,12 +329,14 @@ class Sim:
         try:
             if mode.startswith("krex"):
                 opts = P.krexd_opts(a, a.queue_cap, "participants")
-                krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%d" % n)
+                krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%s.%d" % (mode, n))
                 if not krexd.wait_ready():
                     row["note"] = "skipped: krexd did not start"
                     return row
                 env["KREX_SOCKET"] = krexd.sock
                 wrap = [t["krex"], "run", "--"]
+                if P.drain_log(a):
+                    env["KREX_LOG"] = "debug"  # each gate logs its drains (krexlog.py)
             if mode == "krex":
                 # Each GPU command a participant of its own; the session is not.
                 wrap, cmd_wrap = [], wrap
@@ -317,8 +346,8 @@ class Sim:
                 p = self.params(mode, slot, deadline, rate, iters, cmd_wrap)
                 if os.path.exists(p["results"]):
                     os.unlink(p["results"])
-                cmd = wrap + [sys.executable, os.path.abspath(__file__), "--worker",
-                              json.dumps(p)]
+                cmd = P.labelled(wrap, "s%d.session" % slot) + [
+                    sys.executable, os.path.abspath(__file__), "--worker", json.dumps(p)]
                 groups.append(P.Group(cmd, env, os.path.join(self.out, "w.%s.log" % mode),
                                       "session %d" % slot))
             time.sleep(max(0.0, deadline - time.time()))
@@ -327,7 +356,8 @@ class Sim:
             if krexd:
                 krexd.stop()
             mock.close()
-        self.collect(row, n, mode, start, deadline, ref)
+        log = krexd.g.logpath if krexd and P.drain_log(a) else None
+        self.collect(row, n, mode, start, deadline, ref, log)
         return row
 
     def nominal_iter(self):
@@ -339,8 +369,9 @@ class Sim:
                 max(d["bench_host"], self.startup) +
                 k * (self.n_correct + self.n_warmup + self.n_timed))
 
-    def collect(self, row, n, mode, start, deadline, ref):
+    def collect(self, row, n, mode, start, deadline, ref, krexd_log=None):
         benches, sessions, bad = [], 0, 0
+        gates = {}  # role -> the gate drain lines of every command (whole window)
         for slot in range(n):
             path = self.params(mode, slot, 0, 0, 0)["results"]
             try:
@@ -352,6 +383,8 @@ class Sim:
                     r = json.loads(ln)
                 except ValueError:
                     continue
+                for role, g in (r.get("gates") or {}).items():
+                    gates.setdefault(role, []).extend(g)
                 if r["t"] > deadline or r["t"] < start + self.warm:
                     continue
                 if r["kind"] == "session":
@@ -392,17 +425,41 @@ class Sim:
         row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], ref.get("wall_p95"))
         cl = [r["v"]["outcome_clean"] for r in benches if r["v"].get("outcome_clean", "-") != "-"]
         row["clean"] = "%d/%d" % (sum(int(c) for c in cl), len(cl)) if cl else "-"
-        self.breakdown(row, benches, n, mode, pooled)
+        self.breakdown(row, benches, n, mode, pooled, self.siblings(n, mode, krexd_log, gates))
         if benches and not pooled:
             row["note"] = "per-benchmark percentiles (no raw samples)"
         if bad:
             self.failed += 1
             row["note"] = "%d benchmark runs failed (see w.*.log)" % bad
 
-    def breakdown(self, row, benches, n, mode, pooled):
+    def siblings(self, n, mode, krexd_log, gates):
+        """The drain per sibling of a KREX window (krexlog.py) from krexd's log
+        and the commands' gate lines, by role: each GPU command's participant
+        (krex: SLOT.correct, SLOT.bench) or each session's (krex-session:
+        SLOT.session); None without --drain-log.  Returns (rows, krexd's
+        regions)."""
+        if not krexd_log:
+            return None
+        parsed = krexlog.parse_krexd(krexlog.read_lines(krexd_log))
+        roles = ["session"] if mode == "krex-session" else ["correct", "bench"]
+        if mode == "krex-session":  # the commands are members of the session
+            gates = {"session": [x for g in gates.values() for x in g]}
+
+        def role(label, pid):
+            m = re.match(r"s\d+\.(\w+)$", label)
+            return m.group(1) if m else label
+        rows = krexlog.table(parsed, role, gates, roles)
+        for r in rows:
+            r.update(n=n, mode=mode)
+            if not parsed["parts"]:
+                r["note"] = "no participant in %s" % os.path.basename(krexd_log)
+        self.srows += rows
+        return rows, parsed["regions"]
+
+    def breakdown(self, row, benches, n, mode, pooled, sib=None):
         """Where an iteration's time went (a row of the second table), and the
         bound for this N into row: the smallest of the ideal, the CPU bound and
-        the region bound (the module's docstring)."""
+        the region bound (the module's docstring).  sib: siblings()."""
         d, k = self.d, self.a.kernel_ms / 1000.0
         b = dict(n=n, mode=mode, iter_s=row.get("iter_s"))
         for key in ("think_s", "compile_s", "correct_s", "bench_s", "lock_wait_s"):
@@ -430,11 +487,23 @@ class Sim:
         if nreg:
             b["chained_pct"] = 100.0 * sum(P.num(r["v"].get("chained")) or 0
                                            for r in benches) / nreg
+        if pooled:
+            # the first timed kernel (the first after the grant in the KREX
+            # modes) against the benchmark's median
+            b["first_kernel_ms"] = P.mean([r["raw"]["wall"][0] - P.percentile(
+                r["raw"]["wall"], 50) for r in benches if r["raw"]["wall"]])
+        if sib:
+            self.gated(b, row, mode, *sib)
         if mode == "cmd":
             b["excl_s"] = row.get("hold_s")
         elif b.get("held_ms") is not None:
-            b["excl_s"] = sum(b.get(x) or 0.0 for x in ("drain_ms", "freeze_ms", "settle_ms",
-                                                        "held_ms")) / 1000.0
+            # the region slot a benchmark takes: gates closed (its queue wait
+            # excluded) to the end of the unwind, the isolation and the round
+            # trips of the entry included
+            entry = (b["entry_ms"] - (b.get("queued_ms") or 0.0) if b.get("entry_ms") is not None
+                     else sum(b.get(x) or 0.0 for x in ("drain_ms", "freeze_ms", "isolate_ms",
+                                                         "settle_ms")))
+            b["excl_s"] = (entry + b["held_ms"] + (b.get("exit_ms") or 0.0)) / 1000.0
         self.brows.append(b)
         cores = len(os.sched_getaffinity(0))
         cpu_iter = (d["compile"] + max(d["correct_host"], self.startup) +
@@ -447,6 +516,23 @@ class Sim:
         if bounds:
             row["bound_per_h"] = min(bounds)
             row["of_bound_pct"] = 100.0 * row["bench_per_h"] / row["bound_per_h"]
+
+    def gated(self, b, row, mode, rows, regions):
+        """From krexd's log (siblings()): exit_ms, the unwind of a benchmark's
+        regions (mean per region x regions per benchmark), and gated_ms, the
+        time per iteration a session's GPU work outside its regions was held
+        back by other sessions' regions (krex: the mean per correctness
+        command plus the mean per benchmark command; krex-session: the
+        session's held-back share of the window x iter_s)."""
+        exits = [r["exit_us"] / 1000.0 for r in regions.values() if "exit_us" in r]
+        if exits and b.get("regions"):
+            b["exit_ms"] = P.mean(exits) * b["regions"]
+        per = {r["sibling"]: r["gated_ms"] / r["participants"] for r in rows
+               if r.get("participants") and r.get("gated_ms") is not None}
+        if mode == "krex" and ("correct" in per or "bench" in per):
+            b["gated_ms"] = per.get("correct", 0.0) + per.get("bench", 0.0)
+        elif mode == "krex-session" and "session" in per and row.get("iter_s"):
+            b["gated_ms"] = per["session"] / self.a.window * row["iter_s"]
 
     def run(self):
         a = self.a
@@ -501,6 +587,12 @@ class Sim:
                              os.path.join(self.out, "agents-breakdown.md"),
                              "Where the time goes (s per iteration; ms per benchmark, its "
                              "regions summed)", BDIGITS))
+        if self.srows:
+            print(P.write_tables(self.srows, ["n", "mode"] + krexlog.COLS + ["note"],
+                                 os.path.join(self.out, "agents-siblings.csv"),
+                                 os.path.join(self.out, "agents-siblings.md"),
+                                 krexlog.TITLE + "; by role: SLOT.correct, SLOT.bench and "
+                                 "SLOT.session participants", krexlog.DIGITS))
         if stopped:
             print(stopped)
         print("per iteration (scaled s): %s; iterations per session %d" % (
@@ -517,7 +609,12 @@ class Sim:
               "gate, frozen, or for the lock); entry_ms: begin to grant, summed over a "
               "benchmark's regions; queued/drain/freeze/isolate/settle/held_ms from the "
               "certificates (isolation runs after the freeze); entry_other_ms: entry_ms less "
-              "queued, drain, freeze, isolate and settle (round trips, krexd's loop)")
+              "queued, drain, freeze, isolate and settle (round trips, krexd's loop); "
+              "first_kernel_ms: the first timed kernel (in KREX the first after the grant) "
+              "less the benchmark's median; exit_ms: the regions' unwind (krexd's log); "
+              "gated_ms: GPU work outside the session's regions held back by other "
+              "sessions' regions, per iteration (krexd's log); excl_s: a benchmark's "
+              "region slot, entry less queued + held + exit (cmd: the lock's hold)")
         print("results: %s (%.0f s)" % (self.out, P.elapsed()))
         return 1 if self.failed else 0
 

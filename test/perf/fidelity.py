@@ -32,10 +32,16 @@ versus alone-gapped for one region per sample), region entry p50/p95 and clean
 outcomes, as CSV + markdown in --out; then, per KREX row, where a region's
 entry went (fidelity-entry.csv/.md), from each region's certificate
 (krex-victim --certs): waiting in the region queue, the drain (all siblings
-together: the certificate has no per-sibling figure), the freeze, the
+together: the certificate has no per-sibling figure; see --drain-log), the freeze, the
 isolation (after the freeze), the settle, what is left (grant,
 the gate's warm-up, wake-up), and the first-kernel warm-up (the
---region-warmup kernels' wall time).  The markdown is printed last.  GPU
+--region-warmup kernels' wall time).  With --drain-log (on with --full,
+and with --quick on the mock), the drain per sibling (fidelity-siblings.csv/.md,
+per KREX mode and mix): krexd runs at log_level=debug, each sibling's gate at
+KREX_LOG=debug, each sibling labelled with its name (`krex run --label`), and
+krexlog.py turns the logs into one row per sibling: its drains, krexd's wait
+for its ack and its gate's own drain (p50/p95/max), the regions whose drain it
+ended, what its gate let through, its time held back.  The markdown is printed last.  GPU
 clocks are read (never set) before and after.
 
   fidelity.py --quick --mock auto        (CI, mock driver, ~1 minute)
@@ -52,6 +58,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import krexlog  # noqa: E402
 import perflib as P  # noqa: E402
 
 MIXES = {
@@ -87,6 +94,8 @@ DIGITS = {"infl_ev_p95_pct": 2, "infl_wall_p95_pct": 2, "infl_wall_p99_pct": 2,
 PHASES = ["entry", "wait", "drain", "freeze", "isolate", "settle", "other", "warm"]
 ECOLS = ["size_ms", "mode", "mix", "region", "regions"] + [
     "%s_%s" % (ph, q) for ph in PHASES for q in ("p50", "p95")]
+# The drain per sibling, per KREX mode and mix (--drain-log: krexlog.py).
+SCOLS = ["mode", "mix"] + krexlog.COLS + ["note"]
 
 
 def parse_args():
@@ -168,6 +177,7 @@ class Bench:
         self.alone = {}
         self.gapped = {}
         self.entry_rows = []
+        self.sibling_rows = []
         self.too_slow = {}  # (mode, mix) -> why its region-per-sample runs are skipped
         # Siblings bound their own life, so nothing outlives a killed driver
         # for long.
@@ -357,6 +367,8 @@ class Bench:
             if os.path.exists(counter):
                 os.unlink(counter)
             env = dict(self.env)
+            if wrap and P.drain_log(a):
+                env["KREX_LOG"] = "debug"  # its gate logs each drain (krexlog.py)
             wait = 20.0
             if s in ("async", "sync"):
                 ms = 5.0 if s == "async" else 1.0
@@ -373,7 +385,8 @@ class Bench:
                 env["KREX_PERF_COUNTER"] = counter
                 cmd = [sys.executable, os.path.join(P.HERE, "perflib.py"), "cpubusy",
                        str(P.ncpus()), "%d" % self.sibling_s]
-            g = P.Group(wrap + cmd, env, os.path.join(self.out, "%s.%s.log" % (tag, s)), s)
+            g = P.Group(P.labelled(wrap, s) + cmd, env,
+                        os.path.join(self.out, "%s.%s.log" % (tag, s)), s)
             groups.append(g)
             if not P.wait_file(counter, wait, [g]):
                 groups.remove(g)
@@ -427,7 +440,7 @@ class Bench:
                 time.sleep(a.settle_s)
             for size in a.sizes:
                 for r in regions:
-                    self.measure(size, mode, mix, r, wrap, note)
+                    self.measure(size, mode, mix, r, P.labelled(wrap, "victim"), note)
             for g in groups:
                 if not g.alive():
                     P.log("warning: sibling %s of %s ended early" % (g.name, tag))
@@ -438,6 +451,24 @@ class Bench:
                 krexd.stop()
             mock.close()
             self.env = saved
+        if krexd and P.drain_log(a):
+            self.drain_per_sibling(mode, mix, krexd, groups, note)
+
+    def drain_per_sibling(self, mode, mix, krexd, groups, note):
+        """The group's drain per sibling (krexlog.py) from krexd's log and each
+        sibling's own (its gate's drain lines), named as start_siblings
+        labelled them."""
+        parsed = krexlog.parse_krexd(krexlog.read_lines(krexd.g.logpath))
+        gates = {g.name: krexlog.parse_gate(krexlog.read_lines(g.logpath)) for g in groups}
+        rows = krexlog.table(parsed, lambda label, pid: label, gates, [g.name for g in groups])
+        if not parsed["parts"]:
+            rows = [dict(note="no participant in krexd's log (%s)" % os.path.basename(
+                krexd.g.logpath))]
+        for r in rows:
+            r.update(mode=mode, mix=mix)
+            if note:
+                r.setdefault("note", note)  # e.g. a sibling that did not start
+            self.sibling_rows.append(r)
 
     def run(self):
         a = self.a
@@ -483,6 +514,10 @@ class Bench:
                 "Where region entry went (ms, p50/p95 per phase over the row's regions; "
                 "isolate runs after the freeze; other = entry - wait - drain - freeze - "
                 "isolate - settle; warm = the --region-warmup kernels)", {})
+        if self.sibling_rows:
+            md += "\n" + P.write_tables(
+                self.sibling_rows, SCOLS, os.path.join(self.out, "fidelity-siblings.csv"),
+                os.path.join(self.out, "fidelity-siblings.md"), krexlog.TITLE, krexlog.DIGITS)
         with open(os.path.join(self.out, "clocks.csv"), "w") as f:
             f.write("when,nvidia-smi\nbefore,\"%s\"\nafter,\"%s\"\n" % (clocks_before,
                                                                         clocks_after))

@@ -43,7 +43,67 @@ bench() {
 	sed 's/^/# /' "$tmp/$name.txt"
 }
 
-plan 2
+# The drain per sibling (--drain-log, on with --quick on the mock): a row per
+# sibling that started, each drained by the victim's regions (krexd drains
+# every participant on the GPU), every figure a number.  Structure only: no
+# figure is judged.  Exit 77 (a skip) when no KREX group ran (the time
+# budget spent first on a loaded machine).
+fid_siblings() {
+	python3 - "$tmp/fidelity" <<-'PY'
+	import csv, os, sys
+	d = sys.argv[1]
+	# a sibling started once it wrote its counter
+	started = [s for s in ("async", "sync", "cpu", "torch")
+	           if os.path.exists("%s/krex.all.%s.count" % (d, s))]
+	if not started:
+	    print("no sibling of krex/all started (skipped: %s)" % " ".join(
+	        {r["note"] for r in csv.DictReader(open(d + "/fidelity.csv")) if r["mode"] == "krex"}))
+	    sys.exit(77)
+	rows = {r["sibling"]: r for r in csv.DictReader(open(d + "/fidelity-siblings.csv"))
+	        if r["mode"] == "krex" and r["mix"] == "all"}
+	ok = all(s in rows and int(rows[s]["drains"]) > 0 and
+	                     int(rows[s]["gate_drains"]) > 0 for s in started)
+	for r in rows.values():
+	    for k, v in r.items():
+	        if k.endswith("_ms") and v:
+	            float(v)
+	print("# siblings started: %s; rows: %s" % (" ".join(started), " ".join(sorted(rows))))
+	sys.exit(0 if ok else 1)
+	PY
+}
+ag_siblings() {
+	python3 - "$tmp/agents" <<-'PY'
+	import csv, sys
+	rows = list(csv.DictReader(open(sys.argv[1] + "/agents-siblings.csv")))
+	krex = {(r["n"], r["sibling"]) for r in rows if r["mode"] == "krex"}
+	ns = {r["n"] for r in csv.DictReader(open(sys.argv[1] + "/agents.csv"))
+	      if r["mode"] == "krex" and "skipped" not in r["note"]}
+	if not ns:
+	    print("no krex window ran (time budget spent)")
+	    sys.exit(77)
+	ok = all((n, s) in krex for n in ns for s in ("correct", "bench"))
+	for r in rows:
+	    ok = ok and int(r["participants"]) > 0
+	    for k, v in r.items():
+	        if k.endswith("_ms") and v:
+	            float(v)
+	sys.exit(0 if ok else 1)
+	PY
+}
+
+# check DESC FUNC: ok / not ok, or a skip when FUNC exits 77 (its last line says why).
+check() {
+	local out rc
+	out=$("$2")
+	rc=$?
+	[ "$rc" = 77 ] && skip "$1" "$(echo "$out" | tail -1)" && return
+	ok "$1" [ "$rc" = 0 ]
+	echo "$out" | sed '/^#/!s/^/# /'
+}
+
+plan 4
 bench fidelity "fidelity quick run"
+check "fidelity: the drain per sibling, a row per started sibling, each drained" fid_siblings
 bench agents "agents quick run"
+check "agents: the drain per role (correct, bench) at each N" ag_siblings
 done_testing

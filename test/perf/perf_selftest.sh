@@ -30,10 +30,49 @@ col() {
 near() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; exit !(x != "" && d < 0.01 && d > -0.01) }'; }
 leftovers() { ! pgrep -f "$tmp/b/" >/dev/null; }
 
-plan 14
+plan 19
+
+# The drain per sibling's parser (krexlog.py) on a planted log: known
+# p50/p95, the slowest ack, failed acks, a chained region, a region that did
+# not end, an unregistered participant, a journal prefix, gate lines
+# (test/perf/stubs/planted-*.txt).
+planted() {
+	python3 - "$perf" <<-'PY'
+	import sys
+	sys.path.insert(0, sys.argv[1])
+	import krexlog as K
+	p = K.parse_krexd(K.read_lines(sys.argv[1] + "/stubs/planted-krexd.txt"))
+	g = {"async": K.parse_gate(K.read_lines(sys.argv[1] + "/stubs/planted-gate.txt"))}
+	rows = {r["sibling"]: r for r in K.table(p, lambda label, pid: label, g, ["async"])}
+	want = {
+	    "async": dict(participants=1, drains=3, slowest=2, failed=0, wait_p50_ms=2.0,
+	                  wait_p95_ms=2.9, wait_max_ms=3.0, own_p50_ms=1.9, own_p95_ms=1.99,
+	                  own_max_ms=2.0, gated_ms=21.5, gate_drains=2, in_driver_p95_ms=1.43,
+	                  passes=2, let_through=7, parked_max=4),
+	    "sync": dict(participants=1, drains=2, slowest=1, failed=1, wait_p50_ms=2.25,
+	                 wait_p95_ms=2.925, wait_max_ms=3.0, gated_ms=21.5),
+	    "victim": dict(participants=1, drains=0, slowest=0, wait_p50_ms=None, gated_ms=0.0),
+	    "participant 9": dict(participants=1, drains=1, wait_p50_ms=0.7, own_max_ms=0.6)}
+	bad = [(s, k, rows.get(s, {}).get(k), v) for s, w in want.items() for k, v in w.items()
+	       if s not in rows or not (rows[s].get(k) == v or (v is not None and rows[s].get(k)
+	                                is not None and abs(rows[s][k] - v) < 1e-9))]
+	bad += [("rows", sorted(rows))] if len(rows) != len(want) else []
+	for b in bad:
+	    print("# planted: %s" % (b,))
+	sys.exit(1 if bad else 0)
+	PY
+}
+ok "krexlog.py on a planted log: p50/p95/max per sibling, slowest, failed, gated (chained), gate lines" planted
+nodebug() {
+	echo "krexd: info: krexd started" >"$tmp/plain.log"
+	! python3 "$perf/krexlog.py" "$tmp/plain.log" >/dev/null 2>"$tmp/plain.err" &&
+		grep -q "log_level=debug" "$tmp/plain.err"
+}
+ok "krexlog.py on a log without debug lines: status 1, says why" nodebug
 
 f=$tmp/fid
-timeout 120 python3 "$perf/fidelity.py" --quick "${common[@]}" --out "$f" >"$tmp/fid.txt" 2>"$tmp/fid.err"
+timeout 120 python3 "$perf/fidelity.py" --quick "${common[@]}" --drain-log --out "$f" \
+	>"$tmp/fid.txt" 2>"$tmp/fid.err"
 ok "fidelity --quick on stubs completes" [ $? = 0 ]
 rows=$(($(wc -l <"$f/fidelity.csv") - 1))
 ok "fidelity.csv holds the whole matrix (alone, shared, krex sample/batch, alone-gapped, alone-end: $rows rows)" \
@@ -54,6 +93,22 @@ entry_split() {
 		near "$(ecol krex sample 10 other_p50)" 0.04 && [ "$(ecol krex sample 10 regions)" = 40 ]
 }
 ok "entry breakdown from the certificates (drain 0.3, freeze 0.1, isolate 0.05 after it, other 0.04 ms)" entry_split
+# The stub krexd logs the siblings the stub krex noted, in start order: async
+# first (J = 1), then sync, then cpu, which ends every drain; the victim is
+# never drained; torch never started (no torch_loop.py): no row.
+scol() {
+	awk -F, -v s="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+		$h["mode"] == "krex" && $h["sibling"] == s { print $h[c] }' "$f/fidelity-siblings.csv"
+}
+siblings() {
+	[ "$(sed 1d "$f/fidelity-siblings.csv" | cut -d, -f3 | sort | tr '\n' ' ')" = "async cpu sync victim " ] &&
+		near "$(scol async wait_p50_ms)" 1.25 && near "$(scol async wait_p95_ms)" 1.385 &&
+		near "$(scol sync wait_p50_ms)" 2.25 && [ "$(scol cpu slowest)" = 4 ] &&
+		[ "$(scol async slowest)" = 0 ] && near "$(scol sync gated_ms)" 40 &&
+		[ "$(scol cpu let_through)" = 6 ] && [ "$(scol victim drains)" = 0 ] &&
+		grep -q "^## Drain per sibling" "$tmp/fid.txt" && [ -s "$f/fidelity-siblings.md" ]
+}
+ok "--drain-log: a row per sibling the run had, named by its label (krexd's wait, gate lines, gated)" siblings
 ok "no stub process left after the run" leftovers
 
 timeout 60 python3 "$perf/fidelity.py" --quick "${common[@]}" --settle-s 5 --out "$tmp/int" \
@@ -68,6 +123,14 @@ interrupted() { [ $rc = 1 ] && grep -q INTERRUPTED "$tmp/int.txt" && [ -s "$tmp/
 ok "SIGTERM: fidelity stops with status 1 and still prints its table" interrupted
 wait_for 10 leftovers
 ok "SIGTERM: no stub process left" leftovers
+nodrainlog() {
+	timeout 60 python3 "$perf/fidelity.py" --quick "${common[@]}" --modes krex --mixes sync \
+		--sizes 1 --out "$tmp/nodl" >"$tmp/nodl.txt" 2>&1 &&
+		grep -q "krexd -F" "$tmp/nodl/krex.sync.krexd.log" &&
+		! grep -q log_level=debug "$tmp/nodl/krex.sync.krexd.log" &&
+		[ ! -e "$tmp/nodl/fidelity-siblings.csv" ] && ! grep -q "Drain per sibling" "$tmp/nodl.txt"
+}
+ok "without --drain-log (quick, no mock): krexd not at debug, no drain table" nodrainlog
 
 python3 "$perf/fidelity.py" --quick "${common[@]}" --victim /nonexistent --out "$tmp/skip" \
 	>/dev/null 2>&1
@@ -75,7 +138,7 @@ ok "fidelity without a victim says skip (77)" [ $? = 77 ]
 
 a=$tmp/ag
 timeout 120 python3 "$perf/agents.py" --quick "${common[@]}" --n 2 --window 2 --scale 0.005 \
-	--out "$a" >"$tmp/ag.txt" 2>"$tmp/ag.err"
+	--drain-log --out "$a" >"$tmp/ag.txt" 2>"$tmp/ag.err"
 rc=$?
 # Rows with a rate (bench_per_h, column 6) and a KREX ratio (column 8).
 agents_rows() {
@@ -97,6 +160,27 @@ breakdown() {
 	PY
 }
 ok "agents' breakdown from the certificates, a bound per row" breakdown
+# The drain per sibling by role (the stub krexd: 4 regions, each 10 ms from
+# the gates closing to the unwind's end, every participant drained).
+agents_siblings() {
+	python3 - "$a" <<-'PY'
+	import csv, sys
+	s = list(csv.DictReader(open(sys.argv[1] + "/agents-siblings.csv")))
+	ok = sorted(r["sibling"] for r in s) == ["bench", "correct"]
+	for r in s:
+	    n = int(r["participants"])
+	    ok = ok and n > 0 and int(r["drains"]) == 4 * n and float(r["wait_p50_ms"]) > 1.0
+	    ok = ok and abs(float(r["gated_ms"]) - 40.0 * n) < 1e-6 and int(r["gate_drains"]) % 2 == 0
+	b = list(csv.DictReader(open(sys.argv[1] + "/agents-breakdown.csv")))
+	k = [r for r in b if r["mode"] == "krex"]
+	# per iteration: a correctness and a benchmark command, 40 ms each
+	ok = ok and k and abs(float(k[0]["gated_ms"]) - 80.0) < 1e-6 and k[0]["exit_ms"]
+	ok = ok and all(r["first_kernel_ms"] for r in b if r["iter_s"])  # rows with benchmarks
+	sys.exit(0 if ok else 1)
+	PY
+}
+ok "agents --drain-log: a row per role (correct, bench), gated per iteration, unwind, first kernel" \
+	agents_siblings
 if command -v gnuplot >/dev/null; then
 	cp "$a/agents.csv" "$a/agents-breakdown.csv" "$f/"
 	"$perf/plot.sh" "$f" >/dev/null 2>"$tmp/plot.err"

@@ -106,6 +106,10 @@ def add_common_args(ap):
                     help="extra krexd -o option for every KREX mode")
     ap.add_argument("--budget-s", type=float, default=None,
                     help="stop starting new measurements after this many seconds")
+    ap.add_argument("--drain-log", action=argparse.BooleanOptionalAction, default=None,
+                    help="run krexd at log_level=debug and the siblings' gates at "
+                    "KREX_LOG=debug, and write the drain per sibling from their logs "
+                    "(krexlog.py; default: on with --full, and with --quick on --mock)")
 
 
 def krexd_opts(args, queue_cap, isolate):
@@ -119,7 +123,22 @@ def krexd_opts(args, queue_cap, isolate):
             "max_region=%d" % args.max_region_ms, "cgroup_subtree=" + CGROUP_SUBTREE]
     if args.gpus:
         opts.append("gpus=%s" % args.gpus)
+    if drain_log(args):
+        opts.append("log_level=debug")  # each drain ack, per sibling (krexlog.py)
     return opts + args.krexd_opt
+
+
+def drain_log(args):
+    """Whether the drain per sibling is logged and tabled (--drain-log)."""
+    if args.drain_log is None:
+        return args.preset == "full" or bool(args.mock)
+    return args.drain_log
+
+
+def labelled(wrap, name):
+    """`krex run --label NAME --` from a `krex run --` wrapper (krexd logs the
+    label as the participant registers: krexlog.py names siblings by it)."""
+    return wrap[:2] + ["--label", name] + wrap[2:] if wrap else wrap
 
 
 CGROUP_SUBTREE = "krex-perf-%d" % os.getpid()
