@@ -52,11 +52,15 @@ GAVE=$(cat "$T"/counts.* 2>/dev/null | awk '$2 == "gate.queue_gave_up" { s += $3
 WAITS=$(cat "$T"/counts.* 2>/dev/null | awk '$2 == "gate.queue_waits" { s += $3 } END { print s + 0 }')
 diag "launches $N; queue waits $WAITS, gave up $GAVE"
 ok "the hogs' queues were bounded (waits $WAITS)" [ "$WAITS" -gt 100 ]
-# before a stream is timed its first waits may give up at 50 ms (a few a hog,
-# more on a loaded machine); once timed, none: at most 1 wait in 10 gives up
-# (the old rule: nearly every one, 72 of 83)
+# before a stream is timed its first waits may give up at 50 ms (a few a
+# hog); once timed, none on a device that keeps time.  This one runs in the
+# hogs' threads: on a loaded host a turn comes late, past the 80 ms a timed
+# wait allows, and that wait gives up as it should (8 of 336 idle, 40 of
+# 343 beside two busy loops and three parallel builds: CI run of
+# 2026-12-01).  What tells the rules apart is far from both: the old one
+# gave up on nearly every wait (72 of 83), so at most 1 wait in 3 here.
 ok "waits rarely give up on work slowed only by sharing (gave up $GAVE of $WAITS)" \
-	[ $((GAVE * 10)) -le "$WAITS" ]
+	[ $((GAVE * 3)) -le "$WAITS" ]
 GPUMS=$(cat "$T"/hog.* | awk '{ s += $1 } END { print s * 15 }')
 ok "GPU work launched in 5 s: $GPUMS ms (<= 6000: no backlog of seconds)" [ "$GPUMS" -le 6000 ]
 done_testing
