@@ -70,7 +70,7 @@ trap ungated_cleanup EXIT
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "require_clocks = no"
-plan 28
+plan 30
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd sees the mock GPU" grep -qs "NVML sees 1 GPU(s)" "$KT_DIR/krexd.log"
 
@@ -90,6 +90,9 @@ ok "the CLI's JSON says it" \
 "$KREX" region --gpus 0 -- true 2>"$KT_DIR/r1.txt"
 ok "the CLI's text says it" \
 	grep -qs "never joined the gate: 1 sibling(s), 0 on the GPU: participant [0-9]* (pid $NG_PART) not on the GPU" "$KT_DIR/r1.txt"
+"$KREX" log --limit 1 >"$KT_DIR/r1.log" 2>&1
+ok "krex log's row of a clean region names it" \
+	grep -qs " clean .* never joined the gate: participant [0-9]* (pid $NG_PART) not on the GPU$" "$KT_DIR/r1.log"
 
 # 2. The same sibling's command on the GPU (a context there, per NVML).
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40 pids=$NG_PID"
@@ -101,6 +104,9 @@ ok "the certificate counts it on the GPU, and no foreign process" \
 	test "$(field r2 ungated)/$(field r2 ungated_gpu)/$(field r2 foreign)" = 1/1/0
 ok "and names it on the GPU" \
 	grep -qs "^ungated_who=participant [0-9]* (pid $NG_PART) on the GPU$" "$KT_DIR/r2.out"
+"$KREX" log --limit 1 >"$KT_DIR/r2.log" 2>&1
+ok "krex log's row: the note, then who" \
+	grep -qs " degraded .* its queued GPU work was not drained; never joined the gate: participant [0-9]* (pid $NG_PART) on the GPU$" "$KT_DIR/r2.log"
 
 # 3. A sibling whose gate joined (krex run preloads it; it joins at load).
 ok "a gated sibling runs under krex run" sibling gated
