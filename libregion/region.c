@@ -186,7 +186,6 @@ static void region_cert_unprotected(struct krex_certificate *c)
 	c->sm_clock_end_mhz = -1;
 	c->sm_clock_min_mhz = c->sm_clock_max_mhz = c->sm_clock_nominal_mhz = -1;
 	c->temp_start_c = c->temp_end_c = -1;
-	c->ungated_gpu = -1;
 	snprintf(c->note, sizeof(c->note), "no krexd: the GPU was not quieted");
 }
 

@@ -141,8 +141,8 @@ struct krex_certificate {
 	                    * n-th region, its siblings still frozen (no thaw, no settle) */
 	/* Added with protocol 6: siblings that never joined the gate (their gate
 	 * could not load): frozen, but their queued GPU work was not drained.
-	 * Degraded when one had a process on the region's GPUs (NVML); clean
-	 * when none had, or when NVML cannot tell.  See krex_region_begin(3). */
+	 * Degraded when one had a process on the region's GPUs (NVML); not a
+	 * cause when none had, or when NVML cannot tell.  krex_region_begin(3). */
 	uint32_t ungated;      /* siblings without a gate member when the gates closed */
 	int32_t ungated_gpu;   /* of them, those with a process on the GPUs; -1 unknown */
 	char ungated_who[256]; /* each one: "participant 3 (pid 1234, job 17.0) on the GPU" */
