@@ -40,9 +40,9 @@ static void json_reasons(char *out, size_t len, int known, uint64_t mask)
 int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 {
 	char gpus[6 * sizeof(c->gpus)], note[6 * sizeof(c->note)],
-	        cores[6 * sizeof(c->owner_cores)];
+	        cores[6 * sizeof(c->owner_cores)], who[6 * sizeof(c->ungated_who)];
 	char foreign[24], moved[24], clk0[24], clk1[24], cmin[24], cmax[24], cnom[24], settle[24];
-	char t0[24], t1[24], vp[24], vt[24], reasons[600], op[24], of[24], os[24];
+	char t0[24], t1[24], vp[24], vt[24], reasons[600], op[24], of[24], os[24], ugpu[24];
 	int iso = (c->known & KREX_CERT_ISOLATION) != 0, clk = (c->known & KREX_CERT_CLOCKS) != 0;
 	int temp = (c->known & KREX_CERT_TEMP) != 0, viol = (c->known & KREX_CERT_VIOLATION) != 0;
 	int own = (c->known & KREX_CERT_OWN_POWER) != 0;
@@ -69,6 +69,9 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	json_int(of, sizeof(of), own && c->own_power_cap_first_us >= 0,
 	         (long long)c->own_power_cap_first_us);
 	json_int(os, sizeof(os), own, (long long)c->own_power_cap_samples);
+	json_int(ugpu, sizeof(ugpu), c->ungated_gpu >= 0, c->ungated_gpu);
+	json_escape_n(who, sizeof(who), c->ungated_who,
+	              strnlen(c->ungated_who, sizeof(c->ungated_who)));
 	return snprintf(
 	        buf, len,
 	        "{\"region\":%llu,\"outcome\":\"%s\",\"gpus\":\"%s\","
@@ -83,7 +86,8 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	        "\"temp_start_c\":%s,\"temp_end_c\":%s,"
 	        "\"violation_power_us\":%s,\"violation_thermal_us\":%s,\"note\":\"%s\","
 	        "\"own_power_cap_us\":%s,\"own_power_cap_first_us\":%s,\"own_power_cap_samples\":%s,"
-	        "\"chained\":%u,\"chain_us\":%llu}",
+	        "\"chained\":%u,\"chain_us\":%llu,"
+	        "\"ungated\":%u,\"ungated_gpu\":%s,\"ungated_who\":\"%s\"}",
 	        (unsigned long long)c->region_id, cert_outcome_name(c->outcome), gpus,
 	        (unsigned long long)c->wait_us, (unsigned long long)c->drain_us,
 	        (unsigned long long)c->freeze_us, (unsigned long long)c->isolate_us, settle,
@@ -92,7 +96,7 @@ int json_certificate(const struct krex_certificate *c, char *buf, size_t len)
 	        iso ? cores : "null", iso ? "\"" : "", clk0, clk1, cmin, cmax, cnom,
 	        c->clock_samples, reasons, (unsigned long long)c->throttle_start,
 	        (unsigned long long)c->throttle_end, t0, t1, vp, vt, note, op, of, os, c->chained,
-	        (unsigned long long)c->chain_us);
+	        (unsigned long long)c->chain_us, c->ungated, ugpu, who);
 }
 
 /* Unix microseconds as RFC 3339 UTC with microseconds. */

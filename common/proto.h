@@ -27,11 +27,11 @@
 #define PROTO_MAGIC 0x4b524558u /* "KREX" */
 /* The smallest packed LOG_REPLY entry (every string empty: 4 string lengths,
  * the fixed fields, the certificate's with protocol 5's own power cap and
- * chain fields): a count the payload cannot hold is refused before anything
+ * chain fields and protocol 6's ungated siblings): a count the payload cannot hold is refused before anything
  * is allocated for it, and krexd's pages are cut by it (proto.c checks it
  * against messages.def). */
-#define PROTO_LOG_ENTRY_MIN 248
-#define PROTO_VERSION 5 /* bump on any change, and say so in NEWS.md */
+#define PROTO_LOG_ENTRY_MIN 258
+#define PROTO_VERSION 6 /* bump on any change, and say so in NEWS.md */
 #define PROTO_HDR_LEN 16
 #define PROTO_MAX_PAYLOAD 65536
 #define PROTO_MAX_STR 1024 /* any one string field */

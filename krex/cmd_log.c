@@ -98,9 +98,13 @@ static void print_row(const struct proto_log_entry *e)
 		ms(s, sizeof(s), e->cert.settle_us);
 	else
 		snprintf(s, sizeof(s), "-");
-	printf("%-19s %8llu %12s %6u %-10s %-9s %9s %9s %9s %9s %s\n", when,
+	/* the note, then the siblings that never joined the gate (a clean region names them too) */
+	printf("%-19s %8llu %12s %6u %-10s %-9s %9s %9s %9s %9s %s%s%s%s\n", when,
 	       (unsigned long long)e->cert.region_id, js, e->uid, e->cert.gpus,
-	       krex_outcome_name(e->cert.outcome), w, d, f, s, e->cert.note);
+	       krex_outcome_name(e->cert.outcome), w, d, f, s, e->cert.note,
+	       e->cert.ungated && e->cert.note[0] ? "; " : "",
+	       e->cert.ungated ? "never joined the gate: " : "",
+	       e->cert.ungated ? e->cert.ungated_who : "");
 }
 
 int cmd_log(int argc, char **argv)

@@ -55,6 +55,13 @@ static void print_cert(FILE *f, const struct krex_certificate *c)
 		fprintf(f, "krex:   isolation: unknown\n");
 	if (c->known & KREX_CERT_FOREIGN)
 		fprintf(f, "krex:   foreign processes on the GPUs: %d\n", c->foreign);
+	if (c->ungated && c->ungated_gpu >= 0)
+		fprintf(f, "krex:   never joined the gate: %u sibling(s), %d on the GPU: %s\n",
+		        c->ungated, c->ungated_gpu, c->ungated_who);
+	else if (c->ungated)
+		fprintf(f,
+		        "krex:   never joined the gate: %u sibling(s), whether on the GPU unknown: %s\n",
+		        c->ungated, c->ungated_who);
 	if (c->known & KREX_CERT_SETTLE)
 		fprintf(f, "krex:   settle: waited %.3f ms for the GPU's clock\n",
 		        c->settle_us / 1e3);

@@ -26,8 +26,8 @@
 /* ---- causes ---- */
 
 static const char *const cause_names[CAUSE_MAX] = {
-        "drain",   "freeze",    "suspend", "settle",     "clocks",    "clocks_unknown",
-        "foreign", "isolation", "thaw",    "state_file", "early_end", "other"};
+        "drain",     "freeze", "suspend",    "settle",    "clocks",  "clocks_unknown", "foreign",
+        "isolation", "thaw",   "state_file", "early_end", "ungated", "other"};
 
 const char *history_cause_name(int cause)
 {
@@ -39,6 +39,7 @@ static const struct {
 	const char *text;
 	int cause;
 } cause_texts[] = {
+        {"never joined the gate", CAUSE_UNGATED},
         {"acknowledge the drain", CAUSE_DRAIN},
         {"drain failed", CAUSE_DRAIN},
         {"suspended", CAUSE_SUSPEND},

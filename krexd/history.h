@@ -31,6 +31,7 @@ enum hist_cause {
 	CAUSE_THAW,           /* a thaw failed (retried) */
 	CAUSE_STATE_FILE,     /* the state file could not be written */
 	CAUSE_EARLY_END,      /* ended before the grant */
+	CAUSE_UNGATED,        /* a sibling that never joined the gate had a process on the GPU */
 	CAUSE_OTHER,
 	CAUSE_MAX
 };

@@ -128,6 +128,7 @@ void region_close(struct krexd *k, struct region *r, uint64_t now, const struct 
 	for (p = k->parts; p; p = p->next)
 		if (p->id != r->owner && (p->mask & r->rq.mask) && sib_add(r, p->id) == 0) {
 			p->gated++;
+			r->sibs[r->nsibs - 1].ungated = p->members == 0;
 			sib_carry(r, &r->sibs[r->nsibs - 1], prev);
 		}
 	for (i = 0; i < k->ngpus; i++) {

@@ -38,6 +38,8 @@ struct sib {
 	int ext;     /* suspended (by another, or by KREX for another region): no ack awaited */
 	int soon;    /* drained: frozen with the others drained this loop turn (sib_freeze_soon) */
 	int carried; /* chained: drained and frozen by the previous region, kept frozen */
+	int ungated; /* no member with a drain thread when the gates closed: never joined the gate */
+	pid_t on_gpu; /* a process of it NVML listed on the region's GPUs, 0 none */
 };
 
 /*

@@ -47,11 +47,13 @@ void region_note(struct region *r, const char *fmt, ...)
 }
 
 /* Compute processes on the region's GPUs that are not participants; -1 when
- * NVML cannot tell. */
+ * NVML cannot tell.  A sibling with one of them gets its pid in on_gpu. */
 static int region_foreign(struct krexd *k, struct region *r)
 {
 	pid_t pids[256];
+	struct part *p;
 	unsigned i;
+	size_t x;
 	int n, j, foreign = 0;
 
 	FOR_GPU(k, r, i)
@@ -59,11 +61,70 @@ static int region_foreign(struct krexd *k, struct region *r)
 		n = nvml_gpu_pids(k->gpu[i], pids, 256);
 		if (n < 0)
 			return -1;
-		for (j = 0; j < n; j++)
-			if (!part_find_pid(k, pids[j]))
+		for (j = 0; j < n; j++) {
+			p = part_find_pid(k, pids[j]);
+			if (!p)
 				foreign++;
+			for (x = 0; p && x < r->nsibs; x++)
+				if (r->sibs[x].part == p->id && !r->sibs[x].on_gpu)
+					r->sibs[x].on_gpu = pids[j];
+		}
 	}
 	return foreign;
+}
+
+/*
+ * The siblings that never joined the gate (their gate could not load: an
+ * image without glibc 2.17, a failed preload, a program run without it):
+ * frozen with the others, but nothing drained the GPU work they queued.
+ * One with a process on the region's GPUs had a context there, so work of
+ * it may still run in the region: degraded.  One without cannot disturb the
+ * GPU: named, and the region stays clean.  When NVML cannot list the
+ * processes (known: 0) they are named as unknown, and, as foreign processes
+ * are then, they do not make the region degraded (doc/containers.md).
+ */
+static void region_ungated(struct krexd *k, struct region *r, int known)
+{
+	struct krex_certificate *c = &r->cert;
+	size_t i, off = 0, len = sizeof(c->ungated_who);
+	struct part *p;
+	char job[32];
+	int n;
+
+	c->ungated = 0;
+	c->ungated_gpu = 0;
+	c->ungated_who[0] = '\0';
+	for (i = 0; i < r->nsibs; i++) {
+		const struct sib *s = &r->sibs[i];
+		if (!s->ungated || !(p = part_find_id(k, s->part)))
+			continue;
+		c->ungated++;
+		if (s->on_gpu && known) {
+			c->ungated_gpu++;
+			region_note(
+			        r,
+			        "participant %u (pid %d) never joined the gate and its process %d is on the GPU: its queued GPU work was not drained",
+			        p->id, (int)p->pid, (int)s->on_gpu);
+		}
+		job[0] = '\0';
+		if (p->job)
+			snprintf(job, sizeof(job), ", job %u.%u", p->job, p->step);
+		if (off >= len - 4)
+			continue;
+		n = snprintf(c->ungated_who + off, len - off, "%sparticipant %u (pid %d%s) %s",
+		             off ? "; " : "", p->id, (int)p->pid, job,
+		             !known      ? "GPU work unknown"
+		             : s->on_gpu ? "on the GPU"
+		                         : "not on the GPU");
+		if (n >= (int)(len - off)) /* cut, and says so */
+			memcpy(c->ungated_who + len - 4, "...", 4);
+		off += (size_t)n;
+	}
+	if (c->ungated && !known)
+		c->ungated_gpu = -1;
+	if (c->ungated)
+		log_debug("region %llu: %u sibling(s) never joined the gate: %s",
+		          (unsigned long long)r->rq.id, c->ungated, c->ungated_who);
 }
 
 /*
@@ -89,8 +150,10 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 	c->own_power_cap_first_us = -1;
 	for (i = 0; i < KREX_MAX_GPUS; i++)
 		r->nominal[i] = -1;
-	if (!r->rq.mask || nvml_open() < 0)
+	if (!r->rq.mask || nvml_open() < 0) {
+		region_ungated(k, r, 0);
 		return;
+	}
 	FOR_GPU(k, r, i)
 	{
 		r->nominal[i] = nvml_nominal_clock(k->gpu[i]);
@@ -105,6 +168,7 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 		if (foreign)
 			region_note(r, "%d process(es) on the GPU are not participants", foreign);
 	}
+	region_ungated(k, r, foreign >= 0);
 }
 
 /*

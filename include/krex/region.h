@@ -139,6 +139,13 @@ struct krex_certificate {
 	uint64_t chain_us; /* chained: from the chain's first grant to this region's grant */
 	uint32_t chained;  /* 0: entered on its own; n: granted at the end of the chain's
 	                    * n-th region, its siblings still frozen (no thaw, no settle) */
+	/* Added with protocol 6: siblings that never joined the gate (their gate
+	 * could not load): frozen, but their queued GPU work was not drained.
+	 * Degraded when one had a process on the region's GPUs (NVML); not a
+	 * cause when none had, or when NVML cannot tell.  krex_region_begin(3). */
+	uint32_t ungated;      /* siblings without a gate member when the gates closed */
+	int32_t ungated_gpu;   /* of them, those with a process on the GPUs; -1 unknown */
+	char ungated_who[256]; /* each one: "participant 3 (pid 1234, job 17.0) on the GPU" */
 };
 
 /*

@@ -107,7 +107,10 @@ class Certificate(ctypes.Structure):
                 ("own_power_cap_first_us", ctypes.c_int64),
                 ("own_power_cap_samples", ctypes.c_uint32),
                 # added with protocol 5: chained regions
-                ("chain_us", ctypes.c_uint64), ("chained", ctypes.c_uint32)]
+                ("chain_us", ctypes.c_uint64), ("chained", ctypes.c_uint32),
+                # added with protocol 6: siblings that never joined the gate
+                ("ungated", ctypes.c_uint32), ("ungated_gpu", ctypes.c_int32),
+                ("ungated_who", ctypes.c_char * 256)]
 
 
 _lib = None
@@ -270,6 +273,8 @@ def certificate_dict(c):
         d["clock_reasons"] = reason_names(d["clock_reasons"])
     if d["own_power_cap_first_us"] is not None and d["own_power_cap_first_us"] < 0:
         d["own_power_cap_first_us"] = None  # never reached
+    if d["ungated_gpu"] < 0:
+        d["ungated_gpu"] = None  # NVML could not list the GPU's processes
     d["outcome_name"] = _load().krex_outcome_name(c.outcome).decode(errors="replace")
     return d
 

@@ -340,6 +340,8 @@ static void print_cert(const struct krex_certificate *c)
 	printf("own_power_cap_us=%llu\nown_power_cap_first_us=%lld\nown_power_cap_samples=%u\n",
 	       (unsigned long long)c->own_power_cap_us, (long long)c->own_power_cap_first_us,
 	       c->own_power_cap_samples);
+	printf("ungated=%u\nungated_gpu=%d\nungated_who=%s\n", c->ungated, c->ungated_gpu,
+	       c->ungated_who);
 	fflush(stdout);
 }
 

@@ -26,7 +26,10 @@
  * thermal (sw_thermal, hw_thermal) time since the mtime, in ns; "hidden=0x4"
  * adds reasons that only the counters see (a throttle between two samples).
  * "procs=N" puts N compute processes on the GPU that are nobody's
- * participants (pids above any pid_max: foreign to krexd).
+ * participants (pids above any pid_max: foreign to krexd).  "pids=P,Q"
+ * (at most 8) puts these real pids on the GPU too, listed first, as
+ * processes with a context there ("pids=" or "pids=0": none): a test
+ * names a participant's process (krexd maps it to the participant).
  *
  * An event instead of a time: a line "on=PATH sm=1545 reasons=0x4" holds
  * from the moment PATH exists (its mtime) on, over the time lines, so that
@@ -58,6 +61,7 @@
 #define MAX_STEPS 64
 #define MAX_GPUS 8
 #define MAX_ON 8
+#define MAX_PIDS 8
 
 struct step {
 	double t_ms;
@@ -65,6 +69,8 @@ struct step {
 	unsigned long long reasons;
 	unsigned long long hidden; /* counted by the violation counters, not reported */
 	unsigned procs;            /* foreign compute processes */
+	unsigned pids[MAX_PIDS];   /* real pids on the GPU */
+	unsigned npids;
 };
 
 static struct {
@@ -78,7 +84,7 @@ static struct {
 	int nsteps[MAX_GPUS];
 	struct delta_on {
 		char path[256];
-		int gpu, has_sm, has_reasons, has_temp, has_hidden, has_procs;
+		int gpu, has_sm, has_reasons, has_temp, has_hidden, has_procs, has_pids;
 		struct step v;
 	} on[MAX_ON];
 	int non;
@@ -89,7 +95,7 @@ static int dev_ids[MAX_GPUS];
 /* Which keys a time line set, to apply them to one GPU or every GPU. */
 struct delta {
 	int gpu; /* -1 every GPU */
-	int has_sm, has_reasons, has_temp, has_hidden, has_procs;
+	int has_sm, has_reasons, has_temp, has_hidden, has_procs, has_pids;
 	struct step v;
 	char on[256]; /* an event line: the file whose existence starts it */
 };
@@ -114,7 +120,17 @@ static void parse_kv(char *tok, struct delta *d, int header)
 		st->hidden = strtoull(v, NULL, 0), d->has_hidden = 1;
 	else if (!strcmp(k, "procs"))
 		st->procs = (unsigned)strtoul(v, NULL, 0), d->has_procs = 1;
-	else if (!strcmp(k, "on"))
+	else if (!strcmp(k, "pids")) {
+		char *end;
+		d->has_pids = 1;
+		for (st->npids = 0; *v && st->npids < MAX_PIDS; v = *end ? end + 1 : end) {
+			unsigned long pid = strtoul(v, &end, 10);
+			if (end == v)
+				break;
+			if (pid)
+				st->pids[st->npids++] = (unsigned)pid;
+		}
+	} else if (!strcmp(k, "on"))
 		snprintf(d->on, sizeof(d->on), "%s", v);
 	else if (!header && !strcmp(k, "gpu"))
 		d->gpu = (int)strtol(v, NULL, 0);
@@ -141,6 +157,8 @@ static void apply(struct step *cur, const struct delta *d, double t)
 		cur->hidden = d->v.hidden;
 	if (d->has_procs)
 		cur->procs = d->v.procs;
+	if (d->has_pids)
+		memcpy(cur->pids, d->v.pids, sizeof(cur->pids)), cur->npids = d->v.npids;
 	cur->t_ms = t;
 }
 
@@ -168,7 +186,7 @@ static int load(void)
 	S.non = 0;
 	for (g = 0; g < MAX_GPUS; g++) {
 		S.nsteps[g] = 0;
-		cur[g] = (struct step){0, 1980, 40, 0, 0, 0};
+		cur[g] = (struct step){.sm = 1980, .temp = 40};
 	}
 	while (fgets(line, sizeof(line), f)) {
 		double t;
@@ -187,7 +205,7 @@ static int load(void)
 				o->gpu = d.gpu, o->has_sm = d.has_sm,
 				o->has_reasons = d.has_reasons;
 				o->has_temp = d.has_temp, o->has_hidden = d.has_hidden;
-				o->has_procs = d.has_procs, o->v = d.v;
+				o->has_procs = d.has_procs, o->has_pids = d.has_pids, o->v = d.v;
 			}
 			continue;
 		}
@@ -270,6 +288,8 @@ static struct step state_at(int g, double t)
 			st.hidden = o->v.hidden;
 		if (o->has_procs)
 			st.procs = o->v.procs;
+		if (o->has_pids)
+			memcpy(st.pids, o->v.pids, sizeof(st.pids)), st.npids = o->v.npids;
 	}
 	return st;
 }
@@ -534,20 +554,23 @@ struct process_info {
 EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *n, struct process_info *p)
 {
 	unsigned i, want, have;
+	struct step st;
 	int rc = dev_check(dev, 0);
 
 	if (rc)
 		return rc;
 	/* The mock GPU's own processes are not known to this double; the
-	 * script's foreign ones are, with pids no process can have. */
-	want = state_now(*(int *)dev).procs;
+	 * script's are: its pids= first, then its foreign ones, with pids no
+	 * process can have. */
+	st = state_now(*(int *)dev);
+	want = st.npids + st.procs;
 	have = *n;
 	*n = want;
 	if (want > have)
 		return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
 	for (i = 0; i < want; i++) {
 		memset(&p[i], 0, sizeof(p[i]));
-		p[i].pid = 0x7ffffff0u + i;
+		p[i].pid = i < st.npids ? st.pids[i] : 0x7ffffff0u + (i - st.npids);
 	}
 	return OK;
 }

@@ -24,7 +24,7 @@ out=$EMB_DIR/job.out
 f() { sed -n "s/^$1=//p" "$out" | head -n 1; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 
-plan 9
+plan 10
 "$KREX" run -- "$b/test/workloads/krex-hog" 2000 --seconds 120 --counter "$EMB_DIR/hog" \
 	>"$EMB_DIR/hog.out" 2>&1 &
 EMB_PIDS="$EMB_PIDS $!"
@@ -39,6 +39,8 @@ ok "the certificate has krexd's region id ($(f region_id)) and the GPU g0 ($(f g
 	sh -c "[ '$(f region_id)' -gt 0 ] && [ '$(f gpus)' = g0 ]"
 ok "the sibling was counted, drained and frozen ($(f siblings)/$(f drained)/$(f frozen))" \
 	sh -c "[ '$(f siblings)' -ge 1 ] && [ '$(f drained)' -ge 1 ] && [ '$(f frozen)' -ge 1 ]"
+ok "the gated sibling is not named as ungated ($(f ungated)/$(f ungated_gpu)/'$(f ungated_who)')" \
+	test "$(f ungated)/$(f ungated_gpu)/$(f ungated_who)" = "0/0/"
 ok "do_bench timed with the CUDA driver's events ($(f bench_timer), $(f bench_n) calls)" \
 	sh -c "[ '$(f bench_timer)' = cuda-driver ] && [ '$(f bench_n)' -ge 5 ]"
 ok "do_bench's times read the 2 ms kernel (min $(f bench_min), median $(f bench_median) ms)" \

@@ -16,7 +16,8 @@ fn = mock_kernel(2000)
 with krex.region(timeout_ms=20000) as cert:
     fn()
 print("outcome=%s" % cert["outcome_name"])
-for k in ("region_id", "siblings", "drained", "frozen", "gpus", "note"):
+for k in ("region_id", "siblings", "drained", "frozen", "gpus", "note", "ungated", "ungated_gpu",
+          "ungated_who"):
     print("%s=%s" % (k, cert[k]))
 if fn is None:
     print("bench=no mock")

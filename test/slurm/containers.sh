@@ -7,7 +7,8 @@
 # sibling is gated, drained and frozen by a containerized owner's region
 # (CLI and Python), whose certificate is checked; a step in an older image
 # (Debian 11, glibc 2.31) loads the gate and is frozen; scancel of an owner
-# mid-region thaws; an image without glibc runs ungated and is told so;
+# mid-region thaws; an image without glibc runs ungated and is told so, and
+# an owner's certificate names it as a sibling that never joined the gate;
 # nothing is left frozen.  enroot, pyxis and the images
 # are built once into $KREX_CONTAINER_CACHE (scripts/container-deps.sh).
 . "$top_srcdir/test/lib.sh"
@@ -172,6 +173,26 @@ check_no_glibc() {
 		grep -qx 'KREX_UNGATED=the image has no glibc (libc.so.6): the gate cannot load' "$f.env"
 }
 
+# A sibling in that image (a busybox counter, never gated) during a
+# containerized owner's region: frozen, and the owner's certificate names it
+# as a sibling that never joined the gate (its step's job), with its GPU work
+# not on the GPU or unknown (no NVML here), not as a sibling that drained.
+check_ungated_named() {
+	local c=$(W ungated.cert) o=$(W ungated.out) j
+	counter_body "$(W ngc)" >"$(W ngc.sh)"
+	CIMG=$CACHE/busybox.sqsh cbg -J krexnogate sh "$(W ngc.sh)"
+	counter_moves "$(W ngc)" || { diag "busybox counter does not move: $(tail -3 "$(W bg.log)")"; return 1; }
+	j=$(krun squeue -h -n krexnogate -o %i)
+	csrun /opt/krex/bin/krex region --json --cert "$c" -- sh -c \
+		"a=\$(cat $(W ngc)); sleep 1; b=\$(cat $(W ngc)); [ \"\$a\" = \"\$b\" ] && echo sibling=frozen || echo sibling=moved" \
+		>"$o" 2>&1 || { diag "owner: $(tr '\n' ' ' <"$o")"; return 1; }
+	diag "ungated sibling (job $j): $(grep sibling= "$o"); cert: $(grep -o '"outcome":"[a-z]*"' "$c") $(grep -o '"siblings":[0-9]*,"drained":[0-9]*' "$c") $(grep -o '"ungated":.*' "$c" | cut -c1-200)"
+	grep -q sibling=frozen "$o" && [ "$(field ungated "$c")" -ge 1 ] &&
+		grep -Eq '"ungated_gpu":(null|0),' "$c" &&
+		grep -Eq "\"ungated_who\":\"[^\"]*participant [0-9]+ \(pid [0-9]+, job $j\.[0-9]+\) (not on the GPU|GPU work unknown)" "$c" &&
+		counter_moves "$(W ngc)"
+}
+
 # pyxis before KREX in plugstack.conf (read again by each srun and
 # slurmstepd): the hook sees no KREX_SOCKET, the container gets nothing;
 # spank_krex's task_init runs in the container already, finds no gate
@@ -202,7 +223,7 @@ check_scancel() {
 	krun scancel "$j" && kwait 20 kjob_done "$j" && hog_moves
 }
 
-plan 11
+plan 12
 ok "pyxis is loaded after KREX (srun --help lists --container-image)" check_pyxis
 ok "a containerized --krex-shared task has the gate preloaded, krexd's socket and the CLI at /opt/krex" check_inside
 ok "a containerized step without --krex-shared gets nothing of KREX" check_plain
@@ -211,6 +232,7 @@ ok "a containerized owner's region (CLI): the sibling drained and frozen, the ce
 ok "a containerized owner's region (Python package): the same" check_python_owner
 ok "an image with glibc 2.31 loads the gate; its sibling is frozen by a region" check_old_image
 ok "an image without glibc: the task runs ungated and is told so" check_no_glibc
+ok "an owner's certificate names the sibling in that image as never gated" check_ungated_named
 ok "scancel of a containerized owner mid-region thaws the siblings" check_scancel
 ok "pyxis before KREX in plugstack.conf: the container gets nothing, the task is ungated" check_wrong_order
 for p in $BG_PIDS; do kill -TERM "$p" 2>/dev/null; done

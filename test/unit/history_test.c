@@ -75,6 +75,8 @@ static void test_causes(void)
 	        {"participant 3: thaw failed (Device or resource busy), retried", CAUSE_THAW},
 	        {"state file not written (freeze): No space left on device", CAUSE_STATE_FILE},
 	        {"ended before the grant", CAUSE_EARLY_END},
+	        {"participant 3 (pid 41) never joined the gate and its process 42 is on the GPU: its queued GPU work was not drained",
+	         CAUSE_UNGATED},
 	        {"something new", CAUSE_OTHER},
 	};
 	unsigned i, bad = 0;

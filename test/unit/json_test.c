@@ -94,17 +94,21 @@ static void test_log_entry_worst(void)
 	memset(e.cert.gpus, 1, sizeof(e.cert.gpus) - 1);
 	memset(e.cert.note, 1, sizeof(e.cert.note) - 1);
 	memset(e.cert.owner_cores, 1, sizeof(e.cert.owner_cores) - 1);
+	memset(e.cert.ungated_who, 1, sizeof(e.cert.ungated_who) - 1);
 	memset(node, 1, sizeof(node) - 1);
 	e.cert.known = 0x3f;
 	e.cert.clock_reasons = ~0ULL;
 	e.cert.region_id = e.seq = e.begin_us = e.end_us = ~0ULL;
 	e.cert.wait_us = e.cert.drain_us = e.cert.freeze_us = e.cert.held_us = ~0ULL;
 	e.cert.foreign = e.cert.moved = INT32_MIN;
+	e.cert.ungated = UINT32_MAX;
+	e.cert.ungated_gpu = INT32_MAX;
 	n = json_log_entry(&e, node, line, sizeof(line));
 	ok(n > 0 && n < (int)sizeof(line) && (size_t)n == strlen(line) &&
 	           !strcmp(line + n - 2, "}}"),
 	   "the worst history entry's JSON fits (%d of %zu bytes)", n, sizeof(line));
-	ok(strstr(line, "\"note\":\"\\u0001") && strstr(line, "\"label\":\"\\u0001"),
+	ok(strstr(line, "\"note\":\"\\u0001") && strstr(line, "\"label\":\"\\u0001") &&
+	           strstr(line, "\"ungated_who\":\"\\u0001"),
 	   "with its escaped strings");
 }
 

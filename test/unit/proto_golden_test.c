@@ -120,6 +120,9 @@ static void fill_cert(int v, struct krex_certificate *c)
 	c->own_power_cap_samples = u32(v);
 	c->chain_us = u64(v);
 	c->chained = u32(v);
+	c->ungated = u32(v);
+	c->ungated_gpu = (int32_t)u32(v);
+	STR(v, c->ungated_who);
 }
 
 static void fill_status_reply(int v, struct proto_status_reply *s)

@@ -31,10 +31,10 @@ static int unpack_bytes(const uint8_t *bytes, size_t len, union proto_body *m, i
 
 static void test_golden(void)
 {
-	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x05, 0x00, 0x07,
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x06, 0x00, 0x07,
 	                               0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x07,
 	                               0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
-	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x05, 0x00, 0x0d,
+	static const uint8_t want_err[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x06, 0x00, 0x0d,
 	                                   0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,
 	                                   0x00, 0x00, 0x00, 0x05, 0x00, 0x02, 'h',  'i'};
 	union proto_body m;
@@ -122,6 +122,9 @@ static void test_roundtrips(void)
 	a.cert.own_power_cap_samples = 3;
 	a.cert.chain_us = 0x1122334455667788ULL;
 	a.cert.chained = 3;
+	a.cert.ungated = 2;
+	a.cert.ungated_gpu = -1;
+	snprintf(a.cert.ungated_who, sizeof(a.cert.ungated_who), "p3");
 	pbuf_init(&buf);
 	ok(proto_pack(&buf, PROTO_CERT, 2, &a) == 0 &&
 	           unpack_bytes(buf.data, buf.len, &b, &herr) == 0 &&
@@ -141,15 +144,19 @@ static void test_roundtrips(void)
 		                                0xff, 0xff, 0,    0,    0,    3};
 		static const uint8_t chain[] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66,
 		                                0x77, 0x88, 0,    0,    0,    3};
-		size_t n5 = sizeof(tail5) + sizeof(chain);
+		/* The protocol 6 tail: ungated, ungated_gpu (-1), ungated_who. */
+		static const uint8_t tail6[] = {0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0, 2, 'p', '3'};
+		size_t n6 = sizeof(tail6), n5 = sizeof(tail5) + sizeof(chain) + n6;
 
 		ok(buf.len > sizeof(tail) + n5 &&
 		           memcmp(buf.data + buf.len - n5 - sizeof(tail), tail, sizeof(tail)) == 0,
 		   "CERT carries the protocol 3 GPU-state fields, golden bytes");
 		ok(memcmp(buf.data + buf.len - n5, tail5, sizeof(tail5)) == 0,
 		   "CERT carries the protocol 5 own power cap fields, golden bytes");
-		ok(memcmp(buf.data + buf.len - sizeof(chain), chain, sizeof(chain)) == 0,
-		   "CERT ends with the protocol 5 chain fields, golden bytes");
+		ok(memcmp(buf.data + buf.len - n6 - sizeof(chain), chain, sizeof(chain)) == 0,
+		   "CERT carries the protocol 5 chain fields, golden bytes");
+		ok(memcmp(buf.data + buf.len - n6, tail6, n6) == 0,
+		   "CERT ends with the protocol 6 ungated fields, golden bytes");
 	}
 	pbuf_free(&buf);
 
@@ -437,7 +444,7 @@ static void test_history_messages(void)
 /* The signed form: golden bytes, round trip, length lies and NULs refused. */
 static void test_signed(void)
 {
-	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x05, 0x00, 0x13, 0x00, 0x00,
+	static const uint8_t want[] = {0x4b, 0x52, 0x45, 0x58, 0x00, 0x06, 0x00, 0x13, 0x00, 0x00,
 	                               0x00, 0x17, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00,
 	                               0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
 	                               'x',  0x00, 0x00, 0x00, 0x04, 'M',  'U',  'N',  'G'};
@@ -491,7 +498,7 @@ static void test_signed(void)
 
 int main(void)
 {
-	plan(42);
+	plan(43);
 	test_golden();
 	test_roundtrips();
 	test_malformed();
