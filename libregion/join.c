@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -332,6 +333,9 @@ static void *drain_main(void *arg)
 
 	(void)arg;
 	in_drain_thread = 1;
+	/* by this name krexd finds the thread to run ahead while it drains
+	 * (drain_boost in krexd.conf(5)) */
+	(void)prctl(PR_SET_NAME, KREX_DRAIN_THREAD_NAME, 0, 0, 0);
 	while (!atomic_load(&join_state.stop)) {
 		v = atomic_load(&join_state.view);
 		fd = join_state.fd;

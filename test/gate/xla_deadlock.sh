@@ -21,7 +21,7 @@
 # run`, `krex region`).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 66
+plan 69
 
 # xla POINT CAP US: one sequence with the gate closed at POINT.
 xla() {
@@ -146,10 +146,45 @@ if [ -x "$KREXD" ] && [ -x "$KREX" ]; then
 		END { for (k in n) printf "%s=%d ", substr(k, 6), n[k] }' "$T/real/counts" 2>/dev/null)
 	ok "krexd: the pass is in the gate's counts ($c)" \
 		sh -c "awk '\$2 == \"gate.drain_passes\" { n += \$3 } END { exit !(n >= 1) }' '$T/real/counts'"
+	ok "krexd: the sibling ran to its end (krex run exited $src)" [ "$src" = 0 ]
+
+	# drain_boost: while krexd waits for a drain (held here at point 2: the
+	# spin kernel waits for the sibling's host, which waits for DIR/go), the
+	# sibling's drain thread (krex-drain) runs at nice -10, and at its own
+	# nice again once it acknowledged.
+	mkdir -p "$T/boost"
+	"$KREX" run --gpus mock0 -- ./capturer xla 2 "$T/boost" &
+	S=$!
+	PIDS="$PIDS $S"
+	wait_for 10 test -e "$T/boost/at" || diag "the sibling did not get to point 2"
+	CP=$(pgrep -f "^[^ ]*capturer xla 2 $T/boost" | head -1)
+	drain_nice() { # the nice of the sibling's krex-drain thread
+		for t in /proc/"$CP"/task/*; do
+			[ "$(cat "$t/comm" 2>/dev/null)" = krex-drain ] || continue
+			sed 's/.*) //' "$t/stat" | awk '{ print $17 }'
+			return
+		done
+	}
+	nice_is() { [ "$(drain_nice)" = "$1" ]; }
+	diag "the sibling's drain thread's nice before: $(drain_nice)"
+	timeout -k 5 30 "$KREX" region --gpus mock0 --cert "$T/boost/cert" -- true &
+	R=$!
+	if [ "$(id -u)" = 0 ]; then
+		ok "krexd: a drain it waits for runs at nice -10" wait_for 10 nice_is -10
+	else
+		skip "krexd: a drain it waits for runs at nice -10" "drain_boost needs root"
+	fi
+	touch "$T/boost/go"
+	wait "$R"
+	ok "krexd: and at nice 0 again after its ack" wait_for 10 nice_is 0
+	diag "after: $(drain_nice)"
+	wait_for 10 test -e "$T/boost/out"
+	touch "$T/boost/end"
+	wait "$S"
+	ok "krexd: that sibling ran to its end too" [ $? = 0 ]
 	kill "$KD"
 	wait "$KD" 2>/dev/null
-	ok "krexd: the sibling ran to its end (krex run exited $src)" [ "$src" = 0 ]
 else
-	for i in 1 2 3 4; do skip "real krexd check $i" "krexd or krex not built"; done
+	for i in 1 2 3 4 5 6 7; do skip "real krexd check $i" "krexd or krex not built"; done
 fi
 done_testing
