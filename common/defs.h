@@ -50,7 +50,7 @@
 /* ---- tunables: the defaults of krexd.conf keys are in conf_keys.def; here
  * those other parts rely on too, and the bounds ------------------------- */
 
-#define KREX_DEFAULT_DRAIN_TIMEOUT_MS 2000   /* drain_timeout */
+#define KREX_DEFAULT_DRAIN_TIMEOUT_MS 2000 /* drain_timeout */
 /* libkrexregion's drain thread calls itself this (krexd's drain_boost finds it) */
 #define KREX_DRAIN_THREAD_NAME "krex-drain"
 #define KREX_DEFAULT_QUEUE_TIMEOUT_MS 600000 /* how long a begin may wait in the queue */
