@@ -4,10 +4,11 @@
  *
  * A region's entry waits for every sibling's drain acknowledgement.  The
  * drain thread of a sibling whose other threads keep its CPUs busy (a
- * compile, a CPU loop) waits for a CPU before it can even look at the gate
- * page: on the H200 an idle drain of 20-50 us was acknowledged after
- * 28-51 ms at the median with 24-32 busy sessions on 16 cores
- * (notebook/h200-session-7).  krexd (root) lowers that one thread's nice by
+ * compile, a CPU loop) may wait for a CPU before it can even look at the
+ * gate page.  On the H200 the long waits at 24-32 sessions turned out to be
+ * krexd's own (its telemetry at the start, since fixed), and drain_boost=10
+ * changed nothing measurable (notebook/h200-session-7): off by default.
+ * krexd (root) lowers that one thread's nice by
  * drain_boost for the drain only, then puts it back: the thread mostly
  * sleeps on a futex, and a thread that merely calls itself krex-drain gains
  * at most the drain's time ahead of its own process's other threads and

@@ -108,17 +108,35 @@ const char *freezer_name(const struct freezer *f)
 
 /* ---- who is what ---- */
 
-int freezer_contains(const struct freezer *f, const struct freezer_target *t, pid_t pid)
+int freezer_key(const struct freezer *f, pid_t pid, struct freezer_key *key)
 {
-	char cg[512];
+	key->have_cg = 0;
+	if (f->kind == FREEZER_SIGNAL)
+		return 0;
+	if (pid_cgroup(f, pid, key->cg, sizeof(key->cg)) < 0)
+		return -1;
+	key->have_cg = 1;
+	return 0;
+}
+
+int freezer_contains_key(const struct freezer *f, const struct freezer_target *t, pid_t pid,
+                         const struct freezer_key *key)
+{
 	size_t i;
 
 	if (f->kind != FREEZER_SIGNAL)
-		return pid_cgroup(f, pid, cg, sizeof(cg)) == 0 && !strcmp(cg, t->cg);
+		return key->have_cg && !strcmp(key->cg, t->cg);
 	for (i = 0; i < t->nextra; i++)
 		if (t->extra[i] == pid)
 			return 1;
 	return proc_descends(pid, t->root);
+}
+
+int freezer_contains(const struct freezer *f, const struct freezer_target *t, pid_t pid)
+{
+	struct freezer_key key;
+
+	return freezer_key(f, pid, &key) == 0 && freezer_contains_key(f, t, pid, &key);
 }
 
 /* ---- participant setup ---- */

@@ -67,13 +67,16 @@ struct part *part_find_id(struct krexd *k, uint32_t id)
 
 struct part *part_find_pid(struct krexd *k, pid_t pid)
 {
+	struct freezer_key key;
 	struct part *p;
 
 	for (p = k->parts; p; p = p->next)
 		if (p->pid == pid)
 			return p;
+	if (freezer_key(&k->fz, pid, &key) < 0)
+		return NULL;
 	for (p = k->parts; p; p = p->next)
-		if (freezer_contains(&k->fz, &p->ft, pid))
+		if (freezer_contains_key(&k->fz, &p->ft, pid, &key))
 			return p;
 	return NULL;
 }

@@ -27,7 +27,7 @@
  * adds reasons that only the counters see (a throttle between two samples).
  * "procs=N" puts N compute processes on the GPU that are nobody's
  * participants (pids above any pid_max: foreign to krexd).  "pids=P,Q"
- * (at most 8) puts these real pids on the GPU too, listed first, as
+ * (at most 64) puts these real pids on the GPU too, listed first, as
  * processes with a context there ("pids=" or "pids=0": none): a test
  * names a participant's process (krexd maps it to the participant).
  *
@@ -61,7 +61,7 @@
 #define MAX_STEPS 64
 #define MAX_GPUS 8
 #define MAX_ON 8
-#define MAX_PIDS 8
+#define MAX_PIDS 64
 
 struct step {
 	double t_ms;
