@@ -10,9 +10,10 @@
 # containers_setup builds (once, into $KREX_CONTAINER_CACHE) enroot, pyxis
 # for the Slurm under test and the images (scripts/container-deps.sh);
 # writes this run's enroot configuration and KREX's hook (made from
-# contrib/enroot/50-krex.sh.in with the build's paths) into the cached
-# enroot; puts enroot in PATH (slurmd, so pyxis, finds it there); and sets
-# KC_PLUGSTACK_AFTER so that cluster_start loads pyxis after KREX.
+# contrib/enroot/50-krex.sh.in with the build's paths) into a directory of
+# its own, and puts an enroot that uses it first in PATH (slurmd, so pyxis,
+# finds it there); and sets KC_PLUGSTACK_AFTER so that cluster_start loads
+# pyxis after KREX.
 #
 # The general checks with their jobs in a container (containers-checks.sh,
 # containers-suspend.sh): containers_jobs_in IMAGE sets KC_CONTAINER_IMAGE,
@@ -22,7 +23,7 @@
 # body in the image.
 
 containers_setup() {
-	local c econf
+	local c ct
 	for c in freezer cpuset; do
 		[ -w /sys/fs/cgroup/$c/cgroup.procs ] || skip_all "no cgroup v1 $c at /sys/fs/cgroup/$c"
 	done
@@ -43,11 +44,21 @@ containers_setup() {
 	IMG=$CACHE/bookworm.sqsh
 	OLDIMG=$CACHE/bullseye.sqsh
 
-	# This run's enroot configuration (in the cached prefix: pyxis gives
-	# enroot no ENROOT_*_PATH of the job's): scratch paths, and KREX's hook
-	# with the build's paths.
-	econf=$CACHE/enroot/etc/enroot
-	grep -q '^# krex-test' "$econf/enroot.conf" || cat >>"$econf/enroot.conf" <<'EOC'
+	# This run's enroot configuration: a copy of the cached one, in a
+	# directory of its own, so that a run beside (another build tree) has
+	# its own hook: scratch paths, and KREX's hook with this build's paths.
+	# pyxis runs enroot with no environment but PATH (slurmstepd's, which
+	# is slurmd's, which is ours): an enroot first in PATH names it (its
+	# helpers, enroot-nsenter ..., come next in PATH).
+	ct=$(mktemp -d /tmp/krex-enroot-etc.XXXXXX)
+	KC_CLEAN="${KC_CLEAN:-} $ct"
+	chmod 755 "$ct"
+	mkdir "$ct/bin" "$ct/etc"
+	cp -a "$CACHE/enroot/etc/enroot/." "$ct/etc/"
+	printf '#!/bin/sh\nexport ENROOT_SYSCONF_PATH=%s\nexec %s "$@"\n' "$ct/etc" "$CACHE/enroot/bin/enroot" \
+		>"$ct/bin/enroot"
+	chmod 755 "$ct/bin/enroot"
+	grep -q '^# krex-test' "$ct/etc/enroot.conf" || cat >>"$ct/etc/enroot.conf" <<'EOC'
 # krex-test (test/slurm/containers-setup.sh): scratch paths
 ENROOT_RUNTIME_PATH /tmp/krex-enroot/runtime-${UID}
 ENROOT_DATA_PATH /tmp/krex-enroot/data-${UID}
@@ -58,10 +69,9 @@ EOC
 	install -d -m 1777 /tmp/krex-enroot
 	sed -e "s|@bindir@|$top_builddir/krex/.libs|g" -e "s|@libdir@|$top_builddir/libregion/.libs|g" \
 		-e "s|@pythondir@|$top_srcdir/python|g" "$top_srcdir/contrib/enroot/50-krex.sh.in" \
-		>"$econf/hooks.d/50-krex.sh.$$"
-	chmod 755 "$econf/hooks.d/50-krex.sh.$$"
-	mv "$econf/hooks.d/50-krex.sh.$$" "$econf/hooks.d/50-krex.sh"
-	export PATH=$CACHE/enroot/bin:$PATH
+		>"$ct/etc/hooks.d/50-krex.sh"
+	chmod 755 "$ct/etc/hooks.d/50-krex.sh"
+	export PATH=$ct/bin:$CACHE/enroot/bin:$PATH
 	PYXIS_RUN=$(mktemp -d /tmp/krex-pyxis.XXXXXX)
 	KC_CLEAN="${KC_CLEAN:-} $PYXIS_RUN"
 	# KREX before pyxis: pyxis starts the container in its task_init, with
