@@ -82,6 +82,9 @@ build_pyxis() {
 	cp "$src/spank_pyxis.so" "$cache/pyxis-$ver/"
 }
 
+# has_devices IMAGE: the squashfs image holds a character or block device.
+has_devices() { [ "$(unsquashfs -lls "$1" 2>/dev/null | grep -c '^[cb]')" -gt 0 ]; }
+
 # A Debian root file system (minbase) and its squashfs image.
 build_image() {
 	local r=$1
@@ -94,11 +97,14 @@ build_image() {
 			skip "debootstrap $r from $mirror failed (see $cache/debootstrap-$r.log)"
 		mv "$cache/rootfs-$r.tmp" "$cache/rootfs-$r"
 	fi
-	[ -f "$cache/$r.sqsh" ] && return 0
+	# No device files (enroot mounts /dev itself): an unprivileged user's
+	# unsquashfs cannot make them, and enroot fails.  An image made before
+	# with them is made again.
+	[ -f "$cache/$r.sqsh" ] && ! has_devices "$cache/$r.sqsh" && return 0
 	need_pkgs squashfs-tools
-	mksquashfs "$cache/rootfs-$r" "$cache/$r.sqsh.tmp" -noappend -quiet -no-progress \
-		-e dev/console >/dev/null 2>&1 || { rm -f "$cache/$r.sqsh.tmp"; return 1; }
-	mv "$cache/$r.sqsh.tmp" "$cache/$r.sqsh"
+	mksquashfs "$cache/rootfs-$r" "$cache/$r.sqsh.tmp.$$" -noappend -quiet -no-progress \
+		-wildcards -e 'dev/*' >/dev/null 2>&1 || { rm -f "$cache/$r.sqsh.tmp.$$"; return 1; }
+	mv "$cache/$r.sqsh.tmp.$$" "$cache/$r.sqsh"
 }
 
 # An image without glibc: Debian's static busybox alone.

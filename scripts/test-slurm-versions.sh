@@ -108,7 +108,7 @@ failed=0
 tested=0
 # run_one PREFIX: build, run the tier, summarise ("" for the Slurm in PATH).
 run_one() {
-	local prefix=$1 ver bdir t p f s e err
+	local prefix=$1 ver bdir t p f s e x err
 	ver=$(version_of "$prefix")
 	if [ -z "$ver" ]; then
 		echo "test-slurm-versions: SKIP ${prefix:-PATH}: no slurmd there"
@@ -135,6 +135,9 @@ run_one() {
 	[ "$f" = 0 ] && [ "$e" = 0 ] || failed=1
 	err=""
 	[ "$e" = 0 ] || err=", $e scripts in error"
+	# known bugs: TAP "# TODO" lines that failed (test/lib.sh)
+	x=$(count XFAIL)
+	[ "$x" = 0 ] || err="$err, $x known bugs (TODO)"
 	results+=("slurm $ver (${prefix:-PATH}): $p passed, $f failed, $s skipped$err, $(((SECONDS - t + 30) / 60)) min")
 }
 

@@ -17,15 +17,18 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 diag() { echo "# $*"; }
 
 # ok DESCRIPTION COMMAND...: one TAP line for the command's exit status.
+# With TODO=REASON (a known bug), the line carries "# TODO REASON": its
+# failure does not fail the test (automake: XFAIL), its pass does (XPASS:
+# the bug is gone, remove the TODO).
 ok() {
-	local desc=$1
+	local desc=$1 todo=${TODO:+ # TODO $TODO}
 	shift
 	_tap_n=$((_tap_n + 1))
-	if "$@"; then
-		echo "ok $_tap_n - $desc"
+	if TODO="" "$@"; then
+		echo "ok $_tap_n - $desc$todo"
 	else
-		echo "not ok $_tap_n - $desc"
-		_tap_fail=$((_tap_fail + 1))
+		echo "not ok $_tap_n - $desc$todo"
+		[ -n "$todo" ] || _tap_fail=$((_tap_fail + 1))
 	fi
 }
 

@@ -390,6 +390,8 @@ cluster_stop() {
 	_kc_cgroups_clean
 	_kc_v2_slice_clean
 	for p in $KC_DEVS; do rm -f "$p"; done
+	# KC_CLEAN: a test's own scratch paths (pyxis's runtime dir)
+	[ -z "${KC_CLEAN:-}" ] || rm -rf ${KC_CLEAN:-}
 	[ -n "${KC_KEEP:-}" ] || rm -rf "$KC_DIR"
 	KC_DIR=""
 }
@@ -413,8 +415,16 @@ kjob_done() {
 	return 1
 }
 
-# ksbatch ARGS...: submit, print the job id.
-ksbatch() { krun sbatch --parsable "$@" | cut -d';' -f1; }
+# ksbatch ARGS...: submit, print the job id.  ksrun ARGS...: srun.  With
+# KC_CONTAINER_IMAGE set, both start the job in that image (pyxis:
+# containers-setup.sh's ct_sbatch and ct_srun).
+ksbatch() {
+	if [ -n "${KC_CONTAINER_IMAGE:-}" ]; then ct_sbatch "$@"; else krun sbatch --parsable "$@"; fi |
+		cut -d';' -f1
+}
+ksrun() {
+	if [ -n "${KC_CONTAINER_IMAGE:-}" ]; then ct_srun "$@"; else krun srun "$@"; fi
+}
 
 # Make the unprivileged test user if it is missing.
 kc_user() {

@@ -10,62 +10,22 @@
 # mid-region thaws; an image without glibc runs ungated and is told so, and
 # an owner's certificate names it as a sibling that never joined the gate;
 # nothing is left frozen.  enroot, pyxis and the images
-# are built once into $KREX_CONTAINER_CACHE (scripts/container-deps.sh).
+# are built once into $KREX_CONTAINER_CACHE (scripts/container-deps.sh,
+# containers-setup.sh).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/slurm/cluster.sh"
 . "$top_srcdir/test/slurm/checks.sh"
+. "$top_srcdir/test/slurm/containers-setup.sh"
 cluster_check || skip_all "$CLUSTER_WHY"
-for c in freezer cpuset; do
-	[ -w /sys/fs/cgroup/$c/cgroup.procs ] || skip_all "no cgroup v1 $c at /sys/fs/cgroup/$c"
-done
 why=$(regions_why)
 [ -z "$why" ] || skip_all "$why"
 [ -x "$top_builddir/test/workloads/krex-hog" ] || skip_all "test/workloads not built (make check builds it)"
-
-CACHE=${KREX_CONTAINER_CACHE:-/var/cache/krex-test}
-export KREX_CONTAINER_CACHE=$CACHE
-mkdir -p "$CACHE"
-"$top_srcdir/scripts/container-deps.sh" all >"$CACHE/deps.log" 2>&1
-case $? in
-0) ;;
-77) skip_all "$(tail -n 1 "$CACHE/deps.log")" ;;
-*)
-	echo "Bail out! scripts/container-deps.sh failed: $(tail -n 3 "$CACHE/deps.log" | tr '\n' ' ')"
-	exit 1
-	;;
-esac
-PYXIS=$CACHE/pyxis-$(kc_slurm_version)/spank_pyxis.so
-[ -f "$PYXIS" ] || skip_all "no pyxis built for Slurm $(kc_slurm_version) at $PYXIS"
-IMG=$CACHE/bookworm.sqsh
-OLDIMG=$CACHE/bullseye.sqsh
-
-# This run's enroot configuration (in the cached prefix: pyxis gives enroot
-# no ENROOT_*_PATH of the job's): scratch paths, and KREX's hook made from
-# contrib/enroot/50-krex.sh.in with the build's paths.
-ECONF=$CACHE/enroot/etc/enroot
-grep -q '^# krex-test' "$ECONF/enroot.conf" || cat >>"$ECONF/enroot.conf" <<'EOC'
-# krex-test (test/slurm/containers.sh): scratch paths
-ENROOT_RUNTIME_PATH /tmp/krex-enroot/runtime-${UID}
-ENROOT_DATA_PATH /tmp/krex-enroot/data-${UID}
-ENROOT_CACHE_PATH /tmp/krex-enroot/cache-${UID}
-ENROOT_TEMP_PATH /tmp
-EOC
-sed -e "s|@bindir@|$top_builddir/krex/.libs|g" -e "s|@libdir@|$top_builddir/libregion/.libs|g" \
-	-e "s|@pythondir@|$top_srcdir/python|g" "$top_srcdir/contrib/enroot/50-krex.sh.in" \
-	>"$ECONF/hooks.d/50-krex.sh"
-chmod 755 "$ECONF/hooks.d/50-krex.sh"
-export PATH=$CACHE/enroot/bin:$PATH # slurmd, so pyxis, finds enroot
-PYXIS_RUN=$(mktemp -d /tmp/krex-pyxis.XXXXXX)
-# KREX before pyxis: pyxis starts the container in its task_init, with the
-# environment every plugin before it has set (doc/containers.md).
-KC_PLUGSTACK_AFTER="required $PYXIS runtime_path=$PYXIS_RUN"
+containers_setup
 WL=$top_builddir/test/workloads
 MOCK=/krex-ct-$$
+KC_CLEAN="$KC_CLEAN /dev/shm$MOCK"
 cluster_start cgroup 1 || skip_all "$CLUSTER_WHY"
-trap 'cluster_stop; rm -rf "$PYXIS_RUN" "/dev/shm$MOCK"' EXIT
-
-MOUNTS=$KC_DIR/work:$KC_DIR/work,$top_builddir:$top_builddir
-[ "$top_srcdir" = "$top_builddir" ] || MOUNTS=$MOUNTS,$top_srcdir:$top_srcdir
+MOUNTS=$(ct_mounts)
 # csrun ARGS...: a --krex-shared containerized step (1 shard, the image).
 csrun() { krun srun --krex-shared --gres=shard:1 --container-image="${CIMG:-$IMG}" \
 	--container-mounts="$MOUNTS" "$@"; }

@@ -194,20 +194,20 @@ suspend_run() {
 	cluster_start "$mode" 1 || skip_all "$CLUSTER_WHY"
 	plan 10
 	SIB=$(sus_sibling) || SIB=""
-	ok "$mode: the sibling runs" sib_moves
+	ok "$mode: the sibling runs" kcheck sib_moves
 	ok "$mode: suspended by Slurm before a region: no drain timeout, none late, still suspended after" \
-		check_suspended_before
+		kcheck check_suspended_before
 	ok "$mode: suspended for longer than drain_timeout: no drain timeout (cgroup: clean)" \
-		check_suspended_long "$mode"
-	ok "$mode: resumed by Slurm during a region: it does not run inside it" check_resumed_during
+		kcheck check_suspended_long "$mode"
+	ok "$mode: resumed by Slurm during a region: it does not run inside it" kcheck check_resumed_during
 	ok "$mode: suspended by Slurm during a region: still suspended after it" \
-		check_suspended_during
-	ok "$mode: suspended and resumed during a region: frozen to its end" check_both_during
-	ok "$mode: after it all, a region drains the sibling and is clean" check_after
+		kcheck check_suspended_during
+	ok "$mode: suspended and resumed during a region: frozen to its end" kcheck check_both_during
+	ok "$mode: after it all, a region drains the sibling and is clean" kcheck check_after
 	ok "$mode: no process left frozen" sus_none_frozen
 	ok "$mode: scancel of a sibling a region holds frozen: it ends before the region" \
-		check_scancel_held
-	ok "$mode: ... also when Slurm had it suspended" check_scancel_held suspended
+		kcheck check_scancel_held
+	ok "$mode: ... also when Slurm had it suspended" kcheck check_scancel_held suspended
 	[ -n "$SIB" ] && krun scancel "$SIB"
 	done_testing
 }
