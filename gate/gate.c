@@ -30,6 +30,7 @@
 #include "gate.h"
 #include "krex/region.h"
 #include "log.h"
+#include "proc.h"
 #include "timeutil.h"
 
 enum gate_state { GS_PASS = 0, GS_JOINED = 1, GS_REJOIN = 2 };
@@ -244,9 +245,10 @@ static ssize_t gate_read_small(const char *path, char *buf, size_t len)
  */
 static void gate_stall_snapshot(uint64_t stalled_ns)
 {
-	char line[1536], path[64], st[512], sc[128], *p, *q;
+	char line[1536], path[64], st[512], name[32], sc[128];
 	size_t off = 0;
-	unsigned shown = 0, more = 0;
+	unsigned more = 0;
+	struct proc_stat ps;
 	struct dirent *e;
 	DIR *d;
 
@@ -261,10 +263,12 @@ static void gate_stall_snapshot(uint64_t stalled_ns)
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%.16s/stat", e->d_name);
-		if (gate_read_small(path, st, sizeof(st)) < 0 || !(p = strchr(st, '(')) ||
-		    !(q = strrchr(st, ')')) || q[1] != ' ')
-			continue;
-		*q = 0;
+		if (gate_read_small(path, st, sizeof(st)) < 0 || proc_stat_parse(st, &ps) < 3)
+			continue; /* gone meanwhile */
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/comm", e->d_name);
+		if (gate_read_small(path, name, sizeof(name)) < 0)
+			strcpy(name, "?");
+		name[strcspn(name, "\n")] = 0;
 		snprintf(path, sizeof(path), "/proc/self/task/%.16s/syscall", e->d_name);
 		if (gate_read_small(path, sc, sizeof(sc)) < 0)
 			strcpy(sc, "?");
@@ -273,15 +277,13 @@ static void gate_stall_snapshot(uint64_t stalled_ns)
 			more++;
 			continue;
 		}
-		off += (size_t)snprintf(line + off, sizeof(line) - off, " %s/%.15s:%c:%s",
-		                        e->d_name, p + 1, q[2], sc);
-		shown++;
+		off += (size_t)snprintf(line + off, sizeof(line) - off, " %s/%s:%c:%s", e->d_name,
+		                        name, ps.state, sc);
 	}
 	closedir(d);
 	log_debug("drain: no progress for %llu ms, %u parked, %d inside the driver; threads:%s%s",
 	          (unsigned long long)(stalled_ns / NS_PER_MS), gate_parked_now(),
 	          atomic_load(&gate_inflight), line, more ? " (more not shown)" : "");
-	(void)shown;
 }
 
 static void gate_write_stats(FILE *f)
