@@ -204,22 +204,26 @@ static int closed_by_other(const struct drainer *d)
 	return 0;
 }
 
-/* The drain thread: wait on the generation word, ack every generation that closes our gates. */
+/*
+ * The drain thread: ack every generation that closes our gates.  It looks at
+ * the page before it waits (as libregion's does): a gate closed between the
+ * registration and this thread's start is acked too, not taken for the
+ * state it began in.
+ */
 static void *drain_thread(void *arg)
 {
 	struct drainer *d = arg;
-	uint32_t seen = __atomic_load_n(&d->page->generation, __ATOMIC_ACQUIRE), gen;
 	struct timespec ts = {0, 100 * 1000 * 1000};
+	uint32_t acked = 0, gen;
 	union proto_body m;
 
 	for (;;) {
-		syscall(SYS_futex, &d->page->generation, FUTEX_WAIT, seen, &ts, NULL, 0);
 		gen = __atomic_load_n(&d->page->generation, __ATOMIC_ACQUIRE);
-		if (gen == seen)
+		if (gen == acked || !closed_by_other(d)) {
+			syscall(SYS_futex, &d->page->generation, FUTEX_WAIT, gen, &ts, NULL, 0);
 			continue;
-		seen = gen;
-		if (!closed_by_other(d))
-			continue;
+		}
+		acked = gen;
 		if (d->newcomers)
 			newcomers(d);
 		memset(&m, 0, sizeof(m));

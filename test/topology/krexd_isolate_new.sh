@@ -50,8 +50,12 @@ case_run() {
 		test "$(sed -n 's/^drain-mask //p' "$KT_DIR/sib.out")" = "$(expand_list "$all")"
 	child=$(sed -n 's/^forked //p' "$KT_DIR/sib.out")
 	KT_PIDS="$KT_PIDS $child"
-	held=$(cpus_of "${child:-0}" 2>/dev/null)
-	diag "$fz: held: sibling $sib, its child $child on $held (all: $all)"
+	# the sibling's CPUs once the region holds (isolated), not while it
+	# drains; its child, frozen, is moved with its cpuset (cgroup1) but
+	# not by affinity (signal: the participant's pid only)
+	wait_for 10 grep -qs granted "$KT_DIR/own.out"
+	held=$(cpus_of "$sib" 2>/dev/null)
+	diag "$fz: held: sibling $sib on $held, its child $child on $(cpus_of "${child:-0}" 2>/dev/null) (all: $all)"
 	wait_for 10 kt_gone "$own"
 	ok "$fz: the sibling's threads (re-pinned, new) back on $all" tasks_on "$sib" "$all"
 	ok "$fz: the child it forked during the region back on $all" tasks_on "${child:-0}" "$all"
