@@ -49,18 +49,21 @@ static _Atomic int gate_rejoining;
  * on a GPU merely shared it waits for its own previous launch, which the
  * drain waits for too, and letting it through would only add work.
  */
-static _Atomic int gate_pass;   /* launches the pass still lets through (on while > 0) */
-static _Atomic int gate_parked; /* threads stepped back, and suspect bounded-queue waiters */
-static int gate_drain_passes;   /* passes in this drain (the drain thread's) */
-static int gate_drain_snapped;  /* this drain's stalled-thread snapshot logged */
+static _Atomic int gate_pass;         /* launches the pass still lets through (on while > 0) */
+static _Atomic int gate_parked;       /* threads stepped back, and suspect bounded-queue waiters */
+static int gate_drain_passes;         /* passes in this drain (the drain thread's) */
+static _Atomic int gate_through;      /* 1 during a drain's first round (gate_enter_busy()) */
+static _Atomic int gate_through_left; /* submissions it may still let through */
+static int gate_drain_snapped;        /* this drain's stalled-thread snapshot logged */
 static unsigned gate_cap;
 static uint64_t gate_qns;
 static char *gate_counts_path;
 int gate_counting;
 static _Atomic unsigned long gate_stats[GST_COUNT];
 static const char *const gate_stat_names[GST_COUNT] = {
-        "gate.queue_waits",      "gate.queue_gave_up", "gate.drains",         "gate.drain_late",
-        "gate.drain_incomplete", "gate.drain_passes",  "gate.passed_launches"};
+        "gate.queue_waits",     "gate.queue_gave_up",    "gate.drains",
+        "gate.drain_late",      "gate.drain_incomplete", "gate.drain_passes",
+        "gate.passed_launches", "gate.through_launches"};
 
 void gate_stat_add(enum gate_stat st)
 {
@@ -352,6 +355,7 @@ static void gate_atfork_child(void)
 	atomic_store(&gate_rejoining, 0);
 	atomic_store(&gate_pass, 0);
 	atomic_store(&gate_parked, 0);
+	atomic_store(&gate_through, 0);
 	for (b = gate_backends; b < gate_backends_end; b++)
 		if ((*b)->forget)
 			(*b)->forget();
@@ -453,6 +457,30 @@ int gate_enter(void)
 	}
 }
 
+int gate_through_open(void)
+{
+	return atomic_load_explicit(&gate_through, memory_order_relaxed);
+}
+
+int gate_enter_busy(void)
+{
+	int left;
+
+	if (!atomic_load(&gate_through))
+		return 0;
+	/* counted inside the driver first: the drain closes the first round,
+	 * then waits for the calls inside the driver before its next one */
+	atomic_fetch_add(&gate_inflight, 1);
+	left = atomic_load(&gate_through_left);
+	while (atomic_load(&gate_through) && left > 0)
+		if (atomic_compare_exchange_weak(&gate_through_left, &left, left - 1)) {
+			gate_stat_add(GST_THROUGH_LAUNCHES);
+			return 1;
+		}
+	gate_leave(1);
+	return 0;
+}
+
 void gate_leave(int joined)
 {
 	if (!joined)
@@ -495,6 +523,14 @@ static int gate_wait_inflight(uint64_t deadline)
 	return 0;
 }
 
+/* Did the drain's last round let threads through (a pass, or onto busy
+ * streams)?  Then the next one waits for what they submitted. */
+static int gate_round_let_through(int passes, unsigned long busy)
+{
+	return gate_drain_passes != passes ||
+	       atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]) != busy;
+}
+
 /*
  * The drain callback, run by libkrexregion's drain thread once krexd has
  * closed a gate of ours: wait (bounded) for calls already past the gate,
@@ -503,9 +539,11 @@ static int gate_wait_inflight(uint64_t deadline)
  * never passes through gate_enter().  Everything is bounded by one
  * deadline, drain_timeout: a drain that cannot complete (work that only a
  * host thread now waiting at the gate would release) answers late instead
- * of hanging; but when it makes no progress while threads of ours wait for
- * it, it lets them through (the pass, gate_pass_begin()) and then waits for
- * what they submitted too.  Returns 0, or -1 when late or incomplete.
+ * of hanging.  In its first round it lets submissions onto streams that
+ * were busy at the close through (gate_enter_busy()); when it makes no
+ * progress while threads of ours wait for it, it lets them through too (the
+ * pass, gate_pass_begin()); either way a next round waits for what they
+ * submitted.  Returns 0, or -1 when late or incomplete.
  */
 static int gate_drain(void *arg)
 {
@@ -514,6 +552,7 @@ static int gate_drain(void *arg)
 	const struct gate_backend *const *b;
 	uint64_t t0 = time_now_ns(), t_in = 0;
 	unsigned long through0 = atomic_load(&gate_stats[GST_PASSED_LAUNCHES]);
+	unsigned long busy0 = atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]), busy;
 	unsigned parked0 = gate_parked_now();
 	int passes, rc, rounds = 0;
 
@@ -526,15 +565,25 @@ static int gate_drain(void *arg)
 	 * by one that waits for what they submitted, with the gate shut again. */
 	do {
 		passes = gate_drain_passes;
+		busy = atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]);
+		if (!rounds) {
+			/* the first round: submissions onto busy streams go
+			 * through (gate_enter_busy()), also while it waits for
+			 * calls inside the driver (a synchronous read behind
+			 * the work a thread must release) */
+			atomic_store(&gate_through_left, GATE_THROUGH_MAX);
+			atomic_store(&gate_through, 1);
+		}
 		rc = gate_wait_inflight(deadline);
 		if (!rounds++)
 			t_in = time_now_ns() - t0;
 		for (b = gate_backends; b < gate_backends_end; b++)
 			if ((*b)->drain && (*b)->drain(deadline) < 0)
 				rc = -1;
+		atomic_store(&gate_through, 0);
 		gate_pass_end();
-	} while (gate_drain_passes != passes && time_now_ns() < deadline);
-	if (gate_drain_passes != passes) {
+	} while (gate_round_let_through(passes, busy) && time_now_ns() < deadline);
+	if (gate_round_let_through(passes, busy)) {
 		/* the deadline passed in a round that let threads through */
 		if (gate_wait_inflight(deadline + 50 * NS_PER_MS) < 0)
 			log_warn("drain: threads let through are still inside the driver");
@@ -545,10 +594,11 @@ static int gate_drain(void *arg)
 	else if (rc < 0)
 		gate_stat_add(GST_DRAIN_INCOMPLETE);
 	log_debug(
-	        "drain: %llu us (calls inside the driver: %llu us), %d round(s), %d pass(es), %lu launch(es) let through, %u thread(s) parked at the start, status %d",
+	        "drain: %llu us (calls inside the driver: %llu us), %d round(s), %d pass(es), %lu launch(es) let through, %lu onto busy streams, %u thread(s) parked at the start, status %d",
 	        (unsigned long long)((time_now_ns() - t0) / 1000),
 	        (unsigned long long)(t_in / 1000), rounds, gate_drain_passes,
-	        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0, parked0, rc);
+	        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0,
+	        atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]) - busy0, parked0, rc);
 	atomic_store(&gate_draining, 0);
 	gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 	return rc;

@@ -61,6 +61,7 @@ enum gate_stat {
 	GST_DRAIN_INCOMPLETE, /* drains that could not see some work */
 	GST_DRAIN_PASSES,     /* stalled drains that let parked threads through */
 	GST_PASSED_LAUNCHES,  /* submissions made through such a pass */
+	GST_THROUGH_LAUNCHES, /* submissions onto a stream busy at the close, not held */
 	GST_COUNT
 };
 void gate_stat_add(enum gate_stat st);
@@ -85,6 +86,25 @@ void gate_stat_add(enum gate_stat st);
 #define GATE_SNAP_NS (50ull * 1000 * 1000) /* a stall this long: gate_stall_snapshot() */
 #define GATE_PASS_MAX 16                   /* passes a drain */
 #define GATE_PASS_LAUNCHES 4 /* submissions a pass lets through, all threads together */
+
+/*
+ * A drain's first round lets a submission onto a stream that still had work
+ * in flight when the gate closed through at once, without parking it (a
+ * backend asks with gate_enter_busy() before gate_enter()): the drain waits
+ * for that stream anyway, and the thread may be the one that must release
+ * the work in flight from the host.  XLA's timer launches a kernel that
+ * spins on a host flag (its delay kernel), then its timed kernels, then
+ * stores the flag: held at the gate between the two, the thread left the
+ * spin kernel running for the stall threshold at least, and on the H200
+ * JAX's autotuning then timed out ("Delay kernel timed out", issue 20).
+ * The drain then waits, in a next round with the gate shut, for what went
+ * through.  At most GATE_THROUGH_MAX submissions a drain; a stream that
+ * was idle at the close, or a submission after the first round, parks.
+ */
+#define GATE_THROUGH_MAX 64
+int gate_enter_busy(void);
+/* 1 while the drain's first round lets submissions onto busy streams through. */
+int gate_through_open(void);
 
 /* The bounded queue's wait (gq_ops.wait): poll query (1 done, 0 not yet,
  * < 0 error) for at most limit_ns, counted. */

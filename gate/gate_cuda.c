@@ -189,7 +189,11 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 	 * driver, so a drain does not wait for it, and it meets a closed gate
 	 * when it wakes instead of adding to the work being drained. */
 	t->q = cu_hooks[id].kind == GK_LAUNCH ? gate_cuda_queue_before(s, pt) : NULL;
-	t->joined = gate_enter();
+	/* A drain's first round lets work onto a stream busy at the close
+	 * through: this thread may release that work from the host (gate.h). */
+	t->joined = gate_through_open() && gate_cuda_stream_busy(s) ? gate_enter_busy() : 0;
+	if (!t->joined)
+		t->joined = gate_enter();
 	if (t->joined) {
 		CUcontext c = gate_cuda_track(s);
 

@@ -28,6 +28,7 @@ typedef CUresult (*ev_record_fn)(CUevent, CUstream);
 typedef CUresult (*ev_sync_fn)(CUevent);
 typedef CUresult (*ev_elapsed_fn)(float *, CUevent, CUevent);
 typedef CUresult (*is_capturing_fn)(CUstream, int *);
+typedef CUresult (*stream_query_fn)(CUstream);
 typedef CUresult (*exchange_mode_fn)(CUstreamCaptureMode *);
 typedef CUresult (*stream_create_fn)(CUstream *, unsigned int);
 typedef CUresult (*mod_load_fn)(CUmodule *, const void *);
@@ -48,6 +49,7 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned i
 	X(ev_elapsed_fn, cuEventElapsedTime_v2)                                                    \
 	X(ev_elapsed_fn, cuEventElapsedTime)                                                       \
 	X(is_capturing_fn, cuStreamIsCapturing)                                                    \
+	X(stream_query_fn, cuStreamQuery)                                                          \
 	X(exchange_mode_fn, cuThreadExchangeStreamCaptureMode)                                     \
 	X(stream_create_fn, cuStreamCreate)                                                        \
 	X(mod_load_fn, cuModuleLoadData)                                                           \
@@ -74,6 +76,11 @@ int gate_cuda_query(void *ev);
 /* A submission to stream s by this thread, joined: the context it went
  * to (tracked for the drain), or NULL. */
 CUcontext gate_cuda_track(CUstream s);
+
+/* 1 when stream s (of the current context) has work in flight, not being
+ * captured (a drain's first round lets submissions there through:
+ * gate_enter_busy()). */
+int gate_cuda_stream_busy(CUstream s);
 
 /* A kernel launch to s in c: the warm-up after a grant runs there too. */
 void gate_cuda_note_launch(CUcontext c, CUstream s);

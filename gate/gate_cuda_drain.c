@@ -235,6 +235,26 @@ void gate_cuda_destroy_before(CUstream s)
 	pthread_mutex_unlock(&cu_cap_mu);
 }
 
+/*
+ * Does s still have work in flight (asked in a drain's first round, from
+ * the submitting thread)?  cuStreamQuery in relaxed capture mode; a stream
+ * being captured queues nothing, so it is not busy.
+ */
+int gate_cuda_stream_busy(CUstream s)
+{
+	stream_query_fn query = gate_cuStreamQuery();
+	CUstreamCaptureMode m;
+	CUresult r;
+	int relaxed;
+
+	if (!query || gate_cuda_capturing(s))
+		return 0;
+	relaxed = gate_relax(gate_cuThreadExchangeStreamCaptureMode(), &m);
+	r = query(s);
+	gate_unrelax(gate_cuThreadExchangeStreamCaptureMode(), relaxed, &m);
+	return r == CUDA_ERROR_NOT_READY;
+}
+
 #define CU_MAX_TARGETS (CU_MAX_STREAMS + CU_MAX_CTX)
 
 /*

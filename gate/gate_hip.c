@@ -182,11 +182,12 @@ static void gate_hip_forget(void)
 typedef hipError_t (*hip_evcreate0_fn)(hipEvent_t *);
 typedef hipError_t (*hip_elapsed_fn)(float *, hipEvent_t, hipEvent_t);
 typedef hipError_t (*hip_capturing_fn)(hipStream_t, int *);
+typedef hipError_t (*hip_squery_fn)(hipStream_t);
 
-enum { HQ_CREATE, HQ_CREATE0, HQ_RECORD, HQ_QUERY, HQ_ELAPSED, HQ_CAPTURING, HQ_COUNT };
-static const char *const hq_names[HQ_COUNT] = {"hipEventCreateWithFlags", "hipEventCreate",
-                                               "hipEventRecord",          "hipEventQuery",
-                                               "hipEventElapsedTime",     "hipStreamIsCapturing"};
+enum { HQ_CREATE, HQ_CREATE0, HQ_RECORD, HQ_QUERY, HQ_ELAPSED, HQ_CAPTURING, HQ_SQUERY, HQ_COUNT };
+static const char *const hq_names[HQ_COUNT] = {
+        "hipEventCreateWithFlags", "hipEventCreate",       "hipEventRecord", "hipEventQuery",
+        "hipEventElapsedTime",     "hipStreamIsCapturing", "hipStreamQuery"};
 static _Atomic(void *) hq_sym[HQ_COUNT];
 
 static void *hq(int i)
@@ -267,6 +268,22 @@ static int hip_gq_wait(void *ev, uint64_t limit_ns, uint64_t suspect_ns)
 static const struct gq_ops hip_gq_ops = {hip_gq_create,  hip_gq_record,    NULL,       hip_gq_query,
                                          hip_gq_elapsed, hip_gq_capturing, hip_gq_wait};
 
+/* In a drain's first round: s has work in flight (gate_enter_busy(), gate.h). */
+static int gate_hip_stream_busy(hipStream_t s)
+{
+	hip_squery_fn f = (hip_squery_fn)hq(HQ_SQUERY);
+	hipStreamCaptureMode m;
+	hipError_t r;
+	int relaxed;
+
+	if (!f || hip_gq_capturing((void *)s))
+		return 0;
+	relaxed = gate_relax(hip_xmode(), &m);
+	r = f(s);
+	gate_unrelax(hip_xmode(), relaxed, &m);
+	return r == hipErrorNotReady;
+}
+
 #define HIP_GQ_STREAMS 8
 static __thread struct gq hip_gq[HIP_GQ_STREAMS];
 
@@ -308,7 +325,11 @@ static hipError_t gate_hip_capture(int kind, hipError_t r)
 		if (kind >= GK_CAPTURE_BEGIN) /* not a submission: never gated */                  \
 			return gate_hip_capture(kind, gate_fn args);                               \
 		q = gate_hip_queue_before(kind, (hipStream_t)(stream));                            \
-		joined = gate_enter();                                                             \
+		joined = gate_through_open() && gate_hip_stream_busy((hipStream_t)(stream))        \
+		                 ? gate_enter_busy()                                               \
+		                 : 0;                                                              \
+		if (!joined)                                                                       \
+			joined = gate_enter();                                                     \
 		if (joined)                                                                        \
 			gate_hip_track();                                                          \
 		r = gate_fn args;                                                                  \

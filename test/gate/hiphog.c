@@ -2,8 +2,8 @@
 /*
  * hiphog - a HIP hog for the gate tests, against the mock libamdhip64.so:
  * launches kernels of US microseconds with hipLaunchKernel on a stream
- * (asynchronously) until killed or 60 s, writing its launch count to FILE
- * every 100 launches.
+ * (asynchronously) until killed, 60 s or FILE.stop exists, writing its
+ * launch count to FILE every 100 launches.
  *
  *	hiphog US FILE
  *	hiphog capture MODE DIR
@@ -86,18 +86,22 @@ int main(int argc, char **argv)
 	hipStream_t s;
 	time_t t0 = time(NULL);
 	unsigned long n = 0;
+	char stop[4096];
 	FILE *f;
 
 	if (argc == 4 && strcmp(argv[1], "capture") == 0)
 		return hipInit(0) == hipSuccess ? capture(argv[2], argv[3]) : 2;
 	if (argc != 3 || hipInit(0) != hipSuccess || hipStreamCreate(&s) != hipSuccess)
 		return 2;
+	snprintf(stop, sizeof(stop), "%s.stop", argv[2]);
 	while (time(NULL) - t0 < 60) {
 		if (hipLaunchKernel((const void *)main, grid, block, args, 0, s) != hipSuccess)
 			return 1;
 		if (++n % 100 == 0 && (f = fopen(argv[2], "w"))) {
 			fprintf(f, "%lu\n", n);
 			fclose(f);
+			if (access(stop, F_OK) == 0)
+				break; /* exits, writing the gate's counts */
 		}
 	}
 	return 0;

@@ -8,20 +8,22 @@
 # goes on once the gate is closed): before the spin kernel, after it,
 # between the timed kernels, after the last, after the release.  Where the
 # releasing thread would park at the gate while the drain waits for the
-# spin kernel, the drain, stalled, must let it through: the spin kernel is
-# released by the host (not its timeout), the drain completes (status 0,
-# not late), nothing runs after the ack, and the pass is counted in the
-# gate's counts.  The same with the bounded queue on (queue_cap 1, queue
-# time 1 ms), where the thread waits for the spin kernel in the queue first
-# (it gives up there by itself, then parks at the gate); with 12 and 40
-# timed kernels between the spin kernel and the release (an XLA candidate of
-# several kernels: the drain must go on letting the releasing thread through
-# while it stays stalled; with 2 passes of 4 launches the 12-kernel sequence
-# timed out; 40 without the bounded queue); and once through the real libkrexregion and krexd (`krex
-# run`, `krex region`).
+# spin kernel, its launches onto that busy stream go through at once (the
+# drain's first round, gate.h): the spin kernel is released by the host
+# (not its timeout), the drain completes (status 0, not late), nothing runs
+# after the ack, gate.through_launches counts them and, without the
+# bounded queue, no pass (10 ms held) was needed.  The same with the
+# bounded queue on (queue_cap 1, queue time 1 ms), where the thread waits
+# for the spin kernel in the queue first (the queue's own limit, region or
+# not; a pass may end that wait); with 12 and 40 timed kernels between the
+# spin kernel and the release (an XLA candidate of several kernels); with a
+# second thread inside the driver in a synchronous read-back; floods that
+# never stop launching onto busy streams (at most 64 through a drain); and
+# once through the real libkrexregion and krexd (`krex run`, `krex
+# region`).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 69
+plan 80
 
 # xla POINT CAP US: one sequence with the gate closed at POINT.
 xla() {
@@ -45,19 +47,29 @@ xla() {
 	touch "$d/end"
 	wait "$P" 2>/dev/null
 	# every gated process of the command writes its counts: sum them
-	c=$(awk '$2 ~ /^gate\.(drain|passed|queue_gave)/ { n[$2] += $3 }
+	c=$(awk '$2 ~ /^gate\.(drain|passed|queue_gave|through)/ { n[$2] += $3 }
 		END { for (k in n) printf "%s=%d ", substr(k, 6), n[k] }' "$d/counts" 2>/dev/null)
 	diag "point $1: $(cat "$d/out" 2>/dev/null); $c"
 	ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): the spin kernel was released by the host" \
 		grep -q "released status=1 " "$d/out"
 	passes=$(awk '$2 == "gate.drain_passes" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
+	through=$(awk '$2 == "gate.through_launches" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
+	what="queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}"
 	case $1 in
 	1 | 2)
-		ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): the stalled drain's pass is counted (${passes:-none})" \
-			[ "${passes:-0}" -ge 1 ] ;;
+		# the releasing thread's launches onto its busy stream go
+		# through at once; with the bounded queue it first waits
+		# there for its spin kernel (the queue's own limit, region or
+		# not), and that suspect wait may take a pass
+		ok "point $1 ($what): the releasing thread was not held at the gate (through ${through:-none})" \
+			[ "${through:-0}" -ge 1 ]
+		if [ "$2" = 0 ]; then
+			ok "point $1 ($what): so the drain never stalled (passes ${passes:-none})" \
+				[ "${passes:-0}" = 0 ]
+		fi ;;
 	*)
-		ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): no pass was needed (${passes:-none})" \
-			[ "${passes:-0}" = 0 ] ;;
+		ok "point $1 ($what): nothing let through, no pass needed (through ${through:-none}, passes ${passes:-none})" \
+			[ "${passes:-0}" = 0 -a "${through:-0}" = 0 ] ;;
 	esac
 }
 
@@ -87,6 +99,39 @@ xla 2 0 0
 xla 2 1 1000
 unset XLA_SYNC
 
+# A sibling that never stops launching onto its busy streams (CUDA: 4
+# threads, 2 ms kernels on their own stream, per-thread and legacy default
+# streams; HIP: one stream of 2 ms kernels), the bounded queue by count
+# only (8 launches a mark): the drain's first round lets at most 64
+# launches through, the rest park, the drain completes and nothing runs
+# after the ack.
+# flood NAME COUNTFILE CMD...
+flood() {
+	local name=$1 cf=$2 d=$T/flood-$1 st us through
+	shift 2
+	mkdir -p "$d"
+	page init 8 0
+	a0=$(page get acks)
+	bg_gated env KREX_GATE_COUNTS="$d/counts" "$@"
+	P=$!
+	wait_for 10 counter_ge "$cf" 40 || diag "$name flood: the sibling did not launch"
+	page close
+	page wait-acks $((a0 + 1)) 10000 || diag "$name flood: no ack in 10 s"
+	st=$(page get ack_status)
+	us=$(page get drain_us)
+	ok "$name flood: the drain completed in $((us / 1000)) ms (status $st)" [ "$st" = 0 ]
+	ok "$name flood: nothing queued runs after the ack" stable 100
+	page open
+	touch "$d/stop" "$cf.stop"
+	wait "$P" 2>/dev/null
+	through=$(awk '$2 == "gate.through_launches" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
+	ok "$name flood: launches onto busy streams went through, at most 64 ($through)" \
+		[ "${through:-0}" -ge 1 -a "${through:-0}" -le 64 ]
+}
+mkdir -p "$T/flood-cuda" "$T/flood-hip"
+flood cuda "$T/flood-cuda/count" ./capturer threads 4 "$T/flood-cuda"
+flood hip "$T/flood-hip/count" ./hiphog 2000 "$T/flood-hip/count"
+
 # A drain stalled with nothing parked and nothing inside the driver (the
 # releasing thread busy elsewhere: here it waits for DIR/go, at point 2,
 # behind its spin kernel): at KREX_LOG=debug the gate says, once per drain
@@ -112,8 +157,8 @@ wait "$P" 2>/dev/null
 
 # The same through the real libkrexregion and krexd (point 1): the sibling
 # under `krex run`, a region from `krex region`; the sibling goes on once
-# krexd has logged that it closed the gates (-v), so it parks at the gate
-# while the drain waits for its spin kernel.
+# krexd has logged that it closed the gates (-v), so its launches meet the
+# closed gate while the drain waits for its spin kernel (and go through).
 KREXD=$top_builddir/krexd/krexd
 KREX=$top_builddir/krex/krex
 if [ -x "$KREXD" ] && [ -x "$KREX" ]; then
@@ -142,10 +187,10 @@ if [ -x "$KREXD" ] && [ -x "$KREX" ]; then
 	touch "$T/real/end"
 	wait "$S"
 	src=$?
-	c=$(awk '$2 ~ /^gate\.(drain|passed)/ { n[$2] += $3 }
+	c=$(awk '$2 ~ /^gate\.(drain|passed|through)/ { n[$2] += $3 }
 		END { for (k in n) printf "%s=%d ", substr(k, 6), n[k] }' "$T/real/counts" 2>/dev/null)
-	ok "krexd: the pass is in the gate's counts ($c)" \
-		sh -c "awk '\$2 == \"gate.drain_passes\" { n += \$3 } END { exit !(n >= 1) }' '$T/real/counts'"
+	ok "krexd: the releasing thread went through onto its busy stream, in the gate's counts ($c)" \
+		sh -c "awk '\$2 == \"gate.through_launches\" { n += \$3 } END { exit !(n >= 1) }' '$T/real/counts'"
 	ok "krexd: the sibling ran to its end (krex run exited $src)" [ "$src" = 0 ]
 
 	# drain_boost: while krexd waits for a drain (held here at point 2: the

@@ -140,6 +140,15 @@ EXPORT hipError_t hipStreamSynchronize(hipStream_t s)
 	return hipSuccess;
 }
 
+EXPORT hipError_t hipStreamQuery(hipStream_t s)
+{
+	struct mock_stream *ms = mstream(s);
+
+	if (mock_unsafe(ms, 0))
+		return hipErrorStreamCaptureUnsupported;
+	return mock_done(ms, ms ? ms->submitted : 0) ? hipSuccess : 600; /* hipErrorNotReady */
+}
+
 EXPORT hipError_t hipEventCreate(hipEvent_t *e)
 {
 	*e = calloc(1, sizeof(**e));

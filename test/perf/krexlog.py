@@ -8,7 +8,8 @@ time, as the ack carries it), the grant, the region's cost (entry_us: gates
 closed to grant; exit_us: the unwind) and its end (held).  Each gate at
 KREX_LOG=debug logs its own drain: its time, the time spent waiting for calls
 already inside the driver, rounds, passes (parked threads let through), the
-launches those passes let through, the threads parked at its start.  The
+launches those passes let through, those let onto busy streams, the threads
+parked at its start.  The
 benchmark drivers (fidelity.py, agents.py) name their participants with
 `krex run --label`, and krexd logs each label when the participant
 registers: that maps a participant to the sibling (workload or role) the
@@ -31,6 +32,8 @@ driver started.  This module turns those logs into one row per sibling:
   in_driver_p95_ms  the gate's wait for calls already inside the driver
   passes, let_through  the gate's passes and the launches they let through,
                  summed: work it had to release itself
+  onto_busy      launches its gate let through onto streams busy in a
+                 drain's first round, summed (older gates: 0)
   parked_max     most threads parked at its gate when a drain began
 
 No figure of krexd's ack line is invented: what the wire carries (the drain
@@ -56,16 +59,17 @@ RE_COST = re.compile(r"region (\d+): cost .*\bentry_us=(\d+) .*\bexit_us=(\d+)")
 RE_END = re.compile(r"region (\d+) ends \(\d+\): outcome \d+, held (\d+) us")
 RE_GATE = re.compile(r"krex-gate: debug: drain: (\d+) us \(calls inside the driver: (\d+) us\), "
                      r"(\d+) round\(s\), (\d+) pass\(es\), (\d+) launch\(es\) let through, "
+                     r"(?:(\d+) onto busy streams, )?"
                      r"(\d+) thread\(s\) parked at the start, status (-?\d+)")
 
 COLS = ["sibling", "participants", "drains", "slowest", "wait_p50_ms", "wait_p95_ms",
         "wait_max_ms", "own_p50_ms", "own_p95_ms", "own_max_ms", "failed", "gated_ms",
-        "gate_drains", "in_driver_p95_ms", "passes", "let_through", "parked_max"]
+        "gate_drains", "in_driver_p95_ms", "passes", "let_through", "onto_busy", "parked_max"]
 DIGITS = {c: 3 for c in COLS if c.endswith("_ms")}
 DIGITS["gated_ms"] = 1
 TITLE = ("Drain per sibling (ms; wait: krexd's, gates closed to the ack; own: the gate's "
          "drain; slowest: regions whose drain it ended; gated: its non-region GPU work held "
-         "back, gates closed to unwind end; passes/let_through/parked: the gate's own line)")
+         "back, gates closed to unwind end; passes/let_through/onto_busy/parked: the gate's own line)")
 
 
 def parse_krexd(lines):
@@ -109,9 +113,9 @@ def parse_gate(lines):
     for ln in lines:
         m = RE_GATE.search(ln)
         if m:
-            v = [int(x) for x in m.groups()]
+            v = [int(x) if x is not None else 0 for x in m.groups()]
             out.append(dict(us=v[0], in_driver_us=v[1], rounds=v[2], passes=v[3],
-                            let_through=v[4], parked=v[5], status=v[6]))
+                            let_through=v[4], onto_busy=v[5], parked=v[6], status=v[7]))
     return out
 
 
@@ -192,6 +196,7 @@ def table(parsed, name_of, gates=None, expected=()):
             d["in_driver_p95_ms"] = P.percentile([x["in_driver_us"] / 1000.0 for x in g], 95)
             d["passes"] = sum(x["passes"] for x in g)
             d["let_through"] = sum(x["let_through"] for x in g)
+            d["onto_busy"] = sum(x["onto_busy"] for x in g)
             d["parked_max"] = max((x["parked"] for x in g), default=None)
         out.append(d)
     return out

@@ -48,7 +48,7 @@ planted() {
 	    "async": dict(participants=1, drains=3, slowest=2, failed=0, wait_p50_ms=2.0,
 	                  wait_p95_ms=2.9, wait_max_ms=3.0, own_p50_ms=1.9, own_p95_ms=1.99,
 	                  own_max_ms=2.0, gated_ms=21.5, gate_drains=2, in_driver_p95_ms=1.43,
-	                  passes=2, let_through=7, parked_max=4),
+	                  passes=2, let_through=7, onto_busy=5, parked_max=4),
 	    "sync": dict(participants=1, drains=2, slowest=1, failed=1, wait_p50_ms=2.25,
 	                 wait_p95_ms=2.925, wait_max_ms=3.0, gated_ms=21.5),
 	    "victim": dict(participants=1, drains=0, slowest=0, wait_p50_ms=None, gated_ms=0.0),
