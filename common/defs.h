@@ -51,7 +51,7 @@
  * those other parts rely on too, and the bounds ------------------------- */
 
 #define KREX_DEFAULT_DRAIN_TIMEOUT_MS 2000 /* drain_timeout */
-/* libkrexregion's drain thread calls itself this (krexd's drain_boost finds it) */
+/* libkrexregion's drain thread calls itself this (the gate's stall snapshot shows it) */
 #define KREX_DRAIN_THREAD_NAME "krex-drain"
 #define KREX_DEFAULT_QUEUE_TIMEOUT_MS 600000 /* how long a begin may wait in the queue */
 #define KREX_DEFAULT_GATE_TIMEOUT_MS 120000  /* longest a gated thread waits before failing open */

@@ -40,10 +40,6 @@ struct conn {
 	struct part *part;
 	pid_t member_pid;
 	int gate;                        /* registered with PROTO_REG_GATE */
-	pid_t drain_tid;                 /* its drain thread (boost.c); 0 not found yet, -1 never */
-	int drain_finds;                 /* scans for it so far */
-	int drain_nice;                  /* its nice before the boost */
-	int boosted;                     /* drain_boost applied, to be undone */
 	struct region *region;           /* queued or held by this connection */
 	struct krex_certificate expired; /* a revoked region's, kept for END */
 	int have_expired;

@@ -25,14 +25,13 @@ struct krexd_config {
 	uint64_t freeze_timeout_ns;
 	uint64_t
 	        queue_timeout_ns; /* longest a begin waits in the queue (when it asks for no less) */
-	uint64_t gate_timeout_ns; /* handed to gates: longest a gated thread waits */
-	unsigned drain_boost;     /* the drain thread's nice lowered by this while drained, 0 off */
-	unsigned queue_cap;       /* launches between gate events, 0 = off (handed to gates) */
-	uint64_t queue_time_ns;   /* GPU time a stream may queue, 0 = count only (to gates) */
-	int freezer;              /* enum freezer_kind */
-	int isolate;              /* enum isolate_mode, stored for the isolation work */
-	char region_cores[256];   /* stored for the isolation work */
-	char topology[512];       /* xml path or synthetic:..., stored for the isolation work */
+	uint64_t gate_timeout_ns;     /* handed to gates: longest a gated thread waits */
+	unsigned queue_cap;           /* launches between gate events, 0 = off (handed to gates) */
+	uint64_t queue_time_ns;       /* GPU time a stream may queue, 0 = count only (to gates) */
+	int freezer;                  /* enum freezer_kind */
+	int isolate;                  /* enum isolate_mode, stored for the isolation work */
+	char region_cores[256];       /* stored for the isolation work */
+	char topology[512];           /* xml path or synthetic:..., stored for the isolation work */
 	char gpus[KREX_MAX_GPUS * 8]; /* comma list seeding the GPU table */
 	double max_share;             /* 1.0 = off */
 	uint64_t share_window_ns;

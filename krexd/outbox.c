@@ -17,7 +17,6 @@
 
 #include "krexd.h"
 #include "conn.h"
-#include "boost.h"
 #include "quota.h"
 #include "outbox.h"
 #include "part.h"
@@ -188,7 +187,6 @@ void conn_close(struct krexd *k, struct conn *c)
 {
 	if (c->dead)
 		return;
-	boost_end(c);
 	c->dead = 1;
 	log_debug("connection %llu (pid %d) closed", (unsigned long long)c->serial, (int)c->pid);
 	epoll_ctl(k->epfd, EPOLL_CTL_DEL, c->fd, NULL);

@@ -14,7 +14,6 @@
 
 #include "region_int.h"
 #include "outbox.h"
-#include "boost.h"
 #include "conn.h"
 #include "log.h"
 #include "timeutil.h"
@@ -154,7 +153,6 @@ void region_close(struct krexd *k, struct region *r, uint64_t now, const struct 
 			    pending_add(r, c->serial) == 0) {
 				r->sibs[i].gate = 1;
 				r->sibs[i].pending++;
-				boost_begin(c, k->cfg.drain_boost);
 			}
 	log_debug("region %llu: gates closed (generation %u), %zu siblings, %zu acks due%s",
 	          (unsigned long long)r->rq.id, r->close_gen, r->nsibs, r->npending,
@@ -218,7 +216,6 @@ void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a
 			continue;
 		if (!pending_take(r, c->serial))
 			continue;
-		boost_end(c);
 		/* Where a drain's time went, per sibling: krexd's wait for this ack
 		 * against the gate's own drain (the rest is delivery and wake-up). */
 		log_debug(
@@ -394,24 +391,11 @@ void sib_freeze_soon(struct krexd *k, struct region *r, struct sib *s)
 	s->soon = r->soon = k->freeze_soon = 1;
 }
 
-/* The drain is over: the boost of those still due an ack ends too. */
-static void region_unboost(struct krexd *k, struct region *r)
-{
-	struct conn *c;
-	size_t i;
-
-	for (i = 0; i < r->npending; i++)
-		for (c = k->conns; c; c = c->next)
-			if (c->serial == r->pending[i])
-				boost_end(c);
-}
-
 void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 {
 	size_t i;
 
 	r->cert.drain_us = us(now - r->t_close);
-	region_unboost(k, r); /* those that did not answer in time */
 	for (i = 0; i < r->nsibs; i++) {
 		struct sib *s = &r->sibs[i];
 		if (s->pending)

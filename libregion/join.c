@@ -333,8 +333,7 @@ static void *drain_main(void *arg)
 
 	(void)arg;
 	in_drain_thread = 1;
-	/* by this name krexd finds the thread to run ahead while it drains
-	 * (drain_boost in krexd.conf(5)) */
+	/* by this name the gate's stall snapshot (KREX_LOG=debug) shows it */
 	(void)prctl(PR_SET_NAME, KREX_DRAIN_THREAD_NAME, 0, 0, 0);
 	while (!atomic_load(&join_state.stop)) {
 		v = atomic_load(&join_state.view);
