@@ -49,12 +49,15 @@ static _Atomic int gate_rejoining;
  * on a GPU merely shared it waits for its own previous launch, which the
  * drain waits for too, and letting it through would only add work.
  */
-static _Atomic int gate_pass;         /* launches the pass still lets through (on while > 0) */
-static _Atomic int gate_parked;       /* threads stepped back, and suspect bounded-queue waiters */
-static int gate_drain_passes;         /* passes in this drain (the drain thread's) */
-static _Atomic int gate_through;      /* 1 during a drain's first round (gate_enter_busy()) */
-static _Atomic int gate_through_left; /* submissions it may still let through */
-static int gate_drain_snapped;        /* this drain's stalled-thread snapshot logged */
+static _Atomic int gate_pass;   /* launches the pass still lets through (on while > 0) */
+static _Atomic int gate_parked; /* threads stepped back, and suspect bounded-queue waiters */
+static int gate_drain_passes;   /* passes in this drain (the drain thread's) */
+/* Submissions a drain's first round may still let onto busy streams
+ * (gate_enter_busy()); 0 when closed.  One word, so that a thread either
+ * takes one before the drain closes it (and the drain sees it taken) or
+ * not at all. */
+static _Atomic int gate_through_left;
+static int gate_drain_snapped; /* this drain's stalled-thread snapshot logged */
 static unsigned gate_cap;
 static uint64_t gate_qns;
 static char *gate_counts_path;
@@ -355,7 +358,7 @@ static void gate_atfork_child(void)
 	atomic_store(&gate_rejoining, 0);
 	atomic_store(&gate_pass, 0);
 	atomic_store(&gate_parked, 0);
-	atomic_store(&gate_through, 0);
+	atomic_store(&gate_through_left, 0);
 	for (b = gate_backends; b < gate_backends_end; b++)
 		if ((*b)->forget)
 			(*b)->forget();
@@ -459,20 +462,20 @@ int gate_enter(void)
 
 int gate_through_open(void)
 {
-	return atomic_load_explicit(&gate_through, memory_order_relaxed);
+	return atomic_load_explicit(&gate_through_left, memory_order_relaxed) > 0;
 }
 
 int gate_enter_busy(void)
 {
 	int left;
 
-	if (!atomic_load(&gate_through))
+	if (atomic_load(&gate_through_left) <= 0)
 		return 0;
 	/* counted inside the driver first: the drain closes the first round,
 	 * then waits for the calls inside the driver before its next one */
 	atomic_fetch_add(&gate_inflight, 1);
 	left = atomic_load(&gate_through_left);
-	while (atomic_load(&gate_through) && left > 0)
+	while (left > 0)
 		if (atomic_compare_exchange_weak(&gate_through_left, &left, left - 1)) {
 			gate_stat_add(GST_THROUGH_LAUNCHES);
 			return 1;
@@ -523,14 +526,6 @@ static int gate_wait_inflight(uint64_t deadline)
 	return 0;
 }
 
-/* Did the drain's last round let threads through (a pass, or onto busy
- * streams)?  Then the next one waits for what they submitted. */
-static int gate_round_let_through(int passes, unsigned long busy)
-{
-	return gate_drain_passes != passes ||
-	       atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]) != busy;
-}
-
 /*
  * The drain callback, run by libkrexregion's drain thread once krexd has
  * closed a gate of ours: wait (bounded) for calls already past the gate,
@@ -552,9 +547,9 @@ static int gate_drain(void *arg)
 	const struct gate_backend *const *b;
 	uint64_t t0 = time_now_ns(), t_in = 0;
 	unsigned long through0 = atomic_load(&gate_stats[GST_PASSED_LAUNCHES]);
-	unsigned long busy0 = atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]), busy;
+	unsigned long busy0 = atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]);
 	unsigned parked0 = gate_parked_now();
-	int passes, rc, rounds = 0;
+	int passes, rc, rounds = 0, onto_busy;
 
 	(void)arg;
 	atomic_store(&gate_draining, 1);
@@ -565,14 +560,12 @@ static int gate_drain(void *arg)
 	 * by one that waits for what they submitted, with the gate shut again. */
 	do {
 		passes = gate_drain_passes;
-		busy = atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]);
 		if (!rounds) {
 			/* the first round: submissions onto busy streams go
 			 * through (gate_enter_busy()), also while it waits for
 			 * calls inside the driver (a synchronous read behind
 			 * the work a thread must release) */
 			atomic_store(&gate_through_left, GATE_THROUGH_MAX);
-			atomic_store(&gate_through, 1);
 		}
 		rc = gate_wait_inflight(deadline);
 		if (!rounds++)
@@ -580,10 +573,13 @@ static int gate_drain(void *arg)
 		for (b = gate_backends; b < gate_backends_end; b++)
 			if ((*b)->drain && (*b)->drain(deadline) < 0)
 				rc = -1;
-		atomic_store(&gate_through, 0);
+		/* closed: what was taken before this went through (and is
+		 * inside the driver, for the next round to wait for) */
+		onto_busy =
+		        rounds == 1 ? GATE_THROUGH_MAX - atomic_exchange(&gate_through_left, 0) : 0;
 		gate_pass_end();
-	} while (gate_round_let_through(passes, busy) && time_now_ns() < deadline);
-	if (gate_round_let_through(passes, busy)) {
+	} while ((gate_drain_passes != passes || onto_busy) && time_now_ns() < deadline);
+	if (gate_drain_passes != passes || onto_busy) {
 		/* the deadline passed in a round that let threads through */
 		if (gate_wait_inflight(deadline + 50 * NS_PER_MS) < 0)
 			log_warn("drain: threads let through are still inside the driver");
