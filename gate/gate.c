@@ -431,7 +431,7 @@ __attribute__((destructor)) static void gate_fini(void)
 	gate_write_counts();
 }
 
-int gate_enter(void)
+int gate_enter(int passable)
 {
 	int s = atomic_load_explicit(&gate_state, memory_order_relaxed);
 
@@ -449,14 +449,18 @@ int gate_enter(void)
 		atomic_fetch_add(&gate_inflight, 1);
 		if (!atomic_load(&gate_draining))
 			return 1;
-		if (gate_pass_take())
+		if (passable && gate_pass_take())
 			return 1; /* the stalled drain let us through; it drains this too */
-		/* A drain started between the check and the count: step back. */
+		/* A drain started between the check and the count: step back.
+		 * A call no pass may let through waits for the drain's end (and
+		 * then at the closed gate), not counted as parked. */
 		gate_leave(1);
-		atomic_fetch_add(&gate_parked, 1);
-		while (atomic_load(&gate_draining) && atomic_load(&gate_pass) <= 0)
+		if (passable)
+			atomic_fetch_add(&gate_parked, 1);
+		while (atomic_load(&gate_draining) && (!passable || atomic_load(&gate_pass) <= 0))
 			gate_futex(&gate_draining, FUTEX_WAIT_PRIVATE, 1, &slice);
-		atomic_fetch_sub(&gate_parked, 1);
+		if (passable)
+			atomic_fetch_sub(&gate_parked, 1);
 	}
 }
 

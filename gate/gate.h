@@ -37,8 +37,12 @@ enum gate_kind {
  * process is closed, then counts the caller as in flight until
  * gate_leave().  Returns 1 when the process is joined (the caller must call
  * gate_leave() and may track its context), 0 when passing through.
+ * passable: a stalled drain's pass may let this call through (a kernel, a
+ * copy, an event wait); not a wait on a memory value, an external
+ * semaphore or a host function, which may themselves wait for the host and
+ * would then hold the drain (gate_cuda_passable()).
  */
-int gate_enter(void);
+int gate_enter(int passable);
 void gate_leave(int joined);
 
 /* 1 while the process is joined (the gates apply to it). */
@@ -98,8 +102,9 @@ void gate_stat_add(enum gate_stat st);
  * spin kernel running for the stall threshold at least, and on the H200
  * JAX's autotuning then timed out ("Delay kernel timed out", issue 20).
  * The drain then waits, in a next round with the gate shut, for what went
- * through.  At most GATE_THROUGH_MAX submissions a drain; a stream that
- * was idle at the close, or a submission after the first round, parks.
+ * through.  At most GATE_THROUGH_MAX submissions a drain, passable ones only
+ * (gate_enter()); an idle stream, or a submission after the first round,
+ * parks.
  */
 #define GATE_THROUGH_MAX 64
 int gate_enter_busy(void);

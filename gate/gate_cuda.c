@@ -168,6 +168,21 @@ struct cu_ticket {
 	struct gq *q;
 };
 
+/*
+ * May a closed gate let this call through, a stalled drain's pass or onto
+ * its busy stream (gate.h)?  Kernels, copies, event waits: this thread may
+ * be the one that releases the work the drain waits for.  Not what waits
+ * for the host or a peer (a stream's wait on a memory value, a batch of
+ * such ops, an external semaphore's wait, a host function): let through,
+ * it would hold the drain until its deadline.
+ */
+static int gate_cuda_passable(int id)
+{
+	return id != CUH_cuStreamWaitValue32_v2 && id != CUH_cuStreamWaitValue64_v2 &&
+	       id != CUH_cuStreamBatchMemOp_v2 && id != CUH_cuWaitExternalSemaphoresAsync &&
+	       id != CUH_cuLaunchHostFunc;
+}
+
 static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 {
 	if (gate_counting)
@@ -189,11 +204,11 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 	 * driver, so a drain does not wait for it, and it meets a closed gate
 	 * when it wakes instead of adding to the work being drained. */
 	t->q = cu_hooks[id].kind == GK_LAUNCH ? gate_cuda_queue_before(s, pt) : NULL;
-	/* A drain's first round lets work onto a stream busy at the close
-	 * through: this thread may release that work from the host (gate.h). */
-	t->joined = gate_through_open() && gate_cuda_stream_busy(s) ? gate_enter_busy() : 0;
+	t->joined = gate_cuda_passable(id) && gate_through_open() && gate_cuda_stream_busy(s)
+	                    ? gate_enter_busy()
+	                    : 0;
 	if (!t->joined)
-		t->joined = gate_enter();
+		t->joined = gate_enter(gate_cuda_passable(id));
 	if (t->joined) {
 		CUcontext c = gate_cuda_track(s);
 

@@ -284,6 +284,12 @@ static int gate_hip_stream_busy(hipStream_t s)
 	return r == hipErrorNotReady;
 }
 
+/* A call a closed gate may let through (a pass, onto a busy stream): not a
+ * wait on a memory value or a host function (gate_cuda_passable()). */
+#define HIP_PASSABLE(id)                                                                           \
+	((id) != HIPH_hipStreamWaitValue32 && (id) != HIPH_hipStreamWaitValue64 &&                 \
+	 (id) != HIPH_hipLaunchHostFunc)
+
 #define HIP_GQ_STREAMS 8
 static __thread struct gq hip_gq[HIP_GQ_STREAMS];
 
@@ -325,11 +331,12 @@ static hipError_t gate_hip_capture(int kind, hipError_t r)
 		if (kind >= GK_CAPTURE_BEGIN) /* not a submission: never gated */                  \
 			return gate_hip_capture(kind, gate_fn args);                               \
 		q = gate_hip_queue_before(kind, (hipStream_t)(stream));                            \
-		joined = gate_through_open() && gate_hip_stream_busy((hipStream_t)(stream))        \
+		joined = HIP_PASSABLE(HIPH_##name) && gate_through_open() &&                       \
+		                         gate_hip_stream_busy((hipStream_t)(stream))               \
 		                 ? gate_enter_busy()                                               \
 		                 : 0;                                                              \
 		if (!joined)                                                                       \
-			joined = gate_enter();                                                     \
+			joined = gate_enter(HIP_PASSABLE(HIPH_##name));                            \
 		if (joined)                                                                        \
 			gate_hip_track();                                                          \
 		r = gate_fn args;                                                                  \

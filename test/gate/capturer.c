@@ -32,6 +32,13 @@
  *	    DIR/at and wait for DIR/go (the test closes the gate there); write
  *	    "released status=S ms=T" (S 1: by the host, 2: the spin timed out);
  *	    exit once DIR/end exists.
+ *	capturer busyhold HOW DIR
+ *	    a stream busy with a 300 ms kernel; touch DIR/at, wait for DIR/go
+ *	    (the test closes the gate there), then submit a host-released op
+ *	    onto that busy stream (HOW waitvalue: cuStreamWaitValue32 on a host
+ *	    flag; hostfn: a host function waiting for it, 3 s at most); once
+ *	    DIR/end exists, write the flag and synchronize; "released status=S
+ *	    ms=T" (S 1: the op waited for the host's write) to DIR/out.
  *	capturer capqueue N DIR
  *	    one thread captures 3 kernels on a non-blocking stream in global
  *	    mode while another launches N kernels of 200 us on its own stream
@@ -328,6 +335,37 @@ static int do_hostdrain(void)
 	return 0;
 }
 
+/* A host-released op onto a stream busy at the close (never let through
+ * onto it: it would hold the drain until the host writes the flag). */
+static int do_busyhold(const char *how)
+{
+	static uint32_t word;
+	_Atomic uint32_t *flag;
+	CUstream s;
+	double t0 = now_ms();
+
+	CK(cuMemHostAlloc((void **)&flag, 64, 0x2));
+	hostfn_flag = flag;
+	CK(cuStreamCreate(&s, 0));
+	CK(kernel(s, 300000, &word, 0));
+	touch("at");
+	if (wait_file("go", 30) < 0)
+		return 1;
+	if (strcmp(how, "waitvalue") == 0)
+		CK(cuStreamWaitValue32_v2(s, (CUdeviceptr)(uintptr_t)flag, 1, 0));
+	else if (strcmp(how, "hostfn") == 0)
+		CK(cuLaunchHostFunc(s, hostfn_wait, NULL));
+	else
+		return 2;
+	touch("queued");
+	if (wait_file("end", 30) < 0)
+		return 1;
+	atomic_store(flag, 1);
+	CK(cuStreamSynchronize(s));
+	out("released status=%d ms=%.0f\n", now_ms() - t0 < 3000 ? 1 : 2, now_ms() - t0);
+	return 0;
+}
+
 /* A thread of the sibling that reads back from the device while the timer
  * runs (XLA_SYNC=1): a synchronous copy on the legacy stream, which waits
  * for the blocking stream the spin kernel is on, so it is inside the
@@ -446,7 +484,8 @@ static int do_threads(int n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: capturer capture|hostflag|hostdrain|xla|threads ... DIR\n");
+		fprintf(stderr,
+		        "usage: capturer capture|hostflag|hostdrain|xla|busyhold|threads ... DIR\n");
 		return 2;
 	}
 	dir = argv[argc - 1];
@@ -457,6 +496,8 @@ int main(int argc, char **argv)
 		return do_capqueue(atoi(argv[2]));
 	if (strcmp(argv[1], "hostflag") == 0 && argc == 5)
 		return do_hostflag(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "busyhold") == 0 && argc == 4)
+		return do_busyhold(argv[2]);
 	if (strcmp(argv[1], "xla") == 0 && argc == 4)
 		return do_xla(atoi(argv[2]));
 	if (strcmp(argv[1], "hostdrain") == 0 && argc == 3)

@@ -23,7 +23,7 @@
 # region`).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 78
+plan 84
 
 # xla POINT CAP US: one sequence with the gate closed at POINT.
 xla() {
@@ -131,6 +131,35 @@ flood() {
 mkdir -p "$T/flood-cuda" "$T/flood-hip"
 flood cuda "$T/flood-cuda/count" ./capturer threads 4 "$T/flood-cuda"
 flood hip "$T/flood-hip/count" ./hiphog 2000 "$T/flood-hip/count"
+
+# Never through: a stream wait or a host function that waits for the host,
+# submitted onto a stream busy (a 300 ms kernel) in the drain's first
+# round, parks (let through, it would hold the drain until the host writes
+# its flag, which this sibling does only after the region).
+for how in waitvalue hostfn; do
+	d=$T/busyhold-$how
+	mkdir -p "$d"
+	page init 0 0
+	a0=$(page get acks)
+	bg_gated env KREX_GATE_COUNTS="$d/counts" ./capturer busyhold "$how" "$d"
+	P=$!
+	wait_for 10 test -e "$d/at" || diag "busyhold $how: the sibling did not get there"
+	page close
+	touch "$d/go"
+	page wait-acks $((a0 + 1)) 5000 || diag "busyhold $how: no ack in 5 s"
+	st=$(page get ack_status)
+	ok "busyhold $how: the drain completed, not held by the op (status $st, $(($(page get drain_us) / 1000)) ms)" \
+		[ "$st" = 0 ]
+	ok "busyhold $how: the op was not submitted while the gate was closed" test ! -e "$d/queued"
+	page open
+	wait_for 10 test -e "$d/queued"
+	touch "$d/end"
+	wait_for 10 test -e "$d/out"
+	wait "$P" 2>/dev/null
+	through=$(awk '$2 == "gate.through_launches" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
+	ok "busyhold $how: nothing went through onto the busy stream ($through); the op ran after ($(cat "$d/out" 2>/dev/null))" \
+		[ "${through:-x}" = 0 ] && grep -q "released status=1 " "$d/out"
+done
 
 # A drain stalled with nothing parked and nothing inside the driver (the
 # releasing thread busy elsewhere: here it waits for DIR/go, at point 2,
