@@ -25,20 +25,33 @@
 . "$top_srcdir/test/gate/gate_env.sh"
 plan 84
 
+# drain_at WHAT DIR CAP US CMD...: start CMD gated (queue CAP/US, its
+# counts in DIR/counts), close the gate once it touched DIR/at, let it go
+# on (DIR/go) and wait for the drain's ack: $P, $st (its status), $us.
+drain_at() {
+	local what=$1 dd=$2
+	mkdir -p "$dd"
+	page init "$3" "$4"
+	shift 4
+	a0=$(page get acks)
+	bg_gated env KREX_GATE_COUNTS="$dd/counts" "$@"
+	P=$!
+	wait_for 10 test -e "$dd/at" || diag "$what: the sibling did not get there"
+	page close
+	touch "$dd/go"
+	page wait-acks $((a0 + 1)) 5000 || diag "$what: no ack in 5 s"
+	st=$(page get ack_status)
+	us=$(page get drain_us)
+}
+
+# gcount NAME FILE: the gate's count gate.NAME summed over FILE's processes
+gcount() { awk -v k="gate.$1" '$2 == k { n += $3 } END { print n + 0 }' "$2" 2>/dev/null; }
+
 # xla POINT CAP US: one sequence with the gate closed at POINT.
 xla() {
 	d=$T/xla-$1-$2-${XK:-3}${XLA_SYNC:+-sync}
-	mkdir -p "$d"
-	page init "$2" "$3"
-	a0=$(page get acks)
-	bg_gated env XLA_KERNELS="${XK:-3}" XLA_SYNC="${XLA_SYNC:-}" KREX_GATE_COUNTS="$d/counts" ./capturer xla "$1" "$d"
-	P=$!
-	wait_for 10 test -e "$d/at" || diag "point $1: the sibling did not get there"
-	page close
-	touch "$d/go"
-	page wait-acks $((a0 + 1)) 5000 || diag "point $1: no ack in 5 s"
-	st=$(page get ack_status)
-	us=$(page get drain_us)
+	drain_at "point $1" "$d" "$2" "$3" env XLA_KERNELS="${XK:-3}" XLA_SYNC="${XLA_SYNC:-}" \
+		./capturer xla "$1" "$d"
 	ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): the drain completed in $((us / 1000)) ms (status $st)" \
 		[ "$st" = 0 -a "$us" -lt 1000000 ]
 	ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): nothing queued runs after the ack" stable 100
@@ -52,8 +65,8 @@ xla() {
 	diag "point $1: $(cat "$d/out" 2>/dev/null); $c"
 	ok "point $1 (queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}): the spin kernel was released by the host" \
 		grep -q "released status=1 " "$d/out"
-	passes=$(awk '$2 == "gate.drain_passes" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
-	through=$(awk '$2 == "gate.through_launches" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
+	passes=$(gcount drain_passes "$d/counts")
+	through=$(gcount through_launches "$d/counts")
 	what="queue $2/$3, ${XK:-3} kernels${XLA_SYNC:+, a reader inside the driver}"
 	case $1 in
 	1 | 2)
@@ -124,7 +137,7 @@ flood() {
 	page open
 	touch "$d/stop" "$cf.stop"
 	wait "$P" 2>/dev/null
-	through=$(awk '$2 == "gate.through_launches" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
+	through=$(gcount through_launches "$d/counts")
 	ok "$name flood: launches onto busy streams went through, at most 64 ($through)" \
 		[ "${through:-0}" -ge 1 -a "${through:-0}" -le 64 ]
 }
@@ -138,17 +151,8 @@ flood hip "$T/flood-hip/count" ./hiphog 2000 "$T/flood-hip/count"
 # its flag, which this sibling does only after the region).
 for how in waitvalue hostfn; do
 	d=$T/busyhold-$how
-	mkdir -p "$d"
-	page init 0 0
-	a0=$(page get acks)
-	bg_gated env KREX_GATE_COUNTS="$d/counts" ./capturer busyhold "$how" "$d"
-	P=$!
-	wait_for 10 test -e "$d/at" || diag "busyhold $how: the sibling did not get there"
-	page close
-	touch "$d/go"
-	page wait-acks $((a0 + 1)) 5000 || diag "busyhold $how: no ack in 5 s"
-	st=$(page get ack_status)
-	ok "busyhold $how: the drain completed, not held by the op (status $st, $(($(page get drain_us) / 1000)) ms)" \
+	drain_at "busyhold $how" "$d" 0 0 ./capturer busyhold "$how" "$d"
+	ok "busyhold $how: the drain completed, not held by the op (status $st, $((us / 1000)) ms)" \
 		[ "$st" = 0 ]
 	ok "busyhold $how: the op was not submitted while the gate was closed" test ! -e "$d/queued"
 	page open
@@ -156,7 +160,7 @@ for how in waitvalue hostfn; do
 	touch "$d/end"
 	wait_for 10 test -e "$d/out"
 	wait "$P" 2>/dev/null
-	through=$(awk '$2 == "gate.through_launches" { n += $3 } END { print n + 0 }' "$d/counts" 2>/dev/null)
+	through=$(gcount through_launches "$d/counts")
 	ok "busyhold $how: nothing went through onto the busy stream ($through); the op ran after ($(cat "$d/out" 2>/dev/null))" \
 		[ "${through:-x}" = 0 ] && grep -q "released status=1 " "$d/out"
 done
