@@ -50,10 +50,10 @@ import perflib as P  # noqa: E402
 import procstate as PS  # noqa: E402
 
 REAL = ["torch-eager", "torch-graphs", "torch-compile", "jax", "cupy", "triton", "cuda-capture"]
-MOCK = ["mock-async", "mock-sync", "mock-threads", "mock-procaddr"]
-# Not in the default mock set: known to fail on the current tree (issue 10,
-# item 2: a launch behind a host-released stream waits); --only names them.
-MOCK_EXTRA = ["mock-hostrelease"]
+# mock-hostrelease: XLA's timer shape (a host function that blocks the
+# stream until its launching thread releases it after more launches).
+MOCK = ["mock-async", "mock-sync", "mock-threads", "mock-procaddr", "mock-hostrelease"]
+MOCK_EXTRA = []
 # Planted faults (self-test, --mock only).  The first seven are siblings of
 # their own (sib_mock.py --plant); undo: an undo error line in krexd's log;
 # cert: the measuring job marks one certificate clean that has a late
