@@ -99,7 +99,7 @@ refuses() {
 refused_cli() { [ "$(rc_of "$RN")" != 0 ] && said "$RN" "$RW"; }
 refused_join() { said "$RN-join" "join 3 " && said "$RN-join" "$RW"; }
 
-plan 23
+plan 24
 
 diag "victim uid $V, attacker uid $A, overflow uid $OVF, system run dir $RUNDIR (a private tmpfs)"
 # 1. Root's krexd at the system socket: trusted from V's user namespace.
@@ -126,6 +126,11 @@ ok "root's krexd at $RUNDIR/n1/krexd.sock" root_krexd "$RUNDIR/n1" n
 in_ns node root env KREX_SOCKET="$RUNDIR/n1/krexd.sock" "$KREX" status
 ok "V's krex status reaches it with KREX_SOCKET as spank_krex sets it ($(out_of node))" \
 	[ "$(rc_of node)" = 0 ]
+# The path is compared as written: the same socket named through ".." is not
+# the system socket's form.
+in_ns dotted root env KREX_SOCKET="$RUNDIR/n1/../n1/krexd.sock" "$KREX" status
+ok "named $RUNDIR/n1/../n1/krexd.sock it is refused ($(out_of dotted))" \
+	said dotted "but that is not the system krexd's socket"
 krexd_stop
 
 # 3. Another user's krexd at a path of its own: refused, however named.
