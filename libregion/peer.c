@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "conf.h"
 #include "defs.h"
 #include "fdio.h"
-#include "conf.h"
 
 /* The system krexd's socket: KREX_DEFAULT_RUNDIR/krexd.sock (krexd's own
  * default) or KREX_DEFAULT_RUNDIR/NAME/krexd.sock (spank_krex's default
@@ -142,7 +142,7 @@ int client_peer_check(int fd, const char *path, uid_t *uid, char *err, size_t er
 {
 	char line[32], why[400] = "";
 	uid_t u, me = getuid();
-	long ovf = -1;
+	long ovf = 65534; /* the kernel's default, where /proc/sys cannot be read */
 
 	if (uid)
 		*uid = (uid_t)-1;
