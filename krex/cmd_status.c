@@ -32,6 +32,8 @@ int krex_cli_connect(char *path, size_t len)
 
 	krexd_locate(path, len);
 	fd = client_connect(path, &kerr);
+	if (fd < 0 && kerr == KREX_EPERM)
+		die("%s", client_error());
 	if (fd < 0)
 		die("no krexd answers (%s): %s", path, krex_strerror(kerr));
 	return fd;
@@ -136,7 +138,7 @@ static int status_once(char *path, size_t plen, union proto_body *reply, char *e
 	krexd_locate(path, plen);
 	fd = client_connect(path, &kerr);
 	if (fd < 0) {
-		snprintf(err, elen, "no krexd answers");
+		snprintf(err, elen, "%s", kerr == KREX_EPERM ? client_error() : "no krexd answers");
 		return kerr;
 	}
 	memset(&req, 0, sizeof(req));
@@ -167,7 +169,7 @@ static int status_watch(int json, unsigned interval_ms)
 {
 	struct sigaction sa;
 	union proto_body reply;
-	char path[PATH_MAX], err[256], when[32], line[64];
+	char path[PATH_MAX], err[768], when[32], line[64];
 	int tty = isatty(STDOUT_FILENO), in_tty = isatty(STDIN_FILENO), rc;
 	struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
 	time_t t;
@@ -217,7 +219,7 @@ static int status_watch(int json, unsigned interval_ms)
 int cmd_status(int argc, char **argv)
 {
 	union proto_body reply;
-	char path[PATH_MAX], err[256];
+	char path[PATH_MAX], err[768];
 	int rc, i, json = 0, watch = 0;
 	uint64_t interval_ns = NS_PER_S;
 

@@ -34,19 +34,6 @@ const char *client_error(void)
 	return client_err;
 }
 
-int client_peer_trusted(int fd, uid_t *uid)
-{
-	pid_t pid;
-	uid_t u;
-	gid_t g;
-
-	if (unix_peer_cred(fd, &pid, &u, &g) < 0)
-		return 0;
-	if (uid)
-		*uid = u;
-	return u == 0 || u == getuid();
-}
-
 int client_connect(const char *path, int *kerr)
 {
 	char buf[512];
@@ -65,13 +52,9 @@ int client_connect(const char *path, int *kerr)
 		*kerr = errno == ETIMEDOUT ? KREX_ETIMEDOUT : KREX_ENOKREXD;
 		return -1;
 	}
-	/* Only root's krexd or our own: a socket served by another user (a
-	 * squatted run directory) could close our gates forever. */
-	if (!client_peer_trusted(fd, &uid)) {
-		snprintf(
-		        client_err, sizeof(client_err),
-		        "krexd at %s runs as uid %d, neither root nor you (uid %u): not trusting it",
-		        path, (int)uid, (unsigned)getuid());
+	/* Only root's krexd or our own (peer.c): a socket served by another
+	 * user (a squatted run directory) could close our gates forever. */
+	if (!client_peer_check(fd, path, &uid, client_err, sizeof(client_err))) {
 		close(fd);
 		*kerr = KREX_EPERM;
 		return -1;

@@ -21,16 +21,21 @@ int client_socket_path(char *buf, size_t len);
 /*
  * Connect to krexd at path (NULL: client_socket_path()).  Returns the socket
  * or -1 with *kerr set to an enum krex_error (KREX_ENOKREXD when nothing
- * listens there, KREX_EPERM when the peer is neither root nor this user:
- * client_error() then says who it is).
+ * listens there, KREX_EPERM when client_peer_check() refuses the peer:
+ * client_error() then says who it is and why).
  */
 int client_connect(const char *path, int *kerr);
 
 /* Why the last client_connect() of this thread refused a peer (one line). */
 const char *client_error(void);
 
-/* Is the peer of a connected socket root or this user?  Its uid into *uid. */
-int client_peer_trusted(int fd, uid_t *uid);
+/*
+ * Is the krexd at path, the peer of the connected fd, one to trust: root,
+ * this user, or, in a user namespace that does not map root, root's krexd
+ * at the system socket seen as the overflow uid (peer.c, doc/security.md)?
+ * Its uid into *uid.  Returns 1, or 0 with a one-line reason in err.
+ */
+int client_peer_check(int fd, const char *path, uid_t *uid, char *err, size_t errlen);
 
 /*
  * Send a request and wait for its reply until deadline_ns.  On a PROTO_ERROR

@@ -34,6 +34,7 @@
 
 #include "client.h"
 #include "defs.h"
+#include "fdio.h"
 #include "gatepage.h"
 #include "krex/region.h"
 #include "log.h"
@@ -221,8 +222,9 @@ static int join_register(struct join_view **out, int *kerr)
 			log_warn("%s; GPU gate open", client_error());
 		return -1;
 	}
-	if (!client_peer_trusted(fd, &krexd_uid)) {
-		*kerr = KREX_EPERM;
+	/* trusted by client_connect; its uid, as seen here, owns the gate page */
+	if (unix_peer_cred(fd, NULL, &krexd_uid, NULL) < 0) {
+		*kerr = KREX_ESYS;
 		goto fail;
 	}
 	client_fill_register(&req, &join_state.gpus, PROTO_REG_GATE);

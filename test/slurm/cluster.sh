@@ -135,7 +135,7 @@ cluster_plugstack() {
 	# krexd signs certificates with the cluster's private munged
 	grep -qa munge_socket "$KC_KREXD" 2>/dev/null && [ -n "$KC_MUNGE_SOCK" ] &&
 		sub="$sub munge_socket=$KC_MUNGE_SOCK"
-	echo "required $KC_PLUGIN krexd=$KC_KREXD gate=$KC_GATE run_dir=$KC_DIR/run/%n $sub $*" \
+	echo "required $KC_PLUGIN krexd=$KC_KREXD gate=$KC_GATE run_dir=${KC_RUN}%n $sub $*" \
 		>"$KC_DIR/plugstack.conf"
 	# KC_PLUGSTACK_AFTER: plugins after KREX's (pyxis: containers.sh)
 	[ -z "${KC_PLUGSTACK_AFTER:-}" ] || printf '%s\n' "$KC_PLUGSTACK_AFTER" >>"$KC_DIR/plugstack.conf"
@@ -266,6 +266,23 @@ _kc_v2_slice_clean() {
 	KC_MADE_SLICE=""
 }
 
+# The run dir of node N is ${KC_RUN}N: $KC_DIR/run/N, or with
+# KC_SYSTEM_RUNDIR set KREX_RUNDIR/krex-slurm.XXXXXX-N (KREX_RUNDIR: the
+# build's compiled-in run dir, /run/krex), the system krexd's place, where
+# libkrexregion trusts root's krexd from an unprivileged user's container
+# (doc/security.md "What a client trusts"; containers-checks.sh).
+_kc_system_rundir() { sed -n 's/^#define KREX_RUNDIR "\(.*\)"$/\1/p' "$top_builddir/config.h"; }
+_kc_run_dir() {
+	local sys
+	KC_RUN=$KC_DIR/run/
+	[ -n "${KC_SYSTEM_RUNDIR:-}" ] || return 0
+	sys=$(_kc_system_rundir)
+	case $sys in /?*) ;; *) return 1 ;; esac
+	# as krexd makes it (0755), if no krexd of this host made it first
+	[ -d "$sys" ] || mkdir -m 0755 "$sys" || return 1
+	KC_RUN=$sys/$(basename "$KC_DIR")-
+}
+
 cluster_start() {
 	local mode=$1 nodes=$2 n
 	case $nodes in
@@ -276,6 +293,7 @@ cluster_start() {
 	chmod 0755 "$KC_DIR"
 	trap cluster_stop EXIT
 	mkdir -p "$KC_DIR/state" "$KC_DIR/run" "$KC_DIR/work"
+	_kc_run_dir || { CLUSTER_WHY="cannot make the system run directory $(_kc_system_rundir)"; return 1; }
 	chmod 1777 "$KC_DIR/work"
 	KC_KREXD=$KC_REAL_KREXD
 	krexd_real || KC_KREXD=$KC_FAKE_KREXD
@@ -383,9 +401,11 @@ cluster_stop() {
 	fi
 	for p in $KC_SLURMD_PIDS; do _kc_kill "$p"; done
 	for p in $KC_PIDS; do _kc_kill "$p"; done
-	for f in "$KC_DIR"/run/*/krexd.pid "$KC_DIR"/fake*/krexd.pid; do
+	for f in "${KC_RUN:-$KC_DIR/run/}"*/krexd.pid "$KC_DIR"/fake*/krexd.pid; do
 		[ -f "$f" ] && _kc_kill "$(cat "$f")"
 	done
+	# node run dirs of this cluster under the system run dir (KC_SYSTEM_RUNDIR)
+	case ${KC_RUN:-} in "$(_kc_system_rundir)"/krex-slurm.?*-) rm -rf "$KC_RUN"* ;; esac
 	_kc_sweep
 	_kc_cgroups_clean
 	_kc_v2_slice_clean

@@ -11,14 +11,16 @@
 . "$top_srcdir/test/slurm/checks.sh"
 . "$top_srcdir/test/slurm/containers-setup.sh"
 cluster_check || skip_all "$CLUSTER_WHY"
+# An unprivileged user's job is in enroot's user namespace, where root's
+# krexd (and every other uid but the user's) shows as the overflow uid:
+# libkrexregion trusts it there only at the system krexd's socket
+# (doc/security.md "What a client trusts"), so the node's run dir is
+# KREX_RUNDIR/krex-slurm.XXXXXX-NODE (cluster.sh), as spank_krex's default
+# KREX_RUNDIR/%n would be, not one under the cluster's /tmp dir.
+KC_SYSTEM_RUNDIR=1
 containers_setup
 containers_jobs_in "$IMG" "$CACHE/rootfs-bookworm" "$KC_USER"
 diag "containers-checks: set up in $SECONDS s"
-# An unprivileged user's job is in enroot's user namespace, where root (and
-# every other uid but the user's) shows as the overflow uid: libkrexregion
-# does not trust krexd there (libregion/client.c client_peer_trusted), so
-# the user's CLI, API and gate cannot reach it.
-KC_TODO_USER="in an unprivileged user's container krexd shows as uid $(cat /proc/sys/kernel/overflowuid) and libkrexregion does not trust it"
 checks_run cgroup
 rc=$?
 diag "containers-checks: $CT_JOBS jobs ran their bodies in the image; ${SECONDS} s in all"

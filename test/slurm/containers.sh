@@ -48,7 +48,7 @@ check_inside() {
 	csrun sh -c "env > $f.env; grep krex /proc/self/maps > $f.maps; test -S \"\$KREX_SOCKET\" && echo socket=ok >> $f.env; /opt/krex/bin/krex --version >> $f.env" \
 		>"$f.out" 2>&1 || { diag "srun: $(tr '\n' ' ' <"$f.out")"; return 1; }
 	grep -q '^LD_PRELOAD=/opt/krex/lib/libkrexgate.so:/opt/krex/lib/libkrexregion.so.1' "$f.env" &&
-		grep -q "^KREX_SOCKET=$KC_DIR/run/$KC_NODES/krexd.sock\$" "$f.env" && grep -q '^socket=ok$' "$f.env" &&
+		grep -q "^KREX_SOCKET=${KC_RUN}$KC_NODES/krexd.sock\$" "$f.env" && grep -q '^socket=ok$' "$f.env" &&
 		grep -q '^krex [0-9]' "$f.env" && grep -q '/opt/krex/lib/libkrexgate.so' "$f.maps" ||
 		{ diag "env: $(grep -E '^(KREX|LD_PRELOAD|socket|krex )' "$f.env" | tr '\n' ' ') maps: $(wc -l <"$f.maps")"; return 1; }
 }
