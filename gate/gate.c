@@ -53,7 +53,7 @@ static _Atomic int gate_pass;   /* launches the pass still lets through (on whil
 static _Atomic int gate_parked; /* threads stepped back, and suspect bounded-queue waiters */
 static int gate_drain_passes;   /* passes in this drain (the drain thread's) */
 /* Submissions a drain's first round may still let onto busy streams
- * (gate_enter_busy()); 0 when closed.  One word, so that a thread either
+ * (gate_take_busy()); 0 when closed.  One word, so that a thread either
  * takes one before the drain closes it (and the drain sees it taken) or
  * not at all. */
 static _Atomic int gate_through_left;
@@ -431,49 +431,13 @@ __attribute__((destructor)) static void gate_fini(void)
 	gate_write_counts();
 }
 
-int gate_enter(int passable)
-{
-	int s = atomic_load_explicit(&gate_state, memory_order_relaxed);
-
-	if (s == GS_PASS)
-		return 0;
-	if (s == GS_REJOIN) {
-		gate_rejoin();
-		if (atomic_load(&gate_state) != GS_JOINED)
-			return 0;
-	}
-	for (;;) {
-		struct timespec slice = {0, 100 * 1000 * 1000};
-
-		krex_gate_wait();
-		atomic_fetch_add(&gate_inflight, 1);
-		if (!atomic_load(&gate_draining))
-			return 1;
-		if (passable && gate_pass_take())
-			return 1; /* the stalled drain let us through; it drains this too */
-		/* A drain started between the check and the count: step back.
-		 * A call no pass may let through waits for the drain's end (and
-		 * then at the closed gate), not counted as parked. */
-		gate_leave(1);
-		if (passable)
-			atomic_fetch_add(&gate_parked, 1);
-		while (atomic_load(&gate_draining) && (!passable || atomic_load(&gate_pass) <= 0))
-			gate_futex(&gate_draining, FUTEX_WAIT_PRIVATE, 1, &slice);
-		if (passable)
-			atomic_fetch_sub(&gate_parked, 1);
-	}
-}
-
-int gate_through_open(void)
-{
-	return atomic_load_explicit(&gate_through_left, memory_order_relaxed) > 0;
-}
-
-int gate_enter_busy(void)
+/* While a drain's first round is open, and stream has work in flight: take
+ * one of its through slots, counted inside the driver; 1 when taken. */
+static int gate_take_busy(gate_busy_fn busy, void *stream)
 {
 	int left;
 
-	if (atomic_load(&gate_through_left) <= 0)
+	if (atomic_load(&gate_through_left) <= 0 || !busy(stream))
 		return 0;
 	/* counted inside the driver first: the drain closes the first round,
 	 * then waits for the calls inside the driver before its next one */
@@ -486,6 +450,56 @@ int gate_enter_busy(void)
 		}
 	gate_leave(1);
 	return 0;
+}
+
+/* In gate_enter()'s park: may this call go on (the drain ended, a pass, or
+ * its stream busy while the first round is open)? */
+static int gate_unpark(int passable, gate_busy_fn busy, void *stream)
+{
+	if (!atomic_load(&gate_draining))
+		return 1;
+	if (!passable)
+		return 0;
+	return atomic_load(&gate_pass) > 0 ||
+	       (busy && atomic_load(&gate_through_left) > 0 && busy(stream));
+}
+
+int gate_enter(int passable, gate_busy_fn busy, void *stream)
+{
+	int s = atomic_load_explicit(&gate_state, memory_order_relaxed);
+
+	if (s == GS_PASS)
+		return 0;
+	if (s == GS_REJOIN) {
+		gate_rejoin();
+		if (atomic_load(&gate_state) != GS_JOINED)
+			return 0;
+	}
+	if (!passable)
+		busy = NULL;
+	for (;;) {
+		struct timespec slice = {0, 100 * 1000 * 1000};
+
+		/* a drain's first round: work onto a busy stream goes through */
+		if (busy && gate_take_busy(busy, stream))
+			return 1;
+		krex_gate_wait();
+		atomic_fetch_add(&gate_inflight, 1);
+		if (!atomic_load(&gate_draining))
+			return 1;
+		if (passable && gate_pass_take())
+			return 1; /* the stalled drain let us through; it drains this too */
+		/* A drain started between the check and the count: step back.
+		 * A call no pass may let through waits for the drain's end (and
+		 * then at the closed gate), not counted as parked. */
+		gate_leave(1);
+		if (passable)
+			atomic_fetch_add(&gate_parked, 1);
+		while (!gate_unpark(passable, busy, stream))
+			gate_futex(&gate_draining, FUTEX_WAIT_PRIVATE, 1, &slice);
+		if (passable)
+			atomic_fetch_sub(&gate_parked, 1);
+	}
 }
 
 void gate_leave(int joined)
@@ -538,8 +552,8 @@ static int gate_wait_inflight(uint64_t deadline)
  * never passes through gate_enter().  Everything is bounded by one
  * deadline, drain_timeout: a drain that cannot complete (work that only a
  * host thread now waiting at the gate would release) answers late instead
- * of hanging.  In its first round it lets submissions onto streams that
- * were busy at the close through (gate_enter_busy()); when it makes no
+ * of hanging.  In its first round it lets submissions onto busy streams
+ * through (gate_take_busy()); when it makes no
  * progress while threads of ours wait for it, it lets them through too (the
  * pass, gate_pass_begin()); either way a next round waits for what they
  * submitted.  Returns 0, or -1 when late or incomplete.
@@ -566,10 +580,15 @@ static int gate_drain(void *arg)
 		passes = gate_drain_passes;
 		if (!rounds) {
 			/* the first round: submissions onto busy streams go
-			 * through (gate_enter_busy()), also while it waits for
+			 * through (gate_take_busy()), also while it waits for
 			 * calls inside the driver (a synchronous read behind
-			 * the work a thread must release) */
+			 * the work a thread must release).  Threads that parked
+			 * at the gate since krexd closed it, before this drain
+			 * began, are woken to ask too: out of libkrexregion's
+			 * wait (its pass) into gate_enter()'s own park. */
 			atomic_store(&gate_through_left, GATE_THROUGH_MAX);
+			krex_gate_pass(1);
+			gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 		}
 		rc = gate_wait_inflight(deadline);
 		if (!rounds++)

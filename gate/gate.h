@@ -40,9 +40,12 @@ enum gate_kind {
  * passable: a stalled drain's pass may let this call through (a kernel, a
  * copy, an event wait); not a wait on a memory value, an external
  * semaphore or a host function, which may themselves wait for the host and
- * would then hold the drain (gate_cuda_passable()).
+ * would then hold the drain (gate_cuda_passable()).  busy(stream), for a
+ * passable call: does its stream have work in flight (a drain's first round
+ * lets it through, below); NULL when unknown.
  */
-int gate_enter(int passable);
+typedef int (*gate_busy_fn)(void *stream);
+int gate_enter(int passable, gate_busy_fn busy, void *stream);
 void gate_leave(int joined);
 
 /* 1 while the process is joined (the gates apply to it). */
@@ -92,9 +95,9 @@ void gate_stat_add(enum gate_stat st);
 #define GATE_PASS_LAUNCHES 4 /* submissions a pass lets through, all threads together */
 
 /*
- * A drain's first round lets a submission onto a stream that still had work
- * in flight when the gate closed through at once, without parking it (a
- * backend asks with gate_enter_busy() before gate_enter()): the drain waits
+ * A drain's first round lets a submission onto a stream that still has work
+ * in flight through at once, without parking it (gate_enter()'s busy; a
+ * thread that parked before the round began is woken to ask): the drain waits
  * for that stream anyway, and the thread may be the one that must release
  * the work in flight from the host.  XLA's timer launches a kernel that
  * spins on a host flag (its delay kernel), then its timed kernels, then
@@ -107,9 +110,6 @@ void gate_stat_add(enum gate_stat st);
  * parks.
  */
 #define GATE_THROUGH_MAX 64
-int gate_enter_busy(void);
-/* 1 while the drain's first round lets submissions onto busy streams through. */
-int gate_through_open(void);
 
 /* The bounded queue's wait (gq_ops.wait): poll query (1 done, 0 not yet,
  * < 0 error) for at most limit_ns, counted. */

@@ -204,11 +204,7 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 	 * driver, so a drain does not wait for it, and it meets a closed gate
 	 * when it wakes instead of adding to the work being drained. */
 	t->q = cu_hooks[id].kind == GK_LAUNCH ? gate_cuda_queue_before(s, pt) : NULL;
-	t->joined = gate_cuda_passable(id) && gate_through_open() && gate_cuda_stream_busy(s)
-	                    ? gate_enter_busy()
-	                    : 0;
-	if (!t->joined)
-		t->joined = gate_enter(gate_cuda_passable(id));
+	t->joined = gate_enter(gate_cuda_passable(id), gate_cuda_stream_busy, (void *)s);
 	if (t->joined) {
 		CUcontext c = gate_cuda_track(s);
 

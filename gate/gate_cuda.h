@@ -77,10 +77,10 @@ int gate_cuda_query(void *ev);
  * to (tracked for the drain), or NULL. */
 CUcontext gate_cuda_track(CUstream s);
 
-/* 1 when stream s (of the current context) has work in flight, not being
- * captured (a drain's first round lets submissions there through:
- * gate_enter_busy()). */
-int gate_cuda_stream_busy(CUstream s);
+/* 1 when stream s (a CUstream of the current context) has work in flight,
+ * not being captured (a drain's first round lets submissions there
+ * through: gate_enter()'s busy). */
+int gate_cuda_stream_busy(void *s);
 
 /* A kernel launch to s in c: the warm-up after a grant runs there too. */
 void gate_cuda_note_launch(CUcontext c, CUstream s);

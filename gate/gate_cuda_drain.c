@@ -240,8 +240,9 @@ void gate_cuda_destroy_before(CUstream s)
  * the submitting thread)?  cuStreamQuery in relaxed capture mode; a stream
  * being captured queues nothing, so it is not busy.
  */
-int gate_cuda_stream_busy(CUstream s)
+int gate_cuda_stream_busy(void *stream)
 {
+	CUstream s = (CUstream)stream;
 	stream_query_fn query = gate_cuStreamQuery();
 	CUstreamCaptureMode m;
 	CUresult r;

@@ -268,9 +268,10 @@ static int hip_gq_wait(void *ev, uint64_t limit_ns, uint64_t suspect_ns)
 static const struct gq_ops hip_gq_ops = {hip_gq_create,  hip_gq_record,    NULL,       hip_gq_query,
                                          hip_gq_elapsed, hip_gq_capturing, hip_gq_wait};
 
-/* In a drain's first round: s has work in flight (gate_enter_busy(), gate.h). */
-static int gate_hip_stream_busy(hipStream_t s)
+/* In a drain's first round: s has work in flight (gate_enter()'s busy). */
+static int gate_hip_stream_busy(void *stream)
 {
+	hipStream_t s = (hipStream_t)stream;
 	hip_squery_fn f = (hip_squery_fn)hq(HQ_SQUERY);
 	hipStreamCaptureMode m;
 	hipError_t r;
@@ -331,12 +332,8 @@ static hipError_t gate_hip_capture(int kind, hipError_t r)
 		if (kind >= GK_CAPTURE_BEGIN) /* not a submission: never gated */                  \
 			return gate_hip_capture(kind, gate_fn args);                               \
 		q = gate_hip_queue_before(kind, (hipStream_t)(stream));                            \
-		joined = HIP_PASSABLE(HIPH_##name) && gate_through_open() &&                       \
-		                         gate_hip_stream_busy((hipStream_t)(stream))               \
-		                 ? gate_enter_busy()                                               \
-		                 : 0;                                                              \
-		if (!joined)                                                                       \
-			joined = gate_enter(HIP_PASSABLE(HIPH_##name));                            \
+		joined = gate_enter(HIP_PASSABLE(HIPH_##name), gate_hip_stream_busy,               \
+		                    (void *)(stream));                                             \
 		if (joined)                                                                        \
 			gate_hip_track();                                                          \
 		r = gate_fn args;                                                                  \

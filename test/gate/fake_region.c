@@ -51,6 +51,7 @@ static uint64_t now_us(void)
 
 static void *fake_drain_thread(void *arg)
 {
+	const char *hold = getenv("KREX_FAKE_DRAIN_HOLD");
 	uint32_t acked = 0, g;
 	uint64_t t0;
 	int rc;
@@ -65,6 +66,10 @@ static void *fake_drain_thread(void *arg)
 			continue;
 		}
 		acked = g;
+		/* KREX_FAKE_DRAIN_HOLD=FILE: the drain begins once FILE exists
+		 * (a thread can be made to park at the closed gate first) */
+		while (hold && access(hold, F_OK) != 0)
+			usleep(1000);
 		t0 = now_us();
 		rc = drain_fn ? drain_fn(drain_arg) : 0;
 		page->drain_us = now_us() - t0;
