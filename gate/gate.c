@@ -37,7 +37,7 @@ enum gate_state { GS_PASS = 0, GS_JOINED = 1, GS_REJOIN = 2 };
 
 static _Atomic int gate_state = GS_PASS;
 static _Atomic int gate_inflight; /* threads between the gate check and the driver's return */
-static _Atomic int gate_draining; /* 1 while the drain callback runs (futex word) */
+static _Atomic int gate_draining; /* 1 while the drain callback runs */
 static _Atomic int gate_rejoining;
 /*
  * The drain's pass (gate_pass_begin()): > 0 while the drain lets this
@@ -50,8 +50,22 @@ static _Atomic int gate_rejoining;
  * drain waits for too, and letting it through would only add work.
  */
 static _Atomic int gate_pass;   /* launches the pass still lets through (on while > 0) */
-static _Atomic int gate_parked; /* threads stepped back, and suspect bounded-queue waiters */
+static _Atomic int gate_parked; /* suspect bounded-queue waiters */
 static int gate_drain_passes;   /* passes in this drain (the drain thread's) */
+/*
+ * gate_enter()'s park.  Its futex word is gate_epoch, bumped (gate_park_wake())
+ * whenever its threads must ask again: a drain's first round opens, a pass
+ * begins, the drain ends.  A parked thread counts for the pass only in the
+ * epoch in which it last asked (gate_asked[epoch % GATE_EPOCHS]): one woken
+ * but not yet run (a loaded machine) has not asked and is no reason to let
+ * threads through; when it asks and must still wait, it counts.  (A thread
+ * not run for GATE_EPOCHS bumps counts again early; that costs at most a
+ * pass, never a wrong result.)
+ */
+#define GATE_EPOCHS 4
+static _Atomic int gate_epoch;
+static _Atomic int gate_asked[GATE_EPOCHS];
+static int gate_first_round; /* the drain's first round is open (the drain thread's) */
 /* Submissions a drain's first round may still let onto busy streams
  * (gate_take_busy()); 0 when closed.  One word, so that a thread either
  * takes one before the drain closes it (and the drain sees it taken) or
@@ -131,11 +145,22 @@ void gate_unrelax(gate_xmode_fn xmode, int relaxed, int *mode)
 		xmode(mode);
 }
 
-/* Threads that may be waiting for the drain: at the gate (libkrexregion's
- * wait, the step back on gate_draining) or suspect in the queue's wait. */
+/* Threads that may be waiting for the drain: at the gate (in gate_enter()'s
+ * park, asked in this epoch; in libkrexregion's wait, except in the first
+ * round, which lets them out of it to ask) or suspect in the queue's wait. */
 static unsigned gate_parked_now(void)
 {
-	return (unsigned)atomic_load(&gate_parked) + krex_gate_parked();
+	unsigned n = (unsigned)atomic_load(&gate_parked) +
+	             (unsigned)atomic_load(&gate_asked[atomic_load(&gate_epoch) % GATE_EPOCHS]);
+
+	return gate_first_round ? n : n + krex_gate_parked();
+}
+
+/* Wake gate_enter()'s park to ask again. */
+static void gate_park_wake(void)
+{
+	atomic_fetch_add(&gate_epoch, 1);
+	gate_futex(&gate_epoch, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /*
@@ -160,14 +185,17 @@ static void gate_pass_begin(void)
 		        (unsigned long long)(GATE_STALL_NS / 1000000), parked);
 	atomic_store(&gate_pass, GATE_PASS_LAUNCHES);
 	krex_gate_pass(1);
-	gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	gate_park_wake();
 }
 
-/* The drain progressed (or ends): parked threads stay parked again. */
+/* The drain progressed (or ends): parked threads stay parked again.  In the
+ * first round libkrexregion's wait stays open: a thread it woke to ask
+ * must not fall back into it (it would need a pass). */
 static void gate_pass_end(void)
 {
 	atomic_store(&gate_pass, 0);
-	krex_gate_pass(0);
+	if (!gate_first_round)
+		krex_gate_pass(0);
 }
 
 /* In gate_enter(): take one of the pass's launches; 1 when taken. */
@@ -179,7 +207,7 @@ static int gate_pass_take(void)
 		if (atomic_compare_exchange_weak(&gate_pass, &left, left - 1)) {
 			/* Past the last one, callers still pass libkrexregion's wait
 			 * (the drain alone turns it off, so a late call here can never
-			 * turn off the drain's next pass) and park on gate_draining. */
+			 * turn off the drain's next pass) and park (gate_epoch). */
 			gate_stat_add(GST_PASSED_LAUNCHES);
 			return 1;
 		}
@@ -358,6 +386,8 @@ static void gate_atfork_child(void)
 	atomic_store(&gate_rejoining, 0);
 	atomic_store(&gate_pass, 0);
 	atomic_store(&gate_parked, 0);
+	for (int i = 0; i < GATE_EPOCHS; i++)
+		atomic_store(&gate_asked[i], 0);
 	atomic_store(&gate_through_left, 0);
 	for (b = gate_backends; b < gate_backends_end; b++)
 		if ((*b)->forget)
@@ -493,12 +523,17 @@ int gate_enter(int passable, gate_busy_fn busy, void *stream)
 		 * A call no pass may let through waits for the drain's end (and
 		 * then at the closed gate), not counted as parked. */
 		gate_leave(1);
-		if (passable)
-			atomic_fetch_add(&gate_parked, 1);
-		while (!gate_unpark(passable, busy, stream))
-			gate_futex(&gate_draining, FUTEX_WAIT_PRIVATE, 1, &slice);
-		if (passable)
-			atomic_fetch_sub(&gate_parked, 1);
+		for (;;) {
+			int e = atomic_load(&gate_epoch);
+
+			if (gate_unpark(passable, busy, stream))
+				break;
+			if (passable)
+				atomic_fetch_add(&gate_asked[e % GATE_EPOCHS], 1);
+			gate_futex(&gate_epoch, FUTEX_WAIT_PRIVATE, e, &slice);
+			if (passable)
+				atomic_fetch_sub(&gate_asked[e % GATE_EPOCHS], 1);
+		}
 	}
 }
 
@@ -586,9 +621,10 @@ static int gate_drain(void *arg)
 			 * at the gate since krexd closed it, before this drain
 			 * began, are woken to ask too: out of libkrexregion's
 			 * wait (its pass) into gate_enter()'s own park. */
+			gate_first_round = 1;
 			atomic_store(&gate_through_left, GATE_THROUGH_MAX);
 			krex_gate_pass(1);
-			gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+			gate_park_wake();
 		}
 		rc = gate_wait_inflight(deadline);
 		if (!rounds++)
@@ -600,6 +636,7 @@ static int gate_drain(void *arg)
 		 * inside the driver, for the next round to wait for) */
 		onto_busy =
 		        rounds == 1 ? GATE_THROUGH_MAX - atomic_exchange(&gate_through_left, 0) : 0;
+		gate_first_round = 0;
 		gate_pass_end();
 	} while ((gate_drain_passes != passes || onto_busy) && time_now_ns() < deadline);
 	if (gate_drain_passes != passes || onto_busy) {
@@ -619,7 +656,7 @@ static int gate_drain(void *arg)
 	        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0,
 	        atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]) - busy0, parked0, rc);
 	atomic_store(&gate_draining, 0);
-	gate_futex(&gate_draining, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	gate_park_wake();
 	return rc;
 }
 

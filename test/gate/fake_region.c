@@ -124,6 +124,10 @@ int krex_leave(void)
 static _Atomic unsigned parked;
 static _Atomic int pass;
 
+/* KREX_FAKE_WAKE_LATE_MS=N: a thread the pass woke does not run on for N ms,
+ * still counted as waiting here (as a thread woken on a loaded machine) */
+static long wake_late_ms = -1;
+
 int krex_gate_wait(void)
 {
 	uint64_t deadline;
@@ -138,6 +142,13 @@ int krex_gate_wait(void)
 	       now_us() < deadline) {
 		futex_wait(A(closed), 1, 100);
 		waited = 1;
+		if (wake_late_ms < 0) {
+			const char *e = getenv("KREX_FAKE_WAKE_LATE_MS");
+
+			wake_late_ms = e ? atol(e) : 0;
+		}
+		if (wake_late_ms > 0 && atomic_load(&pass))
+			usleep((useconds_t)wake_late_ms * 1000);
 	}
 	atomic_fetch_sub(&parked, 1);
 	return waited;

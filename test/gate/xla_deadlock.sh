@@ -23,7 +23,7 @@
 # region`).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 87
+plan 90
 
 # drain_at WHAT DIR CAP US CMD...: start CMD gated (queue CAP/US, its
 # counts in DIR/counts), close the gate once it touched DIR/at, let it go
@@ -150,28 +150,37 @@ flood hip "$T/flood-hip/count" ./hiphog 2000 "$T/flood-hip/count"
 # later): the first round wakes it to ask, and its launch onto the busy
 # stream goes through; no pass.  The fake drain begins only once the
 # thread has waited at the gate (KREX_FAKE_DRAIN_HOLD).
-d=$T/early
-mkdir -p "$d"
-page init 0 0
-a0=$(page get acks)
-w0=$(page get waits)
-bg_gated env KREX_FAKE_DRAIN_HOLD="$d/hold" KREX_GATE_COUNTS="$d/counts" ./capturer xla 1 "$d"
-P=$!
-wait_for 10 test -e "$d/at" || diag "early: the sibling did not get to point 1"
-page close
-touch "$d/go"
-ok "early: the releasing thread parked at the gate before the drain began" \
-	wait_for 10 sh -c "[ \$('$FG' '$T/page' get waits) -gt $w0 ]"
-touch "$d/hold"
-page wait-acks $((a0 + 1)) 5000 || diag "early: no ack in 5 s"
-ok "early: the drain completed (status $(page get ack_status))" [ "$(page get ack_status)" = 0 ]
-page open
-wait_for 10 test -e "$d/out"
-touch "$d/end"
-wait "$P" 2>/dev/null
-ok "early: woken by the first round, it went through (through $(gcount through_launches "$d/counts"), passes $(gcount drain_passes "$d/counts")); released by the host" \
-	[ "$(gcount through_launches "$d/counts")" -ge 1 -a "$(gcount drain_passes "$d/counts")" = 0 ] &&
-	grep -q "released status=1 " "$d/out"
+# early WHAT [LATE]: that case; LATE: the woken thread does not run on for
+# LATE ms (KREX_FAKE_WAKE_LATE_MS, a loaded machine), longer than the
+# stall (10 ms): until it asked, it is no reason for a pass.
+early() {
+	local what=$1 late=${2:-0}
+	d=$T/early$late
+	mkdir -p "$d"
+	page init 0 0
+	a0=$(page get acks)
+	w0=$(page get waits)
+	bg_gated env KREX_FAKE_DRAIN_HOLD="$d/hold" KREX_FAKE_WAKE_LATE_MS="$late" \
+		KREX_GATE_COUNTS="$d/counts" ./capturer xla 1 "$d"
+	P=$!
+	wait_for 10 test -e "$d/at" || diag "$what: the sibling did not get to point 1"
+	page close
+	touch "$d/go"
+	ok "$what: the releasing thread parked at the gate before the drain began" \
+		wait_for 10 sh -c "[ \$('$FG' '$T/page' get waits) -gt $w0 ]"
+	touch "$d/hold"
+	page wait-acks $((a0 + 1)) 5000 || diag "$what: no ack in 5 s"
+	ok "$what: the drain completed (status $(page get ack_status))" [ "$(page get ack_status)" = 0 ]
+	page open
+	wait_for 10 test -e "$d/out"
+	touch "$d/end"
+	wait "$P" 2>/dev/null
+	ok "$what: woken by the first round, it went through (through $(gcount through_launches "$d/counts"), passes $(gcount drain_passes "$d/counts")); released by the host" \
+		[ "$(gcount through_launches "$d/counts")" -ge 1 -a "$(gcount drain_passes "$d/counts")" = 0 ] &&
+		grep -q "released status=1 " "$d/out"
+}
+early early
+early "early, run 30 ms late after the wake" 30
 
 # Never through: a stream wait or a host function that waits for the host,
 # submitted onto a stream busy (a 300 ms kernel) in the drain's first
