@@ -46,25 +46,29 @@ containers_setup() {
 
 	# This run's enroot configuration: a copy of the cached one, in a
 	# directory of its own, so that a run beside (another build tree) has
-	# its own hook: scratch paths, and KREX's hook with this build's paths.
+	# its own hook (KREX's, with this build's paths), and scratch paths.
 	# pyxis runs enroot with no environment but PATH (slurmstepd's, which
-	# is slurmd's, which is ours): an enroot first in PATH names it (its
-	# helpers, enroot-nsenter ..., come next in PATH).
+	# is slurmd's, which is ours): an enroot wrapper first in PATH sets
+	# them (its helpers, enroot-nsenter ..., come next in PATH).  enroot
+	# reads the enroot.conf of its build, whatever ENROOT_SYSCONF_PATH
+	# says (that names only hooks.d, mounts.d, environ.d): the scratch
+	# paths are exported, which enroot takes over its enroot.conf; left
+	# to enroot they would be under $HOME, which the test user has not.
 	ct=$(mktemp -d /tmp/krex-enroot-etc.XXXXXX)
 	KC_CLEAN="${KC_CLEAN:-} $ct"
 	chmod 755 "$ct"
 	mkdir "$ct/bin" "$ct/etc"
 	cp -a "$CACHE/enroot/etc/enroot/." "$ct/etc/"
-	printf '#!/bin/sh\nexport ENROOT_SYSCONF_PATH=%s\nexec %s "$@"\n' "$ct/etc" "$CACHE/enroot/bin/enroot" \
-		>"$ct/bin/enroot"
+	cat >"$ct/bin/enroot" <<EOW
+#!/bin/sh
+# test/slurm/containers-setup.sh: this run's enroot
+u=\$(id -u)
+export ENROOT_SYSCONF_PATH=$ct/etc
+export ENROOT_RUNTIME_PATH=/tmp/krex-enroot/runtime-\$u ENROOT_DATA_PATH=/tmp/krex-enroot/data-\$u
+export ENROOT_CACHE_PATH=/tmp/krex-enroot/cache-\$u ENROOT_TEMP_PATH=/tmp
+exec $CACHE/enroot/bin/enroot "\$@"
+EOW
 	chmod 755 "$ct/bin/enroot"
-	grep -q '^# krex-test' "$ct/etc/enroot.conf" || cat >>"$ct/etc/enroot.conf" <<'EOC'
-# krex-test (test/slurm/containers-setup.sh): scratch paths
-ENROOT_RUNTIME_PATH /tmp/krex-enroot/runtime-${UID}
-ENROOT_DATA_PATH /tmp/krex-enroot/data-${UID}
-ENROOT_CACHE_PATH /tmp/krex-enroot/cache-${UID}
-ENROOT_TEMP_PATH /tmp
-EOC
 	# each user makes its own directories there (jobs of KC_USER)
 	install -d -m 1777 /tmp/krex-enroot
 	sed -e "s|@bindir@|$top_builddir/krex/.libs|g" -e "s|@libdir@|$top_builddir/libregion/.libs|g" \
