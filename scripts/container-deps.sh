@@ -13,7 +13,8 @@
 #	rootfs-bookworm/, bookworm.sqsh	Debian 12 (glibc 2.36), debootstrap minbase + python3
 #	rootfs-bullseye/, bullseye.sqsh	Debian 11 (glibc 2.31): older than the build
 #	rootfs-busybox/, busybox.sqsh	Debian's static busybox alone: no glibc
-# Idempotent: what is there is kept (remove it to rebuild).  Exit status: 0
+# Idempotent: what is there is kept (remove it to rebuild); one run at a
+# time per cache (a lock in it).  Exit status: 0
 # done, 77 a source or a tool is missing (the reason on stderr), 1 a failure.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +29,10 @@ mirror=${KREX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 skip() { echo "container-deps: $*" >&2; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root"
 mkdir -p "$cache"
+# One builder at a time per cache (two test runs side by side): the second
+# waits, then finds everything there.
+exec 9>"$cache/.lock"
+flock 9
 
 # Debian packages, installed when missing (apt-get only).
 need_pkgs() {
