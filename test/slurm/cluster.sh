@@ -77,7 +77,8 @@ cluster_check() {
 	[ -z "$CLUSTER_WHY" ] && [ -n "$KC_BUILT_SLURM" ] &&
 		[ "${run%.*}" != "${KC_BUILT_SLURM%.*}" ] &&
 		CLUSTER_WHY="spank_krex.so is built for Slurm $KC_BUILT_SLURM, slurmd in PATH is Slurm ${run:-unknown} (configure --with-slurm=PREFIX and set KREX_SLURM_PREFIX to the same Slurm)"
-	[ -z "$CLUSTER_WHY" ]
+	[ -z "$CLUSTER_WHY" ] || return 1
+	[ -z "${KC_IN_CONTAINERS:-}" ] || containers_mode
 }
 
 # kwait SECONDS COMMAND...: poll every 0.1 s until the command succeeds, for
@@ -389,6 +390,7 @@ cluster_stop() {
 	local -
 	set +e
 	[ -n "${KC_DIR:-}" ] || return 0
+	[ -z "${KC_IN_CONTAINERS:-}" ] || containers_mode_end
 	[ -f "$KC_DIR/slurmctld.pid" ] && ctld=$(cat "$KC_DIR/slurmctld.pid")
 	if [ -n "$ctld" ] && kill -0 "$ctld" 2>/dev/null; then
 		KC_TIMEOUT=5 krun scancel --full --user=root >/dev/null 2>&1
@@ -451,3 +453,8 @@ kc_user() {
 	id "$KC_USER" >/dev/null 2>&1 || useradd -M -r -s /bin/sh "$KC_USER" >/dev/null 2>&1
 	id "$KC_USER" >/dev/null 2>&1
 }
+
+# KC_IN_CONTAINERS=1 (test/slurm/containers-*.sh): the test runs as it is,
+# with every job of ksbatch and ksrun in a pyxis + enroot container
+# (containers-setup.sh's containers_mode, from cluster_check).
+[ -z "${KC_IN_CONTAINERS:-}" ] || . "$top_srcdir/test/slurm/containers-setup.sh"

@@ -22,7 +22,7 @@ NB_UID=$(id -u nobody 2>/dev/null) || skip_all "no user nobody"
 plan 6
 cluster_start cgroup 1 || skip_all "$CLUSTER_WHY"
 W() { echo "$KC_DIR/work/$1"; }
-SOCK=$KC_DIR/run/${KC_NODES%% *}/krexd.sock
+SOCK=${KC_RUN}${KC_NODES%% *}/krexd.sock
 BATCH=4294967291 # SLURM_BATCH_SCRIPT
 LINE='krex: step %s.batch on [^ ]*: %s; entry p50'
 

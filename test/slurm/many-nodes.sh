@@ -106,7 +106,7 @@ stat_field() {
 	echo "${a[$2 - 3]}"
 }
 cpu_ms() { echo $((($(stat_field "$1" 14) + $(stat_field "$1" 15)) * 1000 / $(getconf CLK_TCK))); }
-krexd_pid() { cat "$KC_DIR/run/$1/krexd.pid" 2>/dev/null; }
+krexd_pid() { cat "${KC_RUN}$1/krexd.pid" 2>/dev/null; }
 # The plugin's share of slurmd's memory: the Rss of spank_krex.so's mappings.
 plugin_rss_kb() {
 	awk -v so=spank_krex.so '/^[0-9a-f]+-/ { m = index($0, so) > 0 } m && /^Rss:/ { s += $2 } END { print s + 0 }' \
@@ -126,7 +126,7 @@ stats() {
 all_krexd() {
 	local n p
 	for n in $KC_NODES; do
-		wait_for 10 test -S "$KC_DIR/run/$n/krexd.sock" || { diag "$n: no krexd socket"; return 1; }
+		wait_for 10 test -S "${KC_RUN}$n/krexd.sock" || { diag "$n: no krexd socket"; return 1; }
 		p=$(krexd_pid "$n") && kill -0 "$p" 2>/dev/null || { diag "$n: krexd not running"; return 1; }
 	done
 	[ "$(for n in $KC_NODES; do krexd_pid "$n"; done | sort -u | wc -l)" = "$NODES" ]
@@ -148,7 +148,7 @@ start_figures() {
 		kp=$(krexd_pid "$n")
 		sd_t=$(($(stat_field "$sp" 22) * 1000 / hz))
 		kd_t=$(($(stat_field "$kp" 22) * 1000 / hz))
-		sock_t=$(($(stat -c %.3Y "$KC_DIR/run/$n/krexd.sock" | tr -d .) - boot))
+		sock_t=$(($(stat -c %.3Y "${KC_RUN}$n/krexd.sock" | tr -d .) - boot))
 		spawn+=($((kd_t - sd_t)))
 		ready+=($((sock_t - sd_t)))
 		srss+=($(status_kb "$sp" VmRSS))
@@ -189,7 +189,7 @@ SAMPLER=$!
 step_regions() {
 	local tag=$1 out sum
 	shift
-	out=$(krun srun -Q -N"$NODES" -w "$ALL" --krex-shared --gres=shard:1 "$@" sh -c "
+	out=$(ksrun -Q -N"$NODES" --nodelist="$ALL" --krex-shared --gres=shard:1 "$@" sh -c "
 		i=0
 		while [ \$i -lt $REGIONS ]; do
 			i=\$((i + 1))
@@ -208,7 +208,7 @@ step_regions() {
 # time_srun LABEL ARGS...: milliseconds of one srun across all nodes
 time_srun() {
 	local t=$(date +%s%N)
-	krun srun -N"$NODES" -w "$ALL" "$@" true >/dev/null 2>&1 || { echo fail; return; }
+	ksrun -N"$NODES" --nodelist="$ALL" "$@" true >/dev/null 2>&1 || { echo fail; return; }
 	ms_since "$t"
 }
 
@@ -409,7 +409,7 @@ frozen_is() { [ "$(frozen_count)" = "$1" ]; }
 HOLDPID=""
 hold_step() {
 	local t=$(date +%s%N)
-	krun timeout 300 srun -N"$NODES" -w "$ALL" --krex-shared --gres=shard:1 -J krex-hold sh -c \
+	KC_TIMEOUT=300 ksrun -N"$NODES" --nodelist="$ALL" --krex-shared --gres=shard:1 --job-name=krex-hold sh -c \
 		"exec $KREX_CLI region -- sh -c 'touch $KC_DIR/work/held.\$SLURMD_NODENAME; exec sleep 300'" \
 		>"$KC_DIR/work/hold.out" 2>&1 &
 	HOLDPID=$!
@@ -519,11 +519,11 @@ gate_open() {
 krexd_clean() {
 	local n s st
 	for n in $KC_NODES; do
-		s=$(KREX_SOCKET=$KC_DIR/run/$n/krexd.sock "$KREX_CLI" status --json 2>&1) || { WHY="$n: $s"; return 1; }
+		s=$(KREX_SOCKET=${KC_RUN}$n/krexd.sock "$KREX_CLI" status --json 2>&1) || { WHY="$n: $s"; return 1; }
 		case "$s" in *'"participants":[]'*'"regions":[]'*) ;; *) WHY="$n: $s"; return 1 ;; esac
-		st=$KC_DIR/run/$n/krexd.state
+		st=${KC_RUN}$n/krexd.state
 		[ ! -s "$st" ] || { WHY="$n: state: $(tr '\n' ' ' <"$st")"; return 1; }
-		gate_open "$KC_DIR/run/$n/gate" || return 1
+		gate_open "${KC_RUN}$n/gate" || return 1
 	done
 }
 nothing_held() { kwait 10 krexd_clean || { diag "$WHY"; return 1; }; }

@@ -18,7 +18,7 @@ W() { echo "$KC_DIR/work/$1"; }
 LINE='krex: step [0-9]*\.%s on [^ ]*: %s; entry p50 [0-9.]* [mu]*s, p95 [0-9.]* [mu]*s$'
 
 # An srun step with three regions, one of them expired (a 100 ms lease held 400 ms).
-krun srun --krex-shared --gres=shard:1 sh -c \
+ksrun --krex-shared --gres=shard:1 sh -c \
 	"$KREX region -- true; $KREX region -- true; $KREX region --max 0.1 -- sleep 0.4; exit 0" \
 	>"$(W srun.out)" 2>"$(W srun.err)"
 diag "srun: $(grep krex: "$(W srun.err)")"
@@ -28,27 +28,34 @@ ok "srun's stderr has the step's line: 3 regions, 2 clean, 1 expired" \
 ok "one line for the step" test "$(grep -c 'krex: step' "$(W srun.err)")" = 1
 ok "nothing of it in the step's stdout" sh -c "! grep -q 'krex: step' '$(W srun.out)'"
 
-# A batch job: two regions in the batch step, one in an srun step inside it.
+# A batch job: two regions in the batch step, one in an srun step inside it
+# (in a container, where the image has no srun: none).
+inner="srun --krex-shared $KREX region -- true"
+[ -z "${KC_CONTAINER_IMAGE:-}" ] || inner=true
 j=$(ksbatch --krex-shared --gres=shard:1 -o "$(W batch.out)" \
-	--wrap="$KREX region -- true; $KREX region -- true; srun --krex-shared $KREX region -- true")
+	--wrap="$KREX region -- true; $KREX region -- true; $inner")
 kwait 40 kjob_done "$j"
 diag "batch: $(grep krex: "$(W batch.out)" | tr '\n' '|')"
 # shellcheck disable=SC2059
 ok "the batch output has the batch step's line: 2 regions, 2 clean" \
 	grep -q "$(printf "$LINE" batch '2 regions, 2 clean, 0 degraded, 0 expired')" "$(W batch.out)"
-# shellcheck disable=SC2059
-ok "and the srun step's line: 1 region" \
-	grep -q "$(printf "$LINE" 0 '1 region, 1 clean, 0 degraded, 0 expired')" "$(W batch.out)"
+if [ -z "${KC_CONTAINER_IMAGE:-}" ]; then
+	# shellcheck disable=SC2059
+	ok "and the srun step's line: 1 region" \
+		grep -q "$(printf "$LINE" 0 '1 region, 1 clean, 0 degraded, 0 expired')" "$(W batch.out)"
+else
+	skip "and the srun step's line: 1 region" "the image has no Slurm client: no srun inside a containerized batch step"
+fi
 ok "with this job's id" grep -q "krex: step $j\.batch on " "$(W batch.out)"
 
 # A step without regions, a step without the option.
-krun srun --krex-shared --gres=shard:1 true 2>"$(W none.err)"
+ksrun --krex-shared --gres=shard:1 true 2>"$(W none.err)"
 ok "a step without regions: 0 regions" grep -q 'krex: step [0-9]*\.0 on [^ ]*: 0 regions$' "$(W none.err)"
-krun srun --gres=shard:1 true 2>"$(W plain.err)"
+ksrun --gres=shard:1 true 2>"$(W plain.err)"
 ok "a step without --krex-shared: no line" sh -c "! grep -q 'krex:' '$(W plain.err)'"
 
 # summary=no
 cluster_plugstack "summary=no"
-krun srun --krex-shared --gres=shard:1 "$KREX" region -- true 2>"$(W off.err)"
+ksrun --krex-shared --gres=shard:1 "$KREX" region -- true 2>"$(W off.err)"
 ok "summary=no: no line" sh -c "! grep -q 'krex: step' '$(W off.err)'"
 done_testing

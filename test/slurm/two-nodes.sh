@@ -15,19 +15,19 @@ N1=$1 N2=$2
 both_krexd() {
 	local n
 	for n in $N1 $N2; do
-		wait_for 5 test -s "$KC_DIR/run/$n/krexd.pid" || return 1
-		kill -0 "$(cat "$KC_DIR/run/$n/krexd.pid")" 2>/dev/null || return 1
+		wait_for 5 test -s "${KC_RUN}$n/krexd.pid" || return 1
+		kill -0 "$(cat "${KC_RUN}$n/krexd.pid")" 2>/dev/null || return 1
 	done
-	[ "$(cat "$KC_DIR/run/$N1/krexd.pid")" != "$(cat "$KC_DIR/run/$N2/krexd.pid")" ]
+	[ "$(cat "${KC_RUN}$N1/krexd.pid")" != "$(cat "${KC_RUN}$N2/krexd.pid")" ]
 }
 
 # srun -N2: each task is told its own node's socket.
 per_node_socket() {
 	local out
-	out=$(krun srun -N2 --krex-shared --gres=shard:1 -l sh -c 'echo $SLURMD_NODENAME $KREX_SOCKET' 2>&1) ||
+	out=$(ksrun -N2 --krex-shared --gres=shard:1 -l sh -c 'echo $SLURMD_NODENAME $KREX_SOCKET' 2>&1) ||
 		{ diag "$out"; return 1; }
-	echo "$out" | grep -q "$N1 $KC_DIR/run/$N1/krexd.sock" &&
-		echo "$out" | grep -q "$N2 $KC_DIR/run/$N2/krexd.sock" || { diag "$out"; return 1; }
+	echo "$out" | grep -q "$N1 ${KC_RUN}$N1/krexd.sock" &&
+		echo "$out" | grep -q "$N2 ${KC_RUN}$N2/krexd.sock" || { diag "$out"; return 1; }
 }
 
 # A region on n1 freezes n1's sibling and not n2's.
@@ -53,7 +53,7 @@ EOS
 
 both_stop() {
 	local p1 p2
-	p1=$(cat "$KC_DIR/run/$N1/krexd.pid") && p2=$(cat "$KC_DIR/run/$N2/krexd.pid") || return 1
+	p1=$(cat "${KC_RUN}$N1/krexd.pid") && p2=$(cat "${KC_RUN}$N2/krexd.pid") || return 1
 	cluster_stop_slurmd
 	wait_for 10 sh -c "! kill -0 $p1 2>/dev/null && ! kill -0 $p2 2>/dev/null"
 }
