@@ -135,7 +135,7 @@ containers_jobs_in() {
 ct_container() {
 	local u=$1 d log
 	d=/tmp/krex-enroot/data-$(id -u "$u")
-	[ -d "$d/pyxis_$CT_NAME" ] && return 0
+	[ -d "$d/pyxis_$CT_NAME" ] && { ct_open "$d/pyxis_$CT_NAME"; return; }
 	log=/tmp/krex-enroot/create-$CT_NAME-$u.log
 	(
 		flock 9
@@ -146,6 +146,26 @@ ct_container() {
 	) 9>"/tmp/krex-enroot/create-$u.lock" && rm -f "$log" && return 0
 	echo "Bail out! $u: enroot create $2: $(tail -n 3 "$log" | tr '\n' ' ')"
 	return 1
+}
+
+# ct_open ROOTFS: enroot made each mount point it created mode 000 (as
+# KREX's hook says), and the kept root file system still has those of
+# earlier runs: one on the way to this run's mounts (a build tree below
+# another run's) is opened, or the test user could not reach it.
+ct_open() {
+	local m rest a f
+	for m in $(ct_mounts | tr ',' ' '); do
+		rest=${m#*:}
+		rest=${rest#/}
+		a=""
+		while [ "${rest#*/}" != "$rest" ]; do
+			a=$a/${rest%%/*}
+			rest=${rest#*/}
+			f=$1$a
+			[ -d "$f" ] && [ ! -L "$f" ] || break
+			[ "$(stat -c %a "$f")" != 0 ] || chmod 0755 "$f"
+		done
+	done
 }
 
 ct_args() {
