@@ -14,11 +14,8 @@
 # 1 a failure (the log's tail is printed).  $KREX_SLURM_JOBS: make -j (nproc).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-# The checkout's ../shared, or for a git worktree its main checkout's.
-deps=$top/../shared/deps
-if [ ! -d "$deps" ] && common=$(git -C "$top" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-	deps=$(dirname "$common")/../shared/deps
-fi
+# ../shared/deps (scripts/deps-dir.sh says where it is looked for)
+deps=$("$top/scripts/deps-dir.sh")
 tarball=${1:-${KREX_SLURM_TARBALL:-$deps/slurm-25.11.7.tar.gz}}
 if [ ! -f "$tarball" ]; then
 	echo "build-slurm: no Slurm source tarball at $tarball (set KREX_SLURM_TARBALL)" >&2

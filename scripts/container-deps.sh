@@ -19,11 +19,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${KREX_CONTAINER_CACHE:-/var/cache/krex-test}
-deps=$top/../shared/deps
-if [ ! -d "$deps" ] && common=$(git -C "$top" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-	deps=$(dirname "$common")/../shared/deps
-fi
-deps=${KREX_DEPS_DIR:-$deps}
+# ../shared/deps (scripts/deps-dir.sh says where it is looked for)
+deps=$("$top/scripts/deps-dir.sh")
 mirror=${KREX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 skip() { echo "container-deps: $*" >&2; exit 77; }
