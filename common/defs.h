@@ -46,6 +46,8 @@
 #define KREX_ENV_JOB "KREX_JOB"                 /* label given by krex run --label */
 #define KREX_ENV_GATE_COUNTS                                                                       \
 	"KREX_GATE_COUNTS" /* gate: append wrapper-entry counts to this file at exit */
+#define KREX_ENV_GATE_TRACE                                                                        \
+	"KREX_GATE_TRACE" /* gate: timestamped waits, parks and drains to DIR/trace.PID */
 
 /* ---- tunables: the defaults of krexd.conf keys are in conf_keys.def; here
  * those other parts rely on too, and the bounds ------------------------- */

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,10 @@ static int gate_drain_snapped; /* this drain's stalled-thread snapshot logged */
 static unsigned gate_cap;
 static uint64_t gate_qns;
 static char *gate_counts_path;
+/* KREX_GATE_TRACE=DIR (a diagnostic, doc/gate.md): every process appends
+ * timestamped lines to DIR/trace.PID: queue waits of 1 ms or more, parks at
+ * the closed gate, passes and drains.  -1: off. */
+static int gate_trace_fd = -1;
 int gate_counting;
 static _Atomic unsigned long gate_stats[GST_COUNT];
 static const char *const gate_stat_names[GST_COUNT] = {
@@ -85,6 +90,32 @@ static const char *const gate_stat_names[GST_COUNT] = {
 void gate_stat_add(enum gate_stat st)
 {
 	atomic_fetch_add_explicit(&gate_stats[st], 1, memory_order_relaxed);
+}
+
+/* One line to the trace file (KREX_GATE_TRACE), prefixed with the wall
+ * clock (to the microsecond, comparable with a framework's own log lines)
+ * and the thread; a single write(2), O_APPEND. */
+__attribute__((format(printf, 1, 2))) static void gate_trace(const char *fmt, ...)
+{
+	char buf[256];
+	struct timespec ts;
+	va_list ap;
+	int n, m;
+
+	if (gate_trace_fd < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = snprintf(buf, sizeof(buf), "%lld.%06ld %ld ", (long long)ts.tv_sec, ts.tv_nsec / 1000,
+	             (long)syscall(SYS_gettid));
+	va_start(ap, fmt);
+	m = vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	va_end(ap);
+	if (m < 0)
+		return;
+	n += m < (int)(sizeof(buf) - n - 1) ? m : (int)(sizeof(buf) - n - 2);
+	buf[n++] = '\n';
+	if (write(gate_trace_fd, buf, n) < 0)
+		return;
 }
 
 void gate_sleep_us(long us)
@@ -122,6 +153,15 @@ int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns, uint64_t s
 	}
 	if (parked)
 		atomic_fetch_sub(&gate_parked, 1);
+	if (gate_trace_fd >= 0 && time_now_ns() - t0 >= NS_PER_MS)
+		gate_trace("queue-wait %llu us %s (limit %llu ms, suspect after %llu ms)",
+		           (unsigned long long)((time_now_ns() - t0) / 1000),
+		           r > 0                                   ? "done"
+		           : r < 0                                 ? "error"
+		           : parked && atomic_load(&gate_pass) > 0 ? "passed"
+		                                                   : "gave-up",
+		           (unsigned long long)(limit_ns / NS_PER_MS),
+		           (unsigned long long)(suspect_ns / NS_PER_MS));
 	if (r != 0)
 		return r;
 	if (atomic_fetch_add(&gate_stats[GST_QUEUE_GAVE_UP], 1) == 0)
@@ -186,6 +226,7 @@ static void gate_pass_begin(void)
 	atomic_store(&gate_pass, GATE_PASS_LAUNCHES);
 	krex_gate_pass(1);
 	gate_park_wake();
+	gate_trace("pass %d, %u thread(s) waiting", gate_drain_passes, parked);
 }
 
 /* The drain progressed (or ends): parked threads stay parked again.  In the
@@ -452,6 +493,17 @@ __attribute__((constructor)) static void gate_init(void)
 	}
 	if (lvl >= LOG_LVL_DEBUG)
 		gate_counting = 1;
+	s = getenv(KREX_ENV_GATE_TRACE);
+	if (s && *s) {
+		char path[PATH_MAX];
+
+		if (snprintf(path, sizeof(path), "%s/trace.%d", s, (int)getpid()) <
+		    (int)sizeof(path))
+			gate_trace_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (gate_trace_fd < 0)
+			log_warn("KREX_GATE_TRACE=%s: cannot open %s: %s", s, path,
+			         strerror(errno));
+	}
 	pthread_atfork(NULL, NULL, gate_atfork_child);
 	gate_join();
 }
@@ -509,6 +561,7 @@ int gate_enter(int passable, gate_busy_fn busy, void *stream)
 		busy = NULL;
 	for (;;) {
 		struct timespec slice = {0, 100 * 1000 * 1000};
+		uint64_t parked_at = 0;
 
 		/* a drain's first round: work onto a busy stream goes through */
 		if (busy && gate_take_busy(busy, stream))
@@ -523,11 +576,23 @@ int gate_enter(int passable, gate_busy_fn busy, void *stream)
 		 * A call no pass may let through waits for the drain's end (and
 		 * then at the closed gate), not counted as parked. */
 		gate_leave(1);
+		if (gate_trace_fd >= 0)
+			parked_at = time_now_ns();
 		for (;;) {
 			int e = atomic_load(&gate_epoch);
 
-			if (gate_unpark(passable, busy, stream))
+			if (gate_unpark(passable, busy, stream)) {
+				if (parked_at)
+					gate_trace(
+					        "parked %llu us%s, then %s",
+					        (unsigned long long)((time_now_ns() - parked_at) /
+					                             1000),
+					        passable ? "" : " (not passable)",
+					        !atomic_load(&gate_draining)  ? "the drain ended"
+					        : atomic_load(&gate_pass) > 0 ? "a pass"
+					                                      : "busy stream");
 				break;
+			}
 			if (passable)
 				atomic_fetch_add(&gate_asked[e % GATE_EPOCHS], 1);
 			gate_futex(&gate_epoch, FUTEX_WAIT_PRIVATE, e, &slice);
@@ -651,6 +716,12 @@ static int gate_drain(void *arg)
 		gate_stat_add(GST_DRAIN_INCOMPLETE);
 	log_debug(
 	        "drain: %llu us (calls inside the driver: %llu us), %d round(s), %d pass(es), %lu launch(es) let through, %lu onto busy streams, %u thread(s) parked at the start, status %d",
+	        (unsigned long long)((time_now_ns() - t0) / 1000),
+	        (unsigned long long)(t_in / 1000), rounds, gate_drain_passes,
+	        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0,
+	        atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]) - busy0, parked0, rc);
+	gate_trace(
+	        "drain %llu us (inside the driver %llu us), %d round(s), %d pass(es), %lu let through, %lu onto busy streams, %u parked at the start, status %d",
 	        (unsigned long long)((time_now_ns() - t0) / 1000),
 	        (unsigned long long)(t_in / 1000), rounds, gate_drain_passes,
 	        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0,
