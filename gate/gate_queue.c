@@ -31,14 +31,16 @@ static void *gq_ev(struct gq *q, uint64_t seq)
 }
 
 /* Event seq (the oldest outstanding) has completed: take a sample of the GPU
- * time per launch from its predecessor, which is still in its slot. */
+ * time per launch from its predecessor, which is still in its slot, when
+ * the stream was busy all along (gq_mark(): its predecessor had not
+ * completed when it was recorded). */
 static void gq_complete(struct gq *q, const struct gq_ops *ops, uint64_t seq, uint64_t budget_ns)
 {
 	float ms = 0;
 	unsigned n = q->n[seq % GQ_SLOTS];
 	uint64_t t;
 
-	if (budget_ns && (seq >= 2 || q->start_mark) && n && ops->elapsed &&
+	if (budget_ns && q->busy[seq % GQ_SLOTS] && n && ops->elapsed &&
 	    ops->elapsed(&ms, gq_ev(q, seq - 1), gq_ev(q, seq)) == 0 && ms > 0) {
 		t = (uint64_t)((double)ms * 1e6 / n);
 		/* a mark given up on may hold host time: it at most doubles the
@@ -166,6 +168,7 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 			return 0;
 		}
 		gq_complete(q, ops, q->done + 1, budget_ns);
+		q->waited_out = q->done == q->rec;
 	}
 	return 1;
 }
@@ -175,18 +178,33 @@ static int gq_mark(struct gq *q, const struct gq_ops *ops, unsigned n, uint64_t 
 {
 	uint64_t seq = q->rec + 1;
 	void **ev = &q->ev[seq % GQ_SLOTS];
+	int busy = 0;
 
 	if (!*ev && ops->create(ev, budget_ns != 0) != 0) {
 		*ev = NULL;
 		q->broken = 1;
 		return -1;
 	}
+	/* Its launches were all queued before the previous mark completed:
+	 * from that mark to this one the stream never idled, and the time
+	 * between them is GPU time (else it may hold a host pause: an XLA
+	 * compile of 20 s between two autotuning candidates made one
+	 * launch's estimate seconds on the H200, and with it the waits
+	 * never suspect and 80 ms long, past the delay kernel's timeout).
+	 * A predecessor that gq_before() just waited for counts as busy:
+	 * the stream idled only for this thread's launches since. */
+	if (budget_ns && seq == 1)
+		busy = q->start_mark; /* recorded just before the first launch */
+	else if (budget_ns)
+		busy = q->waited_out || (q->rec > q->done && ops->query(gq_ev(q, q->rec)) == 0);
+	q->waited_out = 0;
 	if (ops->record(*ev, q->stream) != 0) {
 		/* Nothing recorded: the launches stay pending for the next mark. */
 		q->broken = 1;
 		return -1;
 	}
 	q->n[seq % GQ_SLOTS] = n;
+	q->busy[seq % GQ_SLOTS] = busy;
 	q->pending -= n;
 	q->rec = seq;
 	return 0;

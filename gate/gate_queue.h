@@ -27,7 +27,10 @@
  *    queued.  Long kernels are then queued one at a time (a region's drain
  *    waits for at most the kernel in flight); short ones with a mark every
  *    GQ_MAX_STRIDE launches and no waiting (cheap).  The estimate is the last
- *    sample: an idle gap makes it larger (more waits, briefly), never smaller.
+ *    sample, taken only from a mark whose predecessor had not completed when
+ *    it was recorded (or had just been waited for): the stream never idled
+ *    between them, so a host pause (an XLA compile) is not taken for GPU
+ *    time.
  *    What no rule can see in advance: a stream that switches from short to
  *    long kernels queues up to 3 x GQ_MAX_STRIDE of the long ones before the
  *    first of them has been timed.
@@ -125,6 +128,8 @@ struct gq {
 	uint64_t done;    /* events known complete, in order */
 	void *ev[GQ_SLOTS];
 	unsigned n[GQ_SLOTS]; /* launches each event closes */
+	int busy[GQ_SLOTS];   /* its predecessor not done when it was recorded: a sample */
+	int waited_out;       /* gq_before() just waited for the last outstanding mark */
 	uint64_t est_ns;      /* GPU time per launch, last sample; 0 = unknown */
 	uint64_t waits;       /* times gq_before() waited (tests, debug) */
 	uint64_t gave_up;     /* waits that gave up (gq_wait_limit) */

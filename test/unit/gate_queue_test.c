@@ -210,6 +210,35 @@ static int spin_release(void)
 #define US 1000ull
 #define MS 1000000ull
 
+/*
+ * XLA's autotuner, rounds times: a host pause of pause ns (a compile), the
+ * delay kernel (100 ms timeout), 40 timed launches of 10 us kernels, the
+ * host's release, 3 launches.  Adds the releases in time to *released;
+ * returns the longest the host was held in the 40 launches.  The waits'
+ * suspect_max counts from the second round on (the first may be untimed).
+ */
+static uint64_t xla_rounds(struct gq *q, int rounds, uint64_t pause, int *released)
+{
+	uint64_t t0, stall, worst = 0;
+	int r, i;
+
+	for (r = 0; r < rounds; r++) {
+		if (r == 1)
+			g.suspect_max = 0;
+		g.now += pause;
+		spin_launch(q, 2, 1 * MS, 100 * MS);
+		t0 = g.now;
+		for (i = 0; i < 40; i++)
+			launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+		stall = g.now - t0;
+		worst = stall > worst ? stall : worst;
+		*released += spin_release();
+		for (i = 0; i < 3; i++)
+			launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+	}
+	return worst;
+}
+
 int main(void)
 {
 	struct gq tab[2], *q;
@@ -217,7 +246,7 @@ int main(void)
 	unsigned i, ev0;
 	uint64_t t0, gave0;
 
-	plan(28);
+	plan(30);
 
 	/* 1. Off: no event, and the queue grows without bound. */
 	reset(tab, 2);
@@ -365,22 +394,9 @@ int main(void)
 	for (i = 0; i < 100; i++)
 		launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
 	{
-		int released = 0, rounds;
-		uint64_t stall, worst = 0;
+		int released = 0;
+		uint64_t worst = xla_rounds(q, 3, 0, &released);
 
-		for (rounds = 0; rounds < 3; rounds++) {
-			if (rounds == 1)
-				g.suspect_max = 0;
-			spin_launch(q, 2, 1 * MS, 100 * MS);
-			t0 = g.now;
-			for (i = 0; i < 40; i++)
-				launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
-			stall = g.now - t0;
-			worst = stall > worst ? stall : worst;
-			released += spin_release();
-			for (i = 0; i < 3; i++)
-				launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
-		}
 		ok(released == 3 && worst <= GQ_WAIT_CAP_NS + 2 * MS,
 		   "host-released spin, 3 rounds: released in time %d of 3, host held at most %llu ms",
 		   released, (unsigned long long)(worst / MS));
@@ -426,6 +442,30 @@ int main(void)
 	ok(g.now - t0 <= GQ_WAIT_CAP_NS + 1 * MS && spin_release(),
 	   "shared GPU, host-released spin: host held %llu ms (cap %llu ms), released in time",
 	   (unsigned long long)((g.now - t0) / MS), (unsigned long long)(GQ_WAIT_CAP_NS / MS));
+
+	/* 15. XLA's autotuner as seen on the H200: a host pause (a compile of
+	 * seconds) before each candidate, then the delay kernel, the timed
+	 * launches, the release.  A mark whose launches came after its
+	 * predecessor completed may hold the pause: it is no sample.  Before,
+	 * it was one (20 s over a stride), the estimate became seconds, the
+	 * waits behind the delay kernel never suspect and 80 ms long (the
+	 * cap), and XLA's 100 ms timeout passed. */
+	q = fresh(tab, &wops);
+	for (i = 0; i < 100; i++)
+		launch(q, 2, 1 * MS, 10 * US, 5 * US, NULL);
+	{
+		int released = 0;
+		uint64_t worst;
+
+		g.suspect_max = 0;
+		worst = xla_rounds(q, 4, 20000 * MS /* the compile */, &released);
+		ok(released == 4 && worst <= GQ_WAIT_MAX_NS + 2 * MS,
+		   "host pauses of 20 s between candidates: released in time %d of 4, host held at most %llu ms",
+		   released, (unsigned long long)(worst / MS));
+		ok(g.suspect_max <= GQ_SUSPECT_UNTIMED_NS && q->est_ns < 1 * MS,
+		   "host pauses of 20 s: waits suspect after at most %llu ms, estimate %llu us",
+		   (unsigned long long)(g.suspect_max / MS), (unsigned long long)(q->est_ns / US));
+	}
 
 	/* 9. The per-thread table: full means unbounded, never a crash. */
 	reset(tab, 2);
