@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,4 +225,11 @@ int fault_take(struct fault_hook *h)
 void fault_set(struct fault_hook *h, int n)
 {
 	h->left = n;
+}
+
+void proc_thread_normal(void)
+{
+	struct sched_param sp = {.sched_priority = 0};
+
+	(void)sched_setscheduler(0, SCHED_OTHER, &sp); /* this thread only (Linux) */
 }

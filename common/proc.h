@@ -92,4 +92,8 @@ int fault_take(struct fault_hook *h);
 /* Drop the next n writes (a test in the same process). */
 void fault_set(struct fault_hook *h, int n);
 
+/* The calling thread at normal scheduling (SCHED_OTHER), whatever it
+ * inherited: a helper thread of a real-time krexd (sched_priority). */
+void proc_thread_normal(void);
+
 #endif /* KREX_PROC_H */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/file.h>
@@ -362,6 +363,38 @@ static void report_fixed(const char *key)
 	log_warn("reload: '%s' cannot change while krexd runs; restart to apply it", key);
 }
 
+/*
+ * sched_priority: the main thread (the event loop: requests, acks, the
+ * freeze, the grant) at SCHED_FIFO, so that a region's entry does not wait
+ * for a CPU that busy siblings hold (a scheduler slice, ~4 ms, at the
+ * request and again at the acks).  Reset on fork; the helper threads run
+ * at normal priority (proc_thread_normal()).  Without the privilege (a
+ * private krexd of a user) krexd runs at normal priority and says so once.
+ */
+static void sched_apply(struct krexd *k)
+{
+	int want = (int)k->cfg.sched_priority;
+	struct sched_param sp = {.sched_priority = want};
+	static int told;
+
+	if (want == k->sched_now)
+		return;
+	if (sched_setscheduler(0, (want ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) ==
+	    0) {
+		k->sched_now = want;
+		log_debug("scheduling: %s", want ? "real-time (SCHED_FIFO)" : "normal");
+		return;
+	}
+	if (told++)
+		return;
+	if (errno == EPERM && geteuid() != 0) /* a private krexd: expected */
+		log_debug("sched_priority %d: not permitted: normal scheduling", want);
+	else
+		log_info(
+		        "sched_priority %d: cannot run at real-time priority (%s): normal scheduling (a region's entry may then wait for a busy CPU)",
+		        want, strerror(errno));
+}
+
 static void reload(struct krexd *k)
 {
 	struct krexd_config next;
@@ -373,6 +406,7 @@ static void reload(struct krexd *k)
 	}
 	config_apply_live(&k->cfg, &next, report_fixed);
 	log_set_level(k->cfg.log_level);
+	sched_apply(k);
 	k->rq.max_lease_ns = k->cfg.max_region_ns;
 	k->rq.max_share = k->cfg.max_share;
 	k->rq.share_window_ns = k->cfg.share_window_ns;
@@ -548,14 +582,16 @@ int main(int argc, char **argv)
 			log_warn(
 			        "GPU %s: NVML does not know it, its clocks stay unknown (name GPUs by index, PCI bus id or UUID)",
 			        k->gpu[g]);
+	sched_apply(k);
 	log_info(
-	        "krexd %s started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s); settle %s, NVML sees %u GPU(s), clocks required: %s",
+	        "krexd %s started on %s: run dir %s, freezer %s, isolation %s, %u GPU(s); settle %s, NVML sees %u GPU(s), clocks required: %s, scheduling %s",
 	        PACKAGE_VERSION, k->cfg.node_name, k->cfg.run_dir, freezer_name(&k->fz),
 	        isolate_backend_name(), k->ngpus, config_settle_name(k->cfg.settle), k->nvml_gpus,
 	        k->cfg.require_clocks == REQUIRE_CLOCKS_YES ||
 	                        (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus)
 	                ? "yes"
-	                : "no");
+	                : "no",
+	        k->sched_now ? "real-time" : "normal");
 	sign_start(k);
 	startup_done();
 	loop(k);

@@ -110,6 +110,7 @@ struct krexd {
 	int freeze_event;   /* the freezer file of a participant being frozen changed (v2
 	                     * cgroup.events "frozen 1"): regions poll now, not at their timer */
 	unsigned nvml_gpus; /* GPUs NVML saw at start-up (require_clocks = auto) */
+	int sched_now;      /* the SCHED_FIFO priority krexd's main thread has, 0 = normal */
 };
 
 #endif /* KREXD_KREXD_H */

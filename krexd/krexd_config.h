@@ -35,7 +35,8 @@ struct krexd_config {
 	char gpus[KREX_MAX_GPUS * 8]; /* comma list seeding the GPU table */
 	double max_share;             /* 1.0 = off */
 	uint64_t share_window_ns;
-	int log_level; /* enum log_level */
+	int log_level;           /* enum log_level */
+	unsigned sched_priority; /* SCHED_FIFO priority of krexd's main thread, 0 = normal */
 	char node_name[64];
 	char cgroup_subtree
 	        [128]; /* krexd's cgroups: <root>/<this>/p<ID>; one per krexd on a node */

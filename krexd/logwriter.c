@@ -24,6 +24,7 @@
 #include "fdio.h"
 #include "log.h"
 #include "logwriter.h"
+#include "proc.h"
 
 #define LW_MSGS 8
 
@@ -310,6 +311,7 @@ static void *lw_main(void *arg)
 	unsigned keep;
 	int reopen, stop, mfail = 0;
 
+	proc_thread_normal(); /* not krexd's real-time priority */
 	(void)arg;
 	pthread_mutex_lock(&lw.mu);
 	for (;;) {

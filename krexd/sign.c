@@ -26,6 +26,7 @@
 
 #include "certjson.h"
 #include "krexd.h"
+#include "proc.h"
 #include "conn.h"
 #include "outbox.h"
 #include "log.h"
@@ -83,6 +84,7 @@ static void *sign_thread(void *arg)
 	uint64_t one = 1;
 	(void)arg;
 
+	proc_thread_normal(); /* not krexd's real-time priority */
 	for (;;) {
 		struct sign_job *j;
 		char *cred = NULL, why[256] = "";

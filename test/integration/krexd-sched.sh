@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# sched_priority (krexd.conf(5)): krexd's main thread, its event loop, runs
+# at SCHED_FIFO (default priority 1) so that a region's entry does not wait
+# for a CPU that busy siblings hold; its helper threads (the log writer,
+# the signer) stay at normal scheduling; a reload changes it; 0 turns it
+# off; a krexd that may not (an unprivileged user's) runs normally and
+# still serves regions.
+. "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/integration/krexd-lib.sh"
+
+need_root
+kt_setup
+plan 9
+
+# policy TID: "POLICY PRIORITY" of a thread of krexd (/proc stat fields 41, 40)
+policy() { awk '{ sub(/^.*\) /, ""); print $39, $38 }' "/proc/$KREXD_PID/task/$1/stat" 2>/dev/null; }
+others() { # the policies of krexd's threads but the main one
+	for t in /proc/"$KREXD_PID"/task/*; do
+		[ "${t##*/}" = "$KREXD_PID" ] || policy "${t##*/}"
+	done
+}
+log_has() { wait_for 10 grep -qs "$1" "$KT_DIR/krexd.log"; }
+
+if ! chrt -f 1 true 2>/dev/null; then
+	# e.g. a container without real-time CPU time: krexd must say so and run
+	kt_conf "gpus = g0" "region_log = $KT_DIR/regions.log"
+	ok "without real-time CPU time krexd starts" krexd_start
+	ok "... and says it runs at normal priority" log_has "cannot run at real-time priority"
+	ok "... its main thread at SCHED_OTHER" test "$(policy "$KREXD_PID")" = "0 0"
+	skip 6 "this machine gives root no real-time priority (chrt -f 1 fails)"
+	done_testing
+	exit
+fi
+
+kt_conf "gpus = g0" "region_log = $KT_DIR/regions.log"
+ok "krexd starts with the default sched_priority" krexd_start
+ok "its main thread runs at SCHED_FIFO priority 1 ($(policy "$KREXD_PID"))" test "$(policy "$KREXD_PID")" = "1 1"
+ok "the start-up line says real-time" log_has "scheduling real-time"
+"$CLIENT" region --gpus g0 --hold-ms 50 >/dev/null 2>&1 # the log writer's thread has work
+ok "its helper threads stay at SCHED_OTHER ($(others | sort -u | tr '\n' ' '))" \
+	sh -c "[ -n \"\$(ls /proc/$KREXD_PID/task | grep -vx $KREXD_PID)\" ] && ! grep -v '^0 0\$' <<EOF2
+$(others)
+EOF2"
+printf 'gpus = g0\nregion_log = %s\nsched_priority = 0\n' "$KT_DIR/regions.log" >"$KT_DIR/krexd.conf"
+kill -HUP "$KREXD_PID"
+log_has "configuration reloaded"
+ok "SIGHUP with sched_priority = 0: normal scheduling ($(policy "$KREXD_PID"))" test "$(policy "$KREXD_PID")" = "0 0"
+printf 'gpus = g0\nregion_log = %s\nsched_priority = 7\n' "$KT_DIR/regions.log" >"$KT_DIR/krexd.conf"
+: >"$KT_DIR/krexd.log"
+kill -HUP "$KREXD_PID"
+log_has "configuration reloaded"
+ok "SIGHUP with sched_priority = 7: SCHED_FIFO 7 ($(policy "$KREXD_PID"))" test "$(policy "$KREXD_PID")" = "1 7"
+ok "a region is served at real-time priority" sh -c "\"$CLIENT\" region --gpus g0 --hold-ms 20 >/dev/null"
+krexd_stop
+ok "sched_priority = 100 is refused with the range" sh -c \
+	"! '$KREXD' -F -c /dev/null -r '$KT_DIR' -o sched_priority=100 2>'$KT_DIR/err' && grep -q 'real-time priority from 1 to 99' '$KT_DIR/err'"
+
+# An unprivileged krexd (a private krexd in embedded mode): normal scheduling, it works.
+D=$(mktemp -d /tmp/krexd-sched-user.XXXXXX)
+chmod 777 "$D"
+runuser -u nobody -- "$KREXD" -F -c /dev/null -r "$D/run" -o gpus=g0 -o freezer=signal >"$D/log" 2>&1 &
+UP=$!
+wait_for 5 test -S "$D/run/krexd.sock"
+ok "an unprivileged krexd runs at normal priority and serves a region ($(awk '{ sub(/^.*\) /, ""); print $39, $38 }' /proc/$UP/stat 2>/dev/null))" \
+	sh -c "[ \"\$(awk '{ sub(/^.*\\) /, \"\"); print \$39, \$38 }' /proc/$UP/stat)\" = '0 0' ] &&
+		runuser -u nobody -- env KREX_SOCKET='$D/run/krexd.sock' '$CLIENT' region --gpus g0 --hold-ms 20 >/dev/null"
+kill -TERM "$UP" 2>/dev/null
+wait "$UP" 2>/dev/null
+rm -rf "$D"
+done_testing
