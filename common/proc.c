@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,4 +233,5 @@ void proc_thread_normal(void)
 	struct sched_param sp = {.sched_priority = 0};
 
 	(void)sched_setscheduler(0, SCHED_OTHER, &sp); /* this thread only (Linux) */
+	(void)setpriority(PRIO_PROCESS, 0, 0);         /* and its nice, ditto */
 }

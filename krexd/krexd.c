@@ -368,31 +368,52 @@ static void report_fixed(const char *key)
  * freeze, the grant) at SCHED_FIFO, so that a region's entry does not wait
  * for a CPU that busy siblings hold (a scheduler slice, ~4 ms, at the
  * request and again at the acks).  Reset on fork; the helper threads run
- * at normal priority (proc_thread_normal()).  Without the privilege (a
- * private krexd of a user) krexd runs at normal priority and says so once.
+ * at normal priority (proc_thread_normal).  Where real-time priority is
+ * refused (a kernel that gives a non-root cgroup no real-time time, as the
+ * H200 machine's) krexd takes the highest normal priority, nice -20, and
+ * says so; without the privilege for that either (a private krexd of a
+ * user) it runs at normal priority.  k->sched_now: > 0 the FIFO priority,
+ * KREXD_SCHED_NICE, or 0 (normal).
  */
 static void sched_apply(struct krexd *k)
 {
-	int want = (int)k->cfg.sched_priority;
+	int want = (int)k->cfg.sched_priority, err;
 	struct sched_param sp = {.sched_priority = want};
-	static int told;
 
-	if (want == k->sched_now)
+	if (want == k->sched_want)
 		return;
+	k->sched_want = want;
 	if (sched_setscheduler(0, (want ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) ==
 	    0) {
+		/* a fallback's nice goes back to 0 (this thread: Linux) */
+		(void)setpriority(PRIO_PROCESS, 0, 0);
 		k->sched_now = want;
 		log_debug("scheduling: %s", want ? "real-time (SCHED_FIFO)" : "normal");
 		return;
 	}
-	if (told++)
+	err = errno;
+	sp.sched_priority = 0; /* a child of krexd gets nice 0 (permitted to anyone) */
+	(void)sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp);
+	if (setpriority(PRIO_PROCESS, 0, KREXD_SCHED_NICE) == 0) {
+		k->sched_now = KREXD_SCHED_NICE;
+		log_info(
+		        "sched_priority %d: real-time priority refused (%s): running at nice %d instead",
+		        want, strerror(err), KREXD_SCHED_NICE);
 		return;
-	if (errno == EPERM && geteuid() != 0) /* a private krexd: expected */
+	}
+	k->sched_now = 0;
+	if (err == EPERM && geteuid() != 0) /* a private krexd: expected */
 		log_debug("sched_priority %d: not permitted: normal scheduling", want);
 	else
 		log_info(
-		        "sched_priority %d: cannot run at real-time priority (%s): normal scheduling (a region's entry may then wait for a busy CPU)",
-		        want, strerror(errno));
+		        "sched_priority %d: cannot run at real-time priority (%s) nor at nice %d: normal scheduling (a region's entry may then wait for a busy CPU)",
+		        want, strerror(err), KREXD_SCHED_NICE);
+}
+
+/* The start-up line's word for k->sched_now. */
+static const char *sched_name(const struct krexd *k)
+{
+	return k->sched_now > 0 ? "real-time" : k->sched_now < 0 ? "nice -20" : "normal";
 }
 
 static void reload(struct krexd *k)
@@ -591,7 +612,7 @@ int main(int argc, char **argv)
 	                        (k->cfg.require_clocks == REQUIRE_CLOCKS_AUTO && k->nvml_gpus)
 	                ? "yes"
 	                : "no",
-	        k->sched_now ? "real-time" : "normal");
+	        sched_name(k));
 	sign_start(k);
 	startup_done();
 	loop(k);

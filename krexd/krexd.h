@@ -110,7 +110,11 @@ struct krexd {
 	int freeze_event;   /* the freezer file of a participant being frozen changed (v2
 	                     * cgroup.events "frozen 1"): regions poll now, not at their timer */
 	unsigned nvml_gpus; /* GPUs NVML saw at start-up (require_clocks = auto) */
-	int sched_now;      /* the SCHED_FIFO priority krexd's main thread has, 0 = normal */
+	int sched_now;  /* main thread: > 0 its SCHED_FIFO priority, KREXD_SCHED_NICE, 0 normal */
+	int sched_want; /* the sched_priority last applied */
 };
+
+/* krexd's main thread's nice where real-time priority is refused */
+#define KREXD_SCHED_NICE (-20)
 
 #endif /* KREXD_KREXD_H */

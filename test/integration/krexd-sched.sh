@@ -4,14 +4,16 @@
 # at SCHED_FIFO (default priority 1) so that a region's entry does not wait
 # for a CPU that busy siblings hold; its helper threads (the log writer,
 # the signer) stay at normal scheduling; a reload changes it; 0 turns it
-# off; a krexd that may not (an unprivileged user's) runs normally and
-# still serves regions.
+# off; where real-time priority is refused (libnort, a TEST DOUBLE, as the
+# H200 machine's kernel refuses it) krexd runs at nice -20 and says so; a
+# krexd that may do neither (an unprivileged user's) runs normally and still
+# serves regions.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
 need_root
 kt_setup
-plan 9
+plan 13
 
 # policy TID: "POLICY PRIORITY" of a thread of krexd (/proc stat fields 41, 40)
 policy() { awk '{ sub(/^.*\) /, ""); print $39, $38 }' "/proc/$KREXD_PID/task/$1/stat" 2>/dev/null; }
@@ -20,15 +22,16 @@ others() { # the policies of krexd's threads but the main one
 		[ "${t##*/}" = "$KREXD_PID" ] || policy "${t##*/}"
 	done
 }
+nice_of() { awk '{ sub(/^.*\) /, ""); print $17 }' "/proc/$KREXD_PID/task/$1/stat" 2>/dev/null; }
 log_has() { wait_for 10 grep -qs "$1" "$KT_DIR/krexd.log"; }
 
 if ! chrt -f 1 true 2>/dev/null; then
 	# e.g. a container without real-time CPU time: krexd must say so and run
 	kt_conf "gpus = g0" "region_log = $KT_DIR/regions.log"
 	ok "without real-time CPU time krexd starts" krexd_start
-	ok "... and says it runs at normal priority" log_has "cannot run at real-time priority"
-	ok "... its main thread at SCHED_OTHER" test "$(policy "$KREXD_PID")" = "0 0"
-	skip 6 "this machine gives root no real-time priority (chrt -f 1 fails)"
+	ok "... and says it runs at nice -20 instead" log_has "real-time priority refused"
+	ok "... its main thread at SCHED_OTHER, nice -20" test "$(policy "$KREXD_PID") $(nice_of "$KREXD_PID")" = "0 0 -20"
+	skip 10 "this machine gives root no real-time priority (chrt -f 1 fails)"
 	done_testing
 	exit
 fi
@@ -55,6 +58,25 @@ ok "a region is served at real-time priority" sh -c "\"$CLIENT\" region --gpus g
 krexd_stop
 ok "sched_priority = 100 is refused with the range" sh -c \
 	"! '$KREXD' -F -c /dev/null -r '$KT_DIR' -o sched_priority=100 2>'$KT_DIR/err' && grep -q 'real-time priority from 1 to 99' '$KT_DIR/err'"
+
+# Real-time refused (the TEST DOUBLE): nice -20 for the main thread, its
+# helpers at nice 0, normal again with sched_priority = 0 on a reload.
+: >"$KT_DIR/krexd.log"
+printf 'gpus = g0\nregion_log = %s\n' "$KT_DIR/regions.log" >"$KT_DIR/krexd.conf"
+export LD_PRELOAD="$top_builddir/test/integration/.libs/libnort.so"
+krexd_start
+unset LD_PRELOAD
+ok "real-time refused: krexd says so" log_has "real-time priority refused (Operation not permitted): running at nice -20"
+"$CLIENT" region --gpus g0 --hold-ms 20 >/dev/null 2>&1
+ok "... its main thread at SCHED_OTHER, nice $(nice_of "$KREXD_PID"); the start-up line says nice -20" \
+	sh -c "[ '$(policy "$KREXD_PID")' = '0 0' ] && [ '$(nice_of "$KREXD_PID")' = -20 ] && grep -q 'scheduling nice -20' '$KT_DIR/krexd.log'"
+ok "... its helper threads at nice 0 ($(for t in /proc/"$KREXD_PID"/task/*; do [ "${t##*/}" = "$KREXD_PID" ] || nice_of "${t##*/}"; done | sort -u | tr '\n' ' '))" \
+	sh -c "! for t in /proc/$KREXD_PID/task/*; do [ \"\${t##*/}\" = $KREXD_PID ] || awk '{ sub(/^.*\\) /, \"\"); print \$17 }' \$t/stat; done | grep -vx 0"
+printf 'gpus = g0\nregion_log = %s\nsched_priority = 0\n' "$KT_DIR/regions.log" >"$KT_DIR/krexd.conf"
+kill -HUP "$KREXD_PID"
+log_has "configuration reloaded"
+ok "... a reload with sched_priority = 0: nice 0 ($(nice_of "$KREXD_PID"))" test "$(nice_of "$KREXD_PID")" = 0
+krexd_stop
 
 # An unprivileged krexd (a private krexd in embedded mode): normal scheduling, it works.
 D=$(mktemp -d /tmp/krexd-sched-user.XXXXXX)
