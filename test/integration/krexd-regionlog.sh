@@ -67,6 +67,11 @@ fi
 
 # Rotation at 4 KiB (a line is about 1.1 KiB), two files kept.
 "$CLIENT" region --gpus g0 --count 20 --quiet
+# the log writer is a thread of its own, behind krexd's loop (at real-time
+# priority, sched_priority): wait until it wrote the last region's line
+# (fresh-clone run 19, loaded: checked before the writer had rotated)
+last_is() { [ "$(seqs "$LOG" 2>/dev/null | tr ' ' '\n' | tail -n 1)" = "$1" ]; }
+wait_for 10 last_is 24 || diag "the region log's last line is not region 24: $(seqs "$LOG" 2>&1 | tail -c 80)"
 ok "rotated: regions.jsonl, .1 and .2, no .3" test -s "$LOG" -a -s "$LOG.1" -a -s "$LOG.2" -a ! -e "$LOG.3"
 small() { for f in "$LOG" "$LOG.1" "$LOG.2"; do [ "$(stat -c %s "$f")" -le 4096 ] || return 1; done; }
 ok "no file past region_log_max" small
