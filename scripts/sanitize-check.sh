@@ -64,8 +64,19 @@ if [ "$nrep" != 0 ]; then
 	rc=1
 fi
 if [ $rc != 0 ]; then
+	# each failing test: its failed lines first (with what the test said
+	# right after them), then its tail; the whole log is kept past the
+	# build dir's removal (fresh-clone run 19 lost a failure's lines to the
+	# tail of 40)
+	kept=${SAN_FAILED_DIR:-/tmp/krex-sanitize-failed}
+	mkdir -p "$kept"
 	for f in $(find test -name '*.log' ! -name test-suite.log); do
-		grep -q -E '^(not ok|ERROR|FAIL)' "$f" && { echo "==== $f"; tail -40 "$f"; }
+		grep -q -E '^(not ok|ERROR|FAIL|Bail out)' "$f" || continue
+		echo "==== $f (kept as $kept/${f//\//_})"
+		cp "$f" "$kept/${f//\//_}"
+		grep -A3 -E '^(not ok|Bail out)' "$f" | head -n 40
+		echo "---- its last 40 lines"
+		tail -40 "$f"
 	done
 fi
 echo "sanitize-check: $(($(date +%s) - start)) s"
