@@ -714,18 +714,20 @@ static int gate_drain(void *arg)
 		gate_stat_add(GST_DRAIN_LATE);
 	else if (rc < 0)
 		gate_stat_add(GST_DRAIN_INCOMPLETE);
-	log_debug(
-	        "drain: %llu us (calls inside the driver: %llu us), %d round(s), %d pass(es), %lu launch(es) let through, %lu onto busy streams, %u thread(s) parked at the start, status %d",
-	        (unsigned long long)((time_now_ns() - t0) / 1000),
-	        (unsigned long long)(t_in / 1000), rounds, gate_drain_passes,
-	        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0,
-	        atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]) - busy0, parked0, rc);
-	gate_trace(
-	        "drain %llu us (inside the driver %llu us), %d round(s), %d pass(es), %lu let through, %lu onto busy streams, %u parked at the start, status %d",
-	        (unsigned long long)((time_now_ns() - t0) / 1000),
-	        (unsigned long long)(t_in / 1000), rounds, gate_drain_passes,
-	        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0,
-	        atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]) - busy0, parked0, rc);
+	/* one text for the debug log and the trace (KREX_GATE_TRACE) */
+	if (log_get_level() >= LOG_LVL_DEBUG || gate_trace_fd >= 0) {
+		char d[256];
+
+		snprintf(
+		        d, sizeof(d),
+		        "%llu us (calls inside the driver: %llu us), %d round(s), %d pass(es), %lu launch(es) let through, %lu onto busy streams, %u thread(s) parked at the start, status %d",
+		        (unsigned long long)((time_now_ns() - t0) / 1000),
+		        (unsigned long long)(t_in / 1000), rounds, gate_drain_passes,
+		        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0,
+		        atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]) - busy0, parked0, rc);
+		log_debug("drain: %s", d);
+		gate_trace("drain %s", d);
+	}
 	atomic_store(&gate_draining, 0);
 	gate_park_wake();
 	return rc;
