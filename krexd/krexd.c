@@ -32,6 +32,7 @@
 #include "conn.h"
 #include "outbox.h"
 #include "part.h"
+#include "gpuprocs.h"
 #include "gpuslot.h"
 #include "region.h"
 #include "log.h"
@@ -504,6 +505,9 @@ static void loop_dispatch(struct krexd *k, struct epoll_event *ev, int n)
 		case EP_SIGN:
 			sign_event(k);
 			break;
+		case EP_PROCS:
+			region_procs_event(k);
+			break;
 		}
 	}
 }
@@ -557,6 +561,7 @@ static void teardown(struct krexd *k)
 		conn_close(k, c);
 	conn_reap(k);
 	history_fini(k); /* the last lines and metrics written, the writer stopped */
+	gp_stop();
 	gatectl_shutdown(&k->gate);
 	freezer_fini(&k->fz);
 	state_free(&k->st);
@@ -614,6 +619,10 @@ int main(int argc, char **argv)
 	                : "no",
 	        sched_name(k));
 	sign_start(k);
+	if (k->nvml_gpus && !gp_inline() && gp_start(k) < 0)
+		log_warn(
+		        "the GPU process-list thread did not start (%s): NVML's process list runs on the event loop",
+		        strerror(errno));
 	startup_done();
 	loop(k);
 	teardown(k);

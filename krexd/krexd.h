@@ -37,7 +37,8 @@ enum ep_kind {
 	EP_PIDFD,
 	EP_INOTIFY,
 	EP_HISTORY,
-	EP_SIGN
+	EP_SIGN,
+	EP_PROCS
 };
 
 struct ep_item {

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@ static struct {
 	nvml_device_t dev;
 } cache[KREX_MAX_GPUS];
 static unsigned ncache;
+/* The cache is shared with the process-list thread (gpuprocs.c); NVML
+ * itself is thread-safe. */
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 
 int nvml_open(void)
 {
@@ -56,11 +60,14 @@ static int nvml_device(const char *gpu, nvml_device_t *dev)
 
 	if (nvml_open() < 0)
 		return -1;
+	pthread_mutex_lock(&cache_mu);
 	for (i = 0; i < ncache; i++)
 		if (strcmp(cache[i].name, gpu) == 0) {
 			*dev = cache[i].dev;
+			pthread_mutex_unlock(&cache_mu);
 			return 0;
 		}
+	pthread_mutex_unlock(&cache_mu);
 	if (strchr(gpu, ':'))
 		rc = nv->by_pci && nv->by_pci(gpu, dev) == NVML_SUCCESS ? 0 : -1;
 	else if (strncmp(gpu, "GPU-", 4) == 0 || strncmp(gpu, "MIG-", 4) == 0)
@@ -69,10 +76,12 @@ static int nvml_device(const char *gpu, nvml_device_t *dev)
 		idx = strtoul(gpu, &end, 10);
 		rc = *gpu && !*end && nv->by_index((unsigned)idx, dev) == NVML_SUCCESS ? 0 : -1;
 	}
+	pthread_mutex_lock(&cache_mu);
 	if (rc == 0 && ncache < KREX_MAX_GPUS && strlen(gpu) < sizeof(cache[0].name)) {
 		strcpy(cache[ncache].name, gpu);
 		cache[ncache++].dev = *dev;
 	}
+	pthread_mutex_unlock(&cache_mu);
 	return rc;
 }
 

@@ -65,20 +65,26 @@ struct part *part_find_id(struct krexd *k, uint32_t id)
 	return NULL;
 }
 
-struct part *part_find_pid(struct krexd *k, pid_t pid)
+struct part *part_find_pid_key(struct krexd *k, pid_t pid, const struct freezer_key *key)
 {
-	struct freezer_key key;
 	struct part *p;
 
 	for (p = k->parts; p; p = p->next)
 		if (p->pid == pid)
 			return p;
-	if (freezer_key(&k->fz, pid, &key) < 0)
+	if (!key)
 		return NULL;
 	for (p = k->parts; p; p = p->next)
-		if (freezer_contains_key(&k->fz, &p->ft, pid, &key))
+		if (freezer_contains_key(&k->fz, &p->ft, pid, key))
 			return p;
 	return NULL;
+}
+
+struct part *part_find_pid(struct krexd *k, pid_t pid)
+{
+	struct freezer_key key;
+
+	return part_find_pid_key(k, pid, freezer_key(&k->fz, pid, &key) < 0 ? NULL : &key);
 }
 
 /* krexd lets go of p: leave it frozen when another suspended it in the same file.  1 if so. */

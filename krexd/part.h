@@ -52,6 +52,8 @@ struct part {
 int gpus_check(const struct proto_gpus *g, char *err, size_t len);
 struct part *part_find_id(struct krexd *k, uint32_t id);
 struct part *part_find_pid(struct krexd *k, pid_t pid);
+/* The same with pid's cgroup read already (freezer_key; NULL: it could not be). */
+struct part *part_find_pid_key(struct krexd *k, pid_t pid, const struct freezer_key *key);
 int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg);
 int part_unregister(struct krexd *k, struct conn *c, uint32_t seq,
                     const struct proto_unregister *u);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpuprocs.h"
 #include "region_int.h"
 #include "gpuslot.h"
 #include "outbox.h"
@@ -237,9 +238,119 @@ static void region_chain(struct krexd *k, struct region *r, struct region *next,
 }
 
 /*
- * End r for why: undo everything it did, then answer the owner (CERT for its
- * END, ERROR for a queued request that timed out) or keep the certificate for
- * its END (revoked).  who says who released it.
+ * Regions that ended and whose certificate waits for the process list their
+ * start asked for (gpuprocs.c): out of `regions` and the queue, their GPUs
+ * and siblings given back already; certified when the list comes, or at
+ * procs_deadline without it (region_finish_cert).
+ */
+static struct region *ending;
+
+static void ending_unlink(struct region *r)
+{
+	struct region **pp;
+
+	for (pp = &ending; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+}
+
+/*
+ * The certificate of r, which ended (region_finish): judged, recorded, sent
+ * to its owner (CERT for its END, ERROR for a queued request that timed
+ * out) or kept for its END (revoked); then r is freed.
+ */
+static void region_finish_cert(struct krexd *k, struct region *r)
+{
+	struct conn *c = r->conn;
+	int why = r->end_why;
+	union proto_body m;
+
+	region_certify(k, r, why, r->end_who[0] ? r->end_who : NULL, r->end_ns);
+	log_debug("region %llu ends (%d): outcome %u, held %llu us", (unsigned long long)r->rq.id,
+	          why, r->cert.outcome, (unsigned long long)r->cert.held_us);
+	region_record(k, r, why, r->end_ns);
+	if (c) {
+		if (r->phase == PH_QUEUED && why == END_TIMEOUT)
+			conn_error(k, c, r->seq, KREX_ETIMEDOUT,
+			           "no grant within the queue timeout");
+		else if (r->phase != PH_HELD && why != END_GONE && why != END_BY_OWNER)
+			conn_error(k, c, r->seq, why == END_STOP ? KREX_ESHUTDOWN : KREX_ENOREGION,
+			           "region %llu %s before the grant", (unsigned long long)r->rq.id,
+			           why == END_STOP ? "stopped" : "released");
+		else if (why == END_BY_OWNER || r->end_asked) {
+			memset(&m, 0, sizeof(m));
+			m.cert = r->cert;
+			conn_send(k, c, PROTO_CERT, r->end_asked ? r->end_seq : r->seq, &m);
+			region_sign(k, r);
+		} else if (why != END_GONE) {
+			c->expired = r->cert;
+			c->have_expired = 1;
+			region_sign(k, r);
+		}
+	}
+	free(r->sibs);
+	free(r->pending);
+	free(r->undo);
+	free(r->undo_fd);
+	free(r);
+}
+
+/* The process list of a region still held, or one that ended (then certified now). */
+void region_procs_event(struct krexd *k)
+{
+	struct gp_result *res, *next;
+	struct region *r;
+	int ended = 0;
+
+	for (res = gp_take(); res; res = next) {
+		next = res->next;
+		for (r = regions; r && r->procs_ticket != res->ticket; r = r->next)
+			;
+		if (!r)
+			for (r = ending, ended = 1; r && r->procs_ticket != res->ticket;
+			     r = r->next)
+				;
+		if (r) { /* else its region ended without it: dropped */
+			region_procs_done(k, r, res);
+			if (ended) {
+				ending_unlink(r);
+				log_debug(
+				        "region %llu: its certificate waited %llu us for the process list",
+				        (unsigned long long)r->rq.id,
+				        (unsigned long long)us(time_now_ns() - r->end_ns));
+				region_finish_cert(k, r);
+			}
+		}
+		ended = 0;
+		free(res);
+	}
+	if (gp_recovered())
+		log_info(
+		        "NVML's process list answers again: the requests that waited for it are done");
+}
+
+/* Ended regions whose list has not come by their deadline (or all, now). */
+static void region_procs_expire(struct krexd *k, uint64_t now, int all)
+{
+	struct region *r, *next;
+
+	for (r = ending; r; r = next) {
+		next = r->next;
+		if (!all && now < r->procs_deadline)
+			continue;
+		ending_unlink(r);
+		region_procs_lost(k, r);
+		region_finish_cert(k, r);
+	}
+}
+
+/*
+ * End r for why: undo everything it did, give back its place in the queue
+ * and its GPUs (a chained region starts now), then its certificate
+ * (region_finish_cert), at once or, when the process list its start asked
+ * for has not come, once it comes.  who says who released it.
  */
 static void region_finish(struct krexd *k, struct region *r, int why, const char *who)
 {
@@ -247,7 +358,6 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	struct conn *c = r->conn;
 	struct region *next;
 	struct part *p;
-	union proto_body m;
 
 	if (r->phase == PH_HELD) {
 		/* What it held, charged before a chained region's check of the
@@ -267,30 +377,8 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 			region_unwind(k, r);
 		region_cost_log(k, r);
 	}
-	region_certify(k, r, why, who, now);
-	log_debug("region %llu ends (%d): outcome %u, held %llu us", (unsigned long long)r->rq.id,
-	          why, r->cert.outcome, (unsigned long long)r->cert.held_us);
-	region_record(k, r, why, now);
-	if (c) {
+	if (c)
 		c->region = NULL;
-		if (r->phase == PH_QUEUED && why == END_TIMEOUT)
-			conn_error(k, c, r->seq, KREX_ETIMEDOUT,
-			           "no grant within the queue timeout");
-		else if (r->phase != PH_HELD && why != END_GONE && why != END_BY_OWNER)
-			conn_error(k, c, r->seq, why == END_STOP ? KREX_ESHUTDOWN : KREX_ENOREGION,
-			           "region %llu %s before the grant", (unsigned long long)r->rq.id,
-			           why == END_STOP ? "stopped" : "released");
-		else if (why == END_BY_OWNER) {
-			memset(&m, 0, sizeof(m));
-			m.cert = r->cert;
-			conn_send(k, c, PROTO_CERT, r->seq, &m);
-			region_sign(k, r);
-		} else if (why != END_GONE) {
-			c->expired = r->cert;
-			c->have_expired = 1;
-			region_sign(k, r);
-		}
-	}
 	if (r->phase != PH_QUEUED && (p = part_find_id(k, r->owner))) {
 		struct part *s;
 		size_t i;
@@ -306,17 +394,30 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 		if (ua && ua->queued)
 			ua->queued--;
 		uacct_region_end(k, r->uid, r->quota_ns, r->quota_win,
-		                 r->phase == PH_HELD ? r->cert.held_us * NS_PER_US : 0, now);
+		                 r->phase == PH_HELD ? us(now - r->rq.grant_ns) * NS_PER_US : 0,
+		                 now);
 	}
 	if (!r->rq_gone)
 		rq_remove(&k->rq, &r->rq, now);
 	region_unlink(r);
-	free(r->sibs);
-	free(r->pending);
-	free(r->undo);
-	free(r->undo_fd);
-	free(r);
 	k->resched = 1;
+	r->end_why = why;
+	r->end_ns = now;
+	snprintf(r->end_who, sizeof(r->end_who), "%s", who ? who : "");
+	if (r->phase == PH_HELD && r->procs_ticket) {
+		if (k->stopping || gp_hung(KREXD_PROCS_WAIT_MS)) {
+			region_procs_lost(k, r);
+		} else {
+			r->procs_deadline = now + KREXD_PROCS_WAIT_MS * NS_PER_MS;
+			r->next = ending;
+			ending = r;
+			log_debug(
+			        "region %llu: ended (%d), its GPUs given back; its certificate waits for the process list",
+			        (unsigned long long)r->rq.id, why);
+			return;
+		}
+	}
+	region_finish_cert(k, r);
 }
 
 int region_end(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_region_end *e)
@@ -331,6 +432,13 @@ int region_end(struct krexd *k, struct conn *c, uint32_t seq, const struct proto
 		region_finish(k, r, END_BY_OWNER, NULL);
 		return 0;
 	}
+	for (r = ending; r; r = r->next)
+		if (r->conn == c && r->end_why != END_BY_OWNER &&
+		    (!e->region_id || e->region_id == r->rq.id)) {
+			r->end_asked = 1; /* revoked; its certificate is sent when it is done */
+			r->end_seq = seq;
+			return 0;
+		}
 	if (c->have_expired && (!e->region_id || e->region_id == c->expired.region_id)) {
 		memset(&m, 0, sizeof(m));
 		m.cert = c->expired;
@@ -371,6 +479,9 @@ void region_conn_gone(struct krexd *k, struct conn *c)
 		region_finish(k, c->region, END_GONE, NULL);
 		c->region = NULL;
 	}
+	for (r = ending; r; r = r->next)
+		if (r->conn == c)
+			r->conn = NULL;
 	for (r = regions; r; r = next) {
 		next = r->next;
 		if (r->phase != PH_DRAIN || !pending_take(r, c->serial))
@@ -441,6 +552,8 @@ void region_tick(struct krexd *k, uint64_t now)
 			r->sample_at = now + KREX_CLOCK_SAMPLE_MS * NS_PER_MS;
 		}
 	}
+	if (ending)
+		region_procs_expire(k, now, 0);
 	while ((q = rq_expired(&k->rq, now))) {
 		r = q->data;
 		if (r->phase == PH_HELD)
@@ -468,6 +581,9 @@ uint64_t region_next_deadline(struct krexd *k)
 		if (d && (!best || d < best))
 			best = d;
 	}
+	for (r = ending; r; r = r->next)
+		if (!best || r->procs_deadline < best)
+			best = r->procs_deadline;
 	return best;
 }
 
@@ -476,6 +592,8 @@ void region_stop_all(struct krexd *k)
 	k->stopping = 1;
 	while (regions)
 		region_finish(k, regions, END_STOP, "krexd stopping");
+	region_procs_event(k);
+	region_procs_expire(k, 0, 1);
 }
 
 int region_status(struct krexd *k, struct proto_status_reply *s)

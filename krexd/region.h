@@ -22,6 +22,8 @@ void region_conn_gone(struct krexd *k, struct conn *c);
 void region_part_gone(struct krexd *k, struct part *p);
 void region_part_new(struct krexd *k, struct part *p);
 void region_tick(struct krexd *k, uint64_t now);
+/* The GPU process-list thread's answers (EP_PROCS, gpuprocs.c). */
+void region_procs_event(struct krexd *k);
 uint64_t region_next_deadline(struct krexd *k);
 void region_schedule(struct krexd *k);
 void region_stop_all(struct krexd *k);

@@ -84,12 +84,21 @@ struct region {
 	uint64_t t_settle, settle_deadline, settle_poll_at, sample_at;
 	int32_t busy_min, busy_max; /* SM clock over samples without the idle reason, -1 none */
 	int32_t all_min, all_max;   /* over every sample */
-	int low_grant;        /* the grant's sample: a busy clock under the tolerance, no reason */
-	int low_busy;         /* later: the same (gpujudge.c decides whether a cap explains it) */
-	uint32_t cap_samples; /* samples with sw_power_cap, from the grant on */
-	int64_t cap_first_us; /* grant to the first of them, -1 none */
-	int32_t foreign_end;  /* non-participants on the GPUs at the end, -1 unknown */
-	int sample_failed;    /* an NVML read during the region failed */
+	int low_grant;         /* the grant's sample: a busy clock under the tolerance, no reason */
+	int low_busy;          /* later: the same (gpujudge.c decides whether a cap explains it) */
+	uint32_t cap_samples;  /* samples with sw_power_cap, from the grant on */
+	int64_t cap_first_us;  /* grant to the first of them, -1 none */
+	int32_t foreign_end;   /* non-participants on the GPUs at the end, -1 unknown */
+	uint64_t procs_ticket; /* the start's process list, with its thread (gpuprocs.c); 0 none */
+	uint64_t procs_t0;
+	uint64_t procs_deadline; /* ended: its certificate waits for that list until then */
+	int end_listed;          /* -1 not ended yet; 1 the end listed the processes itself */
+	int end_why;             /* how it ended (enum end_why), when, who released it */
+	uint64_t end_ns;
+	char end_who[64];
+	int end_asked; /* revoked, certificate pending: its owner's END came (end_seq) */
+	uint32_t end_seq;
+	int sample_failed;                     /* an NVML read during the region failed */
 	int32_t nominal[KREX_MAX_GPUS];        /* per GPU slot, -1 unknown */
 	struct nvml_edge edge0[KREX_MAX_GPUS]; /* temperature, violation counters at grant */
 	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
@@ -114,6 +123,9 @@ struct region {
  * are still waking up, can win again and again.  An owner whose siblings
  * never ask (or alone) is not slowed.
  */
+/* The longest a region's end waits for its start's process list (gpuprocs.c). */
+#define KREXD_PROCS_WAIT_MS 1000
+
 #define KREXD_FAIR_GRACE_NS (2 * 1000 * 1000ULL)
 
 /* Every region, for ticks and status (region_unwind.c). */
@@ -166,5 +178,8 @@ int region_settled(struct krexd *k, struct region *r);
 void region_state_sync(struct krexd *k, struct region *r, const char *doing);
 void region_telemetry_end(struct krexd *k, struct region *r);
 void region_telemetry_start(struct krexd *k, struct region *r);
+struct gp_result;
+void region_procs_done(struct krexd *k, struct region *r, const struct gp_result *res);
+void region_procs_lost(struct krexd *k, struct region *r);
 
 #endif /* KREXD_REGION_INT_H */

@@ -15,6 +15,7 @@
 
 #include "region_int.h"
 #include "gpujudge.h"
+#include "gpuprocs.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -46,30 +47,51 @@ void region_note(struct region *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Compute processes on the region's GPUs that are not participants; -1 when
- * NVML cannot tell.  A sibling with one of them gets its pid in on_gpu. */
-static int region_foreign(struct krexd *k, struct region *r)
+/* Compute processes on the region's GPUs (res, gpuprocs.c) that are not
+ * participants; -1 when NVML could not tell.  A sibling with one of them gets
+ * its pid in on_gpu. */
+static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_result *res)
 {
-	pid_t pids[256];
 	struct part *p;
-	unsigned i;
 	size_t x;
-	int n, j, foreign = 0;
+	int j, foreign = 0;
+
+	if (res->n < 0)
+		return -1;
+	for (j = 0; j < res->n; j++) {
+		p = part_find_pid_key(k, res->pid[j], res->key_err[j] ? NULL : &res->key[j]);
+		if (!p)
+			foreign++;
+		for (x = 0; p && x < r->nsibs; x++)
+			if (r->sibs[x].part == p->id && !r->sibs[x].on_gpu)
+				r->sibs[x].on_gpu = res->pid[j];
+	}
+	return foreign;
+}
+
+/* The region's GPU names, for gpuprocs.c. */
+static unsigned region_gpu_names(struct krexd *k, struct region *r, const char **names)
+{
+	unsigned i, n = 0;
 
 	FOR_GPU(k, r, i)
-	{
-		n = nvml_gpu_pids(k->gpu[i], pids, 256);
-		if (n < 0)
-			return -1;
-		for (j = 0; j < n; j++) {
-			p = part_find_pid(k, pids[j]);
-			if (!p)
-				foreign++;
-			for (x = 0; p && x < r->nsibs; x++)
-				if (r->sibs[x].part == p->id && !r->sibs[x].on_gpu)
-					r->sibs[x].on_gpu = pids[j];
-		}
-	}
+	names[n++] = k->gpu[i];
+	return n;
+}
+
+/* The same, listed now, on the loop (the end's list; the start's when the
+ * thread is not there). */
+static int region_foreign(struct krexd *k, struct region *r)
+{
+	const char *names[KREX_MAX_GPUS];
+	struct gp_result *res = malloc(sizeof(*res));
+	int foreign;
+
+	if (!res)
+		return -1;
+	gp_list(res, names, region_gpu_names(k, r, names), &k->fz);
+	foreign = region_foreign_of(k, r, res);
+	free(res);
 	return foreign;
 }
 
@@ -127,17 +149,51 @@ static void region_ungated(struct krexd *k, struct region *r, int known)
 		          (unsigned long long)r->rq.id, c->ungated, c->ungated_who);
 }
 
+/* The end's count into the certificate, when it is more than the start's. */
+static void region_foreign_merge(struct region *r)
+{
+	struct krex_certificate *c = &r->cert;
+
+	if (r->foreign_end > 0 && r->foreign_end > c->foreign && c->known & KREX_CERT_FOREIGN) {
+		region_note(r, "%d process(es) on the GPU at the end are not participants",
+		            r->foreign_end);
+		c->foreign = r->foreign_end;
+	}
+}
+
+/* NVML's process list has not come: late (a region ended without it), full
+ * (its thread's queue); each warned once until a list comes again. */
+static unsigned procs_late, procs_full;
+
+/* The start's foreign processes into the certificate; known: NVML listed them. */
+static void region_foreign_start(struct krexd *k, struct region *r, int foreign)
+{
+	struct krex_certificate *c = &r->cert;
+
+	if (foreign >= 0) {
+		c->foreign = foreign;
+		c->known |= KREX_CERT_FOREIGN;
+		if (foreign)
+			region_note(r, "%d process(es) on the GPU are not participants", foreign);
+	}
+	region_ungated(k, r, foreign >= 0);
+}
+
 /*
  * GPU telemetry while the siblings drain: the nominal SM clock of each of
  * the region's GPUs, and compute processes on them that are not
  * participants (KREX cannot quiet those, so the certificate reports them).
- * Unknown without NVML.  The clock samples start at the grant.
+ * Unknown without NVML.  The clock samples start at the grant.  The
+ * process list goes to its thread (gpuprocs.c): its answer comes as an
+ * event (region_procs_event), and the region's end waits for it if it has
+ * not come yet (region_procs_wait).
  */
 void region_telemetry_start(struct krexd *k, struct region *r)
 {
 	struct krex_certificate *c = &r->cert;
+	const char *names[KREX_MAX_GPUS];
 	unsigned i;
-	int foreign;
+	int64_t t;
 
 	c->foreign = -1;
 	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
@@ -147,6 +203,8 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 	r->busy_min = r->busy_max = r->all_min = r->all_max = -1;
 	r->cap_first_us = -1;
 	r->foreign_end = -1;
+	r->end_listed = -1;
+	r->procs_ticket = 0;
 	c->own_power_cap_first_us = -1;
 	for (i = 0; i < KREX_MAX_GPUS; i++)
 		r->nominal[i] = -1;
@@ -161,14 +219,52 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 		    (c->sm_clock_nominal_mhz < 0 || r->nominal[i] < c->sm_clock_nominal_mhz))
 			c->sm_clock_nominal_mhz = r->nominal[i];
 	}
-	foreign = region_foreign(k, r);
-	if (foreign >= 0) {
-		c->foreign = foreign;
-		c->known |= KREX_CERT_FOREIGN;
-		if (foreign)
-			region_note(r, "%d process(es) on the GPU are not participants", foreign);
+	t = gp_inline() ? 0 : gp_submit(names, region_gpu_names(k, r, names), &k->fz);
+	if (t > 0) {
+		r->procs_ticket = (uint64_t)t;
+		r->procs_t0 = time_now_ns();
+		return;
 	}
-	region_ungated(k, r, foreign >= 0);
+	if (t < 0) {
+		log_msg(procs_full++ ? LOG_LVL_DEBUG : LOG_LVL_WARN,
+		        "region %llu: the GPU process-list thread has %u requests waiting (NVML hung?): foreign processes unknown",
+		        (unsigned long long)r->rq.id, GP_MAX_QUEUED);
+		region_ungated(k, r, 0);
+		return;
+	}
+	region_foreign_start(k, r, region_foreign(k, r));
+}
+
+/* The thread's process list res for r, which asked for it: into its certificate. */
+void region_procs_done(struct krexd *k, struct region *r, const struct gp_result *res)
+{
+	const struct krex_certificate *c = &r->cert;
+	uint64_t t0 = time_now_ns();
+
+	procs_late = procs_full = 0;
+	r->procs_ticket = 0;
+	region_foreign_start(k, r, region_foreign_of(k, r, res));
+	if (r->end_listed == 0) /* ended before it came: the end's count is the start's */
+		r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
+	else if (r->end_listed == 1)
+		region_foreign_merge(r);
+	log_debug(
+	        "region %llu: processes on the GPU: %d listed in %llu us (queued %llu us), cgroups read in %llu us, mapped in %llu us on the loop, %llu us after the close",
+	        (unsigned long long)r->rq.id, res->n, (unsigned long long)us(res->list_ns),
+	        (unsigned long long)us(res->queued_ns), (unsigned long long)us(res->keys_ns),
+	        (unsigned long long)us(time_now_ns() - t0),
+	        (unsigned long long)us(time_now_ns() - r->procs_t0));
+}
+
+/* Its process list never came: the processes stay unknown.  Said once
+ * while NVML hangs. */
+void region_procs_lost(struct krexd *k, struct region *r)
+{
+	log_msg(procs_late++ ? LOG_LVL_DEBUG : LOG_LVL_WARN,
+	        "region %llu: NVML's process list did not come within %u ms of its end: foreign processes unknown",
+	        (unsigned long long)r->rq.id, KREXD_PROCS_WAIT_MS);
+	r->procs_ticket = 0;
+	region_ungated(k, r, 0);
 }
 
 /*
@@ -271,15 +367,13 @@ static void region_foreign_end(struct krexd *k, struct region *r)
 
 	if (!(c->clock_reasons & NVML_REASON_SW_POWER_CAP) &&
 	    !(c->known & KREX_CERT_VIOLATION && c->violation_power_us)) {
+		r->end_listed = 0;
 		r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
 		return;
 	}
+	r->end_listed = 1;
 	r->foreign_end = region_foreign(k, r);
-	if (r->foreign_end > 0 && r->foreign_end > c->foreign && c->known & KREX_CERT_FOREIGN) {
-		region_note(r, "%d process(es) on the GPU at the end are not participants",
-		            r->foreign_end);
-		c->foreign = r->foreign_end;
-	}
+	region_foreign_merge(r);
 }
 
 /* Temperature (the hottest GPU) and violation counters (the largest growth)

@@ -37,17 +37,24 @@
  * inside a region touches PATH: the owner's own work reached the power
  * cap) rather than after a number of milliseconds.  At most 8 such lines.
  *
+ * Header keys for the process list: "procs_ms=N" makes it take N ms,
+ * "procs_wait=PATH" holds it until PATH exists (at most 60 s): a test
+ * holds krexd's process list while the rest of NVML answers.
+ *
  * KREX_MOCK_NVML_LOG, when set, names a file that gets one line per SM
  * clock read ("clock T_MS GPU MHZ REASONS") and temperature read ("temp
  * T_MS GPU"), T_MS since the script's mtime: a test reads from it when
  * krexd looked at the GPU (the settle's polls; the grant reads the
- * temperature first).
+ * temperature first); the process list adds "procs_begin T_MS GPU" and
+ * "procs_end T_MS GPU".
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -80,6 +87,8 @@ static struct {
 	int loaded;
 	unsigned gpus, max, app;
 	int fail;                               /* 0 none, 1 sample, 2 all */
+	unsigned procs_ms;                      /* the process list takes this long */
+	char procs_wait[256];                   /* and waits for this file to exist */
 	struct step steps[MAX_GPUS][MAX_STEPS]; /* per GPU */
 	int nsteps[MAX_GPUS];
 	struct delta_on {
@@ -91,6 +100,20 @@ static struct {
 } S;
 
 static int dev_ids[MAX_GPUS];
+
+/* Every exported call holds it: krexd calls NVML from two threads (its
+ * process list has a thread of its own), and a call may reload the script. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* An exported call: its unlocked body under the lock. */
+#define LOCKED(call)                                                                               \
+	do {                                                                                       \
+		int rc_;                                                                           \
+		pthread_mutex_lock(&mu);                                                           \
+		rc_ = call;                                                                        \
+		pthread_mutex_unlock(&mu);                                                         \
+		return rc_;                                                                        \
+	} while (0)
 
 /* Which keys a time line set, to apply them to one GPU or every GPU. */
 struct delta {
@@ -140,6 +163,10 @@ static void parse_kv(char *tok, struct delta *d, int header)
 		S.max = (unsigned)strtoul(v, NULL, 0);
 	else if (header && !strcmp(k, "app"))
 		S.app = (unsigned)strtoul(v, NULL, 0);
+	else if (header && !strcmp(k, "procs_ms"))
+		S.procs_ms = (unsigned)strtoul(v, NULL, 0);
+	else if (header && !strcmp(k, "procs_wait"))
+		snprintf(S.procs_wait, sizeof(S.procs_wait), "%s", v);
 	else if (header && !strcmp(k, "fail"))
 		S.fail = !strcmp(v, "all") ? 2 : !strcmp(v, "sample") ? 1 : 0;
 }
@@ -183,6 +210,8 @@ static int load(void)
 	S.max = 1980;
 	S.app = 1980;
 	S.fail = 0;
+	S.procs_ms = 0;
+	S.procs_wait[0] = '\0';
 	S.non = 0;
 	for (g = 0; g < MAX_GPUS; g++) {
 		S.nsteps[g] = 0;
@@ -357,7 +386,7 @@ static int dev_check(void *dev, int level)
 	return OK;
 }
 
-EXPORT int nvmlInit_v2(void)
+static int nvmlInit_v2_u(void)
 {
 	const char *p = getenv("KREX_MOCK_NVML");
 	int i;
@@ -368,6 +397,11 @@ EXPORT int nvmlInit_v2(void)
 	for (i = 0; i < MAX_GPUS; i++)
 		dev_ids[i] = i;
 	return load() < 0 ? E_DRIVER_NOT_LOADED : OK;
+}
+
+EXPORT int nvmlInit_v2(void)
+{
+	LOCKED(nvmlInit_v2_u());
 }
 
 EXPORT int nvmlInit(void)
@@ -385,7 +419,7 @@ EXPORT const char *nvmlErrorString(int rc)
 	return rc == OK ? "Success" : "mock NVML error";
 }
 
-EXPORT int nvmlDeviceGetCount_v2(unsigned *n)
+static int nvmlDeviceGetCount_v2_u(unsigned *n)
 {
 	if (load() < 0)
 		return E_UNKNOWN;
@@ -393,7 +427,12 @@ EXPORT int nvmlDeviceGetCount_v2(unsigned *n)
 	return OK;
 }
 
-EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **dev)
+EXPORT int nvmlDeviceGetCount_v2(unsigned *n)
+{
+	LOCKED(nvmlDeviceGetCount_v2_u(n));
+}
+
+static int nvmlDeviceGetHandleByIndex_v2_u(unsigned i, void **dev)
 {
 	if (load() < 0)
 		return E_UNKNOWN;
@@ -403,8 +442,13 @@ EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **dev)
 	return OK;
 }
 
+EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **dev)
+{
+	LOCKED(nvmlDeviceGetHandleByIndex_v2_u(i, dev));
+}
+
 /* Bus ids "0000:0N:00.0" with N = index + 1, in any of NVML's spellings. */
-EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
+static int nvmlDeviceGetHandleByPciBusId_v2_u(const char *bus, void **dev)
 {
 	unsigned dom, b, d, fn;
 
@@ -416,7 +460,12 @@ EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
 	return OK;
 }
 
-EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, void **dev)
+EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **dev)
+{
+	LOCKED(nvmlDeviceGetHandleByPciBusId_v2_u(bus, dev));
+}
+
+static int nvmlDeviceGetHandleByUUID_u(const char *uuid, void **dev)
 {
 	unsigned i;
 
@@ -428,13 +477,18 @@ EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, void **dev)
 	return OK;
 }
 
+EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, void **dev)
+{
+	LOCKED(nvmlDeviceGetHandleByUUID_u(uuid, dev));
+}
+
 struct pci_info {
 	char bus_id_legacy[16];
 	unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
 	char bus_id[32];
 };
 
-EXPORT int nvmlDeviceGetPciInfo_v3(void *dev, struct pci_info *p)
+static int nvmlDeviceGetPciInfo_v3_u(void *dev, struct pci_info *p)
 {
 	int rc = dev_check(dev, 0);
 
@@ -447,7 +501,12 @@ EXPORT int nvmlDeviceGetPciInfo_v3(void *dev, struct pci_info *p)
 	return OK;
 }
 
-EXPORT int nvmlDeviceGetUUID(void *dev, char *buf, unsigned len)
+EXPORT int nvmlDeviceGetPciInfo_v3(void *dev, struct pci_info *p)
+{
+	LOCKED(nvmlDeviceGetPciInfo_v3_u(dev, p));
+}
+
+static int nvmlDeviceGetUUID_u(void *dev, char *buf, unsigned len)
 {
 	int rc = dev_check(dev, 0);
 
@@ -457,7 +516,12 @@ EXPORT int nvmlDeviceGetUUID(void *dev, char *buf, unsigned len)
 	return OK;
 }
 
-EXPORT int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
+EXPORT int nvmlDeviceGetUUID(void *dev, char *buf, unsigned len)
+{
+	LOCKED(nvmlDeviceGetUUID_u(dev, buf, len));
+}
+
+static int nvmlDeviceGetClockInfo_u(void *dev, int type, unsigned *mhz)
 {
 	struct step st;
 	int rc = dev_check(dev, 1);
@@ -473,7 +537,12 @@ EXPORT int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
 	return OK;
 }
 
-EXPORT int nvmlDeviceGetMaxClockInfo(void *dev, int type, unsigned *mhz)
+EXPORT int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
+{
+	LOCKED(nvmlDeviceGetClockInfo_u(dev, type, mhz));
+}
+
+static int nvmlDeviceGetMaxClockInfo_u(void *dev, int type, unsigned *mhz)
 {
 	int rc = dev_check(dev, 0);
 
@@ -485,7 +554,12 @@ EXPORT int nvmlDeviceGetMaxClockInfo(void *dev, int type, unsigned *mhz)
 	return OK;
 }
 
-EXPORT int nvmlDeviceGetApplicationsClock(void *dev, int type, unsigned *mhz)
+EXPORT int nvmlDeviceGetMaxClockInfo(void *dev, int type, unsigned *mhz)
+{
+	LOCKED(nvmlDeviceGetMaxClockInfo_u(dev, type, mhz));
+}
+
+static int nvmlDeviceGetApplicationsClock_u(void *dev, int type, unsigned *mhz)
 {
 	int rc = dev_check(dev, 0);
 
@@ -497,7 +571,12 @@ EXPORT int nvmlDeviceGetApplicationsClock(void *dev, int type, unsigned *mhz)
 	return OK;
 }
 
-EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *r)
+EXPORT int nvmlDeviceGetApplicationsClock(void *dev, int type, unsigned *mhz)
+{
+	LOCKED(nvmlDeviceGetApplicationsClock_u(dev, type, mhz));
+}
+
+static int nvmlDeviceGetCurrentClocksEventReasons_u(void *dev, unsigned long long *r)
 {
 	int rc = dev_check(dev, 1);
 
@@ -507,12 +586,17 @@ EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long 
 	return OK;
 }
 
+EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *r)
+{
+	LOCKED(nvmlDeviceGetCurrentClocksEventReasons_u(dev, r));
+}
+
 EXPORT int nvmlDeviceGetCurrentClocksThrottleReasons(void *dev, unsigned long long *r)
 {
 	return nvmlDeviceGetCurrentClocksEventReasons(dev, r);
 }
 
-EXPORT int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned *c)
+static int nvmlDeviceGetTemperature_u(void *dev, int sensor, unsigned *c)
 {
 	int rc = dev_check(dev, 0);
 
@@ -525,11 +609,16 @@ EXPORT int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned *c)
 	return OK;
 }
 
+EXPORT int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned *c)
+{
+	LOCKED(nvmlDeviceGetTemperature_u(dev, sensor, c));
+}
+
 struct violation_time {
 	unsigned long long reference_time, violation_time;
 };
 
-EXPORT int nvmlDeviceGetViolationStatus(void *dev, int policy, struct violation_time *v)
+static int nvmlDeviceGetViolationStatus_u(void *dev, int policy, struct violation_time *v)
 {
 	struct timespec ts;
 	int rc = dev_check(dev, 0);
@@ -545,13 +634,18 @@ EXPORT int nvmlDeviceGetViolationStatus(void *dev, int policy, struct violation_
 	return OK;
 }
 
+EXPORT int nvmlDeviceGetViolationStatus(void *dev, int policy, struct violation_time *v)
+{
+	LOCKED(nvmlDeviceGetViolationStatus_u(dev, policy, v));
+}
+
 struct process_info {
 	unsigned pid;
 	unsigned long long used;
 	unsigned gi, ci;
 };
 
-EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *n, struct process_info *p)
+static int nvmlDeviceGetComputeRunningProcesses_v3_u(void *dev, unsigned *n, struct process_info *p)
 {
 	unsigned i, want, have;
 	struct step st;
@@ -573,4 +667,35 @@ EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *n, struc
 		p[i].pid = i < st.npids ? st.pids[i] : 0x7ffffff0u + (i - st.npids);
 	}
 	return OK;
+}
+
+/*
+ * The process list as slow as the script says (procs_ms=N), and held until a
+ * file exists (procs_wait=PATH, at most 60 s), without the lock: a test
+ * holds krexd's process list while the rest of NVML answers.  Logged as
+ * "procs_begin T_MS GPU" and "procs_end T_MS GPU".
+ */
+static void procs_hold(int g)
+{
+	char path[256];
+	unsigned ms, i;
+
+	pthread_mutex_lock(&mu);
+	ms = load() == 0 ? S.procs_ms : 0;
+	snprintf(path, sizeof(path), "%s", S.procs_wait);
+	read_log("procs_begin", g, NULL);
+	pthread_mutex_unlock(&mu);
+	if (ms)
+		usleep(ms * 1000u);
+	for (i = 0; path[0] && access(path, F_OK) != 0 && i < 60000; i++)
+		usleep(1000);
+	pthread_mutex_lock(&mu);
+	read_log("procs_end", g, NULL);
+	pthread_mutex_unlock(&mu);
+}
+
+EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *dev, unsigned *n, struct process_info *p)
+{
+	procs_hold(dev ? *(int *)dev : -1);
+	LOCKED(nvmlDeviceGetComputeRunningProcesses_v3_u(dev, n, p));
 }

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gpuprocs.h - krexd's GPU process-list thread.  NVML's list of the compute
+ * processes on a GPU is its slowest call, and the telemetry at a region's
+ * start needs it (foreign processes, siblings on the GPU) while the
+ * siblings drain: on the event loop it held up the acks of the drain and
+ * every other region's entry.  The loop hands a request (its GPUs) to this
+ * thread, which lists the processes, reads each one's cgroup
+ * (freezer_key), posts the result and wakes the loop through an eventfd
+ * (EP_PROCS); the loop maps the pids to participants (region_judge.c).
+ * doc/architecture.md "Telemetry".
+ */
+#ifndef KREXD_GPUPROCS_H
+#define KREXD_GPUPROCS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "freezer.h"
+#include "krexd.h"
+
+#define GP_MAX_PIDS 256 /* processes listed per request, all GPUs together */
+#define GP_MAX_QUEUED 64
+
+struct gp_result {
+	uint64_t ticket;        /* gp_submit()'s */
+	int n;                  /* processes listed, -1: NVML could not list them */
+	pid_t pid[GP_MAX_PIDS]; /* and each one's cgroup (key[i].have_cg 0: unknown) */
+	struct freezer_key key[GP_MAX_PIDS];
+	int key_err[GP_MAX_PIDS];  /* the pid's cgroup could not be read (gone) */
+	uint64_t list_ns, keys_ns; /* the NVML calls, the cgroup reads */
+	uint64_t queued_ns;        /* submitted to picked up by the thread */
+	struct gp_result *next;
+};
+
+/* Start the thread and register its eventfd as EP_PROCS.  0, or -1 (then
+ * gp_submit() refuses and the caller lists inline, on the loop). */
+int gp_start(struct krexd *k);
+
+/* KREXD_PROCS_INLINE in the environment (a measurement's side-by-side
+ * reference): the loop lists inline, as before the thread. */
+int gp_inline(void);
+
+/* Ask for the processes on these GPUs.  The ticket (> 0), or 0 when the
+ * thread is not running (list inline with gp_list()), or -1 when it is
+ * busy with GP_MAX_QUEUED requests (NVML hung: the processes stay unknown). */
+int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f);
+
+/* The work itself, on the caller's thread: fills res (n, pids, keys, times). */
+void gp_list(struct gp_result *res, const char *const *gpus, unsigned n, const struct freezer *f);
+
+/* The results done so far, oldest first (the caller frees each with free()). */
+struct gp_result *gp_take(void);
+
+/* Has the thread been in one request for ms or longer (NVML hung)?  1, 0. */
+int gp_hung(unsigned ms);
+
+/* After gp_hung() or a full queue: 1 once the thread has done every request
+ * that waited (NVML answers again), else 0. */
+int gp_recovered(void);
+
+/* Stop the thread (it is detached: one stuck in NVML is left behind). */
+void gp_stop(void);
+
+#endif /* KREXD_GPUPROCS_H */
