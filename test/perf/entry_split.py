@@ -10,7 +10,8 @@ This prints, per phase, how many grants, p50 and p95 in milliseconds (doc/perfor
 "One region per sample with every sibling"; fidelity.py --krexd-opt log_level=debug
 keeps such a log).  It also writes one line per region when it ends:
   region N: cost siblings=S entry_us=.. isolate_us=.. iso_cpuset=.. ... state_us=..
-from which this prints p50/p95/p99 of krexd's own work per region.
+from which this prints p50/p95/p99 of krexd's own work per region, and the
+parts of the process list at a region's start (its thread's lines).
 With --cost-table, the logs test/perf/freeze-scale.sh left in DIR
 (LABEL-FREEZER-SIBLINGS.log and .bench) become one table, the krexds side by side.
 """
@@ -98,6 +99,30 @@ def cost_table(d, labels):
     return 0
 
 
+# The process list at a region's start (krexd/gpuprocs.c), from its debug lines.
+PROCS = [
+    ("telemetry at start, on the loop", r"telemetry at start (\d+) us"),
+    ("process list (NVML)", r"processes on the GPU: \d+ listed in (\d+) us"),
+    ("  queued for its thread", r"listed in \d+ us \(queued (\d+) us\)"),
+    ("  cgroups read", r"cgroups read in (\d+) us"),
+    ("  mapped, on the loop", r"mapped in (\d+) us on the loop"),
+    ("  in after the close", r"on the loop, (\d+) us after the close"),
+    ("certificate waited for it", r"its certificate waited (\d+) us for the process list"),
+]
+
+
+def procs_print(lines):
+    """p50/p95/max of the process list's parts, in microseconds."""
+    rows = []
+    for name, rx in PROCS:
+        v = [int(m.group(1)) for ln in lines for m in [re.search(rx, ln)] if m]
+        if v:
+            rows.append("%-34s %6d %9d %9d %9d" % (name, len(v), pct(v, 0.5), pct(v, 0.95), max(v)))
+    if rows:
+        print("\nthe process list at a region's start (us)   n       p50       p95       max")
+        print("\n".join(rows))
+
+
 def main(paths):
     lines = [ln for p in paths for ln in open(p, errors="replace") if ": granted to participant" in ln]
     if not lines:
@@ -108,6 +133,7 @@ def main(paths):
         v = [int(m.group(1)) / 1000 for ln in lines for m in [re.search(r"\b%s (\d+)" % ph, ln)] if m]
         print("%-8s %6d %8.3f %8.3f" % (ph, len(v), pct(v, 0.5), pct(v, 0.95)))
     cost_print([ln for p in paths for ln in open(p, errors="replace") if ": cost siblings=" in ln])
+    procs_print([ln for p in paths for ln in open(p, errors="replace")])
     return 0
 
 
