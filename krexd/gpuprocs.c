@@ -98,8 +98,12 @@ static void *gp_main(void *arg)
 
 		res = calloc(1, sizeof(*res));
 		if (res) {
+			uint64_t t0 = time_now_ns();
 			res->ticket = q->ticket;
-			res->queued_ns = gp.busy_since - q->queued_ns;
+			res->queued_ns = t0 - q->queued_ns;
+			for (i = 0; i < KREX_MAX_GPUS; i++)
+				res->nominal[i] = i < q->n ? nvml_nominal_clock(q->gpu[i]) : -1;
+			res->clock_ns = time_now_ns() - t0;
 			for (i = 0; i < q->n; i++)
 				names[i] = q->gpu[i];
 			gp_list(res, names, q->n, q->f);

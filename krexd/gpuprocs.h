@@ -8,6 +8,8 @@
  * thread, which lists the processes, reads each one's cgroup
  * (freezer_key), posts the result and wakes the loop through an eventfd
  * (EP_PROCS); the loop maps the pids to participants (region_judge.c).
+ * It reads each GPU's nominal SM clock too (krexd's cache, struct krexd's
+ * nominal): those NVML calls took about 1 ms each on the H200.
  * doc/architecture.md "Telemetry".
  */
 #ifndef KREXD_GPUPROCS_H
@@ -27,9 +29,11 @@ struct gp_result {
 	int n;                  /* processes listed, -1: NVML could not list them */
 	pid_t pid[GP_MAX_PIDS]; /* and each one's cgroup (key[i].have_cg 0: unknown) */
 	struct freezer_key key[GP_MAX_PIDS];
-	int key_err[GP_MAX_PIDS];  /* the pid's cgroup could not be read (gone) */
-	uint64_t list_ns, keys_ns; /* the NVML calls, the cgroup reads */
-	uint64_t queued_ns;        /* submitted to picked up by the thread */
+	int key_err[GP_MAX_PIDS]; /* the pid's cgroup could not be read (gone) */
+	int32_t nominal
+	        [KREX_MAX_GPUS]; /* each GPU's nominal SM clock, in request order (-1 unknown) */
+	uint64_t clock_ns, list_ns, keys_ns; /* the nominal clocks, the list, the cgroup reads */
+	uint64_t queued_ns;                  /* submitted to picked up by the thread */
 	struct gp_result *next;
 };
 
@@ -46,7 +50,8 @@ int gp_inline(void);
  * busy with GP_MAX_QUEUED requests (NVML hung: the processes stay unknown). */
 int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f);
 
-/* The work itself, on the caller's thread: fills res (n, pids, keys, times). */
+/* The work itself, on the caller's thread: fills res (n, pids, keys, times;
+ * the nominal clocks only from the thread). */
 void gp_list(struct gp_result *res, const char *const *gpus, unsigned n, const struct freezer *f);
 
 /* The results done so far, oldest first (the caller frees each with free()). */

@@ -603,6 +603,8 @@ int main(int argc, char **argv)
 	/* NVML opened here, at start-up (dlopen + nvmlInit take tens of ms):
 	 * never in the first region's entry (its freeze_us counted it once). */
 	k->nvml_gpus = nvml_gpu_count();
+	for (unsigned g = 0; g < KREX_MAX_GPUS; g++)
+		k->nominal[g] = g < k->ngpus && k->nvml_gpus ? nvml_nominal_clock(k->gpu[g]) : -1;
 	for (unsigned g = 0; k->nvml_gpus && g < k->ngpus; g++)
 		if (!nvml_has(k->gpu[g]))
 			log_warn(

@@ -111,6 +111,10 @@ struct krexd {
 	int freeze_event;   /* the freezer file of a participant being frozen changed (v2
 	                     * cgroup.events "frozen 1"): regions poll now, not at their timer */
 	unsigned nvml_gpus; /* GPUs NVML saw at start-up (require_clocks = auto) */
+	/* Each GPU slot's nominal SM clock (MHz, -1 unknown): read at start-up
+	 * and again by each region's process-list request (gpuprocs.c), so
+	 * that a region's entry makes no NVML call for it. */
+	int32_t nominal[KREX_MAX_GPUS];
 	int sched_now;  /* main thread: > 0 its SCHED_FIFO priority, KREXD_SCHED_NICE, 0 normal */
 	int sched_want; /* the sched_priority last applied */
 };

@@ -212,14 +212,17 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 		region_ungated(k, r, 0);
 		return;
 	}
+	t = gp_inline() ? 0 : gp_submit(names, region_gpu_names(k, r, names), &k->fz);
 	FOR_GPU(k, r, i)
 	{
-		r->nominal[i] = nvml_nominal_clock(k->gpu[i]);
+		/* krexd's cache; read now only without the thread, or unknown */
+		if (t <= 0 || k->nominal[i] < 0)
+			k->nominal[i] = nvml_nominal_clock(k->gpu[i]);
+		r->nominal[i] = k->nominal[i];
 		if (r->nominal[i] > 0 &&
 		    (c->sm_clock_nominal_mhz < 0 || r->nominal[i] < c->sm_clock_nominal_mhz))
 			c->sm_clock_nominal_mhz = r->nominal[i];
 	}
-	t = gp_inline() ? 0 : gp_submit(names, region_gpu_names(k, r, names), &k->fz);
 	if (t > 0) {
 		r->procs_ticket = (uint64_t)t;
 		r->procs_t0 = time_now_ns();
@@ -240,19 +243,27 @@ void region_procs_done(struct krexd *k, struct region *r, const struct gp_result
 {
 	const struct krex_certificate *c = &r->cert;
 	uint64_t t0 = time_now_ns();
+	unsigned i, j;
 
 	procs_late = procs_full = 0;
 	r->procs_ticket = 0;
+	j = 0;
+	FOR_GPU(k, r, i)
+	{
+		if (j < KREX_MAX_GPUS && res->nominal[j] > 0) /* for the next regions */
+			k->nominal[i] = res->nominal[j];
+		j++;
+	}
 	region_foreign_start(k, r, region_foreign_of(k, r, res));
 	if (r->end_listed == 0) /* ended before it came: the end's count is the start's */
 		r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
 	else if (r->end_listed == 1)
 		region_foreign_merge(r);
 	log_debug(
-	        "region %llu: processes on the GPU: %d listed in %llu us (queued %llu us), cgroups read in %llu us, mapped in %llu us on the loop, %llu us after the close",
+	        "region %llu: processes on the GPU: %d listed in %llu us (queued %llu us, nominal clocks %llu us), cgroups read in %llu us, mapped in %llu us on the loop, %llu us after the close",
 	        (unsigned long long)r->rq.id, res->n, (unsigned long long)us(res->list_ns),
-	        (unsigned long long)us(res->queued_ns), (unsigned long long)us(res->keys_ns),
-	        (unsigned long long)us(time_now_ns() - t0),
+	        (unsigned long long)us(res->queued_ns), (unsigned long long)us(res->clock_ns),
+	        (unsigned long long)us(res->keys_ns), (unsigned long long)us(time_now_ns() - t0),
 	        (unsigned long long)us(time_now_ns() - r->procs_t0));
 }
 

@@ -10,7 +10,8 @@
 # wait again; a queue of requests behind a hung list is bounded; krexd serves
 # STATUS meanwhile; once the list comes back, regions have it again; with
 # KREXD_PROCS_INLINE=1 (the measurement's reference) the list runs on the
-# loop again, before the grant.
+# loop again, before the grant; the nominal clock comes from krexd's cache,
+# refreshed by each region's request.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -46,7 +47,7 @@ known_foreign() { echo $(($(field "$1" known) & 1)); }
 
 nvml "max=1980 app=1980 procs_wait=$REL" "0 sm=1980 reasons=0 temp=40 procs=2"
 kt_conf "gpus = 0" "log_level = debug"
-plan 36
+plan 38
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd sees the mock GPU" grep -qs "NVML sees 1 GPU(s)" "$KT_DIR/krexd.log"
 
@@ -130,6 +131,15 @@ ok "a region after the list came back counts the processes" sh -c "
 	'$CLIENT' region --gpus 0 --hold-ms 10 >'$KT_DIR/e.out' 2>&1 && grep -q '^foreign=2' '$KT_DIR/e.out'"
 ok "krexd still answers" "$CLIENT" status
 
+# 4b. The nominal clock comes from krexd's cache, which each region's
+# request to the thread refreshes: a changed application clock counts from
+# the region after the one that read it.
+nvml "max=1980 app=1755 procs_wait=$REL" "0 sm=1980 reasons=0 temp=40 procs=2"
+"$CLIENT" region --gpus 0 --hold-ms 10 >"$KT_DIR/x.out" 2>&1
+"$CLIENT" region --gpus 0 --hold-ms 10 >"$KT_DIR/y.out" 2>&1
+ok "nominal clock: the cached 1980, then the new 1755" \
+	test "$(field x sm_clock_nominal_mhz)/$(field y sm_clock_nominal_mhz)" = 1980/1755
+
 # 5. KREXD_PROCS_INLINE=1: the list on the loop, before the grant (as before).
 krexd_stop
 : >"$KREX_MOCK_NVML_LOG"
@@ -140,4 +150,7 @@ unset KREXD_PROCS_INLINE
 ok "inline: granted, the certificate counts the processes" sh -c "
 	'$CLIENT' region --gpus 0 --hold-ms 10 >'$KT_DIR/f.out' 2>&1 && grep -q '^foreign=2' '$KT_DIR/f.out'"
 ok "inline: the grant came after the list" test "$(grant_after_list)" = 1
+nvml "max=1980 app=1620 procs_wait=$REL" "0 sm=1980 reasons=0 temp=40 procs=2"
+ok "inline: the nominal clock is read at each entry" sh -c "
+	'$CLIENT' region --gpus 0 --hold-ms 10 >'$KT_DIR/z.out' 2>&1 && grep -q '^sm_clock_nominal_mhz=1620' '$KT_DIR/z.out'"
 ok "inline: no thread's debug line" sh -c "! tail -n +$((L + 1)) '$KT_DIR/krexd.log' | grep -q 'processes on the GPU: .* listed in'"

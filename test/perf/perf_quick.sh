@@ -101,7 +101,22 @@ check() {
 	echo "$out" | sed '/^#/!s/^/# /'
 }
 
-plan 4
+# nvml-calls.py against the mock NVML (TEST DOUBLE): each of the 7 calls krexd
+# makes timed, none failed.
+nvml_calls() {
+	local d out
+	d=$(mktemp -d) || return 1
+	printf 'max=1980 app=1980\n0 sm=1980 reasons=0 temp=40 procs=3\n' >"$d/nvml.txt"
+	out=$(KREX_MOCK_NVML=$d/nvml.txt LD_LIBRARY_PATH=$top_builddir/test/mock/nvml/.libs \
+		python3 "$top_srcdir/test/perf/nvml-calls.py" --reps 20 --label mock)
+	rm -rf "$d"
+	echo "$out"
+	[ "$(echo "$out" | awk 'NF >= 6 && $NF ~ /^[0-9]+$/ && $NF == 0' | wc -l)" = 7 ] &&
+		echo "$out" | grep -q "^processes listed at the end: 3$"
+}
+
+plan 5
+check "nvml-calls.py times each NVML call krexd makes (mock NVML)" nvml_calls
 bench fidelity "fidelity quick run"
 check "fidelity: the drain per sibling, a row per started sibling, each drained" fid_siblings
 bench agents "agents quick run"
