@@ -494,7 +494,8 @@ static void loop_dispatch(struct krexd *k, struct epoll_event *ev, int n)
 			conn_event(k, it->ptr, ev[i].events);
 			break;
 		case EP_PIDFD:
-			part_end(k, it->ptr, "root pid exited");
+			if (!((struct part *)it->ptr)->ended)
+				part_end(k, it->ptr, "root pid exited");
 			break;
 		case EP_INOTIFY:
 			part_ext_events(k);
@@ -545,6 +546,7 @@ static void loop(struct krexd *k)
 			region_schedule(k);
 		}
 		conn_reap(k);
+		part_reap(k);
 	}
 }
 
@@ -560,6 +562,7 @@ static void teardown(struct krexd *k)
 	for (c = k->conns; c; c = c->next)
 		conn_close(k, c);
 	conn_reap(k);
+	part_reap(k);
 	history_fini(k); /* the last lines and metrics written, the writer stopped */
 	gp_stop();
 	gatectl_shutdown(&k->gate);

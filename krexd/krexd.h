@@ -88,6 +88,7 @@ struct krexd {
 	unsigned ngpus;
 	unsigned nconf_gpus; /* slots 0.. seeded from gpus=: never pruned */
 	struct part *parts;
+	struct part *dead_parts; /* ended, freed after the event batch (part_reap) */
 	unsigned nparts;
 	uint32_t next_part_id;
 	struct conn *conns;

@@ -673,9 +673,23 @@ void part_end(struct krexd *k, struct part *p, const char *why)
 		if (ua && ua->parts)
 			ua->parts--;
 	}
-	free(p);
+	/* Not freed yet: the event batch the loop is in may still name it (its
+	 * pidfd's event after an UNREGISTER that ended it). */
+	p->ended = 1;
+	p->dead_next = k->dead_parts;
+	k->dead_parts = p;
 	gpu_prune(k);
 	k->resched = 1;
+}
+
+void part_reap(struct krexd *k)
+{
+	struct part *p;
+
+	while ((p = k->dead_parts)) {
+		k->dead_parts = p->dead_next;
+		free(p);
+	}
 }
 
 /* The /proc fallback: end participants whose root pid is gone (or a zombie). */

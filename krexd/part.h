@@ -15,6 +15,9 @@ struct conn;
 
 struct part {
 	struct ep_item ep; /* pidfd */
+	int ended;         /* part_end() done: freed by part_reap() (its pidfd event may
+	                    * still be in the loop's batch) */
+	struct part *dead_next;
 	uint32_t id;
 	uid_t uid;
 	pid_t pid; /* root pid */
@@ -58,6 +61,8 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 int part_unregister(struct krexd *k, struct conn *c, uint32_t seq,
                     const struct proto_unregister *u);
 void part_end(struct krexd *k, struct part *p, const char *why);
+/* Free the participants part_end() ended (after the loop's event batch). */
+void part_reap(struct krexd *k);
 /* Take a freeze reference: 1 when the caller must part_freeze_start() it after writing
  * the state file, 0 when another region froze it already, -1/errno. */
 int part_freeze_prepare(struct krexd *k, struct part *p);

@@ -10,6 +10,7 @@
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	                [--hold-until FILE]
  *	krex-testclient [-s SOCKET] status | release ID | as-pid PID [CGROUP]
+ *	krex-testclient [-s SOCKET] unregister PID --after FILE
  *	krex-testclient [-s SOCKET] raw badmagic|badversion|badtype|short|long|toolong|stall|reply
  *	krex-testclient [-s SOCKET] bench --gpus g --siblings N --regions R [--busy 1]
  *	krex-testclient [-s SOCKET] summary JOB STEP   (PROTO_SUMMARY, one line)
@@ -571,6 +572,27 @@ static int cmd_as_pid(const char *pid, const char *cgroup)
 	return 0;
 }
 
+/*
+ * Connect now; once FILE exists, send UNREGISTER for PID and exit without
+ * reading the answer (a test stops krexd meanwhile, so that the request and
+ * the death of PID reach it in one batch of events).
+ */
+static int cmd_unregister(const char *pid, const char *file)
+{
+	union proto_body req;
+	int fd = xconnect();
+	unsigned i;
+
+	for (i = 0; access(file, F_OK) < 0 && i < 30000; i++)
+		usleep(1000);
+	memset(&req, 0, sizeof(req));
+	req.unreg.pid = (uint32_t)atoi(pid);
+	if (proto_send(fd, PROTO_UNREGISTER, seq_next++, &req, time_deadline_ms(IO_MS)) < 0)
+		return 2;
+	printf("sent\n");
+	return 0;
+}
+
 /* ---- raw: malformed input ---- */
 
 static void put32(uint8_t *p, uint32_t v)
@@ -765,6 +787,8 @@ int main(int argc, char **argv)
 		return cmd_status();
 	if (argc > 2 && !strcmp(argv[1], "release"))
 		return cmd_release(argv[2]);
+	if (argc > 4 && !strcmp(argv[1], "unregister") && !strcmp(argv[3], "--after"))
+		return cmd_unregister(argv[2], argv[4]);
 	if (argc > 2 && !strcmp(argv[1], "as-pid"))
 		return cmd_as_pid(argv[2], argc > 3 ? argv[3] : NULL);
 	if (argc > 3 && !strcmp(argv[1], "summary"))
