@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gpuprocs.h - krexd's GPU process-list thread.  NVML's list of the compute
- * processes on a GPU is its slowest call, and the telemetry at a region's
- * start needs it (foreign processes, siblings on the GPU) while the
- * siblings drain: on the event loop it held up the acks of the drain and
+ * gpuprocs.h - krexd's GPU process-list thread.  The telemetry at a
+ * region's start needs NVML's list of the compute processes on its GPUs
+ * (foreign processes, siblings on the GPU) and each GPU's nominal SM clock,
+ * while the siblings drain.  On the H200 the nominal clock's two calls take
+ * 1-1.6 ms each (a driver round trip) and the list 25 us idle, up to 1.9 ms
+ * under load: on the event loop they held up the acks of the drain and
  * every other region's entry.  The loop hands a request (its GPUs) to this
- * thread, which lists the processes, reads each one's cgroup
- * (freezer_key), posts the result and wakes the loop through an eventfd
- * (EP_PROCS); the loop maps the pids to participants (region_judge.c).
- * It reads each GPU's nominal SM clock too (krexd's cache, struct krexd's
- * nominal): those NVML calls took about 1 ms each on the H200.
+ * thread, which reads the nominal clocks, lists the processes, reads each
+ * one's cgroup (freezer_key), posts the result and wakes the loop through
+ * an eventfd (EP_PROCS); the loop maps the pids to participants
+ * (region_judge.c) and keeps the clocks for the next regions (struct
+ * krexd's nominal).
  * doc/architecture.md "Telemetry".
  */
 #ifndef KREXD_GPUPROCS_H
