@@ -215,8 +215,9 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 	t = gp_inline() ? 0 : gp_submit(names, region_gpu_names(k, r, names), &k->fz);
 	FOR_GPU(k, r, i)
 	{
-		/* krexd's cache; read now only without the thread, or unknown */
-		if (t <= 0 || k->nominal[i] < 0)
+		/* krexd's cache; read now only without the thread (not while
+		 * its queue is full: NVML may hang), or when unknown */
+		if (t == 0 || k->nominal[i] < 0)
 			k->nominal[i] = nvml_nominal_clock(k->gpu[i]);
 		r->nominal[i] = k->nominal[i];
 		if (r->nominal[i] > 0 &&
