@@ -223,8 +223,12 @@ static void ext_update(struct krexd *k, struct part *p, uint64_t now)
 		ext_own_write_end(k, p);
 		/* Events read since the state was read above are of the write it
 		 * showed (a shell's `echo > file` is two: O_TRUNC, then the write),
-		 * or of one krexd's FROZEN just overrode: not a suspend. */
+		 * or of one krexd's FROZEN just overrode: not a suspend.  Its close
+		 * goes with them: a close kept for later would make the next
+		 * writer's O_TRUNC (the file still FROZEN) look like a whole write,
+		 * a suspend, and its THAWED a resume (frozen again, not left to run). */
 		p->ext_dirty = 0;
+		p->ext_closed = 0;
 		/* A kill of a suspended step thaws it too: watch for the SIGKILL. */
 		p->ext_kill_until = now + 2 * NS_PER_S;
 		if (!k->ext_kill_check_ns || k->ext_kill_check_ns > now + 10 * NS_PER_MS)
