@@ -84,7 +84,7 @@ freezers=$(kt_freezers)
 n=0
 for f in $freezers; do n=$((n + 5)); done
 v1=0
-[ "$(id -u)" = 0 ] && [ -w "$V1/cgroup.procs" ] && v1=1 && n=$((n + 29))
+[ "$(id -u)" = 0 ] && [ -w "$V1/cgroup.procs" ] && v1=1 && n=$((n + 31))
 v2=0
 [ "$(id -u)" = 0 ] && [ -n "$V2" ] && [ -w "$V2/cgroup.procs" ] && v2=1 && n=$((n + 11))
 plan $n
@@ -176,6 +176,18 @@ if [ "$v1" = 1 ]; then
 	# until krexd, woken by the write, freezes it again (microseconds).
 	ok "v1: the certificate says it was resumed during the region" note_names "resumed"
 	ok "v1: it runs after the region" kt_progress b
+	# Right after that: a thaw whose O_TRUNC comes 0.3 s before its write.
+	# The close of the resume's write, read while krexd froze it again, is
+	# that write's: it must not make this O_TRUNC (the file still FROZEN)
+	# look like a whole write, a suspend.  Left to run.
+	region_bg 1500
+	exec 3>"$EXT1/freezer.state"
+	sleep 0.3
+	echo THAWED >&3
+	exec 3>&-
+	ok "v1: a slow thaw after a resume krexd answered: left to run" kt_progress b
+	region_done
+	ok "v1: ... and the certificate says so" note_names "left to run"
 	# Thawed by the third party while only KREX froze it: not a resume (Slurm
 	# resumes only what it suspended) but the start of a kill (THAWED, then
 	# SIGKILL: a frozen task cannot die) or an administrator's thaw: left
