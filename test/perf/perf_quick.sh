@@ -115,8 +115,18 @@ nvml_calls() {
 		echo "$out" | grep -q "^processes listed at the end: 3$"
 }
 
-plan 5
+# wake-bench.py: a row for each setting, with and without busy loops (the
+# figures are this machine's; refused settings say so).
+wake_bench() {
+	local out
+	out=$(timeout 60 python3 "$top_srcdir/test/perf/wake-bench.py" --wakes 20 --period-ms 5 --busy 2)
+	echo "$out"
+	[ "$(echo "$out" | grep -cE '^(nice0|nice-20|fifo1) +[0-9]+ +([0-9]+ +[0-9]+ +[0-9]+ +[0-9]+|refused)$')" = 6 ]
+}
+
+plan 6
 check "nvml-calls.py times each NVML call krexd makes (mock NVML)" nvml_calls
+check "wake-bench.py measures a woken process's wait for a CPU, per priority" wake_bench
 bench fidelity "fidelity quick run"
 check "fidelity: the drain per sibling, a row per started sibling, each drained" fid_siblings
 bench agents "agents quick run"
