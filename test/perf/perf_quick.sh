@@ -121,7 +121,7 @@ wake_bench() {
 	local out
 	out=$(timeout 60 python3 "$top_srcdir/test/perf/wake-bench.py" --wakes 20 --period-ms 5 --busy 2)
 	echo "$out"
-	[ "$(echo "$out" | grep -cE '^(nice0|nice-20|fifo1) +[0-9]+ +([0-9]+ +[0-9]+ +[0-9]+ +[0-9]+|refused)$')" = 6 ]
+	[ "$(echo "$out" | grep -cE '^(nice0|nice-20|slice|fifo1) +[0-9]+ +([0-9]+ +[0-9]+ +[0-9]+ +[0-9]+|refused)$')" = 8 ]
 }
 
 plan 6

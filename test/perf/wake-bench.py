@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """wake-bench.py - how long a sleeping process waits for a CPU once woken,
-beside busy loops on every core, at nice 0 and at nice -20 (krexd's
-fallback when real-time priority is refused), and at SCHED_FIFO 1 where it
-is allowed: the scheduler's part of a region's entry, without krexd or a GPU.
+beside busy loops on every core, at nice 0, at nice -20 (krexd's
+fallback when real-time priority is refused), at nice -20 with a 0.1 ms slice
+("slice": sched_attr's sched_runtime, Linux 6.12 on) and at SCHED_FIFO 1
+where it is allowed: the scheduler's part of a region's entry, without
+krexd or a GPU.
 
 A waker writes its clock to a pipe every --period-ms; the sleeper, blocked
 in read(), takes its clock when it runs and records the difference.  The
@@ -28,9 +30,23 @@ def busy(seconds):
     os._exit(0)
 
 
+def set_slice(nice, slice_ns):
+    """SCHED_OTHER at nice with a custom slice (sched_attr.sched_runtime,
+    Linux 6.12 on): EEVDF gives a short slice an early deadline, so that it
+    preempts at wakeup.  True when the kernel took it."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    # struct sched_attr: size, policy, flags, nice, priority, runtime, deadline, period
+    attr = struct.pack("IIQiIQQQ", 48, 0, 0, nice, 0, slice_ns, 0, 0)
+    buf = ctypes.create_string_buffer(attr, 48)
+    return libc.syscall(314, 0, buf, 0) == 0  # SYS_sched_setattr (x86_64)
+
+
 def set_prio(kind):
-    """kind: 'nice0', 'nice-20', 'fifo1'; returns the setting taken or None."""
+    """kind: 'nice0', 'nice-20', 'slice', 'fifo1'; returns the setting taken or None."""
     try:
+        if kind == "slice":
+            return kind if platform.machine() == "x86_64" and set_slice(-20, 100000) else None
         if kind == "fifo1":
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
         else:
@@ -112,7 +128,7 @@ def main():
     set_prio("nice0")
     print("waker at %s; %d wakes every %g ms" % (waker, a.wakes, a.period_ms))
     print("%-9s %-6s %9s %9s %9s %9s" % ("sleeper", "busy", "p50_us", "p95_us", "p99_us", "max_us"))
-    for kind in ("nice0", "nice-20", "fifo1"):
+    for kind in ("nice0", "nice-20", "slice", "fifo1"):
         for nb in (0, a.busy):
             res = run(kind, a.wakes, a.period_ms, nb, waker)
             if res is None:
