@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """entry_split.py LOG... - where region entry goes, from krexd's debug log.
    entry_split.py --cost-table DIR LABEL... - freeze-scale.sh's table.
+   entry_split.py --owner CERTS KREXD_LOG - the owner's side of each entry.
 
 krexd at log_level=debug writes one line per grant:
   region N: granted to participant P (wait W drain D freeze F us; settle S us;
@@ -12,6 +13,10 @@ keeps such a log).  It also writes one line per region when it ends:
   region N: cost siblings=S entry_us=.. isolate_us=.. iso_cpuset=.. ... state_us=..
 from which this prints p50/p95/p99 of krexd's own work per region, and the
 parts of the process list at a region's start (its thread's lines).
+With --owner, krex-victim's --certs file (each krex_region_begin's call and
+return, CLOCK_MONOTONIC) is set against the same regions' cost lines
+(enq_ns, close_ns, grant_ns): how long before krexd queued the request,
+inside krexd, and after the grant until the call returned.
 With --cost-table, the logs test/perf/freeze-scale.sh left in DIR
 (LABEL-FREEZER-SIBLINGS.log and .bench) become one table, the krexds side by side.
 """
@@ -124,6 +129,42 @@ def procs_print(lines):
         print("\n".join(rows))
 
 
+def owner_split(certs, log):
+    """The owner's krex_region_begin (krex-victim --certs: region id, call
+    and return in CLOCK_MONOTONIC ns) against krexd's cost line of the same
+    region (enq_ns, close_ns, grant_ns): before krexd queued the request,
+    inside krexd, and after its grant until the call returned."""
+    k = {}
+    for ln in open(log, errors="replace"):
+        m = re.search(r"region (\d+): cost .*\benq_ns=(\d+) close_ns=(\d+) grant_ns=(\d+)", ln)
+        if m:
+            k[int(m.group(1))] = tuple(int(x) for x in m.groups()[1:])
+    parts = {"before krexd (call to queued)": [], "krexd (queued to grant)": [],
+             "after the grant (to return)": [], "the whole call": []}
+    for ln in open(certs):
+        t = ln.split()
+        if len(t) < 11 or int(t[8]) not in k:
+            continue
+        t0, t1 = int(t[9]), int(t[10])
+        enq, _, grant = k[int(t[8])]
+        if not (t0 <= enq <= grant <= t1):
+            continue  # not the same clock, or not this region
+        parts["before krexd (call to queued)"].append((enq - t0) / 1000.0)
+        parts["krexd (queued to grant)"].append((grant - enq) / 1000.0)
+        parts["after the grant (to return)"].append((t1 - grant) / 1000.0)
+        parts["the whole call"].append((t1 - t0) / 1000.0)
+    n = len(parts["the whole call"])
+    if not n:
+        print("entry_split: no region of %s found in %s (krexd at log_level=debug, a krex-victim "
+              "with --certs of this version)" % (certs, log))
+        return 1
+    print("the owner's krex_region_begin against krexd's log, %d regions (us)" % n)
+    print("%-32s %9s %9s %9s %9s" % ("part", "p50", "p95", "p99", "max"))
+    for name, v in parts.items():
+        print("%-32s %9.0f %9.0f %9.0f %9.0f" % (name, pct(v, 0.5), pct(v, 0.95), pct(v, 0.99), max(v)))
+    return 0
+
+
 def main(paths):
     lines = [ln for p in paths for ln in open(p, errors="replace") if ": granted to participant" in ln]
     if not lines:
@@ -139,6 +180,8 @@ def main(paths):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--owner":
+        sys.exit(owner_split(sys.argv[2], sys.argv[3]))
     if len(sys.argv) > 2 and sys.argv[1] == "--cost-table":
         sys.exit(cost_table(sys.argv[2], sys.argv[3:] or ["now"]))
     sys.exit(main(sys.argv[1:]) if len(sys.argv) > 1 else 2)

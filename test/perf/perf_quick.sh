@@ -124,11 +124,24 @@ wake_bench() {
 	[ "$(echo "$out" | grep -cE '^(nice0|nice-20|slice|fifo1) +[0-9]+ +([0-9]+ +[0-9]+ +[0-9]+ +[0-9]+|refused)$')" = 8 ]
 }
 
-plan 6
+# entry_split.py --owner: the quick run's per-sample regions set against
+# krexd's log (the victim's --certs and krexd's cost lines share
+# CLOCK_MONOTONIC): every matched region's parts add up to its whole call.
+fid_owner() {
+	local certs=$tmp/fidelity/raw/krex_all_1_sample.certs log=$tmp/fidelity/krex.all.krexd.log out
+	[ -f "$certs" ] && [ -f "$log" ] || { echo "no per-sample krex/all run (time budget?)"; return 77; }
+	out=$(python3 "$top_srcdir/test/perf/entry_split.py" --owner "$certs" "$log") || { echo "$out"; return 1; }
+	echo "$out"
+	echo "$out" | grep -q "^the owner's krex_region_begin against krexd's log, [1-9][0-9]* regions" &&
+		echo "$out" | grep -q "^after the grant (to return) "
+}
+
+plan 7
 check "nvml-calls.py times each NVML call krexd makes (mock NVML)" nvml_calls
 check "wake-bench.py measures a woken process's wait for a CPU, per priority" wake_bench
 bench fidelity "fidelity quick run"
 check "fidelity: the drain per sibling, a row per started sibling, each drained" fid_siblings
+check "entry_split.py --owner: the owner's side of each entry, against krexd's log" fid_owner
 bench agents "agents quick run"
 check "agents: the drain per role (correct, bench) at each N" ag_siblings
 done_testing

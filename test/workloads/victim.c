@@ -13,7 +13,10 @@
  * without KREX): tells a host wake-up cost from a GPU idle cost.
  * --certs FILE: one line per region, where its entry went (ms, certificate
  * fields in us): "entry_ms warm_ms wait_us drain_us freeze_us isolate_us
- * settle_us outcome", warm_ms the --region-warmup kernels' wall time.
+ * settle_us outcome region_id begin_ns return_ns", warm_ms the
+ * --region-warmup kernels' wall time, begin_ns and return_ns the
+ * krex_region_begin call's CLOCK_MONOTONIC (krexd's clock: entry_split.py
+ * --owner sets them against krexd's log).
  *
  * calib prints the ITERS that take MS milliseconds alone (mock: microseconds).
  * run prints one line (milliseconds; entry = krex_region_begin latency):
@@ -68,13 +71,27 @@ static void usage(void)
 	exit(2);
 }
 
+/* CLOCK_MONOTONIC in ns, krexd's clock too (its debug log's cost lines). */
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* The last krex_region_begin's call and return (--certs). */
+static unsigned long long begin_t0_ns, begin_t1_ns;
+
 static int region_begin(double *entry)
 {
 	struct krex_region_opts o = KREX_REGION_OPTS_INIT;
 	double t0 = wl_now_ms();
 	int rc;
 
+	begin_t0_ns = now_ns();
 	rc = krex_region_begin(&o);
+	begin_t1_ns = now_ns();
 	*entry = wl_now_ms() - t0;
 	if (rc != KREX_OK) {
 		fprintf(stderr, "krex-victim: krex_region_begin: %s\n", krex_strerror(rc));
@@ -106,10 +123,11 @@ static int region_end(FILE *certs, double entry, double warm)
 	certsum.held += c.held_us;
 	certsum.chained += c.chained != 0;
 	if (certs)
-		fprintf(certs, "%.4f %.4f %llu %llu %llu %llu %llu %u\n", entry, warm,
-		        (unsigned long long)c.wait_us, (unsigned long long)c.drain_us,
+		fprintf(certs, "%.4f %.4f %llu %llu %llu %llu %llu %u %llu %llu %llu\n", entry,
+		        warm, (unsigned long long)c.wait_us, (unsigned long long)c.drain_us,
 		        (unsigned long long)c.freeze_us, (unsigned long long)c.isolate_us,
-		        (unsigned long long)c.settle_us, c.outcome);
+		        (unsigned long long)c.settle_us, c.outcome, (unsigned long long)c.region_id,
+		        begin_t0_ns, begin_t1_ns);
 	return c.outcome == KREX_OUTCOME_CLEAN;
 }
 
