@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # sched_priority (krexd.conf(5)): krexd's main thread, its event loop, runs
-# at SCHED_FIFO (default priority 1) so that a region's entry does not wait
+# at SCHED_FIFO when sched_priority is 1-99 (default 0: normal) so that a region's entry does not wait
 # for a CPU that busy siblings hold; its helper threads (the log writer,
 # the signer) stay at normal scheduling; a reload changes it; 0 turns it
 # off; where real-time priority is refused (libnort, a TEST DOUBLE, as the
@@ -13,7 +13,7 @@
 
 need_root
 kt_setup
-plan 13
+plan 14
 
 # policy TID: "POLICY PRIORITY" of a thread of krexd (/proc stat fields 41, 40)
 policy() { awk '{ sub(/^.*\) /, ""); print $39, $38 }' "/proc/$KREXD_PID/task/$1/stat" 2>/dev/null; }
@@ -27,17 +27,17 @@ log_has() { wait_for 10 grep -qs "$1" "$KT_DIR/krexd.log"; }
 
 if ! chrt -f 1 true 2>/dev/null; then
 	# e.g. a container without real-time CPU time: krexd must say so and run
-	kt_conf "gpus = g0" "region_log = $KT_DIR/regions.log"
+	kt_conf "gpus = g0" "region_log = $KT_DIR/regions.log" "sched_priority = 1"
 	ok "without real-time CPU time krexd starts" krexd_start
 	ok "... and says it runs at nice -20 instead" log_has "real-time priority refused"
 	ok "... its main thread at SCHED_OTHER, nice -20" test "$(policy "$KREXD_PID") $(nice_of "$KREXD_PID")" = "0 0 -20"
-	skip 10 "this machine gives root no real-time priority (chrt -f 1 fails)"
+	skip 11 "this machine gives root no real-time priority (chrt -f 1 fails)"
 	done_testing
 	exit
 fi
 
-kt_conf "gpus = g0" "region_log = $KT_DIR/regions.log"
-ok "krexd starts with the default sched_priority" krexd_start
+kt_conf "gpus = g0" "region_log = $KT_DIR/regions.log" "sched_priority = 1"
+ok "krexd starts with sched_priority = 1" krexd_start
 ok "its main thread runs at SCHED_FIFO priority 1 ($(policy "$KREXD_PID"))" test "$(policy "$KREXD_PID")" = "1 1"
 ok "the start-up line says real-time" log_has "scheduling real-time"
 "$CLIENT" region --gpus g0 --hold-ms 50 >/dev/null 2>&1 # the log writer's thread has work
@@ -59,10 +59,18 @@ krexd_stop
 ok "sched_priority = 100 is refused with the range" sh -c \
 	"! '$KREXD' -F -c /dev/null -r '$KT_DIR' -o sched_priority=100 2>'$KT_DIR/err' && grep -q 'real-time priority from 1 to 99' '$KT_DIR/err'"
 
+# The default, 0: normal scheduling, nice 0.
+: >"$KT_DIR/krexd.log"
+printf 'gpus = g0\n' >"$KT_DIR/krexd.conf"
+krexd_start
+ok "by default the main thread runs normally ($(policy "$KREXD_PID"), nice $(nice_of "$KREXD_PID"))" \
+	sh -c "[ '$(policy "$KREXD_PID") $(nice_of "$KREXD_PID")' = '0 0 0' ] && grep -q 'scheduling normal' '$KT_DIR/krexd.log'"
+krexd_stop
+
 # Real-time refused (the TEST DOUBLE): nice -20 for the main thread, its
 # helpers at nice 0, normal again with sched_priority = 0 on a reload.
 : >"$KT_DIR/krexd.log"
-printf 'gpus = g0\nregion_log = %s\n' "$KT_DIR/regions.log" >"$KT_DIR/krexd.conf"
+printf 'gpus = g0\nregion_log = %s\nsched_priority = 1\n' "$KT_DIR/regions.log" >"$KT_DIR/krexd.conf"
 export LD_PRELOAD="$top_builddir/test/integration/.libs/libnort.so"
 krexd_start
 unset LD_PRELOAD
