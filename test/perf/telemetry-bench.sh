@@ -36,6 +36,7 @@ stop_all() {
 	KD=
 	for d in /sys/fs/cgroup/*/$SUB /sys/fs/cgroup/$SUB; do
 		[ -d "$d" ] && { rmdir "$d"/* "$d" 2>/dev/null; }
+		rmdir "${d%/*}" 2>/dev/null # krex-telbench, once no other run has its folder there
 	done
 }
 cleanup() {
