@@ -127,6 +127,7 @@ void conn_accept(struct krexd *k)
 			continue;
 		}
 		c->fd = fd;
+		c->accepted_ns = time_now_ns();
 		c->pid = pid;
 		c->uid = uid;
 		c->serial = ++k->next_serial;

@@ -30,6 +30,7 @@ struct conn {
 	uint8_t *out;        /* replies not yet written (non-blocking, EPOLLOUT) */
 	size_t out_off, out_len, out_cap;
 	uint64_t write_deadline_ns; /* replies pending and no progress: dropped then; 0 idle */
+	uint64_t accepted_ns;       /* when krexd accepted it (a region's cost line) */
 	int want_out;               /* EPOLLOUT armed */
 	size_t charged;             /* bytes of ua->bytes charged to this connection */
 	uint8_t hdr[PROTO_HDR_LEN];

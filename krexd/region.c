@@ -85,6 +85,7 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 	r->rq.owner_mask = p->mask;
 	r->rq.data = r;
 	r->conn = c;
+	r->conn_ns = c->accepted_ns;
 	r->seq = seq;
 	r->owner = p->id;
 	if (rq_submit(&k->rq, &r->rq, lease, qt, now) < 0) {

@@ -104,6 +104,7 @@ struct region {
 	uint64_t viol_window_us;               /* span of NVML's counter readings, the widest */
 	struct region_cost cost;               /* krexd's own work for it (the cost log line) */
 	uint64_t turn;                         /* loop turn it was asked in */
+	uint64_t conn_ns;                      /* its connection's accept (the cost line) */
 	uint32_t chained;                      /* its place in a chain (0: entered on its own) */
 	uint64_t chain_t0;                     /* the chain's first grant */
 	int chain_own; /* chained after a region of the same owner: the power cap at its grant is the owner's own */

@@ -434,7 +434,8 @@ void region_record(struct krexd *k, struct region *r, int why, uint64_t now)
 }
 
 /* The cost line (struct region_cost): one per region, at debug level; with
- * the request's, the close's and the grant's CLOCK_MONOTONIC (entry_split.py
+ * its connection's accept, the request's, the close's and the grant's
+ * CLOCK_MONOTONIC (entry_split.py
  * --owner sets them against the owner's). */
 void region_cost_log(struct krexd *k, const struct region *r)
 {
@@ -444,7 +445,7 @@ void region_cost_log(struct krexd *k, const struct region *r)
 	if (log_get_level() < LOG_LVL_DEBUG)
 		return;
 	log_debug(
-	        "region %llu: cost siblings=%zu entry_us=%llu isolate_us=%llu iso_cpuset=%u iso_affinity=%u fz_prepare_us=%llu fz_start_us=%llu fz_poll_us=%llu fz_polls=%u freeze_us=%llu undo_us=%llu thaw_us=%llu exit_us=%llu state_writes=%lu state_us=%llu enq_ns=%llu close_ns=%llu grant_ns=%llu",
+	        "region %llu: cost siblings=%zu entry_us=%llu isolate_us=%llu iso_cpuset=%u iso_affinity=%u fz_prepare_us=%llu fz_start_us=%llu fz_poll_us=%llu fz_polls=%u freeze_us=%llu undo_us=%llu thaw_us=%llu exit_us=%llu state_writes=%lu state_us=%llu conn_ns=%llu enq_ns=%llu close_ns=%llu grant_ns=%llu",
 	        (unsigned long long)r->rq.id, r->nsibs, (unsigned long long)us(entry),
 	        (unsigned long long)r->cert.isolate_us, c->iso_cpuset, c->iso_affinity,
 	        (unsigned long long)us(c->fz_prepare_ns), (unsigned long long)us(c->fz_start_ns),
@@ -453,8 +454,8 @@ void region_cost_log(struct krexd *k, const struct region *r)
 	        (unsigned long long)us(c->thaw_ns),
 	        (unsigned long long)us(time_now_ns() - c->t_unwind), k->st.writes - c->writes0,
 	        (unsigned long long)us(k->st.write_ns - c->write_ns0),
-	        (unsigned long long)r->rq.enq_ns, (unsigned long long)r->t_close,
-	        (unsigned long long)r->rq.grant_ns);
+	        (unsigned long long)r->conn_ns, (unsigned long long)r->rq.enq_ns,
+	        (unsigned long long)r->t_close, (unsigned long long)r->rq.grant_ns);
 }
 
 void region_unlink(struct region *r)
