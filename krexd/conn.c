@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -70,6 +71,36 @@ void conn_accept_tick(struct krexd *k, uint64_t now)
 		listen_rest(k, 0);
 }
 
+/*
+ * Room for one more connection of uid (any uid when uid is -1): close the
+ * oldest idle connection that libregion kept open between regions (it had a
+ * region and has nothing queued, held, unsent or half read, no certificate
+ * to fetch).  Its owner connects again at its next region (libregion
+ * retries once on a fresh connection).  Returns 0 when one was closed.
+ */
+static int conn_evict_idle(struct krexd *k, uid_t uid)
+{
+	struct conn *c, *best = NULL;
+	int pending;
+
+	for (c = k->conns; c; c = c->next) {
+		if (c->dead || !c->regions || c->gate || c->got || c->out_off != c->out_len ||
+		    (uid != (uid_t)-1 && c->uid != uid) || region_conn_busy(c) ||
+		    sign_waiting(c->serial))
+			continue;
+		if (ioctl(c->fd, FIONREAD, &pending) < 0 || pending > 0)
+			continue;
+		if (!best || c->msg_ns < best->msg_ns)
+			best = c;
+	}
+	if (!best)
+		return -1;
+	log_debug("connection %llu (pid %d uid %u): idle between regions, closed for room",
+	          (unsigned long long)best->serial, (int)best->pid, (unsigned)best->uid);
+	conn_close(k, best);
+	return 0;
+}
+
 void conn_accept(struct krexd *k)
 {
 	static uint64_t last_full, last_quota;
@@ -100,10 +131,11 @@ void conn_accept(struct krexd *k)
 		/* fds are handed out lowest first: fd is about how many are open.  Users
 		 * stop at reserve_fds from the limit, root (krex, the SPANK plugin) at half
 		 * of it: the rest is for thaws and undos. */
-		if (k->nconns >= KREX_MAX_CONNECTIONS ||
-		    (k->fd_limit &&
-		     (unsigned)fd + (uid ? k->cfg.reserve_fds : k->cfg.reserve_fds / 2) >=
-		             k->fd_limit)) {
+		if ((k->nconns >= KREX_MAX_CONNECTIONS ||
+		     (k->fd_limit &&
+		      (unsigned)fd + (uid ? k->cfg.reserve_fds : k->cfg.reserve_fds / 2) >=
+		              k->fd_limit)) &&
+		    conn_evict_idle(k, (uid_t)-1) < 0) {
 			if (log_ratelimit(&last_full, 10 * NS_PER_S))
 				log_warn(
 				        "connection refused: %u connections, fd %d of %u with %u reserved for thaws (logged once per 10 s)",
@@ -111,7 +143,8 @@ void conn_accept(struct krexd *k)
 			conn_refuse(fd, KREX_ELIMIT, "krexd has too many connections");
 			continue;
 		}
-		if (uid != 0 && ua->conns >= k->cfg.max_conns_per_uid) {
+		if (uid != 0 && ua->conns >= k->cfg.max_conns_per_uid &&
+		    conn_evict_idle(k, uid) < 0) {
 			if (log_ratelimit(&last_quota, 10 * NS_PER_S))
 				log_warn(
 				        "uid %u: connection refused: %u open (max_conns_per_uid) (logged once per 10 s)",
@@ -331,9 +364,10 @@ static int conn_read(struct krexd *k, struct conn *c)
 			conn_close(k, c);
 			return -1;
 		}
-		if (!c->read_deadline_ns)
-			c->read_deadline_ns =
-			        time_now_ns() + KREX_DEFAULT_IO_TIMEOUT_MS * NS_PER_MS;
+		if (!c->read_deadline_ns) {
+			c->msg_ns = time_now_ns();
+			c->read_deadline_ns = c->msg_ns + KREX_DEFAULT_IO_TIMEOUT_MS * NS_PER_MS;
+		}
 		c->got += (size_t)n;
 		if (c->got == PROTO_HDR_LEN) {
 			herr = proto_hdr_parse(c->hdr, &c->h);

@@ -31,6 +31,9 @@ struct conn {
 	size_t out_off, out_len, out_cap;
 	uint64_t write_deadline_ns; /* replies pending and no progress: dropped then; 0 idle */
 	uint64_t accepted_ns;       /* when krexd accepted it (a region's cost line) */
+	uint64_t msg_ns;            /* when the current message's first byte was read */
+	unsigned regions;           /* regions asked for on it: libregion keeps it open
+	                             * between regions (an idle one can be evicted) */
 	int want_out;               /* EPOLLOUT armed */
 	size_t charged;             /* bytes of ua->bytes charged to this connection */
 	uint8_t hdr[PROTO_HDR_LEN];

@@ -85,7 +85,8 @@ int region_begin(struct krexd *k, struct conn *c, uint32_t seq, const struct pro
 	r->rq.owner_mask = p->mask;
 	r->rq.data = r;
 	r->conn = c;
-	r->conn_ns = c->accepted_ns;
+	/* a kept connection (libregion's, between regions): from the BEGIN's first byte */
+	r->conn_ns = c->regions++ ? c->msg_ns : c->accepted_ns;
 	r->seq = seq;
 	r->owner = p->id;
 	if (rq_submit(&k->rq, &r->rq, lease, qt, now) < 0) {
@@ -468,6 +469,19 @@ int region_release(struct krexd *k, struct conn *c, uint32_t seq, const struct p
 	m.ok.value = 0;
 	region_finish(k, q->data, END_RELEASED, who);
 	return conn_send(k, c, PROTO_OK, seq, &m);
+}
+
+/* Whether a region of c is queued, held, ending, or has a certificate c has not fetched. */
+int region_conn_busy(const struct conn *c)
+{
+	struct region *r;
+
+	if (c->region || c->have_expired)
+		return 1;
+	for (r = ending; r; r = r->next)
+		if (r->conn == c)
+			return 1;
+	return 0;
 }
 
 void region_conn_gone(struct krexd *k, struct conn *c)

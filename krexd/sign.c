@@ -281,6 +281,17 @@ static int sign_reply(struct krexd *k, struct conn *c, uint32_t seq, uint64_t re
 	return conn_send(k, c, PROTO_SIGNED_REPLY, seq, &m);
 }
 
+/* Whether the connection of this serial waits for a signed form. */
+int sign_waiting(uint64_t serial)
+{
+	struct sign_job *j;
+
+	for (j = sg.jobs; j; j = j->next)
+		if (j->waiter == serial)
+			return 1;
+	return 0;
+}
+
 int sign_request(struct krexd *k, struct conn *c, uint32_t seq, uint64_t region_id)
 {
 	struct sign_job *j;

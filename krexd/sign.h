@@ -24,6 +24,7 @@ void sign_cert(struct krexd *k, uid_t uid, uint32_t job, uint32_t step,
                const struct krex_certificate *c);
 /* PROTO_SIGNED from c. */
 int sign_request(struct krexd *k, struct conn *c, uint32_t seq, uint64_t region_id);
+int sign_waiting(uint64_t serial);
 /* The eventfd is readable: answer the clients waiting for what was signed. */
 void sign_event(struct krexd *k);
 /* Answer clients whose wait passed sign_timeout. */
