@@ -5,14 +5,25 @@
  * One region per process at a time.  The connection that asked for the
  * region stays open until the end: krexd ends a region whose owner's
  * connection closes, so a crashed owner never leaves its siblings frozen.
+ *
+ * It also stays open between regions, for the next one: a connect() wakes
+ * krexd before the request is written, and a krexd of higher priority then
+ * preempts the caller with nothing to read (the entry's tail on a busy
+ * node).  A kept connection is used again only by the process that opened
+ * it, while it is the same socket (the application may have closed and
+ * reused the fd number), toward the same KREX_SOCKET, and with nothing to
+ * read on it (krexd restarted or closed it for room: conn.c).  A request
+ * that finds it closed all the same is sent once more on a fresh one.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -35,7 +46,14 @@ static struct {
 	uint64_t region_id;
 	uint64_t t_grant_ns;
 	struct proto_grant grant;
-} region_state = {PTHREAD_MUTEX_INITIALIZER, 0, 0, -1, 0, 0, {0}};
+	/* the kept connection: who opened it, toward where, and which socket */
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+	char path[512];
+} region_state = {PTHREAD_MUTEX_INITIALIZER, 0, 0, -1, 0, 0, {0}, 0, 0, 0, ""};
+
+static pthread_once_t region_once = PTHREAD_ONCE_INIT;
 
 static const char *const krex_errors[KREX_ERROR_MAX] = {
         [KREX_OK] = "success",
@@ -100,6 +118,83 @@ static int region_fill_begin(const struct krex_region_opts *o, union proto_body 
 	return KREX_OK;
 }
 
+/* Forget the kept connection; close it only when it is still ours. */
+static void region_conn_drop(int ours)
+{
+	if (region_state.fd >= 0 && ours)
+		close(region_state.fd);
+	region_state.fd = -1;
+}
+
+/* Whether region_state.fd is still the socket we opened (not an fd number the application reused). */
+static int region_conn_ours(void)
+{
+	struct stat st;
+
+	return region_state.fd >= 0 && fstat(region_state.fd, &st) == 0 &&
+	       st.st_dev == region_state.dev && st.st_ino == region_state.ino;
+}
+
+/* Whether the kept connection can carry the next request to path. */
+static int region_conn_good(const char *path)
+{
+	struct pollfd pfd = {.fd = region_state.fd, .events = POLLIN};
+
+	if (region_state.pid != getpid() || !region_conn_ours()) {
+		region_conn_drop(0); /* not ours any more: the application's fd now */
+		return 0;
+	}
+	if (strcmp(path, region_state.path) != 0 || poll(&pfd, 1, 0) != 0) {
+		region_conn_drop(1); /* another krexd, or EOF or stray bytes on it */
+		return 0;
+	}
+	return 1;
+}
+
+/* A connection to krexd for a request: the kept one (*reused) or a fresh one. */
+static int region_conn_get(int *reused, int *kerr)
+{
+	char path[sizeof(region_state.path)];
+	struct stat st;
+	int fd;
+
+	*reused = 0;
+	if (client_socket_path(path, sizeof(path)) < 0) {
+		*kerr = KREX_EINVAL;
+		return -1;
+	}
+	if (region_state.fd >= 0 && region_conn_good(path)) {
+		*reused = 1;
+		*kerr = KREX_OK;
+		return region_state.fd;
+	}
+	fd = client_connect(path, kerr);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		*kerr = KREX_ESYS;
+		return -1;
+	}
+	region_state.fd = fd;
+	region_state.pid = getpid();
+	region_state.dev = st.st_dev;
+	region_state.ino = st.st_ino;
+	memcpy(region_state.path, path, sizeof(path));
+	return fd;
+}
+
+/* A kept connection that failed this way was closed before krexd read the request. */
+static int region_conn_lost(int reused, int rc)
+{
+	return reused && (rc == KREX_ESHUTDOWN || rc == KREX_ENOKREXD);
+}
+
+static void region_atfork_register(void)
+{
+	pthread_atfork(NULL, NULL, region_atfork_child);
+}
+
 /*
  * Ask for the region on fd; if krexd does not know us yet, register this
  * process (with the region's GPUs, or the environment's) and ask again.
@@ -132,19 +227,35 @@ KREX_EXPORT int krex_region_begin(const struct krex_region_opts *opts)
 	const struct krex_region_opts *o = opts ? opts : &defaults;
 	union proto_body begin, reply;
 	unsigned wait_ms;
-	int fd, rc;
+	int fd, rc, reused;
 
 	if (o->size < sizeof(struct krex_region_opts))
 		return KREX_EINVAL;
 	rc = region_fill_begin(o, &begin);
 	if (rc != KREX_OK)
 		return rc;
+	pthread_once(&region_once, region_atfork_register);
 	pthread_mutex_lock(&region_state.lock);
 	if (region_state.active) {
 		rc = KREX_EBUSY;
 		goto out;
 	}
-	fd = client_connect(NULL, &rc);
+	fd = region_conn_get(&reused, &rc);
+	if (fd >= 0) {
+		wait_ms = o->timeout_ms ? o->timeout_ms : KREX_DEFAULT_QUEUE_TIMEOUT_MS;
+		rc = region_request(fd, &begin, &reply,
+		                    time_deadline_ms(wait_ms + REGION_REPLY_SLACK_MS));
+		if (region_conn_lost(reused, rc)) {
+			region_conn_drop(1);
+			fd = region_conn_get(&reused, &rc);
+			if (fd >= 0)
+				rc = region_request(
+				        fd, &begin, &reply,
+				        time_deadline_ms(wait_ms + REGION_REPLY_SLACK_MS));
+		}
+		if (rc != KREX_OK) /* a refusal, a timeout (a late reply could follow): not kept */
+			region_conn_drop(1);
+	}
 	if (fd < 0) {
 		if (rc == KREX_ENOKREXD &&
 		    ((o->flags & KREX_REGION_UNPROTECTED_OK) || env_unprotected())) {
@@ -155,15 +266,10 @@ KREX_EXPORT int krex_region_begin(const struct krex_region_opts *opts)
 		}
 		goto out;
 	}
-	wait_ms = o->timeout_ms ? o->timeout_ms : KREX_DEFAULT_QUEUE_TIMEOUT_MS;
-	rc = region_request(fd, &begin, &reply, time_deadline_ms(wait_ms + REGION_REPLY_SLACK_MS));
-	if (rc != KREX_OK) {
-		close(fd);
+	if (rc != KREX_OK)
 		goto out;
-	}
 	region_state.active = 1;
 	region_state.unprotected = 0;
-	region_state.fd = fd;
 	region_state.grant = reply.grant;
 	region_state.region_id = reply.grant.region_id;
 	join_warm();
@@ -193,8 +299,8 @@ static void region_cert_unprotected(struct krex_certificate *c)
  * Ask krexd on fd for the signed form of region id: the credential into buf,
  * or "" and why.  An older krexd answers "unknown message type".
  */
-static void region_fetch_signed(int fd, uint64_t id, char *buf, unsigned long len, char *why,
-                                unsigned long whylen)
+static int region_fetch_signed(int fd, uint64_t id, char *buf, unsigned long len, char *why,
+                               unsigned long whylen)
 {
 	union proto_body req, reply;
 	char err[256];
@@ -208,7 +314,7 @@ static void region_fetch_signed(int fd, uint64_t id, char *buf, unsigned long le
 	if (rc != KREX_OK) {
 		snprintf(why, whylen, "krexd gave no signed form: %s",
 		         err[0] ? err : krex_strerror(rc));
-		return;
+		return rc;
 	}
 	if (reply.sig_reply.status != PROTO_SIGNED_OK || !reply.sig_reply.cred)
 		snprintf(why, whylen, "%s",
@@ -220,6 +326,7 @@ static void region_fetch_signed(int fd, uint64_t id, char *buf, unsigned long le
 	else
 		memcpy(buf, reply.sig_reply.cred, (size_t)reply.sig_reply.cred_len + 1);
 	proto_body_free(PROTO_SIGNED_REPLY, &reply);
+	return KREX_OK;
 }
 
 /* End the region; with want_signed, also fetch its signed form (buf, why). */
@@ -228,7 +335,7 @@ static int region_end_as(struct krex_certificate *cert, int want_signed, char *b
 {
 	union proto_body req, reply;
 	struct krex_certificate local;
-	int rc;
+	int rc, src, fd, reused;
 
 	pthread_mutex_lock(&region_state.lock);
 	if (!region_state.active) {
@@ -248,14 +355,26 @@ static int region_end_as(struct krex_certificate *cert, int want_signed, char *b
 	        region_state.fd, PROTO_REGION_END, &req, PROTO_CERT, &reply,
 	        time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS + KREX_DEFAULT_DRAIN_TIMEOUT_MS), NULL,
 	        0);
-	if (rc == KREX_OK) {
+	if (rc == KREX_OK && want_signed) {
 		local = reply.cert;
-		if (want_signed)
-			region_fetch_signed(region_state.fd, local.region_id, buf, len, why,
-			                    whylen);
+		src = region_fetch_signed(region_state.fd, local.region_id, buf, len, why, whylen);
+		if (region_conn_lost(1, src)) {
+			/* closed for room between the two (conn.c): any connection of ours may ask */
+			region_conn_drop(1);
+			fd = region_conn_get(&reused, &src);
+			if (fd >= 0) {
+				why[0] = '\0';
+				src = region_fetch_signed(fd, local.region_id, buf, len, why,
+				                          whylen);
+			}
+		}
+		if (src != KREX_OK) /* a late reply could follow on it */
+			region_conn_drop(1);
 	}
-	close(region_state.fd);
-	region_state.fd = -1;
+	if (rc == KREX_OK)
+		local = reply.cert;
+	else
+		region_conn_drop(1); /* the region ends with it, if krexd still held it */
 done:
 	region_state.active = 0;
 	region_state.unprotected = 0;
@@ -291,9 +410,7 @@ KREX_EXPORT int krex_region_end_signed(struct krex_certificate *cert, char *buf,
 void region_atfork_child(void)
 {
 	pthread_mutex_init(&region_state.lock, NULL);
-	if (region_state.fd >= 0)
-		close(region_state.fd);
-	region_state.fd = -1;
+	region_conn_drop(region_conn_ours());
 	region_state.active = 0;
 	region_state.unprotected = 0;
 }

@@ -15,9 +15,11 @@ from which this prints p50/p95/p99 of krexd's own work per region, and the
 parts of the process list at a region's start (its thread's lines).
 With --owner, krex-victim's --certs file (each krex_region_begin's call and
 return, CLOCK_MONOTONIC) is set against the same regions' cost lines
-(conn_ns: the accept of the region's connection, enq_ns, close_ns,
-grant_ns): how long before krexd queued the request (to the accept, and
-from it), inside krexd, and after the grant until the call returned.
+(conn_ns: the accept of the region's connection, or, on the connection
+libregion keeps between regions, the BEGIN's first byte; enq_ns, close_ns,
+grant_ns): how long before krexd queued the request (to krexd's first sight
+of it, and from there), inside krexd, and after the grant until the call
+returned.
 With --cost-table, the logs test/perf/freeze-scale.sh left in DIR
 (LABEL-FREEZER-SIBLINGS.log and .bench) become one table, the krexds side by side.
 """
@@ -134,7 +136,8 @@ def owner_split(certs, log):
     """The owner's krex_region_begin (krex-victim --certs: region id, call
     and return in CLOCK_MONOTONIC ns) against krexd's cost line of the same
     region (conn_ns, enq_ns, close_ns, grant_ns): before krexd queued the
-    request (split at krexd's accept of the region's connection), inside
+    request (split at krexd's accept of the region's connection, or the
+    BEGIN's first byte on a kept one), inside
     krexd, and after its grant until the call returned."""
     k = {}
     for ln in open(log, errors="replace"):
@@ -142,8 +145,8 @@ def owner_split(certs, log):
                       r"grant_ns=(\d+)", ln)
         if m:
             k[int(m.group(1))] = tuple(int(x) for x in m.groups()[1:])
-    parts = {"before krexd (call to queued)": [], "  call to accept": [],
-             "  accept to queued": [], "krexd (queued to grant)": [],
+    parts = {"before krexd (call to queued)": [], "  call to krexd's first sight": [],
+             "  first sight to queued": [], "krexd (queued to grant)": [],
              "after the grant (to return)": [], "the whole call": []}
     for ln in open(certs):
         t = ln.split()
@@ -154,8 +157,8 @@ def owner_split(certs, log):
         if not (t0 <= acc <= enq <= grant <= t1):
             continue  # not the same clock, or not this region's connection
         parts["before krexd (call to queued)"].append((enq - t0) / 1000.0)
-        parts["  call to accept"].append((acc - t0) / 1000.0)
-        parts["  accept to queued"].append((enq - acc) / 1000.0)
+        parts["  call to krexd's first sight"].append((acc - t0) / 1000.0)
+        parts["  first sight to queued"].append((enq - acc) / 1000.0)
         parts["krexd (queued to grant)"].append((grant - enq) / 1000.0)
         parts["after the grant (to return)"].append((t1 - grant) / 1000.0)
         parts["the whole call"].append((t1 - t0) / 1000.0)
