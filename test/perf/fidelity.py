@@ -14,7 +14,8 @@ several modes side by side in one run:
   krex-nocap  as krex, queue_cap=0 (no bounded queue)
   alone-gapped  alone, at the end, with an idle gap before each sample equal to
               the entry p50 the krex mode measured for that size (krex-victim
-              --idle sleep:US): a dedicated GPU used the way one region per
+              --idle sleep:US, then the same --region-warmup kernels a
+              region runs): a dedicated GPU used the way one region per
               sample uses it.  Every per-sample row is shown against both
               references (infl_* against back-to-back alone, gap_* against
               alone-gapped).
@@ -197,7 +198,7 @@ class Bench:
             cmd += ["--idle", "sleep:%d" % idle_us]
         if region == "batch":
             cmd += ["--batch", str(self.batch(size, samples))]
-        if region != "none" and a.region_warmup:
+        if (region != "none" or idle_us > 0) and a.region_warmup:
             cmd += ["--region-warmup", str(a.region_warmup)]
         return cmd
 

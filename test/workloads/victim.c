@@ -7,7 +7,8 @@
  *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US] [--label L]
  *	            [--raw FILE] [--certs FILE]
  *
- * --region-warmup K: K untimed kernels right after each region begins.
+ * --region-warmup K: K untimed kernels right after each region begins (with
+ * --region none and --idle: after each idle gap, as a region's would run).
  * --idle sleep:US / spin:US: before each sample the thread sleeps or spins US
  * microseconds with the GPU idle (what a region entry does to the owner,
  * without KREX): tells a host wake-up cost from a GPU idle cost.
@@ -209,8 +210,14 @@ int main(int argc, char **argv)
 		float t = 0;
 		double h0;
 
-		if (idle_us)
+		if (idle_us) {
 			idle_for(idle_spin, idle_us);
+			if (mode == REG_NONE && region_warmup) {
+				for (j = 0; j < region_warmup; j++)
+					wl_launch(&k, iters);
+				wl_check(k.cu.cuCtxSynchronize(), "cuCtxSynchronize");
+			}
+		}
 		if (mode == REG_SAMPLE || (mode == REG_BATCH && i % batch == 0)) {
 			region_begin(&entry[nentry++]);
 			regions++;
