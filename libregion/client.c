@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,30 +80,16 @@ static int client_io_error(int err)
 	return KREX_ENOKREXD;
 }
 
-/* Wait up to spin_ns for fd to become readable without sleeping (poll with no timeout). */
-static void client_spin(int fd, uint64_t spin_ns)
-{
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
-	uint64_t end = time_now_ns() + spin_ns;
-
-	while (poll(&pfd, 1, 0) == 0 && time_now_ns() < end)
-		;
-}
-
-int client_call_spin(int fd, uint16_t type, const union proto_body *req, uint16_t want,
-                     union proto_body *reply, uint64_t deadline_ns, uint64_t spin_ns, char *errbuf,
-                     size_t errlen)
+int client_call(int fd, uint16_t type, const union proto_body *req, uint16_t want,
+                union proto_body *reply, uint64_t deadline_ns, char *errbuf, size_t errlen)
 {
 	uint16_t got;
-	int herr = PROTO_HDR_OK, code;
+	int herr, code;
 
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
-	if (proto_send(fd, type, 0, req, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS)) < 0)
-		return client_io_error(errno);
-	if (spin_ns)
-		client_spin(fd, spin_ns);
-	if (proto_recv(fd, &got, NULL, reply, deadline_ns, &herr) < 0) {
+	if (proto_call(fd, type, 0, req, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), &got, reply,
+	               deadline_ns, &herr) < 0) {
 		if (herr == PROTO_HDR_BADVERSION) {
 			if (errbuf)
 				snprintf(errbuf, errlen, "krexd speaks another protocol version");
@@ -126,12 +111,6 @@ int client_call_spin(int fd, uint16_t type, const union proto_body *req, uint16_
 		return KREX_EPROTO;
 	}
 	return KREX_OK;
-}
-
-int client_call(int fd, uint16_t type, const union proto_body *req, uint16_t want,
-                union proto_body *reply, uint64_t deadline_ns, char *errbuf, size_t errlen)
-{
-	return client_call_spin(fd, type, req, want, reply, deadline_ns, 0, errbuf, errlen);
 }
 
 int client_parse_gpus(const char *list, struct proto_gpus *g)

@@ -46,10 +46,6 @@ int client_peer_check(int fd, const char *path, uid_t *uid, char *err, size_t er
  */
 int client_call(int fd, uint16_t type, const union proto_body *req, uint16_t want,
                 union proto_body *reply, uint64_t deadline_ns, char *errbuf, size_t errlen);
-/* The same, waiting for the reply's first byte without sleeping for up to spin_ns. */
-int client_call_spin(int fd, uint16_t type, const union proto_body *req, uint16_t want,
-                     union proto_body *reply, uint64_t deadline_ns, uint64_t spin_ns, char *errbuf,
-                     size_t errlen);
 
 /*
  * The GPUs this process uses, node-wide names: $KREX_GPUS, else the numeric

@@ -195,19 +195,6 @@ static void region_atfork_register(void)
 	pthread_atfork(NULL, NULL, region_atfork_child);
 }
 
-/* KREX_REGION_SPIN_US: how long to wait for the grant without sleeping (0: sleep). */
-static uint64_t region_spin_ns(void)
-{
-	const char *e = getenv("KREX_REGION_SPIN_US");
-	char *end;
-	unsigned long v;
-
-	if (!e || !*e)
-		return 0;
-	v = strtoul(e, &end, 10);
-	return *end || v > 1000000 ? 0 : (uint64_t)v * 1000;
-}
-
 /*
  * Ask for the region on fd; if krexd does not know us yet, register this
  * process (with the region's GPUs, or the environment's) and ask again.
@@ -217,11 +204,9 @@ static int region_request(int fd, const union proto_body *begin, union proto_bod
 {
 	union proto_body reg;
 	struct proto_gpus g;
-	uint64_t spin = region_spin_ns();
 	int rc;
 
-	rc = client_call_spin(fd, PROTO_REGION_BEGIN, begin, PROTO_GRANT, reply, deadline, spin,
-	                      NULL, 0);
+	rc = client_call(fd, PROTO_REGION_BEGIN, begin, PROTO_GRANT, reply, deadline, NULL, 0);
 	if (rc != KREX_ENOTREG)
 		return rc;
 	if (begin->begin.gpus.n)
@@ -233,8 +218,7 @@ static int region_request(int fd, const union proto_body *begin, union proto_bod
 	                 time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), NULL, 0);
 	if (rc != KREX_OK)
 		return rc;
-	return client_call_spin(fd, PROTO_REGION_BEGIN, begin, PROTO_GRANT, reply, deadline, spin,
-	                        NULL, 0);
+	return client_call(fd, PROTO_REGION_BEGIN, begin, PROTO_GRANT, reply, deadline, NULL, 0);
 }
 
 KREX_EXPORT int krex_region_begin(const struct krex_region_opts *opts)
