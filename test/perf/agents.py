@@ -49,7 +49,11 @@ less the benchmark's median), and with --drain-log (krexd's log) the unwind
 and the time per iteration that the session's GPU work outside its regions
 was held back (gated or frozen) by other sessions' regions.  And the bound
 for each N: the smallest of the ideal (N sessions never waiting), the CPU
-bound (cores / CPU seconds per iteration) and the region bound (3600 /
+bound (cores / CPU seconds per iteration), the GPU bound (3600 / the GPU
+seconds of an iteration: the kernels of different processes never run at
+once on a GPU without MPS, nor on the mock, so every kernel of an iteration
+counts; in the KREX modes the region slot replaces the timed kernels, less
+its drain, which is other sessions' kernels) and the region bound (3600 /
 exclusive GPU seconds per benchmark: the lock's hold in cmd mode; in the
 KREX modes the regions' entry less the queue wait (drain, freeze,
 isolation, settle, round trips), held and unwind); of_bound_pct is the rate
@@ -93,7 +97,8 @@ PRESETS = {
 COLS = ["n", "mode", "window_s", "benches", "sessions", "bench_per_h", "sessions_per_h",
         "krex_over_mode", "iter_s", "iter_nominal_s", "hold_s", "ceiling_per_h", "ideal_per_h",
         "wall_p50", "wall_p95", "ev_p50", "ev_p95", "infl_wall_p95_pct", "entry_p95", "clean",
-        "note", "cpu_bound_per_h", "region_bound_per_h", "bound_per_h", "of_bound_pct"]
+        "note", "cpu_bound_per_h", "region_bound_per_h", "gpu_bound_per_h", "bound_per_h",
+        "of_bound_pct"]
 # Where the time goes (the second table): seconds per iteration, then per benchmark
 # (the regions of one benchmark summed, ms).
 BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lost_s", "bench_s",
@@ -107,6 +112,7 @@ BDIGITS["first_kernel_ms"] = 3
 DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall_p95_pct": 2,
           "window_s": 1, "entry_p95": 3, "iter_s": 2, "iter_nominal_s": 2, "hold_s": 3,
           "ceiling_per_h": 0, "ideal_per_h": 0, "cpu_bound_per_h": 0, "region_bound_per_h": 0,
+          "gpu_bound_per_h": 0,
           "bound_per_h": 0, "of_bound_pct": 1}
 
 
@@ -511,8 +517,20 @@ class Sim:
         row["cpu_bound_per_h"] = cores * 3600.0 / cpu_iter if cpu_iter > 0 else None
         if b.get("excl_s"):
             row["region_bound_per_h"] = 3600.0 / b["excl_s"]
+        # The GPU's own bound: the kernels of different processes do not run
+        # at once on a GPU without MPS (nor on the mock: its device lock), so
+        # an iteration needs all its kernels' GPU time: outside regions the
+        # correctness and warm-up kernels, and its region slot (excl_s; the
+        # drain's time is other sessions' kernels, counted as theirs).
+        shared = k * self.n_correct
+        if mode.startswith("krex") and b.get("excl_s"):
+            shared += k * self.n_warmup
+            gpu_iter = shared + b["excl_s"] - (b.get("drain_ms") or 0.0) / 1000.0
+        else:
+            gpu_iter = shared + k * (self.n_warmup + self.n_timed)
+        row["gpu_bound_per_h"] = 3600.0 / gpu_iter if gpu_iter > 0 else None
         bounds = [x for x in (row.get("ideal_per_h"), row.get("cpu_bound_per_h"),
-                              row.get("region_bound_per_h")) if x]
+                              row.get("region_bound_per_h"), row.get("gpu_bound_per_h")) if x]
         if bounds:
             row["bound_per_h"] = min(bounds)
             row["of_bound_pct"] = 100.0 * row["bench_per_h"] / row["bound_per_h"]
@@ -603,7 +621,9 @@ class Sim:
         print("krex_over_mode: KREX (a participant per GPU command) / that mode; ideal_per_h: N "
               "sessions never waiting; ceiling_per_h (cmd): one iteration per lock hold")
         print("bound_per_h: the smallest of ideal_per_h, cpu_bound_per_h (%d cores / CPU s per "
-              "iteration) and region_bound_per_h (3600 / excl_s, the exclusive GPU s per "
+              "iteration), gpu_bound_per_h (3600 / the GPU s of an iteration's kernels, its "
+              "region slot less the drain in the KREX modes) and region_bound_per_h (3600 / "
+              "excl_s, the exclusive GPU s per "
               "benchmark); of_bound_pct: bench_per_h against it" % len(os.sched_getaffinity(0)))
         print("breakdown: *_lost_s is a command's time past its nominal length (waiting at the "
               "gate, frozen, or for the lock); entry_ms: begin to grant, summed over a "

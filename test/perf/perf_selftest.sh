@@ -156,6 +156,9 @@ breakdown() {
 	               abs(float(r["freeze_ms"]) - 0.1 * float(r["regions"])) < 1e-6 for r in b)
 	rows = list(csv.DictReader(open(sys.argv[1] + "/agents.csv")))
 	ok = ok and all(r["bound_per_h"] and r["of_bound_pct"] for r in rows)
+	# the GPU's own bound (every kernel of an iteration, serialized) in every row
+	ok = ok and all(r["gpu_bound_per_h"] and
+	                float(r["bound_per_h"]) <= float(r["gpu_bound_per_h"]) + 0.5 for r in rows)
 	sys.exit(0 if ok else 1)
 	PY
 }

@@ -119,7 +119,7 @@ agents_dat() {
 	bounds = [("bound: ideal (N sessions never waiting)", lambda n: get(n, "krex", "ideal_per_h")
 	           or get(n, "cmd", "ideal_per_h")),
 	          ("bound: cmd lock ceiling", lambda n: get(n, "cmd", "ceiling_per_h")),
-	          ("bound: krex (min of ideal, CPU, region)", lambda n: get(n, "krex", "bound_per_h"))]
+	          ("bound: krex (min of ideal, CPU, GPU, region)", lambda n: get(n, "krex", "bound_per_h"))]
 	bounds = [b for b in bounds if any(b[1](n) for n in ns)]
 	print(" ".join('"%s"' % h for h in ["N"] + modes + [b[0] for b in bounds]))
 	for n in ns:
