@@ -15,6 +15,11 @@
 #   off    sibling, krexd settle = off (no wait, the edges judged: starts capped = degraded)
 #   mark   sibling, krexd settle = mark (no wait; a throttled region is degraded)
 #   wait   sibling, krexd settle = wait (waits for the clock, then judges)
+#   chain  sibling, settle = wait, two measuring jobs at once with no gap:
+#          each one's next region waits behind the other's, so krexd chains
+#          them (doc/design.md "Chained regions"); the report splits the
+#          settle by the region's place in its chain (only a chain's first
+#          region should wait; a chain is cut after chain_max, 1 s)
 #   alone-end  the reference again, last, on the GPU the sibling heated
 # Prints p50/p95 versus alone, the settle time, clean/degraded counts and the
 # two checks of the issue; writes every region's certificate fields as JSON
@@ -29,7 +34,7 @@ set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/test/gpu/gpu-lib.sh"
 gpu_out settle-out
-MODES=${MODES:-alone off mark wait}
+MODES=${MODES:-alone off mark wait chain}
 REGIONS=${REGIONS:-30}
 SAMPLES=${SAMPLES:-20}
 GAP_MS=${GAP_MS:-300}
@@ -56,14 +61,34 @@ for m in $MODES; do
 		continue
 	fi
 	mkdir -p "$W/run"
-	krexd_up "$W/krexd-$m.log" -v -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-settle"
+	krexd_up "$W/krexd-$m.log" -v -r "$W/run" -o gpus=0 -o "settle=${m/chain/wait}" -o "cgroup_subtree=krex-settle"
 	timeout 300 "$KREX" run -- $JOB hog >"$W/hog-$m.log" 2>&1 &
 	PIDS=$!
 	sleep "$HEAT_S" # to the power cap
 	echo "$m: GPU with the sibling: $(gpu_clocks)"
-	timeout 150 "$KREX" run -- $JOB measure --label "$m" --out "$OUT/$m.jsonl" \
-		--regions "$REGIONS" --samples "$SAMPLES" --gap-ms "$GAP_MS" >"$W/measure-$m.log" 2>&1 ||
-		{ echo "FAIL: measure $m (see $W/measure-$m.log)"; tail -5 "$W/measure-$m.log"; exit 1; }
+	if [ "$m" = chain ]; then
+		# two owners, no gap: chained regions (their records, in turn, in chain.jsonl)
+		# (a barrier, and a first region of 1 s: the other owner's request is
+		# queued behind it, so at least that one is chained on any machine)
+		rm -rf "$W/barrier"
+		mkdir -p "$W/barrier"
+		timeout 150 "$KREX" run -- $JOB measure --label chain-a --out "$W/chain-a.jsonl" \
+			--regions "$REGIONS" --samples "$SAMPLES" --gap-ms 0 --story-once \
+			--barrier "$W/barrier" --first-hold-ms 1000 >"$W/measure-chain-a.log" 2>&1 &
+		ca=$!
+		timeout 150 "$KREX" run -- $JOB measure --label chain-b --out "$W/chain-b.jsonl" \
+			--regions "$REGIONS" --samples "$SAMPLES" --gap-ms 0 --story-once \
+			--barrier "$W/barrier" >"$W/measure-chain-b.log" 2>&1
+		rb=$?
+		wait "$ca"
+		ra=$?
+		[ "$ra" = 0 ] && [ "$rb" = 0 ] || { echo "FAIL: measure chain (see $W/measure-chain-[ab].log)"; tail -5 "$W/measure-chain-a.log" "$W/measure-chain-b.log"; exit 1; }
+		cat "$W/chain-a.jsonl" "$W/chain-b.jsonl" >"$OUT/chain.jsonl"
+	else
+		timeout 150 "$KREX" run -- $JOB measure --label "$m" --out "$OUT/$m.jsonl" \
+			--regions "$REGIONS" --samples "$SAMPLES" --gap-ms "$GAP_MS" >"$W/measure-$m.log" 2>&1 ||
+			{ echo "FAIL: measure $m (see $W/measure-$m.log)"; tail -5 "$W/measure-$m.log"; exit 1; }
+	fi
 	stop_all
 	krexd_down
 	echo "$m: done"

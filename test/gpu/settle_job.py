@@ -100,20 +100,31 @@ def measure(a):
         timed = matmul_timer(a.size)
         for _ in range(20):
             timed()
+    if a.barrier:
+        # the chain mode's two owners start their regions together
+        open(os.path.join(a.barrier, a.label), "w").close()
+        t_end = time.time() + 60
+        while len(os.listdir(a.barrier)) < 2 and time.time() < t_end:
+            time.sleep(0.01)
+    if MOCK and a.story_once:
+        mock_nvml_story()  # capped now, back in 500 ms: only the first regions wait
     with open(a.out, "w") as out:
         for i in range(a.regions):
             time.sleep(a.gap_ms / 1e3)  # the sibling runs meanwhile
-            if MOCK:
+            if MOCK and not a.story_once:
                 mock_nvml_story()
             t0 = time.perf_counter()
             with krex.region(unprotected_ok=True) as cert:
                 t_in = time.perf_counter()
+                if i == 0 and a.first_hold_ms:
+                    time.sleep(a.first_hold_ms / 1e3)  # the other owner queues meanwhile
                 timed(), timed()  # untimed warm-up, as benchmark tools do
                 times = [timed() for _ in range(a.samples)]
             rec = {"label": a.label, "i": i, "times_ms": times,
                    "entry_ms": (t_in - t0) * 1e3,
                    "outcome": cert.get("outcome_name"), "note": cert.get("note"),
                    "settle_us": cert.get("settle_us"),
+                   "chained": cert.get("chained"), "chain_us": cert.get("chain_us"),
                    "sm_min": cert.get("sm_clock_min_mhz"), "sm_max": cert.get("sm_clock_max_mhz"),
                    "sm_nominal": cert.get("sm_clock_nominal_mhz"),
                    "reasons": cert.get("clock_reasons"), "temp": cert.get("temp_end_c")}
@@ -128,7 +139,8 @@ def load(path):
 
 
 def report(d):
-    modes = [m for m in ("alone", "off", "mark", "wait", "alone-end") if os.path.exists(os.path.join(d, m + ".jsonl"))]
+    modes = [m for m in ("alone", "off", "mark", "wait", "chain", "alone-end")
+             if os.path.exists(os.path.join(d, m + ".jsonl"))]
     if "alone" not in modes:
         print("no alone.jsonl in", d)
         return 1
@@ -174,6 +186,23 @@ def report(d):
             if r["outcome"] == "degraded":
                 key = "%s: %s" % (m, (r["note"] or "").split(": SM")[0])
                 notes[key] = notes.get(key, 0) + 1
+    if "chain" in data:
+        first = [r for r in data["chain"] if not r.get("chained")]
+        chained = [r for r in data["chain"] if r.get("chained")]
+        s1 = [r["settle_us"] / 1e3 for r in first if r.get("settle_us") is not None]
+        s2 = [r["settle_us"] / 1e3 for r in chained if r.get("settle_us") is not None]
+        waited = sum(1 for x in s2 if x > 0)
+        lines.append("")
+        lines.append("chain: %d regions, %d of them chained (granted at the end of another's, "
+                     "no thaw); settle p50 / max ms: a chain's first regions %s, chained regions "
+                     "%s; chained regions that waited: %d" % (
+                         len(data["chain"]), len(chained),
+                         "%.1f / %.1f" % (pct(s1, 0.5), max(s1)) if s1 else "-",
+                         "%.1f / %.1f" % (pct(s2, 0.5), max(s2)) if s2 else "-", waited))
+        if not chained:
+            fails.append("chain: no region was chained")
+        elif waited:
+            fails.append("chain: %d chained region(s) waited for the settle" % waited)
     lines.append("")
     lines.append("degraded causes: " + ("; ".join("%s (x%d)" % kv for kv in sorted(notes.items())) or "none"))
     if MOCK:
@@ -200,6 +229,11 @@ def main():
     m.add_argument("--samples", type=int, default=20)
     m.add_argument("--size", type=int, default=4096)
     m.add_argument("--gap-ms", type=float, default=300)
+    m.add_argument("--barrier", help="a directory: start when two jobs are in it")
+    m.add_argument("--first-hold-ms", type=float, default=0,
+                   help="hold the first region this long before timing")
+    m.add_argument("--story-once", action="store_true",
+                   help="mock: the NVML story written once, before the first region")
     r = sub.add_parser("report")
     r.add_argument("dir")
     a = ap.parse_args()

@@ -5,8 +5,8 @@
 # mean nothing), so that the run on the H200 is not the script's first: every
 # mode runs, settle = mark and settle = off degrade every region the story
 # leaves capped at the grant (inherited, not the owner's), settle = wait waits
-# out the 500 ms story and is clean, and the report prints its table and
-# verdict.
+# out the 500 ms story and is clean, chain mode's two owners get chained
+# regions, and the report prints its table and verdict.
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
 [ -x "$top_builddir/krex/krex" ] || skip_all "krex CLI not built"
@@ -21,7 +21,7 @@ run_settle() {
 	env KREX_GPU_MOCK=1 REGIONS=4 SAMPLES=3 GAP_MS=50 OUT="$T/out" \
 		timeout 200 bash "$top_srcdir/test/gpu/settle.sh" "$top_builddir" >"$T/log" 2>&1
 }
-plan 7
+plan 10
 ok "settle.sh runs on the mock" run_settle
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
 ok "off: 4 regions degraded (they start capped)" test "$(count off degraded)" = 4
@@ -31,6 +31,11 @@ ok "wait: 4 regions clean" test "$(count wait clean)" = 4
 ok "wait: each waited about 500 ms" \
 	test "$(grep -o '"settle_us": [0-9]*' "$T/out/wait.jsonl" |
 		awk '$2 >= 400000 && $2 <= 800000' | wc -l)" = 4
+ok "chain: both owners' regions recorded" test "$(grep -c '"label": "chain-' "$T/out/chain.jsonl")" = 8
+ok "chain: regions were chained" \
+	test "$(grep -o '"chained": [1-9][0-9]*' "$T/out/chain.jsonl" | wc -l)" -ge 1
+ok "chain: no chained region waited (the mock GPU is back 500 ms after the story starts)" \
+	test "$(grep '"chained": [1-9]' "$T/out/chain.jsonl" | grep -vc '"settle_us": 0,')" = 0
 ok "the report has its table and says the timings are not judged" \
 	grep -qs "^verdict: not judged (mock run)" "$T/out/table.md"
 [ "$_tap_fail" = 0 ] || sed 's/^/# /' "$T/log" | tail -n 30
