@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -424,6 +425,35 @@ static int gate_cuda_warm_on(int i, CUstream s)
 	return r == CUDA_SUCCESS ? 0 : -1;
 }
 
+/*
+ * KREX_REGION_WARM_US: how long, in microseconds from the grant, the warm-up
+ * goes on (warm kernels one after another on the last launch's stream, the
+ * host thread polling, never sleeping); 0 (the default): one round.  Bad or
+ * out of range: 0, said once.
+ */
+#define CU_WARM_US_MAX 100000L
+static long gate_cuda_warm_us(void)
+{
+	static int said;
+	const char *v = getenv("KREX_REGION_WARM_US");
+	char *end;
+	long us;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	us = strtol(v, &end, 10);
+	if (errno || *end || us < 0 || us > CU_WARM_US_MAX) {
+		if (!said++)
+			log_warn(
+			        "KREX_REGION_WARM_US=%s: not a number of microseconds from 0 to %ld; "
+			        "the warm-up runs once",
+			        v, CU_WARM_US_MAX);
+		return 0;
+	}
+	return us;
+}
+
 int gate_cuda_warm(void)
 {
 	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
@@ -433,7 +463,8 @@ int gate_cuda_warm(void)
 	int on_last = !how || strcmp(how, "ctx") != 0;
 	CUcontext last = atomic_load(&cu_warm_last_ctx), c, old;
 	CUstream last_s = atomic_load(&cu_warm_last_stream);
-	int i, rc = 0, relaxed;
+	uint64_t t0 = time_now_ns(), until = t0 + (uint64_t)gate_cuda_warm_us() * 1000u;
+	int i, rc = 0, relaxed, rounds = 0;
 
 	if (!push || !pop)
 		return -1;
@@ -452,10 +483,16 @@ int gate_cuda_warm(void)
 		if (on_last && c == last && last_s != cu_warm[i].stream &&
 		    gate_cuda_warm_on(i, last_s) < 0)
 			rc = -1;
+		/* warm by time: the last launch's context (else the first), to the deadline */
+		while (rc == 0 && (c == last || (!last && i == 0)) && time_now_ns() < until)
+			if (rounds++, gate_cuda_warm_on(i, on_last ? last_s : NULL) < 0)
+				rc = -1;
 		pop(&old);
 	}
 	pthread_mutex_unlock(&cu_cap_mu);
 	gate_unrelax(gate_cuThreadExchangeStreamCaptureMode(), relaxed, &mode);
+	log_debug("region warm-up (CUDA): %d more kernel(s) by time, %llu us in all", rounds,
+	          (unsigned long long)((time_now_ns() - t0) / 1000));
 	return rc;
 }
 

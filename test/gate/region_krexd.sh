@@ -63,7 +63,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 10
+plan 12
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -89,6 +89,19 @@ KREX_LOG=debug timeout -k 5 120 "$KREX" run --gpus mock0 -- "$WL/krex-victim" ru
 n=$(grep -c 'region warm-up: done' "$T/region.err")
 ok "the gate warmed the owner's context after each of 40 grants ($n)" [ "$n" = 40 ]
 cat "$T/alone" "$T/region" | sed 's/^/# /'
+# the warm-up by time: KREX_REGION_WARM_US=20000 goes on for at least 20 ms
+# after each grant; a bad value says so once and warms once
+KREX_LOG=debug KREX_REGION_WARM_US=20000 timeout -k 5 120 "$KREX" run --gpus mock0 -- \
+	"$WL/krex-victim" run "$IT" 5 --region sample --label warm-us >/dev/null 2>"$T/warmus.err"
+sed -n 's/.*region warm-up (CUDA): \([0-9]*\) more kernel(s) by time, \([0-9]*\) us in all.*/\1 \2/p' \
+	"$T/warmus.err" >"$T/warmus"
+ok "KREX_REGION_WARM_US=20000: 5 warm-ups of at least 20000 us, each with more kernels ($(tr '\n' ' ' <"$T/warmus"))" \
+	awk 'NF == 2 && $1 >= 1 && $2 >= 20000 { n++ } END { exit n != 5 }' "$T/warmus"
+KREX_LOG=debug KREX_REGION_WARM_US=20ms timeout -k 5 120 "$KREX" run --gpus mock0 -- \
+	"$WL/krex-victim" run "$IT" 3 --region sample --label warm-bad >/dev/null 2>"$T/warmbad.err"
+ok "KREX_REGION_WARM_US=20ms: said once, the warm-up runs once" sh -c \
+	"[ \$(grep -c 'KREX_REGION_WARM_US=20ms: not a number' '$T/warmbad.err') = 1 ] &&
+	 [ \$(grep -c 'region warm-up (CUDA): 0 more kernel(s) by time' '$T/warmbad.err') = 3 ]"
 a=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/alone")
 r=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/region")
 # a timing figure, printed (the perf drivers compare it side by side)

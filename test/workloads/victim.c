@@ -4,7 +4,8 @@
  *
  *	krex-victim calib MS
  *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
- *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US] [--label L]
+ *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]]
+ *	            [--warm-us S] [--label L]
  *	            [--raw FILE] [--certs FILE]
  *
  * --region-warmup K: K untimed kernels right after each region begins (with
@@ -12,6 +13,11 @@
  * --idle sleep:US / spin:US: before each sample the thread sleeps or spins US
  * microseconds with the GPU idle (what a region entry does to the owner,
  * without KREX): tells a host wake-up cost from a GPU idle cost.
+ * sleep:US+spin:US2 sleeps US, then spins US2 (a host awake again before the
+ * GPU is used).
+ * --warm-us S: with --region none and --idle, after each gap empty kernels one
+ * after another, each waited for, for S microseconds (what the gate's
+ * KREX_REGION_WARM_US does in a region), then the --region-warmup kernels.
  * --certs FILE: one line per region, where its entry went (ms, certificate
  * fields in us): "entry_ms warm_ms wait_us drain_us freeze_us isolate_us
  * settle_us outcome region_id begin_ns return_ns", warm_ms the
@@ -51,24 +57,42 @@ static double pct(double *v, int n, int p)
 	return v[i < n ? i : n - 1];
 }
 
-static void idle_for(int spin, long us)
+static void spin_for(long us)
 {
 	double end = wl_now_ms() + us / 1000.0;
-	struct timespec ts = {us / 1000000, us % 1000000 * 1000};
 
-	if (!spin) {
-		nanosleep(&ts, NULL);
-		return;
-	}
 	while (wl_now_ms() < end)
 		;
+}
+
+static void idle_for(int spin, long us, long then_spin_us)
+{
+	struct timespec ts = {us / 1000000, us % 1000000 * 1000};
+
+	if (spin)
+		spin_for(us);
+	else
+		nanosleep(&ts, NULL);
+	if (then_spin_us)
+		spin_for(then_spin_us);
+}
+
+/* Empty kernels, each waited for, for us microseconds (--warm-us). */
+static void warm_for(struct wl_kernel *k, long us)
+{
+	double end = wl_now_ms() + us / 1000.0;
+
+	while (wl_now_ms() < end) {
+		wl_launch_empty(k);
+		wl_check(k->cu.cuCtxSynchronize(), "cuCtxSynchronize");
+	}
 }
 
 static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: krex-victim calib MS\n"
-	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US] [--label L] [--raw FILE] [--certs FILE]\n");
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--label L] [--raw FILE] [--certs FILE]\n");
 	exit(2);
 }
 
@@ -138,7 +162,7 @@ int main(int argc, char **argv)
 	const char *label = "victim", *raw = NULL, *certs_path = NULL;
 	int mode = REG_NONE, batch = 10, warmup = 5, n, i, j, clean = 0, regions = 0, nentry = 0;
 	int region_warmup = 0, idle_spin = 0;
-	long idle_us = 0;
+	long idle_us = 0, idle_then_spin = 0, warm_us = 0;
 	long long iters;
 	double *ev, *wall, *entry, warm = 0;
 	CUevent e0, e1;
@@ -180,7 +204,13 @@ int main(int argc, char **argv)
 			else
 				usage();
 			idle_us = atol(strchr(v, ':') + 1);
-			if (idle_us <= 0)
+			if (strstr(v, "+spin:"))
+				idle_then_spin = atol(strstr(v, "+spin:") + 6);
+			if (idle_us <= 0 || idle_then_spin < 0)
+				usage();
+		} else if (strcmp(argv[i], "--warm-us") == 0) {
+			warm_us = atol(argv[++i]);
+			if (warm_us < 0)
 				usage();
 		} else if (strcmp(argv[i], "--label") == 0)
 			label = argv[++i];
@@ -211,7 +241,9 @@ int main(int argc, char **argv)
 		double h0;
 
 		if (idle_us) {
-			idle_for(idle_spin, idle_us);
+			idle_for(idle_spin, idle_us, idle_then_spin);
+			if (mode == REG_NONE && warm_us)
+				warm_for(&k, warm_us);
 			if (mode == REG_NONE && region_warmup) {
 				for (j = 0; j < region_warmup; j++)
 					wl_launch(&k, iters);
