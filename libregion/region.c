@@ -355,8 +355,12 @@ static int region_end_as(struct krex_certificate *cert, int want_signed, char *b
 	        region_state.fd, PROTO_REGION_END, &req, PROTO_CERT, &reply,
 	        time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS + KREX_DEFAULT_DRAIN_TIMEOUT_MS), NULL,
 	        0);
-	if (rc == KREX_OK && want_signed) {
-		local = reply.cert;
+	if (rc != KREX_OK) {
+		region_conn_drop(1); /* the region ends with it, if krexd still held it */
+		goto done;
+	}
+	local = reply.cert;
+	if (want_signed) {
 		src = region_fetch_signed(region_state.fd, local.region_id, buf, len, why, whylen);
 		if (region_conn_lost(1, src)) {
 			/* closed for room between the two (conn.c): any connection of ours may ask */
@@ -371,10 +375,6 @@ static int region_end_as(struct krex_certificate *cert, int want_signed, char *b
 		if (src != KREX_OK) /* a late reply could follow on it */
 			region_conn_drop(1);
 	}
-	if (rc == KREX_OK)
-		local = reply.cert;
-	else
-		region_conn_drop(1); /* the region ends with it, if krexd still held it */
 done:
 	region_state.active = 0;
 	region_state.unprotected = 0;
