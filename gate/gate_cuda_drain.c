@@ -445,10 +445,8 @@ static long gate_cuda_warm_us(void)
 	us = strtol(v, &end, 10);
 	if (errno || *end || us < 0 || us > CU_WARM_US_MAX) {
 		if (!said++)
-			log_warn(
-			        "KREX_REGION_WARM_US=%s: not a number of microseconds from 0 to %ld; "
-			        "the warm-up runs once",
-			        v, CU_WARM_US_MAX);
+			log_warn("KREX_REGION_WARM_US=%s: not 0 to %ld microseconds; one round", v,
+			         CU_WARM_US_MAX);
 		return 0;
 	}
 	return us;

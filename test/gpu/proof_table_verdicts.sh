@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# proof_table.py's fidelity verdicts on hand-written fidelity.csv files (no
+# run, no GPU): MET at or under the goal; a miss smaller than the reference's
+# own drift (alone timed again at the end) says so; a larger miss, or one
+# without an alone-end row, is a plain NOT MET.
+. "$top_srcdir/test/lib.sh"
+command -v python3 >/dev/null || skip_all "no python3"
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+PT=$top_srcdir/test/gpu/proof_table.py
+# csv DIR: fidelity.csv with the rows given on stdin (size,mode,region,infl_wall_p95_pct)
+csv() {
+	mkdir -p "$1/fidelity"
+	{
+		echo "size_ms,mode,mix,region,infl_ev_p95_pct,infl_wall_p95_pct,gap_wall_p95_pct,note"
+		while IFS=, read -r size mode region v; do
+			mix=all
+			[ "$region" = none ] && mix=none
+			echo "$size,$mode,$mix,$region,$v,$v,,"
+		done
+	} >"$1/fidelity/fidelity.csv"
+}
+plan 6
+csv "$T/a" <<'R'
+1,krex,batch,0.4
+1,alone-end,none,0.3
+10,krex,batch,0.25
+10,alone-end,none,0.20
+0.1,krex,batch,3.0
+0.1,alone-end,none,0.5
+0.1,krex,sample,5.0
+R
+python3 "$PT" "$T/a" >"$T/table" || diag "proof_table.py exited $?"
+sed 's/^/# /' "$T/table"
+# each goal line of the table
+grep -F "| batch wall p95 1 ms" "$T/table" >"$T/b1"
+grep -F "| batch wall p95 10 ms" "$T/table" >"$T/b10"
+grep -F "| batch wall p95 0.1 ms" "$T/table" >"$T/b01"
+grep -F "| per-sample wall p95 0.1 ms" "$T/table" >"$T/s01"
+grep -F "| per-sample wall p95 1 ms" "$T/table" >"$T/s1"
+ok "under the goal: MET" grep -q ' | MET |$' "$T/b1"
+ok "the drift is printed beside" grep -q 'alone again at the end 0.30 %' "$T/b1"
+ok "a miss (0.10 %) within the drift (0.20 %) says so" \
+	grep -qF "NOT MET (by less than the reference's own drift, +0.20 %)" "$T/b10"
+ok "a miss (2 %) larger than the drift (0.5 %) is a plain NOT MET" grep -q ' | NOT MET |$' "$T/b01"
+ok "without alone-end: a plain NOT MET" grep -q ' | NOT MET |$' "$T/s01"
+ok "a goal with no row: NOT MEASURED" grep -q ' | NOT MEASURED |$' "$T/s1"
+done_testing
