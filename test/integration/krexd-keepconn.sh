@@ -5,8 +5,9 @@
 # connect, before the request is written.  The kept connection is used again
 # only while it is good: after a krexd restart, a fork, an application that
 # closed the fd and reused its number, another KREX_SOCKET, or krexd closing
-# it for room (conn.c, max_conns_per_uid), the next region connects afresh,
-# and nothing of the application's is touched.
+# it for room (conn.c: at max_conns_per_uid, and node-wide when krexd is
+# short of fds), the next region connects afresh, and nothing of the
+# application's is touched.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -14,7 +15,7 @@ KC=$top_builddir/test/integration/krex-keepconn
 kt_setup
 kt_conf "gpus = g0" "freezer = signal" "log_level = debug" "max_conns_per_uid = 2"
 export KREX_GPUS=g0
-plan 25
+plan 30
 ok "krexd starts" krexd_start
 
 # conns PID: connections krexd accepted from PID
@@ -102,5 +103,53 @@ else
 	skip "a third process of the uid gets its region" "needs root and setpriv"
 	skip "an idle kept connection was closed for room" "needs root and setpriv"
 	skip "both earlier processes get their next region" "needs root and setpriv"
+fi
+ok "krexd is still running" kill -0 "$KREXD_PID"
+
+# krexd short of fds (reserve_fds within a few of the lowest free fd): the
+# oldest idle kept connection of any uid is closed for room before a user's
+# connection is refused (conn.c, the node-wide case).  Six processes of one
+# uid, one after another, each a region and then idle; then each its second
+# region, one after another: no connection is ever refused.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	# lowest_free PID: the lowest fd number PID has not open
+	lowest_free() {
+		ls "/proc/$1/fd" | sort -n | awk 'BEGIN { n = 0 } $1 == n { n++ } END { print n }'
+	}
+	krexd_stop
+	# what krexd logs from here on (krexd.log is appended to across restarts)
+	since() { tail -n "+$(($(cat "$KT_DIR/log.base") + 1))" "$KT_DIR/krexd.log"; }
+	wc -l <"$KT_DIR/krexd.log" >"$KT_DIR/log.base"
+	krexd_start -o max_conns_per_uid=64
+	lim=$(awk '/^Max open files/ { print $4 }' "/proc/$KREXD_PID/limits")
+	free=$(lowest_free "$KREXD_PID")
+	krexd_stop
+	# users' connections stop at fd free + 3: room for about three
+	res=$((lim - free - 3))
+	diag "krexd's fd limit $lim, lowest free fd $free: reserve_fds = $res"
+	if [ "$res" -ge 16 ] && [ "$res" -le 65536 ] &&
+		krexd_start -o max_conns_per_uid=64 -o "reserve_fds=$res"; then
+		for i in 1 2 3 4 5 6; do
+			kt_bg "n$i" as "$KC" region mark "$KT_DIR/n$i.1" wait "$KT_DIR/n$i.2" region
+			wait_for 20 test -e "$KT_DIR/n$i.1" || break
+		done
+		ok "six processes of one uid get a region, with room for about three connections" \
+			test "$(cat "$KT_DIR"/n[1-6].out | grep -c '^region [0-9]* ')" = 6
+		since >"$KT_DIR/nw.log"
+		ok "idle kept connections of the node were closed for room" \
+			grep -q "idle between regions, closed for room" "$KT_DIR/nw.log"
+		for i in 1 2 3 4 5 6; do
+			touch "$KT_DIR/n$i.2"
+			eval "wait \$n$i"
+		done
+		ok "each gets its second region on a fresh connection" \
+			test "$(cat "$KT_DIR"/n[1-6].out | grep -c '^region [0-9]* ')" = 12
+		since >"$KT_DIR/nw.log"
+		ok "no connection was refused" sh -c "! grep -q 'connection refused' '$KT_DIR/nw.log'"
+	else
+		for t in 1 2 3 4; do skip "node-wide eviction $t" "krexd did not start with reserve_fds=$res"; done
+	fi
+else
+	for t in 1 2 3 4; do skip "node-wide eviction $t" "needs root and setpriv"; done
 fi
 ok "krexd is still running" kill -0 "$KREXD_PID"
