@@ -217,14 +217,26 @@ void gate_cuda_capture_after(void)
 	pthread_mutex_unlock(&cu_cap_mu);
 }
 
+/*
+ * The stream of this process's last kernel launch and its context: the warm
+ * after a grant also runs there, since the owner's next timed launch most
+ * likely goes to the same stream (H200: warming only a stream of the gate's
+ * own left the first timed kernel slower; doc/performance.md).  A destroyed
+ * stream is forgotten (gate_cuda_destroy_before).
+ */
+static _Atomic(CUcontext) cu_warm_last_ctx;
+static _Atomic(CUstream) cu_warm_last_stream;
+
 /* cuStreamDestroy: forget s before the driver does, under cu_cap_mu, so
- * the drain never records on a destroyed stream.  Not held across the
- * driver's call. */
+ * the drain and the warm-up never use a destroyed stream.  Not held across
+ * the driver's call. */
 void gate_cuda_destroy_before(CUstream s)
 {
 	struct cu_strm *st;
+	CUstream w = s;
 
 	pthread_mutex_lock(&cu_cap_mu);
+	atomic_compare_exchange_strong(&cu_warm_last_stream, &w, NULL);
 	st = gate_cuda_find_stream(s);
 	if (st) {
 		/* the events stay with the slot for the next stream */
@@ -341,15 +353,6 @@ int gate_cuda_drain(uint64_t deadline)
 #include "warm_ptx.h"
 #define CU_ATTR_MULTIPROCESSOR_COUNT 16
 
-/*
- * The stream of this process's last kernel launch and its context: the warm
- * after a grant also runs there, since the owner's next timed launch most
- * likely goes to the same stream (H200: warming only a stream of the gate's
- * own left the first timed kernel slower; doc/performance.md).
- */
-static _Atomic(CUcontext) cu_warm_last_ctx;
-static _Atomic(CUstream) cu_warm_last_stream;
-
 void gate_cuda_note_launch(CUcontext c, CUstream s)
 {
 	atomic_store_explicit(&cu_warm_last_stream, s, memory_order_relaxed);
@@ -460,7 +463,7 @@ int gate_cuda_warm(void)
 	const char *how = getenv("KREX_REGION_WARM");
 	int on_last = !how || strcmp(how, "ctx") != 0;
 	CUcontext last = atomic_load(&cu_warm_last_ctx), c, old;
-	CUstream last_s = atomic_load(&cu_warm_last_stream);
+	CUstream last_s;
 	uint64_t t0 = time_now_ns(), until = t0 + (uint64_t)gate_cuda_warm_us() * 1000u;
 	int i, rc = 0, relaxed, rounds = 0;
 
@@ -470,6 +473,7 @@ int gate_cuda_warm(void)
 	 * valid; cu_cap_mu: no capture begins between the check and the launch. */
 	relaxed = gate_relax(gate_cuThreadExchangeStreamCaptureMode(), &mode);
 	pthread_mutex_lock(&cu_cap_mu);
+	last_s = atomic_load(&cu_warm_last_stream); /* under cu_cap_mu: not destroyed */
 	for (i = 0; i < CU_MAX_CTX; i++) {
 		c = atomic_load(&cu_ctx[i].ctx);
 		if (!c)
@@ -481,10 +485,16 @@ int gate_cuda_warm(void)
 		if (on_last && c == last && last_s != cu_warm[i].stream &&
 		    gate_cuda_warm_on(i, last_s) < 0)
 			rc = -1;
-		/* warm by time: the last launch's context (else the first), to the deadline */
-		while (rc == 0 && (c == last || (!last && i == 0)) && time_now_ns() < until)
+		/* warm by time: the last launch's context (else the first), to the
+		 * deadline; cu_cap_mu let go between rounds (a capture or a stream's
+		 * destruction in another thread waits one round, not the whole time) */
+		while (rc == 0 && (c == last || (!last && i == 0)) && time_now_ns() < until) {
+			pthread_mutex_unlock(&cu_cap_mu);
+			pthread_mutex_lock(&cu_cap_mu);
+			last_s = atomic_load(&cu_warm_last_stream); /* NULL once destroyed */
 			if (rounds++, gate_cuda_warm_on(i, on_last ? last_s : NULL) < 0)
 				rc = -1;
+		}
 		pop(&old);
 	}
 	pthread_mutex_unlock(&cu_cap_mu);

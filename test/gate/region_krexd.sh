@@ -63,7 +63,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 12
+plan 13
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -97,6 +97,15 @@ sed -n 's/.*region warm-up (CUDA): \([0-9]*\) more kernel(s) by time, \([0-9]*\)
 	"$T/warmus.err" >"$T/warmus"
 ok "KREX_REGION_WARM_US=20000: 5 warm-ups of at least 20000 us, each with more kernels ($(tr '\n' ' ' <"$T/warmus"))" \
 	awk 'NF == 2 && $1 >= 1 && $2 >= 20000 { n++ } END { exit n != 5 }' "$T/warmus"
+# the last launch's stream destroyed before each region: the warm-up uses a
+# stream of the gate's own (a launch on the destroyed one: ASan's report in
+# make sanitize-check, a mock stream freed)
+KREX_LOG=debug KREX_REGION_WARM_US=3000 timeout -k 5 120 "$KREX" run --gpus mock0 -- \
+	"$WL/krex-victim" run "$IT" 5 --region sample --drop-stream --label drop >"$T/drop" \
+	2>"$T/drop.err"
+rc=$?
+ok "the last launch's stream destroyed before each region: 5 regions, 5 warm-ups done (rc $rc)" \
+	sh -c "[ $rc = 0 ] && [ \$(grep -c 'region warm-up: done' '$T/drop.err') = 5 ]"
 KREX_LOG=debug KREX_REGION_WARM_US=20ms timeout -k 5 120 "$KREX" run --gpus mock0 -- \
 	"$WL/krex-victim" run "$IT" 3 --region sample --label warm-bad >/dev/null 2>"$T/warmbad.err"
 ok "KREX_REGION_WARM_US=20ms: said once, the warm-up runs once" sh -c \

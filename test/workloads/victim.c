@@ -5,7 +5,7 @@
  *	krex-victim calib MS
  *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
  *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]]
- *	            [--warm-us S] [--label L]
+ *	            [--warm-us S] [--drop-stream] [--label L]
  *	            [--raw FILE] [--certs FILE]
  *
  * --region-warmup K: K untimed kernels right after each region begins (with
@@ -18,6 +18,9 @@
  * --warm-us S: with --region none and --idle, after each gap empty kernels one
  * after another, each waited for, for S microseconds (what the gate's
  * KREX_REGION_WARM_US does in a region), then the --region-warmup kernels.
+ * --drop-stream: before each region, an empty kernel on a new stream, which
+ * is then destroyed: the process's last launch was on a stream that is gone
+ * when the region's warm-up runs (test/gate/region_krexd.sh).
  * --certs FILE: one line per region, where its entry went (ms, certificate
  * fields in us): "entry_ms warm_ms wait_us drain_us freeze_us isolate_us
  * settle_us outcome region_id begin_ns return_ns", warm_ms the
@@ -77,6 +80,18 @@ static void idle_for(int spin, long us, long then_spin_us)
 		spin_for(then_spin_us);
 }
 
+/* An empty kernel on a new stream, waited for; then the stream is destroyed. */
+static void launch_on_dropped_stream(struct wl_kernel *k)
+{
+	CUstream s;
+
+	wl_check(k->cu.cuStreamCreate(&s, 0), "cuStreamCreate");
+	wl_check(k->cu.cuLaunchKernel(k->empty, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL),
+	         "cuLaunchKernel");
+	wl_check(k->cu.cuStreamSynchronize(s), "cuStreamSynchronize");
+	wl_check(k->cu.cuStreamDestroy_v2(s), "cuStreamDestroy");
+}
+
 /* Empty kernels, each waited for, for us microseconds (--warm-us). */
 static void warm_for(struct wl_kernel *k, long us)
 {
@@ -92,7 +107,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: krex-victim calib MS\n"
-	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--label L] [--raw FILE] [--certs FILE]\n");
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--label L] [--raw FILE] [--certs FILE]\n");
 	exit(2);
 }
 
@@ -161,7 +176,7 @@ int main(int argc, char **argv)
 	struct wl_kernel k;
 	const char *label = "victim", *raw = NULL, *certs_path = NULL;
 	int mode = REG_NONE, batch = 10, warmup = 5, n, i, j, clean = 0, regions = 0, nentry = 0;
-	int region_warmup = 0, idle_spin = 0;
+	int region_warmup = 0, idle_spin = 0, drop_stream = 0;
 	long idle_us = 0, idle_then_spin = 0, warm_us = 0;
 	long long iters;
 	double *ev, *wall, *entry, warm = 0;
@@ -180,6 +195,10 @@ int main(int argc, char **argv)
 	iters = atoll(argv[2]);
 	n = atoi(argv[3]);
 	for (i = 4; i < argc; i++) {
+		if (strcmp(argv[i], "--drop-stream") == 0) {
+			drop_stream = 1;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		if (strcmp(argv[i], "--region") == 0) {
@@ -251,6 +270,8 @@ int main(int argc, char **argv)
 			}
 		}
 		if (mode == REG_SAMPLE || (mode == REG_BATCH && i % batch == 0)) {
+			if (drop_stream)
+				launch_on_dropped_stream(&k);
 			region_begin(&entry[nentry++]);
 			regions++;
 			/* untimed kernels first, as benchmark tools warm up inside */

@@ -119,6 +119,8 @@ void wl_open(struct wl_kernel *k)
 	WL_SYM(cuMemcpyHtoD_v2);
 	WL_SYM(cuMemcpyDtoH_v2);
 	WL_SYM(cuMemsetD32_v2);
+	WL_SYM(cuStreamCreate);
+	WL_SYM(cuStreamDestroy_v2);
 	wl_check(k->cu.cuInit(0), "cuInit");
 	wl_check(k->cu.cuDeviceGet(&dev, 0), "cuDeviceGet");
 	wl_check(k->cu.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");

@@ -32,6 +32,8 @@ struct wl_cuda {
 	CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void *, size_t);
 	CUresult (*cuMemcpyDtoH_v2)(void *, CUdeviceptr, size_t);
 	CUresult (*cuMemsetD32_v2)(CUdeviceptr, unsigned int, size_t);
+	CUresult (*cuStreamCreate)(CUstream *, unsigned int);
+	CUresult (*cuStreamDestroy_v2)(CUstream);
 };
 
 /* The work kernel: fma_loop(out, iters) over blocks x 256 threads. */
