@@ -89,18 +89,23 @@ KREX_LOG=debug timeout -k 5 120 "$KREX" run --gpus mock0 -- "$WL/krex-victim" ru
 n=$(grep -c 'region warm-up: done' "$T/region.err")
 ok "the gate warmed the owner's context after each of 40 grants ($n)" [ "$n" = 40 ]
 cat "$T/alone" "$T/region" | sed 's/^/# /'
-# the warm-up by time: KREX_REGION_WARM_US=20000 goes on for at least 20 ms
-# after each grant; a bad value says so once and warms once
-KREX_LOG=debug KREX_REGION_WARM_US=20000 timeout -k 5 120 "$KREX" run --gpus mock0 -- \
+# the warm-up by time: KREX_REGION_WARM_US=100000 goes on until 100 ms after
+# it began, unless a round fails (the first round alone can outlast a short N
+# on a loaded machine: then no more rounds, rightly); a bad value says so once
+# and warms once
+KREX_LOG=debug KREX_REGION_WARM_US=100000 timeout -k 5 120 "$KREX" run --gpus mock0 -- \
 	"$WL/krex-victim" run "$IT" 5 --region sample --label warm-us >/dev/null 2>"$T/warmus.err"
-sed -n 's/.*region warm-up (CUDA): \([0-9]*\) more kernel(s) by time, \([0-9]*\) us in all.*/\1 \2/p' \
-	"$T/warmus.err" >"$T/warmus"
-ok "KREX_REGION_WARM_US=20000: 5 warm-ups of at least 20000 us, each with more kernels ($(tr '\n' ' ' <"$T/warmus"))" \
-	awk 'NF == 2 && $1 >= 1 && $2 >= 20000 { n++ } END { exit n != 5 }' "$T/warmus"
+# one line per warm-up: "EXTRA_KERNELS TOTAL_US done|failed"
+sed -n 's/.*region warm-up (CUDA): \([0-9]*\) more kernel(s) by time, \([0-9]*\) us in all.*/\1 \2/p;
+	s/.*region warm-up: \(done\|failed\).*/\1/p' "$T/warmus.err" |
+	awk 'NF == 2 { k = $1; t = $2; next } { print k, t, $1 }' >"$T/warmus"
+ok "KREX_REGION_WARM_US=100000: 5 warm-ups, each 100 ms long or failed, more kernels in all ($(tr '\n' ' ' <"$T/warmus"))" \
+	awk '($2 >= 100000 || $3 == "failed") { n++ } { k += $1 } END { exit !(n == 5 && NR == 5 && k >= 1) }' \
+	"$T/warmus"
 # the last launch's stream destroyed before each region: the warm-up uses a
 # stream of the gate's own (a launch on the destroyed one: ASan's report in
 # make sanitize-check, a mock stream freed)
-KREX_LOG=debug KREX_REGION_WARM_US=3000 timeout -k 5 120 "$KREX" run --gpus mock0 -- \
+KREX_LOG=debug timeout -k 5 120 "$KREX" run --gpus mock0 -- \
 	"$WL/krex-victim" run "$IT" 5 --region sample --drop-stream --label drop >"$T/drop" \
 	2>"$T/drop.err"
 rc=$?
