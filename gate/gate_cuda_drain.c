@@ -399,20 +399,15 @@ static int gate_cuda_warm_make(int i)
 
 /*
  * The warm-up kernel of slot i on stream s (one block of 128 threads per
- * multiprocessor), then an event there, polled for at most CU_WARM_WAIT_NS:
- * a stream of the owner's may hold work that only its host releases.  Not on
- * a stream being captured.  0 or -1.
+ * multiprocessor), then an event there (under cu_cap_mu); not on a stream
+ * being captured.  0 or -1.
  */
-#define CU_WARM_WAIT_NS (100 * 1000 * 1000ull)
-static int gate_cuda_warm_on(int i, CUstream s)
+static int gate_cuda_warm_launch(int i, CUstream s)
 {
 	launch_fn launch = gate_cuLaunchKernel();
 	ev_record_fn rec = gate_cuEventRecord();
-	ev_sync_fn query = gate_cuEventQuery();
-	uint64_t end;
-	CUresult r;
 
-	if (!launch || !rec || !query || gate_cuda_warm_make(i) < 0)
+	if (!launch || !rec || gate_cuda_warm_make(i) < 0)
 		return -1;
 	if (!s)
 		s = cu_warm[i].stream;
@@ -422,10 +417,32 @@ static int gate_cuda_warm_on(int i, CUstream s)
 	            CUDA_SUCCESS ||
 	    rec(cu_warm[i].event, s) != CUDA_SUCCESS)
 		return -1;
-	end = time_now_ns() + CU_WARM_WAIT_NS;
+	return 0;
+}
+
+/*
+ * Poll slot i's event for at most CU_WARM_WAIT_NS (a stream of the owner's
+ * may hold work that only its host releases).  Needs no lock: the event is
+ * the gate's, and outlives the stream it was recorded on.  0 or -1.
+ */
+#define CU_WARM_WAIT_NS (100 * 1000 * 1000ull)
+static int gate_cuda_warm_wait(int i)
+{
+	ev_sync_fn query = gate_cuEventQuery();
+	uint64_t end = time_now_ns() + CU_WARM_WAIT_NS;
+	CUresult r;
+
+	if (!query)
+		return -1;
 	while ((r = query(cu_warm[i].event)) == CUDA_ERROR_NOT_READY && time_now_ns() < end)
 		;
 	return r == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* Launch and wait: one round of the warm-up on stream s (NULL: the gate's). */
+static int gate_cuda_warm_on(int i, CUstream s)
+{
+	return gate_cuda_warm_launch(i, s) < 0 ? -1 : gate_cuda_warm_wait(i);
 }
 
 /*
@@ -486,14 +503,20 @@ int gate_cuda_warm(void)
 		    gate_cuda_warm_on(i, last_s) < 0)
 			rc = -1;
 		/* warm by time: the last launch's context (else the first), to the
-		 * deadline; cu_cap_mu let go between rounds (a capture or a stream's
-		 * destruction in another thread waits one round, not the whole time) */
+		 * deadline; each round's launch under cu_cap_mu, its wait without it
+		 * (a capture or a stream's destruction in another thread waits for a
+		 * launch, not for the whole time) */
 		while (rc == 0 && (c == last || (!last && i == 0)) && time_now_ns() < until) {
-			pthread_mutex_unlock(&cu_cap_mu);
-			pthread_mutex_lock(&cu_cap_mu);
 			last_s = atomic_load(&cu_warm_last_stream); /* NULL once destroyed */
-			if (rounds++, gate_cuda_warm_on(i, on_last ? last_s : NULL) < 0)
+			rounds++;
+			if (gate_cuda_warm_launch(i, on_last ? last_s : NULL) < 0) {
 				rc = -1;
+				break;
+			}
+			pthread_mutex_unlock(&cu_cap_mu);
+			if (gate_cuda_warm_wait(i) < 0)
+				rc = -1;
+			pthread_mutex_lock(&cu_cap_mu);
 		}
 		pop(&old);
 	}

@@ -63,7 +63,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 13
+plan 14
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -111,6 +111,16 @@ KREX_LOG=debug timeout -k 5 120 "$KREX" run --gpus mock0 -- \
 rc=$?
 ok "the last launch's stream destroyed before each region: 5 regions, 5 warm-ups done (rc $rc)" \
 	sh -c "[ $rc = 0 ] && [ \$(grep -c 'region warm-up: done' '$T/drop.err') = 5 ]"
+# a second thread of the owner creates and destroys streams all along while
+# each region warms up for 100 ms (the warm-up takes the gate's capture lock
+# for each launch only, and reads the last stream under it): every region
+# is granted and ends, the process exits 0 (under ASan: no use after free)
+KREX_REGION_WARM_US=100000 timeout -k 5 120 "$KREX" run --gpus mock0 -- \
+	"$WL/krex-victim" run "$IT" 3 --region sample --churn --label churn >"$T/churn" 2>&1
+rc=$?
+diag "streams destroyed while krex_region_begin ran: $(sed -n 's/^churn_in_begin=//p' "$T/churn")"
+ok "streams created and destroyed by another thread during 100 ms warm-ups: 3 regions, exit 0 (rc $rc)" \
+	sh -c "[ $rc = 0 ] && grep -q '^victim label=churn n=3 .* regions=3 ' '$T/churn'"
 KREX_LOG=debug KREX_REGION_WARM_US=20ms timeout -k 5 120 "$KREX" run --gpus mock0 -- \
 	"$WL/krex-victim" run "$IT" 3 --region sample --label warm-bad >/dev/null 2>"$T/warmbad.err"
 ok "KREX_REGION_WARM_US=20ms: said once, the warm-up runs once" sh -c \

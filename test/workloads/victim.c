@@ -5,7 +5,7 @@
  *	krex-victim calib MS
  *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
  *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]]
- *	            [--warm-us S] [--drop-stream] [--label L]
+ *	            [--warm-us S] [--drop-stream] [--churn] [--label L]
  *	            [--raw FILE] [--certs FILE]
  *
  * --region-warmup K: K untimed kernels right after each region begins (with
@@ -21,6 +21,9 @@
  * --drop-stream: before each region, an empty kernel on a new stream, which
  * is then destroyed: the process's last launch was on a stream that is gone
  * when the region's warm-up runs (test/gate/region_krexd.sh).
+ * --churn: a second thread creates and destroys streams all along; a last
+ * line churn_in_begin=N counts the destructions that completed while a
+ * krex_region_begin call was in progress (a diagnostic).
  * --certs FILE: one line per region, where its entry went (ms, certificate
  * fields in us): "entry_ms warm_ms wait_us drain_us freeze_us isolate_us
  * settle_us outcome region_id begin_ns return_ns", warm_ms the
@@ -36,6 +39,8 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +112,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: krex-victim calib MS\n"
-	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--label L] [--raw FILE] [--certs FILE]\n");
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--churn] [--label L] [--raw FILE] [--certs FILE]\n");
 	exit(2);
 }
 
@@ -123,6 +128,27 @@ static unsigned long long now_ns(void)
 /* The last krex_region_begin's call and return (--certs). */
 static unsigned long long begin_t0_ns, begin_t1_ns;
 
+/* --churn: set while krex_region_begin runs; destructions seen meanwhile. */
+static atomic_int in_begin, churn_stop;
+static atomic_long churn_in_begin;
+
+static void *churn_main(void *arg)
+{
+	struct wl_kernel *k = arg;
+	CUstream s;
+
+	while (!atomic_load(&churn_stop)) {
+		int during;
+
+		wl_check(k->cu.cuStreamCreate(&s, 1), "cuStreamCreate");
+		during = atomic_load(&in_begin);
+		wl_check(k->cu.cuStreamDestroy_v2(s), "cuStreamDestroy");
+		if (during && atomic_load(&in_begin))
+			atomic_fetch_add(&churn_in_begin, 1);
+	}
+	return NULL;
+}
+
 static int region_begin(double *entry)
 {
 	struct krex_region_opts o = KREX_REGION_OPTS_INIT;
@@ -130,7 +156,9 @@ static int region_begin(double *entry)
 	int rc;
 
 	begin_t0_ns = now_ns();
+	atomic_store(&in_begin, 1);
 	rc = krex_region_begin(&o);
+	atomic_store(&in_begin, 0);
 	begin_t1_ns = now_ns();
 	*entry = wl_now_ms() - t0;
 	if (rc != KREX_OK) {
@@ -176,7 +204,8 @@ int main(int argc, char **argv)
 	struct wl_kernel k;
 	const char *label = "victim", *raw = NULL, *certs_path = NULL;
 	int mode = REG_NONE, batch = 10, warmup = 5, n, i, j, clean = 0, regions = 0, nentry = 0;
-	int region_warmup = 0, idle_spin = 0, drop_stream = 0;
+	int region_warmup = 0, idle_spin = 0, drop_stream = 0, churn = 0;
+	pthread_t churner;
 	long idle_us = 0, idle_then_spin = 0, warm_us = 0;
 	long long iters;
 	double *ev, *wall, *entry, warm = 0;
@@ -197,6 +226,10 @@ int main(int argc, char **argv)
 	for (i = 4; i < argc; i++) {
 		if (strcmp(argv[i], "--drop-stream") == 0) {
 			drop_stream = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "--churn") == 0) {
+			churn = 1;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -255,6 +288,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < warmup; i++)
 		wl_launch(&k, iters);
 	wl_check(k.cu.cuCtxSynchronize(), "cuCtxSynchronize");
+	if (churn && pthread_create(&churner, NULL, churn_main, &k) != 0) {
+		fprintf(stderr, "krex-victim: no churn thread\n");
+		return 1;
+	}
 	for (i = 0; i < n; i++) {
 		float t = 0;
 		double h0;
@@ -294,6 +331,10 @@ int main(int argc, char **argv)
 		    (mode == REG_BATCH && (i % batch == batch - 1 || i == n - 1)))
 			clean += region_end(certs, entry[nentry - 1], warm);
 	}
+	if (churn) {
+		atomic_store(&churn_stop, 1);
+		pthread_join(churner, NULL);
+	}
 	if (certs)
 		fclose(certs);
 	if (raw && (f = fopen(raw, "w"))) {
@@ -317,5 +358,7 @@ int main(int argc, char **argv)
 	} else {
 		printf(" entry_p50=- entry_p95=- outcome_clean=-\n");
 	}
+	if (churn)
+		printf("churn_in_begin=%ld\n", atomic_load(&churn_in_begin));
 	return 0;
 }
