@@ -140,6 +140,42 @@ static int region_quota_take(struct krexd *k, struct region *r, uint64_t now)
 }
 
 /*
+ * Test hook (HACKING.md "Tests that wait on events"): with
+ * KREX_TEST_GRANT_QUEUED=N in krexd's environment, the first region of
+ * krexd's life is granted only once N requests are queued, so that a test
+ * of chained regions has a request queued behind the first one whatever
+ * the machine's load (test/gpu/settle.sh's chain mode).  1: hold now.
+ */
+static int test_grant_held(struct krexd *k)
+{
+	static int want = -1;
+	static int told;
+	const struct rq_req *q;
+	const char *e;
+	int n = 0;
+
+	if (want < 0) {
+		e = getenv("KREX_TEST_GRANT_QUEUED");
+		want = e ? atoi(e) : 0;
+	}
+	if (want <= 0)
+		return 0;
+	if (k->regions_total)
+		want = 0;
+	for (q = k->rq.head; q && want > 0; q = q->next)
+		n += q->state == RQ_QUEUED;
+	if (n >= want || want <= 0) {
+		want = 0;
+		return 0;
+	}
+	if (!told++)
+		log_info(
+		        "test hook KREX_TEST_GRANT_QUEUED=%d: the first grant waits for %d queued requests",
+		        want, want);
+	return 1;
+}
+
+/*
  * Start every region that may start.  Called once per loop turn, after the
  * turn's events and whatever was readable already (krexd.c), so that
  * requests sent while a region was ending are all queued before the next
@@ -169,6 +205,8 @@ void region_schedule(struct krexd *k)
 	for (i = 0; i < n; i++)
 		rq_requeue(&k->rq, &late[i]->rq);
 	now = time_now_ns();
+	if (test_grant_held(k))
+		return;
 	while ((q = rq_next(&k->rq, now))) {
 		if (region_quota_take(k, q->data, now) < 0)
 			continue; /* refused and removed from the queue */

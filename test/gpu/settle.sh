@@ -19,7 +19,9 @@
 #          each one's next region waits behind the other's, so krexd chains
 #          them (doc/design.md "Chained regions"); the report splits the
 #          settle by the region's place in its chain (only a chain's first
-#          region should wait; a chain is cut after chain_max, 1 s)
+#          region should wait; a chain is cut after chain_max, CHAIN_MAX=1s;
+#          krexd's first grant waits for both owners' requests, a test hook,
+#          so the second owner's first region is always chained)
 #   alone-end  the reference again, last, on the GPU the sibling heated
 # Prints p50/p95 versus alone, the settle time, clean/degraded counts and the
 # two checks of the issue; writes every region's certificate fields as JSON
@@ -39,6 +41,7 @@ REGIONS=${REGIONS:-30}
 SAMPLES=${SAMPLES:-20}
 GAP_MS=${GAP_MS:-300}
 HEAT_S=${HEAT_S:-5}
+CHAIN_MAX=${CHAIN_MAX:-1s} # krexd's chain_max (its default)
 
 gpu_start "${1:-}"
 JOB="python3 $src/test/gpu/settle_job.py"
@@ -61,20 +64,23 @@ for m in $MODES; do
 		continue
 	fi
 	mkdir -p "$W/run"
-	krexd_up "$W/krexd-$m.log" -v -r "$W/run" -o gpus=0 -o "settle=${m/chain/wait}" -o "cgroup_subtree=krex-settle"
+	# chain: krexd's first grant waits until both owners' requests are queued
+	# (a test hook, HACKING.md), so the second is chained on any machine
+	KREX_TEST_GRANT_QUEUED=0
+	[ "$m" = chain ] && KREX_TEST_GRANT_QUEUED=2
+	export KREX_TEST_GRANT_QUEUED
+	krexd_up "$W/krexd-$m.log" -v -r "$W/run" -o gpus=0 -o "settle=${m/chain/wait}" -o "chain_max=$CHAIN_MAX" -o "cgroup_subtree=krex-settle"
 	timeout 300 "$KREX" run -- $JOB hog >"$W/hog-$m.log" 2>&1 &
 	PIDS=$!
 	sleep "$HEAT_S" # to the power cap
 	echo "$m: GPU with the sibling: $(gpu_clocks)"
 	if [ "$m" = chain ]; then
 		# two owners, no gap: chained regions (their records, in turn, in chain.jsonl)
-		# (a barrier, and a first region of 1 s: the other owner's request is
-		# queued behind it, so at least that one is chained on any machine)
 		rm -rf "$W/barrier"
 		mkdir -p "$W/barrier"
 		timeout 150 "$KREX" run -- $JOB measure --label chain-a --out "$W/chain-a.jsonl" \
 			--regions "$REGIONS" --samples "$SAMPLES" --gap-ms 0 --story-once \
-			--barrier "$W/barrier" --first-hold-ms 1000 >"$W/measure-chain-a.log" 2>&1 &
+			--barrier "$W/barrier" >"$W/measure-chain-a.log" 2>&1 &
 		ca=$!
 		timeout 150 "$KREX" run -- $JOB measure --label chain-b --out "$W/chain-b.jsonl" \
 			--regions "$REGIONS" --samples "$SAMPLES" --gap-ms 0 --story-once \

@@ -116,8 +116,6 @@ def measure(a):
             t0 = time.perf_counter()
             with krex.region(unprotected_ok=True) as cert:
                 t_in = time.perf_counter()
-                if i == 0 and a.first_hold_ms:
-                    time.sleep(a.first_hold_ms / 1e3)  # the other owner queues meanwhile
                 timed(), timed()  # untimed warm-up, as benchmark tools do
                 times = [timed() for _ in range(a.samples)]
             rec = {"label": a.label, "i": i, "times_ms": times,
@@ -230,8 +228,6 @@ def main():
     m.add_argument("--size", type=int, default=4096)
     m.add_argument("--gap-ms", type=float, default=300)
     m.add_argument("--barrier", help="a directory: start when two jobs are in it")
-    m.add_argument("--first-hold-ms", type=float, default=0,
-                   help="hold the first region this long before timing")
     m.add_argument("--story-once", action="store_true",
                    help="mock: the NVML story written once, before the first region")
     r = sub.add_parser("report")

@@ -18,10 +18,10 @@ count() { # MODE OUTCOME: regions of MODE with OUTCOME
 	grep -c "\"outcome\": \"$2\"" "$T/out/$1.jsonl" 2>/dev/null || echo 0
 }
 run_settle() {
-	env KREX_GPU_MOCK=1 REGIONS=4 SAMPLES=3 GAP_MS=50 OUT="$T/out" \
+	env KREX_GPU_MOCK=1 REGIONS=4 SAMPLES=3 GAP_MS=50 CHAIN_MAX=30s OUT="$T/out" \
 		timeout 200 bash "$top_srcdir/test/gpu/settle.sh" "$top_builddir" >"$T/log" 2>&1
 }
-plan 10
+plan 12
 ok "settle.sh runs on the mock" run_settle
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
 ok "off: 4 regions degraded (they start capped)" test "$(count off degraded)" = 4
@@ -34,6 +34,13 @@ ok "wait: each waited about 500 ms" \
 ok "chain: both owners' regions recorded" test "$(grep -c '"label": "chain-' "$T/out/chain.jsonl")" = 8
 ok "chain: regions were chained" \
 	test "$(grep -o '"chained": [1-9][0-9]*' "$T/out/chain.jsonl" | wc -l)" -ge 1
+# the test hook holds krexd's first grant until both owners' first requests
+# are queued: whichever is granted first, the other's first region is
+# chained to it (chain_max 30 s here: no cut, whatever the load)
+ok "chain: krexd's first grant waited for both requests (KREX_TEST_GRANT_QUEUED)" \
+	grep -qs "KREX_TEST_GRANT_QUEUED=2: the first grant waits" "$T/out/work/krexd-chain.log"
+ok "chain: one owner's first region was chained to the other's" \
+	test "$(grep '"i": 0,' "$T/out/chain.jsonl" | grep -c '"chained": 1,')" = 1
 ok "chain: no chained region waited (the mock GPU is back 500 ms after the story starts)" \
 	test "$(grep '"chained": [1-9]' "$T/out/chain.jsonl" | grep -vc '"settle_us": 0,')" = 0
 ok "the report has its table and says the timings are not judged" \
