@@ -91,8 +91,13 @@ for m in $MODES; do
 		[ "$ra" = 0 ] && [ "$rb" = 0 ] || { echo "FAIL: measure chain (see $W/measure-chain-[ab].log)"; tail -5 "$W/measure-chain-a.log" "$W/measure-chain-b.log"; exit 1; }
 		cat "$W/chain-a.jsonl" "$W/chain-b.jsonl" >"$OUT/chain.jsonl"
 	else
+		# mock: off and mark judge a region that starts capped; their story's
+		# GPU stays capped (10 min), so it does whatever the machine's load
+		story=500
+		[ "$m" = wait ] || story=600000
 		timeout 150 "$KREX" run -- $JOB measure --label "$m" --out "$OUT/$m.jsonl" \
-			--regions "$REGIONS" --samples "$SAMPLES" --gap-ms "$GAP_MS" >"$W/measure-$m.log" 2>&1 ||
+			--regions "$REGIONS" --samples "$SAMPLES" --gap-ms "$GAP_MS" --story-ms "$story" \
+			>"$W/measure-$m.log" 2>&1 ||
 			{ echo "FAIL: measure $m (see $W/measure-$m.log)"; tail -5 "$W/measure-$m.log"; exit 1; }
 	fi
 	stop_all

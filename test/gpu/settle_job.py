@@ -77,15 +77,18 @@ def matmul_timer(size):
     return timed
 
 
-def mock_nvml_story():
+def mock_nvml_story(back_ms):
+    """Capped now, back at full clock BACK_MS after the file's mtime (the
+    mock's clock starts there); returns that mtime in ns, or None."""
     path = os.environ.get("KREX_MOCK_NVML")
     if not path:
-        return
+        return None
     with open(path + ".tmp", "w") as f:
         f.write("# TEST DOUBLE story: a power-hungry sibling just stopped\n"
                 "max=1980 app=1980\n0 sm=1500 reasons=0x4 temp=72\n"
-                "500 sm=1980 reasons=0 temp=66\n")
+                "%d sm=1980 reasons=0 temp=66\n" % back_ms)
     os.rename(path + ".tmp", path)
+    return os.stat(path).st_mtime_ns
 
 
 def measure(a):
@@ -106,20 +109,24 @@ def measure(a):
         t_end = time.time() + 60
         while len(os.listdir(a.barrier)) < 2 and time.time() < t_end:
             time.sleep(0.01)
+    story_ns = None
     if MOCK and a.story_once:
-        mock_nvml_story()  # capped now, back in 500 ms: only the first regions wait
+        story_ns = mock_nvml_story(a.story_ms)  # only the first regions wait
     with open(a.out, "w") as out:
         for i in range(a.regions):
             time.sleep(a.gap_ms / 1e3)  # the sibling runs meanwhile
             if MOCK and not a.story_once:
-                mock_nvml_story()
+                story_ns = mock_nvml_story(a.story_ms)
             t0 = time.perf_counter()
             with krex.region(unprotected_ok=True) as cert:
                 t_in = time.perf_counter()
+                t_in_ns = time.time_ns()
                 timed(), timed()  # untimed warm-up, as benchmark tools do
                 times = [timed() for _ in range(a.samples)]
             rec = {"label": a.label, "i": i, "times_ms": times,
                    "entry_ms": (t_in - t0) * 1e3,
+                   # mock: from the story's start (capped) to the grant
+                   "story_to_grant_ms": (t_in_ns - story_ns) / 1e6 if story_ns else None,
                    "outcome": cert.get("outcome_name"), "note": cert.get("note"),
                    "settle_us": cert.get("settle_us"),
                    "chained": cert.get("chained"), "chain_us": cert.get("chain_us"),
@@ -228,6 +235,8 @@ def main():
     m.add_argument("--size", type=int, default=4096)
     m.add_argument("--gap-ms", type=float, default=300)
     m.add_argument("--barrier", help="a directory: start when two jobs are in it")
+    m.add_argument("--story-ms", type=int, default=500,
+                   help="mock: the story's GPU is back at full clock this long after it starts")
     m.add_argument("--story-once", action="store_true",
                    help="mock: the NVML story written once, before the first region")
     r = sub.add_parser("report")
