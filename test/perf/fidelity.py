@@ -23,10 +23,16 @@ several modes side by side in one run:
 
 Sibling mixes: async (5 ms kernels, never synchronizing), sync (1 ms kernels,
 synchronizing each), torch (test/workloads/torch_loop.py), cpu (busy loops on
-every core) and all (all four at once).  In the KREX modes the victim times
+every core), all (all four at once) and none (no sibling: what the gate and
+a region cost by themselves).  In the KREX modes the victim times
 "sample" (one region per sample) and "batch" (many samples per region), each
 after --region-warmup untimed kernels inside every region (as benchmark tools
-warm up; 0 times the very first launch after the region opens too).
+warm up; 0 times the very first launch after the region opens too), and
+"none" (under the gate, no region: the gate's own cost per launch).
+--spacer-ms X: before each sample's start event an untimed kernel of X ms,
+not waited for (krex-victim --spacer), so that CUDA events time the
+kernel's GPU time only, not the host's launch of it; rows are then read
+against an alone measured the same way.
 
 Output: p50/p95/p99 of event and wall time, p95 inflation versus alone (and
 versus alone-gapped for one region per sample), region entry p50/p95 and clean
@@ -68,6 +74,7 @@ MIXES = {
     "torch": ["torch"],
     "cpu": ["cpu"],
     "all": ["async", "sync", "torch", "cpu"],
+    "none": [],
 }
 MODES = ["alone", "shared", "krex", "krex-noiso", "krex-nocap", "alone-gapped"]
 ABLATIONS = ["krex-noiso", "krex-nocap"]
@@ -105,7 +112,10 @@ def parse_args():
     ap.add_argument("--samples", help="samples per size, e.g. 0.1:1000,1:1000,10:300")
     ap.add_argument("--mixes", help="sibling mixes: " + ",".join(MIXES))
     ap.add_argument("--modes", help="modes: " + ",".join(MODES))
-    ap.add_argument("--regions", help="region styles in the krex mode: sample,batch")
+    ap.add_argument("--regions", help="region styles in the krex mode: sample,batch,none")
+    ap.add_argument("--spacer-ms", type=float, default=0,
+                    help="an untimed kernel of this many ms before each sample's start "
+                    "event, not waited for (default 0: none)")
     ap.add_argument("--ablation-mixes", default="all",
                     help="mixes the krex-noiso/krex-nocap modes run with (default all)")
     ap.add_argument("--ablation-regions", default="sample",
@@ -143,6 +153,9 @@ def parse_args():
     for m in a.modes:
         if m not in MODES:
             ap.error("unknown mode %s" % m)
+    for r in a.regions + a.ablation_regions:
+        if r not in ("sample", "batch", "none"):
+            ap.error("unknown region style %s" % r)
     return a
 
 
@@ -200,6 +213,8 @@ class Bench:
             cmd += ["--batch", str(self.batch(size, samples))]
         if (region != "none" or idle_us > 0) and a.region_warmup:
             cmd += ["--region-warmup", str(a.region_warmup)]
+        if a.spacer_ms > 0:
+            cmd += ["--spacer", str(self.calibrate(a.spacer_ms))]
         return cmd
 
     def batch(self, size, samples):
@@ -480,7 +495,7 @@ class Bench:
         try:
             # Every calibration on a quiet GPU, before any sibling runs (the
             # siblings' 5 ms and 1 ms kernels included).
-            for size in a.sizes + [5.0, 1.0]:
+            for size in a.sizes + [5.0, 1.0] + ([a.spacer_ms] if a.spacer_ms > 0 else []):
                 self.calibrate(size)
             if "alone" in a.modes:
                 self.run_group("alone", "none")
@@ -529,6 +544,9 @@ class Bench:
         print("GPU clocks after:  %s" % (clocks_after or "no nvidia-smi"))
         print("in regions: %d untimed warm-up kernel(s) after each region begins; krexd "
               "queue_cap %d, queue_time %s" % (a.region_warmup, a.queue_cap, a.queue_time))
+        if a.spacer_ms > 0:
+            print("each sample after an untimed %g ms spacer kernel, not waited for: event "
+                  "times hold GPU time only" % a.spacer_ms)
         print("calibrated iters: %s" % ", ".join(
             "%g ms=%d" % kv for kv in sorted(self.iters.items())))
         print("results: %s (%.0f s)" % (self.out, P.elapsed()))

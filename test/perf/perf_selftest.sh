@@ -30,7 +30,7 @@ col() {
 near() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; exit !(x != "" && d < 0.01 && d > -0.01) }'; }
 leftovers() { ! pgrep -f "$tmp/b/" >/dev/null; }
 
-plan 19
+plan 20
 
 # The drain per sibling's parser (krexlog.py) on a planted log: known
 # p50/p95, the slowest ack, failed acks, a chained region, a region that did
@@ -131,6 +131,22 @@ nodrainlog() {
 		[ ! -e "$tmp/nodl/fidelity-siblings.csv" ] && ! grep -q "Drain per sibling" "$tmp/nodl.txt"
 }
 ok "without --drain-log (quick, no mock): krexd not at debug, no drain table" nodrainlog
+
+# No sibling, the gate with no region, and a spacer before each sample: the
+# spacer reaches the victim (iters calibrated from its ms), the rows are there.
+spacer() {
+	local s=$tmp/sp
+	timeout 60 python3 "$perf/fidelity.py" --quick "${common[@]}" --mixes none --sample-mixes none \
+		--modes alone,krex --regions none,sample --sizes 1 --spacer-ms 0.2 --out "$s" \
+		>"$tmp/sp.txt" 2>&1 &&
+		near "$(col "$s/fidelity.csv" alone none 1 ev_p95)" 1 &&
+		near "$(col "$s/fidelity.csv" alone none 1 wall_p95)" 1.2 &&
+		near "$(col "$s/fidelity.csv" krex none 1 wall_p95)" 1.2 &&
+		[ "$(col "$s/fidelity.csv" krex sample 1 clean)" = 200/200 ] &&
+		grep -q "after an untimed 0.2 ms spacer kernel" "$tmp/sp.txt" &&
+		! python3 "$perf/fidelity.py" --quick "${common[@]}" --regions bogus --out "$s.x" 2>/dev/null
+}
+ok "mix none, region style none, --spacer-ms: rows there, the spacer reaches the victim; a bad style refused" spacer
 
 python3 "$perf/fidelity.py" --quick "${common[@]}" --victim /nonexistent --out "$tmp/skip" \
 	>/dev/null 2>&1

@@ -5,8 +5,8 @@
  *	krex-victim calib MS
  *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
  *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]]
- *	            [--warm-us S] [--drop-stream] [--churn] [--label L]
- *	            [--raw FILE] [--certs FILE]
+ *	            [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS]
+ *	            [--label L] [--raw FILE] [--certs FILE]
  *
  * --region-warmup K: K untimed kernels right after each region begins (with
  * --region none and --idle: after each idle gap, as a region's would run).
@@ -24,6 +24,12 @@
  * --churn: a second thread creates and destroys streams all along; a last
  * line churn_in_begin=N counts the destructions that completed while a
  * krex_region_begin call was in progress (a diagnostic).
+ * --spacer ITERS: right before each sample's start event, an untimed kernel of
+ * ITERS, not waited for: the start event is then stamped when the spacer
+ * ends, after the host has submitted the timed kernel, so the event time
+ * holds the kernel's GPU time and not the host's launch of it (the wall time
+ * holds what was left of the spacer too).  Tells a host-side cost from a
+ * GPU-side one.
  * --certs FILE: one line per region, where its entry went (ms, certificate
  * fields in us): "entry_ms warm_ms wait_us drain_us freeze_us isolate_us
  * settle_us outcome region_id begin_ns return_ns", warm_ms the
@@ -112,7 +118,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: krex-victim calib MS\n"
-	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--churn] [--label L] [--raw FILE] [--certs FILE]\n");
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS] [--label L] [--raw FILE] [--certs FILE]\n");
 	exit(2);
 }
 
@@ -207,7 +213,7 @@ int main(int argc, char **argv)
 	int region_warmup = 0, idle_spin = 0, drop_stream = 0, churn = 0;
 	pthread_t churner;
 	long idle_us = 0, idle_then_spin = 0, warm_us = 0;
-	long long iters;
+	long long iters, spacer = 0;
 	double *ev, *wall, *entry, warm = 0;
 	CUevent e0, e1;
 	FILE *f, *certs = NULL;
@@ -264,6 +270,10 @@ int main(int argc, char **argv)
 			warm_us = atol(argv[++i]);
 			if (warm_us < 0)
 				usage();
+		} else if (strcmp(argv[i], "--spacer") == 0) {
+			spacer = atoll(argv[++i]);
+			if (spacer <= 0)
+				usage();
 		} else if (strcmp(argv[i], "--label") == 0)
 			label = argv[++i];
 		else if (strcmp(argv[i], "--raw") == 0)
@@ -319,6 +329,8 @@ int main(int argc, char **argv)
 				wl_check(k.cu.cuCtxSynchronize(), "cuCtxSynchronize");
 			warm = wl_now_ms() - h0;
 		}
+		if (spacer)
+			wl_launch(&k, spacer);
 		h0 = wl_now_ms();
 		k.cu.cuEventRecord(e0, NULL);
 		wl_launch(&k, iters);
