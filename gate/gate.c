@@ -85,7 +85,7 @@ static _Atomic unsigned long gate_stats[GST_COUNT];
 static const char *const gate_stat_names[GST_COUNT] = {
         "gate.queue_waits",     "gate.queue_gave_up",    "gate.drains",
         "gate.drain_late",      "gate.drain_incomplete", "gate.drain_passes",
-        "gate.passed_launches", "gate.through_launches"};
+        "gate.passed_launches", "gate.through_launches", "gate.queue_marks"};
 
 void gate_stat_add(enum gate_stat st)
 {

@@ -69,6 +69,7 @@ enum gate_stat {
 	GST_DRAIN_PASSES,     /* stalled drains that let parked threads through */
 	GST_PASSED_LAUNCHES,  /* submissions made through such a pass */
 	GST_THROUGH_LAUNCHES, /* submissions onto a stream busy at the close, not held */
+	GST_QUEUE_MARKS,      /* bounded queue: events recorded (marks) */
 	GST_COUNT
 };
 void gate_stat_add(enum gate_stat st);

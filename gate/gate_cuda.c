@@ -16,6 +16,7 @@
 #include "gate_cuda.h"
 #include "gate_queue.h"
 #include "gate_types.h"
+#include "krex/region.h"
 #include "log.h"
 
 /* ---- the hook table ------------------------------------------------------- */
@@ -113,6 +114,7 @@ static int cu_gq_record(void *ev, void *s)
 {
 	ev_record_fn record = gate_cuEventRecord();
 
+	gate_stat_add(GST_QUEUE_MARKS);
 	return record && record((CUevent)ev, (CUstream)s) == CUDA_SUCCESS ? 0 : -1;
 }
 
@@ -158,6 +160,10 @@ static struct gq *gate_cuda_queue_before(CUstream s, int pt)
 	if (!cap || !gate_joined())
 		return NULL;
 	q = gq_find(cu_gq, CU_GQ_STREAMS, s);
+	if (krex_region_held()) {
+		gq_count(q); /* the owner in its region: not bounded (gate_queue.h) */
+		return NULL;
+	}
 	return gq_before(q, &cu_gq_ops, cap, gate_queue_ns()) ? q : NULL;
 }
 

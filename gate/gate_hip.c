@@ -16,6 +16,7 @@
 #include "gate.h"
 #include "gate_queue.h"
 #include "gate_types.h"
+#include "krex/region.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -216,6 +217,7 @@ static int hip_gq_record(void *ev, void *s)
 {
 	hip_evrecord_fn f = (hip_evrecord_fn)hq(HQ_RECORD);
 
+	gate_stat_add(GST_QUEUE_MARKS);
 	return f && f((hipEvent_t)ev, (hipStream_t)s) == hipSuccess ? 0 : -1;
 }
 
@@ -304,6 +306,10 @@ static struct gq *gate_hip_queue_before(int kind, hipStream_t s)
 	if (kind != GK_LAUNCH || !cap || !gate_joined())
 		return NULL;
 	q = gq_find(hip_gq, HIP_GQ_STREAMS, (void *)s);
+	if (krex_region_held()) {
+		gq_count(q); /* the owner in its region: not bounded (gate_queue.h) */
+		return NULL;
+	}
 	return gq_before(q, &hip_gq_ops, cap, gate_queue_ns()) ? q : NULL;
 }
 

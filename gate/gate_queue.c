@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "gate_queue.h"
@@ -224,4 +225,12 @@ void gq_after(struct gq *q, const struct gq_ops *ops, uint64_t budget_ns)
 		            : stride > GQ_MAX_STRIDE ? GQ_MAX_STRIDE
 		                                     : (unsigned)stride;
 	}
+}
+
+void gq_count(struct gq *q)
+{
+	/* A queue not started yet (no launch outside a region so far) starts
+	 * afresh at its first launch: its start mark then times only that. */
+	if (q && q->stride && !q->broken && q->pending < UINT_MAX / 2)
+		q->pending++;
 }

@@ -153,4 +153,13 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 /* After a successful launch for which gq_before() returned 1. */
 void gq_after(struct gq *q, const struct gq_ops *ops, uint64_t budget_ns);
 
+/*
+ * A launch made without the queue (the process held a region: nothing else
+ * runs on its GPUs, and the queue's own calls would sit inside what the
+ * owner times): no wait, no event, no driver call; it counts toward the next
+ * mark, so that what the owner left queued is bounded at its next launches
+ * outside the region (from its first mark on).  q may be NULL.
+ */
+void gq_count(struct gq *q);
+
 #endif /* KREX_GATE_QUEUE_H */

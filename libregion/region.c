@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,10 @@ static struct {
 	ino_t ino;
 	char path[512];
 } region_state = {PTHREAD_MUTEX_INITIALIZER, 0, 0, -1, 0, 0, {0}, 0, 0, 0, ""};
+
+/* krex_region_held(): a region granted by krexd, not yet ended (read by the
+ * gate on every launch, so an atomic of its own and not under the lock). */
+static _Atomic int region_held;
 
 static pthread_once_t region_once = PTHREAD_ONCE_INIT;
 
@@ -270,6 +275,7 @@ KREX_EXPORT int krex_region_begin(const struct krex_region_opts *opts)
 		goto out;
 	region_state.active = 1;
 	region_state.unprotected = 0;
+	atomic_store(&region_held, 1);
 	region_state.grant = reply.grant;
 	region_state.region_id = reply.grant.region_id;
 	join_warm();
@@ -349,6 +355,7 @@ static int region_end_as(struct krex_certificate *cert, int want_signed, char *b
 		rc = KREX_OK;
 		goto done;
 	}
+	atomic_store(&region_held, 0); /* launches from here on are outside it */
 	memset(&req, 0, sizeof(req));
 	req.end.region_id = region_state.region_id;
 	rc = client_call(
@@ -413,6 +420,12 @@ void region_atfork_child(void)
 	region_conn_drop(region_conn_ours());
 	region_state.active = 0;
 	region_state.unprotected = 0;
+	atomic_store(&region_held, 0);
+}
+
+KREX_EXPORT int krex_region_held(void)
+{
+	return atomic_load_explicit(&region_held, memory_order_relaxed);
 }
 
 KREX_EXPORT int krex_certificate_json(const struct krex_certificate *c, char *buf,

@@ -55,6 +55,14 @@ const char *krex_strerror(int err);
 /* KREX_API_VERSION of the library actually loaded. */
 int krex_api_version(void);
 
+/*
+ * 1 from a grant by krexd until krex_region_end() begins, in any thread of
+ * this process; 0 otherwise (a region begun without krexd is not held).  One
+ * atomic load.  The gate does not bound the owner's launches while it holds
+ * a region (krexgate(7)).
+ */
+int krex_region_held(void);
+
 /* ---- regions ------------------------------------------------------------ */
 
 /* No krexd: krex_region_begin() returns KREX_OK and the certificate says

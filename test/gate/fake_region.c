@@ -176,6 +176,12 @@ unsigned krex_queue_time_us(void)
 	return page ? page->queue_us : 0;
 }
 
+/* No region is ever held here: the fake has no krex_region_begin. */
+int krex_region_held(void)
+{
+	return 0;
+}
+
 const char *krex_strerror(int err)
 {
 	return err == KREX_OK ? "success" : "fake libregion error";

@@ -63,7 +63,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 14
+plan 15
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -89,6 +89,17 @@ KREX_LOG=debug timeout -k 5 120 "$KREX" run --gpus mock0 -- "$WL/krex-victim" ru
 n=$(grep -c 'region warm-up: done' "$T/region.err")
 ok "the gate warmed the owner's context after each of 40 grants ($n)" [ "$n" = 40 ]
 cat "$T/alone" "$T/region" | sed 's/^/# /'
+# The owner in its regions: its launches skip the bounded queue (no mark, no
+# wait: the queue's calls would sit inside what it times); the same launches
+# outside a region are marked.
+marks() { sed -n 's/^[0-9]* gate.queue_marks \([0-9]*\)$/\1/p' "$T/$1.counts" | tail -1; }
+for r in sample none; do
+	KREX_GATE_COUNTS=$T/$r.counts timeout -k 5 60 "$KREX" run --gpus mock0 -- \
+		"$WL/krex-victim" run "$IT" 10 --warmup 0 --region $r --label marks-$r >/dev/null 2>&1
+done
+unbounded() { [ "$(marks sample)" = 0 ] && [ "$(marks none)" -ge 1 ]; }
+ok "the owner's launches in its regions are not bounded: $(marks sample) marks, $(marks none) outside regions" \
+	unbounded
 # the warm-up by time: KREX_REGION_WARM_US=100000 goes on until 100 ms after
 # it began, unless a round fails (the first round alone can outlast a short N
 # on a loaded machine: then no more rounds, rightly); a bad value says so once

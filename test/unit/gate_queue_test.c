@@ -158,6 +158,19 @@ static void launch(struct gq *q, unsigned cap, uint64_t budget, uint64_t dur, ui
 		r->max_work = g.free_at - g.now;
 }
 
+/* One launch by a region's owner: no queue (gq_count), the kernel queued. */
+static void held_launch(struct gq *q, uint64_t dur, uint64_t launch_ns)
+{
+	uint64_t start;
+
+	gq_count(q);
+	g.now += launch_ns;
+	start = g.free_at > g.now ? g.free_at : g.now;
+	g.free_at = start + dur;
+	g.kdur[g.nk % 4096] = dur;
+	g.kend[g.nk++ % 4096] = g.free_at;
+}
+
 static void reset(struct gq *tab, int n)
 {
 	memset(&g, 0, sizeof(g));
@@ -246,7 +259,7 @@ int main(void)
 	unsigned i, ev0;
 	uint64_t t0, gave0;
 
-	plan(30);
+	plan(32);
 
 	/* 1. Off: no event, and the queue grows without bound. */
 	reset(tab, 2);
@@ -472,5 +485,28 @@ int main(void)
 	ok(gq_find(tab, 2, (void *)1) && gq_find(tab, 2, (void *)2) &&
 	           !gq_find(tab, 2, (void *)3) && gq_before(NULL, &ops, 2, 0) == 0,
 	   "a full table answers NULL and a NULL queue passes");
+	/* 17. The owner in its region: 30 launches of 5 ms kernels through
+	 * gq_count(), no wait and no event, all 30 queued; its next launches
+	 * outside the region wait until what it left is back under the bound
+	 * (waits that give up at the 80 ms cap included: 150 ms were left). */
+	q = fresh(tab, &wops);
+	for (i = 0; i < 20; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, NULL);
+	ev0 = g.events;
+	gave0 = q->waits;
+	for (i = 0; i < 30; i++)
+		held_launch(q, 5 * MS, 5 * US);
+	ok(g.events == ev0 && q->waits == gave0 && queued_kernels(5 * MS) >= 30,
+	   "in its region the owner is not bounded: no event, no wait, %u kernels queued",
+	   queued_kernels(5 * MS));
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 40; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, NULL);
+	for (i = 0; i < 20; i++)
+		launch(q, 2, 1 * MS, 5 * MS, 5 * US, &r);
+	ok(q->waits > gave0 && r.max_kernels <= 2,
+	   "after it, its launches wait: bounded again (at most %u queued, %llu waits, %llu gave up)",
+	   r.max_kernels, (unsigned long long)(q->waits - gave0), (unsigned long long)q->gave_up);
+	held_launch(NULL, 5 * MS, 5 * US); /* no queue for that stream: nothing to count */
 	return tap_done();
 }
