@@ -75,7 +75,7 @@ for m in $MODES; do
 	*) echo "FAIL: unknown mode $m"; exit 1 ;;
 	esac
 	mkdir -p "$W/run"
-	krexd_up "$W/krexd-$m-$k.log" -v -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-power"
+	krexd_up "$W/krexd-$m-$k.log" -v -r "$W/run" -o gpus=0 -o "settle=$m" -o "cgroup_subtree=krex-power-$$"
 	timeout 200 "$KREX" run -- $HOG >"$W/hog-$m-$k.log" 2>&1 &
 	PIDS=$!
 	sleep "$HEAT_S" # to the power cap

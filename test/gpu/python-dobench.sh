@@ -53,7 +53,7 @@ cat "$W/alone.log"
 
 mkdir -p "$W/run"
 # shellcheck disable=SC2086
-krexd_up "$W/krexd.log" -v -r "$W/run" -o "gpus=$GPUS" $FREEZER -o cgroup_subtree=krex-dobench
+krexd_up "$W/krexd.log" -v -r "$W/run" -o "gpus=$GPUS" $FREEZER -o "cgroup_subtree=krex-dobench-$$"
 # shellcheck disable=SC2086
 timeout 150 "$B/krex/krex" run -- $HOG >"$W/hog.log" 2>&1 &
 PIDS=$!

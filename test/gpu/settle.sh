@@ -69,7 +69,7 @@ for m in $MODES; do
 	KREX_TEST_GRANT_QUEUED=0
 	[ "$m" = chain ] && KREX_TEST_GRANT_QUEUED=2
 	export KREX_TEST_GRANT_QUEUED
-	krexd_up "$W/krexd-$m.log" -v -r "$W/run" -o gpus=0 -o "settle=${m/chain/wait}" -o "chain_max=$CHAIN_MAX" -o "cgroup_subtree=krex-settle"
+	krexd_up "$W/krexd-$m.log" -v -r "$W/run" -o gpus=0 -o "settle=${m/chain/wait}" -o "chain_max=$CHAIN_MAX" -o "cgroup_subtree=krex-settle-$$"
 	timeout 300 "$KREX" run -- $JOB hog >"$W/hog-$m.log" 2>&1 &
 	PIDS=$!
 	sleep "$HEAT_S" # to the power cap

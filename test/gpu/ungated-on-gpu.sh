@@ -93,7 +93,7 @@ off_gpu() {
 
 echo "build: $B; GPU before: $(gpu_clocks)"
 mkdir -p "$W/run"
-krexd_up "$W/krexd.log" -v -r "$W/run" -o gpus=0 -o "cgroup_subtree=krex-ungated"
+krexd_up "$W/krexd.log" -v -r "$W/run" -o gpus=0 -o "cgroup_subtree=krex-ungated-$$"
 
 # cpu: a sibling without gate and without a CUDA context
 sib cpu --no-gate -- sleep 300
