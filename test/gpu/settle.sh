@@ -59,7 +59,7 @@ for m in $MODES; do
 		# alone-end: the reference again after the sibling has heated the GPU
 		KREX_UNPROTECTED=1 KREX_SOCKET=$W/none.sock timeout 120 $JOB measure --label "$m" \
 			--out "$OUT/$m.jsonl" --regions "$REGIONS" --samples "$SAMPLES" --gap-ms 50 \
-			>"$W/$m.log" 2>&1 || { echo "FAIL: $m (see $W/$m.log)"; tail -5 "$W/$m.log"; exit 1; }
+			>"$W/$m.log" 2>&1 || { echo "FAIL: $m (see $W/$m.log)"; tail -n 5 "$W/$m.log"; exit 1; }
 		echo "$m: done; GPU: $(gpu_clocks)"
 		continue
 	fi
@@ -88,7 +88,7 @@ for m in $MODES; do
 		rb=$?
 		wait "$ca"
 		ra=$?
-		[ "$ra" = 0 ] && [ "$rb" = 0 ] || { echo "FAIL: measure chain (see $W/measure-chain-[ab].log)"; tail -5 "$W/measure-chain-a.log" "$W/measure-chain-b.log"; exit 1; }
+		[ "$ra" = 0 ] && [ "$rb" = 0 ] || { echo "FAIL: measure chain (exit a $ra, b $rb; see $W/measure-chain-[ab].log)"; tail -n 20 "$W/measure-chain-a.log" "$W/measure-chain-b.log" "$W/krexd-chain.log"; exit 1; }
 		cat "$W/chain-a.jsonl" "$W/chain-b.jsonl" >"$OUT/chain.jsonl"
 	else
 		# mock: off and mark judge a region that starts capped; their story's
@@ -98,7 +98,7 @@ for m in $MODES; do
 		timeout 150 "$KREX" run -- $JOB measure --label "$m" --out "$OUT/$m.jsonl" \
 			--regions "$REGIONS" --samples "$SAMPLES" --gap-ms "$GAP_MS" --story-ms "$story" \
 			>"$W/measure-$m.log" 2>&1 ||
-			{ echo "FAIL: measure $m (see $W/measure-$m.log)"; tail -5 "$W/measure-$m.log"; exit 1; }
+			{ echo "FAIL: measure $m (see $W/measure-$m.log)"; tail -n 5 "$W/measure-$m.log"; exit 1; }
 	fi
 	stop_all
 	krexd_down

@@ -83,11 +83,15 @@ def mock_nvml_story(back_ms):
     path = os.environ.get("KREX_MOCK_NVML")
     if not path:
         return None
-    with open(path + ".tmp", "w") as f:
+    # a temporary of this process's own: the chain mode's two owners write
+    # the story at the same moment, and with one name one's rename found
+    # the file gone (a fresh-clone CI run, 2026-12-03)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
         f.write("# TEST DOUBLE story: a power-hungry sibling just stopped\n"
                 "max=1980 app=1980\n0 sm=1500 reasons=0x4 temp=72\n"
                 "%d sm=1980 reasons=0 temp=66\n" % back_ms)
-    os.rename(path + ".tmp", path)
+    os.rename(tmp, path)
     return os.stat(path).st_mtime_ns
 
 
