@@ -29,6 +29,7 @@
 
 #include "defs.h"
 #include "gate.h"
+#include "gate_queue.h"
 #include "krex/region.h"
 #include "log.h"
 #include "proc.h"
@@ -375,11 +376,6 @@ static long gate_futex(_Atomic int *word, int op, int val, const struct timespec
 	return syscall(SYS_futex, (int *)word, op, val, ts, NULL, 0);
 }
 
-unsigned gate_queue_cap(void)
-{
-	return gate_cap;
-}
-
 uint64_t gate_queue_ns(void)
 {
 	return gate_qns;
@@ -388,6 +384,20 @@ uint64_t gate_queue_ns(void)
 int gate_joined(void)
 {
 	return atomic_load_explicit(&gate_state, memory_order_relaxed) == GS_JOINED;
+}
+
+struct gq *gate_queue_before(struct gq *tab, int len, void *s, const struct gq_ops *ops)
+{
+	struct gq *q;
+
+	if (!gate_cap || !gate_joined())
+		return NULL;
+	q = gq_find(tab, len, s);
+	if (krex_region_held()) {
+		gq_count(q);
+		return NULL;
+	}
+	return gq_before(q, ops, gate_cap, gate_qns) ? q : NULL;
 }
 
 static int gate_drain(void *arg);

@@ -51,10 +51,21 @@ void gate_leave(int joined);
 /* 1 while the process is joined (the gates apply to it). */
 int gate_joined(void);
 
-/* The bounded queue krexd asked for (gate_queue.h): queue_cap in launches
- * (0 = off) and queue_time in ns (0 = launch count only). */
-unsigned gate_queue_cap(void);
+/* The bounded queue's queue_time krexd asked for, in ns (0 = launch count
+ * only; gate_queue.h). */
 uint64_t gate_queue_ns(void);
+
+/*
+ * The bounded queue's step before a launch onto stream s, outside the gate
+ * (gate_queue.h): finds s's queue in tab[len] and may wait for its mark.
+ * Returns the queue to record into after the launch, or NULL: the queue is
+ * off, the process is not joined, or it is the region owner in its region
+ * (krex_region_held(): the launch is counted toward the stream's next mark,
+ * not bounded).
+ */
+struct gq;
+struct gq_ops;
+struct gq *gate_queue_before(struct gq *tab, int len, void *s, const struct gq_ops *ops);
 
 /* Counting of wrapper entries for tests (KREX_GATE_COUNTS=FILE). */
 extern int gate_counting;

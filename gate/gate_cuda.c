@@ -16,7 +16,6 @@
 #include "gate_cuda.h"
 #include "gate_queue.h"
 #include "gate_types.h"
-#include "krex/region.h"
 #include "log.h"
 
 /* ---- the hook table ------------------------------------------------------- */
@@ -150,21 +149,11 @@ static const struct gq_ops cu_gq_ops = {cu_gq_create,  cu_gq_record,    NULL,   
                                         cu_gq_elapsed, cu_gq_capturing, cu_gq_wait};
 
 /* Before a launch, outside the gate: may wait; returns the queue to record
- * into after the launch, or NULL. */
+ * into after the launch, or NULL (gate_queue_before()). */
 static struct gq *gate_cuda_queue_before(CUstream s, int pt)
 {
-	unsigned cap = gate_queue_cap();
-	struct gq *q;
-
 	(void)pt;
-	if (!cap || !gate_joined())
-		return NULL;
-	q = gq_find(cu_gq, CU_GQ_STREAMS, s);
-	if (krex_region_held()) {
-		gq_count(q); /* the owner in its region: not bounded (gate_queue.h) */
-		return NULL;
-	}
-	return gq_before(q, &cu_gq_ops, cap, gate_queue_ns()) ? q : NULL;
+	return gate_queue_before(cu_gq, CU_GQ_STREAMS, s, &cu_gq_ops);
 }
 
 /* ---- the wrappers ------------------------------------------------------------ */

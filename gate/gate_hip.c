@@ -16,7 +16,6 @@
 #include "gate.h"
 #include "gate_queue.h"
 #include "gate_types.h"
-#include "krex/region.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -300,17 +299,9 @@ static __thread struct gq hip_gq[HIP_GQ_STREAMS];
  * the queue to record into after the launch, or NULL. */
 static struct gq *gate_hip_queue_before(int kind, hipStream_t s)
 {
-	unsigned cap = gate_queue_cap();
-	struct gq *q;
-
-	if (kind != GK_LAUNCH || !cap || !gate_joined())
+	if (kind != GK_LAUNCH)
 		return NULL;
-	q = gq_find(hip_gq, HIP_GQ_STREAMS, (void *)s);
-	if (krex_region_held()) {
-		gq_count(q); /* the owner in its region: not bounded (gate_queue.h) */
-		return NULL;
-	}
-	return gq_before(q, &hip_gq_ops, cap, gate_queue_ns()) ? q : NULL;
+	return gate_queue_before(hip_gq, HIP_GQ_STREAMS, (void *)s, &hip_gq_ops);
 }
 
 /* A capture begun or ended through the gate (r: the driver's answer). */

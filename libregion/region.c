@@ -55,7 +55,7 @@ static struct {
 } region_state = {PTHREAD_MUTEX_INITIALIZER, 0, 0, -1, 0, 0, {0}, 0, 0, 0, ""};
 
 /* krex_region_held(): a region granted by krexd, not yet ended (read by the
- * gate on every launch, so an atomic of its own and not under the lock). */
+ * gate on every launch its queue bounds, so an atomic of its own and not under the lock). */
 static _Atomic int region_held;
 
 static pthread_once_t region_once = PTHREAD_ONCE_INIT;
