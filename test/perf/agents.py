@@ -19,6 +19,10 @@ Modes:
   cmd           command-granular exclusivity: the lock is held for each
                 GPU-using command (correct, bench), host part included, as a
                 wrapper would
+  share         no lock and no KREX: every kernel, the timed ones too, shares
+                the GPU as the driver time-slices it (what sharing costs on
+                this GPU without regions; its timings are not clean).  Not in
+                the default modes: --modes share,krex
   krex          no lock; each GPU command is a KREX participant of its own
                 (`krex run CMD`, what a harness or `srun --krex-shared` per
                 command does) and only the timed kernels run inside a region
@@ -57,7 +61,11 @@ its drain, which is other sessions' kernels) and the region bound (3600 /
 exclusive GPU seconds per benchmark: the lock's hold in cmd mode; in the
 KREX modes the regions' entry less the queue wait (drain, freeze,
 isolation, settle, round trips), held and unwind); of_bound_pct is the rate
-against it.  Durations are real-world seconds (doc/performance-gpu.md says
+against it.  And sharer_per_h, the same model run on a perfect sharer
+(sharer.py: a simulation of time-slicing and regions that cost nothing, the
+same think-time seeds): what sessions lose waiting for each other on any
+shared GPU; of_sharer_pct, the rate against it, is what the mode's own
+mechanism costs on top of sharing.  Durations are real-world seconds (doc/performance-gpu.md says
 why) multiplied by --scale.
 
 The drain per sibling (--drain-log, on with --full and with --quick on the
@@ -83,8 +91,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import krexlog  # noqa: E402
 import perflib as P  # noqa: E402
+import sharer  # noqa: E402
 
-MODES = ["job", "cmd", "krex", "krex-session"]
+MODES = ["job", "cmd", "share", "krex", "krex-session"]
+DEFAULT_MODES = ["job", "cmd", "krex", "krex-session"]
 # Real-world seconds of one iteration of a kernel-optimising agent (see the doc).
 DURATIONS = dict(think=30.0, compile=20.0, correct_host=5.0, correct_gpu=1.0, bench_host=4.0,
                  bench_warmup=1.0, bench_timed=1.0)
@@ -98,7 +108,7 @@ COLS = ["n", "mode", "window_s", "benches", "sessions", "bench_per_h", "sessions
         "krex_over_mode", "iter_s", "iter_nominal_s", "hold_s", "ceiling_per_h", "ideal_per_h",
         "wall_p50", "wall_p95", "ev_p50", "ev_p95", "infl_wall_p95_pct", "entry_p95", "clean",
         "note", "cpu_bound_per_h", "region_bound_per_h", "gpu_bound_per_h", "bound_per_h",
-        "of_bound_pct"]
+        "of_bound_pct", "sharer_per_h", "of_sharer_pct"]
 # Where the time goes (the second table): seconds per iteration, then per benchmark
 # (the regions of one benchmark summed, ms).
 BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lost_s", "bench_s",
@@ -113,13 +123,14 @@ DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall
           "window_s": 1, "entry_p95": 3, "iter_s": 2, "iter_nominal_s": 2, "hold_s": 3,
           "ceiling_per_h": 0, "ideal_per_h": 0, "cpu_bound_per_h": 0, "region_bound_per_h": 0,
           "gpu_bound_per_h": 0,
-          "bound_per_h": 0, "of_bound_pct": 1}
+          "bound_per_h": 0, "of_bound_pct": 1, "sharer_per_h": 0, "of_sharer_pct": 1}
 
 
 def parse_args():
     ap = P.preset_parser(__doc__)
     ap.add_argument("--n", help="session counts, comma separated")
-    ap.add_argument("--modes", default=",".join(MODES), help="modes: job,cmd,krex")
+    ap.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                    help="modes: %s (default %s)" % (",".join(MODES), ",".join(DEFAULT_MODES)))
     ap.add_argument("--window", type=float, help="seconds each (mode, N) runs")
     ap.add_argument("--warm-s", type=float,
                     help="seconds at the start of a window not counted (default: one think)")
@@ -284,6 +295,7 @@ class Sim:
         self.n_timed = samples(d["bench_timed"])
         self.startup = 0.0
         self.warm = a.warm_s if a.warm_s is not None else d["think"]
+        self.sharer_rates = {}
 
     def params(self, mode, slot, deadline, rate, iters, wrap=()):
         log = mode.startswith("krex") and P.drain_log(self.a)
@@ -534,6 +546,17 @@ class Sim:
         if bounds:
             row["bound_per_h"] = min(bounds)
             row["of_bound_pct"] = 100.0 * row["bench_per_h"] / row["bound_per_h"]
+        row["sharer_per_h"] = self.sharer(n)
+        if row["sharer_per_h"] and row.get("bench_per_h") is not None:
+            row["of_sharer_pct"] = 100.0 * row["bench_per_h"] / row["sharer_per_h"]
+
+    def sharer(self, n):
+        """sharer.py's rate for n sessions of this run's model (cached)."""
+        if n not in self.sharer_rates:
+            self.sharer_rates[n] = sharer.simulate(
+                n, self.d, self.startup, self.a.kernel_ms / 1000.0, self.n_correct,
+                self.n_warmup, self.n_timed, len(os.sched_getaffinity(0)), self.a.seed)[0]
+        return self.sharer_rates[n]
 
     def gated(self, b, row, mode, rows, regions):
         """From krexd's log (siblings()): exit_ms, the unwind of a benchmark's
@@ -625,6 +648,9 @@ class Sim:
               "region slot less the drain in the KREX modes) and region_bound_per_h (3600 / "
               "excl_s, the exclusive GPU s per "
               "benchmark); of_bound_pct: bench_per_h against it" % len(os.sched_getaffinity(0)))
+        print("sharer_per_h: the model on a perfect sharer (sharer.py: the GPU time-sliced "
+              "and regions entered at no cost, the CPU's work spread over the cores); "
+              "of_sharer_pct: bench_per_h against it, what the mode costs on top of sharing")
         print("breakdown: *_lost_s is a command's time past its nominal length (waiting at the "
               "gate, frozen, or for the lock); entry_ms: begin to grant, summed over a "
               "benchmark's regions; queued/drain/freeze/isolate/settle/held_ms from the "
