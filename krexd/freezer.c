@@ -32,12 +32,37 @@
 
 /* ---- backend choice ---- */
 
+/* subtree_lock() failed on root/sub: the error krexd stops with; -1. */
+static int subtree_refused(const char *root, const char *sub, char *err, size_t errlen)
+{
+	if (errno == EWOULDBLOCK)
+		snprintf(
+		        err, errlen,
+		        "cgroup %s/%s is in use by another krexd (give each krexd on a node its own cgroup_subtree)",
+		        root, sub);
+	else
+		snprintf(err, errlen, "cgroup %s/%s: %s", root, sub, strerror(errno));
+	return -1;
+}
+
+static void freezer_unlock(struct freezer *f)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (f->lock_fd[i] >= 0) {
+			close(f->lock_fd[i]);
+			f->lock_fd[i] = -1;
+		}
+}
+
 int freezer_init(struct freezer *f, int want, const char *sub, char *err, size_t errlen)
 {
 	char v2[256] = "", v1[256] = "";
 	int have_v2, have_v1;
 
 	memset(f, 0, sizeof(*f));
+	f->lock_fd[0] = f->lock_fd[1] = -1;
 	if (!sub[0] || sub[0] == '/' || strstr(sub, "..") ||
 	    xstrcpy(f->sub, sizeof(f->sub), sub) < 0) {
 		snprintf(err, errlen, "bad cgroup subtree '%s'", sub);
@@ -81,6 +106,8 @@ int freezer_init(struct freezer *f, int want, const char *sub, char *err, size_t
 		snprintf(err, errlen, "cgroup %s/%s: %s", f->root, f->sub, strerror(errno));
 		return -1;
 	}
+	if (f->root[0] && (f->lock_fd[0] = subtree_lock(f->root, f->sub)) < 0)
+		return subtree_refused(f->root, f->sub, err, errlen);
 	if (want == FREEZER_CGROUP2 && !f->cpuset_root[0]) {
 		int rc = freezer_v2_cpuset_enable(f->root, f->sub);
 		if (rc < 0)
@@ -97,6 +124,11 @@ int freezer_init(struct freezer *f, int want, const char *sub, char *err, size_t
 		log_warn("cpuset cgroup %s/%s: %s (isolation will not use it)", f->cpuset_root,
 		         f->sub, strerror(errno));
 		f->cpuset_root[0] = '\0';
+	}
+	if (f->cpuset_root[0] && (f->lock_fd[1] = subtree_lock(f->cpuset_root, f->sub)) < 0) {
+		subtree_refused(f->cpuset_root, f->sub, err, errlen);
+		freezer_unlock(f);
+		return -1;
 	}
 	return 0;
 }
@@ -336,6 +368,7 @@ void freezer_fini(struct freezer *f)
 {
 	subtree_remove(f->root, f->sub);
 	subtree_remove(f->cpuset_root, f->sub);
+	freezer_unlock(f); /* after the removal: a krexd starting now makes its own */
 }
 
 /* ---- someone else's suspend (Slurm's scontrol suspend, a SIGSTOP) ---- */

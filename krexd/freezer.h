@@ -40,6 +40,7 @@ struct freezer {
 	char cpuset_root[256]; /* cgroup1 cpuset hierarchy root, or "" */
 	char sub[128];         /* krexd's subtree under both roots (cgroup_subtree) */
 	int v2_cpuset;         /* cgroup2: krexd's p<ID> get the cpuset controller */
+	int lock_fd[2];        /* the subtree held under root and cpuset_root, or -1 */
 };
 
 struct freezer_target {

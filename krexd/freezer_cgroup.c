@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -511,6 +512,27 @@ void subtree_remove(const char *root, const char *sub)
 		return;
 	while (strlen(path) > strlen(root) && rmdir(path) == 0 && (slash = strrchr(path, '/')))
 		*slash = '\0';
+}
+
+int subtree_lock(const char *root, const char *sub)
+{
+	char path[600];
+	int fd, err;
+
+	if (xsnprintf(path, sizeof(path), "%s/%s", root, sub) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
 }
 
 /* 1 if some cgroup strictly above cg (up to root) has "1" in cgroup.freeze. */

@@ -32,6 +32,11 @@ int subtree_make(const char *root, const char *sub, int cpuset);
 /* Remove root/sub level by level from the leaf up; levels still in use stay. */
 void subtree_remove(const char *root, const char *sub);
 
+/* Hold root/sub against another krexd (an exclusive flock on the directory,
+ * for as long as the returned fd is open); -1 with errno EWOULDBLOCK when
+ * another holds it. */
+int subtree_lock(const char *root, const char *sub);
+
 /* Thaw (thaw_file: thaw_value) and remove every p* cgroup under root/subtree. */
 void subtree_clean(const char *root, const char *subtree, const char *thaw_file,
                    const char *thaw_value);

@@ -47,7 +47,7 @@ moves() {
 plan 7
 mkdir -p "$T/run"
 "$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=2s -o queue_cap=8 -o chain_max=60s \
-	-o log_level=debug 2>"$T/krexd.log" &
+	-o log_level=debug -o "cgroup_subtree=krex-test/c$$" 2>"$T/krexd.log" &
 KD=$!
 ok "krexd starts" wait_for 10 test -S "$KREX_SOCKET"
 "$KREX" run --gpus mock0 -- "$WL/krex-hog" 2000 --seconds 90 --counter "$T/hog" &

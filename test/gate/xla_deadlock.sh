@@ -236,7 +236,8 @@ if [ -x "$KREXD" ] && [ -x "$KREX" ]; then
 	export LD_LIBRARY_PATH=$top_builddir/libregion/.libs:$LD_LIBRARY_PATH
 	unset KREX_FAKE_GATE
 	mkdir -p "$T/run" "$T/real"
-	"$KREXD" -F -v -r "$T/run" -o gpus=mock0 -o drain_timeout=2s 2>"$T/krexd.log" &
+	"$KREXD" -F -v -r "$T/run" -o gpus=mock0 -o drain_timeout=2s \
+		-o "cgroup_subtree=krex-test/x$$" 2>"$T/krexd.log" &
 	KD=$!
 	PIDS="$PIDS $KD"
 	wait_for 10 test -S "$KREX_SOCKET" || diag "krexd did not start"

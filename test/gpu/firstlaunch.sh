@@ -36,8 +36,9 @@ cleanup() {
 }
 trap cleanup EXIT
 start_krexd() { # ARGS: -o options
-	[ -n "$KD" ] && { kill "$KD"; sleep 0.3; }
-	"$B/krexd/krexd" -F -r "$R" "$@" >>"$OUT/firstlaunch-krexd.log" 2>&1 &
+	[ -n "$KD" ] && { kill "$KD"; wait "$KD" 2>/dev/null; }
+	"$B/krexd/krexd" -F -r "$R" -o "cgroup_subtree=krex-firstlaunch-$$" "$@" \
+		>>"$OUT/firstlaunch-krexd.log" 2>&1 &
 	KD=$!
 	export KREX_SOCKET=$R/krexd.sock
 	for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && break; sleep 0.1; done

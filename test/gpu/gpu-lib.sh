@@ -58,12 +58,13 @@ gpu_need_torch() {
 		{ echo "SKIP: no torch with CUDA"; exit 0; }
 }
 # krexd_up LOG ARGS...: $B's krexd -F ARGS in the background (KD), logging to
-# LOG; waits 5 s for $KREX_SOCKET, else a FAIL line and exit 1.
+# LOG; waits 5 s for $KREX_SOCKET, else a FAIL line and exit 1.  Its cgroup
+# subtree is this run's own unless ARGS name one (a later -o wins).
 krexd_up() {
 	local log=$1
 	shift
 	rm -f "$KREX_SOCKET"
-	"$B/krexd/krexd" -F "$@" >"$log" 2>&1 &
+	"$B/krexd/krexd" -F -o "cgroup_subtree=krex-gpu-$$" "$@" >"$log" 2>&1 &
 	KD=$!
 	for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && return 0; sleep 0.1; done
 	echo "FAIL: krexd did not start (see $log)"

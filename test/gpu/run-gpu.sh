@@ -66,7 +66,7 @@ krexd_up() {
 	krexd_down
 	rm -rf "$W/run" && mkdir -p "$W/run"
 	sleep 0.2
-	"$KREXD" -F -r "$W/run" $KOPT "$@" >>"$W/krexd.log" 2>&1 &
+	"$KREXD" -F -r "$W/run" -o "cgroup_subtree=krex-rungpu-$$" $KOPT "$@" >>"$W/krexd.log" 2>&1 &
 	KD=$!
 	export KREX_SOCKET=$W/run/krexd.sock
 	for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && return 0; sleep 0.1; done

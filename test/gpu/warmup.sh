@@ -9,7 +9,7 @@ B=${1:?usage: warmup.sh BUILDDIR}
 WL=$B/test/workloads
 export KREX_WL_MODULE=$WL/fma.fatbin KREX_GATE_LIB=$B/gate/.libs/libkrexgate.so
 R=$(mktemp -d)
-"$B/krexd/krexd" -F -r "$R" -o queue_cap=2 >"$R/krexd.log" 2>&1 &
+"$B/krexd/krexd" -F -r "$R" -o queue_cap=2 -o "cgroup_subtree=krex-warmup-$$" >"$R/krexd.log" 2>&1 &
 KD=$!
 export KREX_SOCKET=$R/krexd.sock
 for _ in $(seq 50); do [ -S "$KREX_SOCKET" ] && break; sleep 0.1; done

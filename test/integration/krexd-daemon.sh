@@ -7,7 +7,7 @@
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
 kt_setup
-plan 13
+plan 16
 
 daemon() { "$KREXD" -c "$KT_DIR/krexd.conf" -r "$KT_DIR" -o "cgroup_subtree=$KT_SUB" "$@" 2>"$KT_DIR/err"; }
 fails_with() {
@@ -26,6 +26,24 @@ ok "socket is mode 0666" test "$(stat -c %a "$KREX_SOCKET")" = 666
 ok "a second krexd is refused with the running pid" fails_with \
 	"krexd already running (pid $KREXD_PID) on $KT_DIR" daemon
 ok "... also in the foreground" fails_with "krexd already running" "$KREXD" -F -c /dev/null -r "$KT_DIR"
+# A second krexd with a run dir of its own but this one's cgroup_subtree is
+# refused before it touches the subtree: its start-up clean would thaw this
+# krexd's participants and move them out of their cgroups.  (A krexd that
+# is not refused runs on in the foreground: timeout ends it.)
+if [ "$(id -u)" = 0 ] && [ "$(kt_freezers)" != " signal" ]; then
+	kt_participant a
+	in_sub() { grep -q ":/$KT_SUB/p[0-9]" "/proc/$a/cgroup"; }
+	ok "a participant is in its cgroup under the subtree" in_sub
+	mkdir "$KT_DIR/other"
+	ok "a second krexd on another run dir with the same cgroup_subtree is refused" fails_with \
+		"cgroup .*/$KT_SUB is in use by another krexd" \
+		timeout 10 "$KREXD" -F -c "$KT_DIR/krexd.conf" -r "$KT_DIR/other" -o "cgroup_subtree=$KT_SUB"
+	ok "... and the first krexd's participant is still in its cgroup" in_sub
+else
+	skip "a participant is in its cgroup under the subtree" "no cgroup freezer (needs root)"
+	skip "a second krexd with the same cgroup_subtree is refused" "no cgroup freezer (needs root)"
+	skip "... and the first krexd's participant is still in its cgroup" "no cgroup freezer (needs root)"
+fi
 krexd_stop
 ok "SIGTERM: daemon gone, pid file removed" test ! -e "$KT_DIR/krexd.pid"
 
