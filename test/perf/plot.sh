@@ -11,7 +11,7 @@
 # (the same per mix: shared, and krex with many samples per region),
 # DIR/throughput.png (timed benchmarks per hour over the number of sessions, a
 # curve per mode, with the bounds agents.py computed: the ideal, the command
-# lock's ceiling, KREX's bound) and DIR/entry.png (a region entry broken down
+# lock's ceiling, KREX's bound, the perfect sharer's rate) and DIR/entry.png (a region entry broken down
 # by phase: from agents-breakdown.csv the mean per benchmark, stacked; from
 # entry-split.txt each phase's p50 and p95).  SOURCE (default: DIR) is printed
 # on every plot: which run, where, when.  Runs where gnuplot is (the GPU
@@ -102,7 +102,8 @@ if [ -f "$dir/fidelity.csv" ]; then
 		"inflation % (log; floor 0.01)" "set logscale y; set yrange [0.005:*]"
 fi
 # agents_dat CSV: N, then a column per mode (bench_per_h), then the bounds
-# (ideal, the command lock's ceiling, KREX's bound) where the CSV has them.
+# (ideal, the command lock's ceiling, KREX's bound, the perfect sharer) where
+# the CSV has them.
 # A real CSV reader: a note may hold commas.
 agents_dat() {
 	python3 - "$1" <<-'PY'
@@ -119,7 +120,10 @@ agents_dat() {
 	bounds = [("bound: ideal (N sessions never waiting)", lambda n: get(n, "krex", "ideal_per_h")
 	           or get(n, "cmd", "ideal_per_h")),
 	          ("bound: cmd lock ceiling", lambda n: get(n, "cmd", "ceiling_per_h")),
-	          ("bound: krex (min of ideal, CPU, GPU, region)", lambda n: get(n, "krex", "bound_per_h"))]
+	          ("bound: krex (min of ideal, CPU, GPU, region)", lambda n: get(n, "krex", "bound_per_h")),
+	          ("perfect sharer (sharer.py, simulated)",
+	           lambda n: next((num(r.get("sharer_per_h")) for r in rows
+	                           if int(r["n"]) == n and r.get("sharer_per_h")), None))]
 	bounds = [b for b in bounds if any(b[1](n) for n in ns)]
 	print(" ".join('"%s"' % h for h in ["N"] + modes + [b[0] for b in bounds]))
 	for n in ns:
