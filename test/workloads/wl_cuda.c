@@ -89,6 +89,42 @@ void *wl_module_image(void)
 	return buf;
 }
 
+/*
+ * KREX_WL_SCHED=spin|yield|blocking: how the primary context's host threads
+ * wait for the GPU (cuDevicePrimaryCtxSetFlags; unset: the driver's auto,
+ * which spins while there are no more contexts in the process than CPUs).
+ * agents.py's sessions wait on a shared GPU: do spinning waiters take the
+ * CPU the others need?
+ */
+static void wl_sched(void *h, CUdevice dev)
+{
+	static const struct {
+		const char *name;
+		unsigned flag;
+	} how[] = {{"spin", 1}, {"yield", 2}, {"blocking", 4}};
+	CUresult (*set)(CUdevice, unsigned);
+	const char *want = getenv("KREX_WL_SCHED");
+	size_t i;
+
+	if (!want || !*want)
+		return;
+	for (i = 0; i < sizeof(how) / sizeof(how[0]) && strcmp(want, how[i].name); i++)
+		;
+	if (i == sizeof(how) / sizeof(how[0])) {
+		fprintf(stderr, "workload: KREX_WL_SCHED=%s: not spin, yield or blocking\n", want);
+		exit(1);
+	}
+	*(void **)&set = dlsym(h, "cuDevicePrimaryCtxSetFlags_v2");
+	if (!set)
+		*(void **)&set = dlsym(h, "cuDevicePrimaryCtxSetFlags");
+	if (!set) {
+		fprintf(stderr,
+		        "workload: KREX_WL_SCHED: libcuda lacks cuDevicePrimaryCtxSetFlags\n");
+		exit(1);
+	}
+	wl_check(set(dev, how[i].flag), "cuDevicePrimaryCtxSetFlags (KREX_WL_SCHED)");
+}
+
 void wl_open(struct wl_kernel *k)
 {
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
@@ -123,6 +159,7 @@ void wl_open(struct wl_kernel *k)
 	WL_SYM(cuStreamDestroy_v2);
 	wl_check(k->cu.cuInit(0), "cuInit");
 	wl_check(k->cu.cuDeviceGet(&dev, 0), "cuDeviceGet");
+	wl_sched(h, dev);
 	wl_check(k->cu.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
 	wl_check(k->cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 	/* 16 = CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; 4 blocks per SM as
