@@ -8,9 +8,9 @@ cost, a region exclusive and free to enter and leave (no drain, no freeze, no
 settle: the owner's timed kernels start at once, or when the region before
 it ends), the CPU's work spread over the cores without cost, and a GPU
 command's process start-up a plain delay that uses neither.  Those are all
-optimistic, so a rate measured on a real machine is at most this one, up to
-the model: the GPU and the CPUs are served as processor sharing, first come
-first served for regions.
+optimistic, but the rate is the model's, not a strict bound: the GPU and the
+CPUs are served as processor sharing, regions first come first served, and
+another order of service could finish a little more.
 
 The same iteration as agents.py's worker, with its think-time jitter (the
 same seeds): think (a delay, x U(0.5, 1.5)), compile (CPU), the correctness
@@ -29,8 +29,8 @@ import argparse
 import random
 import sys
 
-# Phases of one iteration: (kind, duration key); kinds: D delay, C CPU work,
-# G GPU work shared, R GPU work in a region.
+# Phases of one iteration: (kind, seconds); kinds: T think and D start-up
+# (delays), C CPU work, G GPU work shared, R GPU work in a region.
 THINK, CPU, DELAY, GPU, REGION = "T", "C", "D", "G", "R"
 
 
