@@ -81,8 +81,16 @@ int freezer_init(struct freezer *f, int want, const char *sub, char *err, size_t
 			want = FREEZER_SIGNAL;
 	}
 	f->kind = want;
-	if (have_v2 && want != FREEZER_CGROUP2)
-		subtree_remove(v2, sub); /* the probe's */
+	if (have_v2 && want != FREEZER_CGROUP2) {
+		/* The probe's levels go, unless another krexd holds the subtree
+		 * there (a hybrid node: it runs the v2 freezer on this subtree;
+		 * its cgroups must stay, and this krexd stops at its lock below). */
+		int fd = subtree_lock(v2, sub);
+		if (fd >= 0) {
+			subtree_remove(v2, sub);
+			close(fd);
+		}
+	}
 	if (want == FREEZER_CGROUP2) {
 		if (!have_v2) {
 			snprintf(err, errlen,
