@@ -35,7 +35,7 @@ import os
 
 __all__ = ["KrexError", "BenchError", "Bench", "begin", "end", "region", "do_bench", "strerror",
            "api_version", "library", "last_certificate_json", "UNPROTECTED_OK", "API_VERSION",
-           "end_signed", "verify", "VerifyError"]
+           "end_signed", "verify", "VerifyError", "held"]
 
 API_VERSION = 1
 UNPROTECTED_OK = 0x1  # KREX_REGION_UNPROTECTED_OK
@@ -214,6 +214,20 @@ def strerror(code):
 
 def api_version():
     return _load().krex_api_version()
+
+
+def held():
+    """krex_region_held(): True from krexd's grant to the start of end() in
+    this process (any thread); False outside a region and in an unprotected
+    one.  Raises KrexError (KREX_EINVAL) with a libkrexregion older than 4:0:3,
+    which lacks the call."""
+    lib = _load()
+    fn = getattr(lib, "krex_region_held", None)
+    if fn is None:
+        raise KrexError(EINVAL, "krex_region_held (not in %s)" % library())
+    fn.restype = ctypes.c_int
+    fn.argtypes = []
+    return fn() != 0
 
 
 _load()  # at import: `import krex` fails with ImportError when the library is not found

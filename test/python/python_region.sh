@@ -24,7 +24,7 @@ out=$EMB_DIR/job.out
 f() { sed -n "s/^$1=//p" "$out" | head -n 1; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 
-plan 10
+plan 11
 "$KREX" run -- "$b/test/workloads/krex-hog" 2000 --seconds 120 --counter "$EMB_DIR/hog" \
 	>"$EMB_DIR/hog.out" 2>&1 &
 EMB_PIDS="$EMB_PIDS $!"
@@ -35,6 +35,7 @@ diag "$(tr '\n' ' ' <"$out")"
 ok "the job under krex run exits 0 (rc $rc)" [ "$rc" = 0 ]
 ok "with krex.region() as cert: a clean certificate from krexd ($(f outcome): $(f note))" \
 	[ "$(f outcome)" = clean ]
+ok "krex.held(): 0 before the region, 1 in it, 0 after ($(f held))" [ "$(f held)" = 0,1,0 ]
 ok "the certificate has krexd's region id ($(f region_id)) and the GPU g0 ($(f gpus))" \
 	sh -c "[ '$(f region_id)' -gt 0 ] && [ '$(f gpus)' = g0 ]"
 ok "the sibling was counted, drained and frozen ($(f siblings)/$(f drained)/$(f frozen))" \

@@ -13,9 +13,13 @@ import krex  # noqa: E402
 from krextest import mock_kernel  # noqa: E402
 
 fn = mock_kernel(2000)
+held = [krex.held()]
 with krex.region(timeout_ms=20000) as cert:
+    held.append(krex.held())
     fn()
+held.append(krex.held())
 print("outcome=%s" % cert["outcome_name"])
+print("held=%s" % ",".join("1" if h else "0" for h in held))
 for k in ("region_id", "siblings", "drained", "frozen", "gpus", "note", "ungated", "ungated_gpu",
           "ungated_who"):
     print("%s=%s" % (k, cert[k]))

@@ -62,13 +62,17 @@ def check_errors():
 
 
 def check_unprotected():
+    before = krex.held()
     try:
         krex.begin(unprotected_ok=True, expected_us=1000)
+        inside = krex.held()
         cert = krex.end()
     except krex.KrexError as e:
         ok(False, "unprotected_ok: begin and end succeed without krexd", e)
         return
     ok(True, "unprotected_ok: begin and end succeed without krexd")
+    ok(before is False and inside is False and krex.held() is False,
+       "held() is False before, in and after an unprotected region", (before, inside))
     ok(cert["outcome"] == 3 and cert["outcome_name"] == "unprotected",
        "the certificate says unprotected", cert)
     ok(cert["size"] == krex.ctypes.sizeof(krex.Certificate),
