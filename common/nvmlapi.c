@@ -59,6 +59,7 @@ const struct nvml_api *nvml_api_load(void)
 	*(void **)&a->temperature = sym("nvmlDeviceGetTemperature", NULL);
 	*(void **)&a->violation = sym("nvmlDeviceGetViolationStatus", NULL);
 	*(void **)&a->procs = sym("nvmlDeviceGetComputeRunningProcesses_v3", NULL);
+	*(void **)&a->mps_procs = sym("nvmlDeviceGetMPSComputeRunningProcesses_v3", NULL);
 	if (!init || !a->by_index || init() != NVML_SUCCESS) {
 		log_warn("NVML found but did not initialise; GPU fields stay unknown");
 		dlclose(nv.handle);

@@ -76,6 +76,8 @@ struct nvml_api {
 	int (*temperature)(nvml_device_t, int, unsigned int *);
 	int (*violation)(nvml_device_t, int, struct nvml_violation_time *);
 	int (*procs)(nvml_device_t, unsigned int *, struct nvml_process_info *);
+	/* the clients of an MPS server (its own pid is in procs' list) */
+	int (*mps_procs)(nvml_device_t, unsigned int *, struct nvml_process_info *);
 };
 
 /*

@@ -7,12 +7,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpuprocs.h"
@@ -53,22 +55,51 @@ void gp_list(struct gp_result *res, const char *const *gpus, unsigned n, const s
 {
 	uint64_t t0 = time_now_ns(), t1;
 	unsigned g;
-	int i, got;
+	int i, got, mps;
 
 	res->n = 0;
+	res->mps_known = n > 0;
 	for (g = 0; g < n; g++) {
-		got = nvml_gpu_pids(gpus[g], res->pid + res->n, GP_MAX_PIDS - (unsigned)res->n);
+		got = nvml_gpu_pids(gpus[g], res->pid + res->n, GP_MAX_PIDS - (unsigned)res->n,
+		                    &mps);
 		if (got < 0) {
 			res->n = -1;
 			break;
 		}
 		res->n += got;
+		res->mps_known &= mps;
 	}
 	t1 = time_now_ns();
-	for (i = 0; i < res->n; i++)
+	for (i = 0; i < res->n; i++) {
 		res->key_err[i] = freezer_key(f, res->pid[i], &res->key[i]) < 0;
+		res->mps_server[i] = (unsigned char)gp_mps_server(res->pid[i]);
+	}
 	res->list_ns = t1 - t0;
 	res->keys_ns = time_now_ns() - t1;
+}
+
+int gp_mps_server(pid_t pid)
+{
+	char link[64], exe[PATH_MAX];
+	const char *base;
+	struct stat sb;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	/* a server whose file was replaced since it started (a driver update)
+	 * is still the server: stat() below sees the file it runs */
+	if ((size_t)n > sizeof(" (deleted)") - 1 &&
+	    !strcmp(exe + n - (sizeof(" (deleted)") - 1), " (deleted)"))
+		exe[n - (sizeof(" (deleted)") - 1)] = '\0';
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	if (strcmp(base, "nvidia-cuda-mps-server") != 0 || stat(link, &sb) < 0)
+		return 0;
+	return sb.st_uid == 0 && !(sb.st_mode & (S_IWGRP | S_IWOTH));
 }
 
 static void *gp_main(void *arg)

@@ -32,6 +32,10 @@ struct gp_result {
 	pid_t pid[GP_MAX_PIDS]; /* and each one's cgroup (key[i].have_cg 0: unknown) */
 	struct freezer_key key[GP_MAX_PIDS];
 	int key_err[GP_MAX_PIDS]; /* the pid's cgroup could not be read (gone) */
+	/* the pid runs NVIDIA's MPS server (gp_mps_server()); mps_known: NVML
+	 * listed the MPS clients on every GPU asked for */
+	unsigned char mps_server[GP_MAX_PIDS];
+	int mps_known;
 	int32_t nominal
 	        [KREX_MAX_GPUS]; /* each GPU's nominal SM clock, in request order (-1 unknown) */
 	uint64_t clock_ns, list_ns, keys_ns; /* the nominal clocks, the list, the cgroup reads */
@@ -56,6 +60,10 @@ int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f);
  * the nominal clocks only from the thread). */
 void gp_list(struct gp_result *res, const char *const *gpus, unsigned n, const struct freezer *f);
 
+/* 1 when pid runs NVIDIA's MPS server: its executable is named
+ * nvidia-cuda-mps-server and is root's, writable by no one else (a user's
+ * program does not pass for it by its name), else 0. */
+int gp_mps_server(pid_t pid);
 /* The results done so far, oldest first (the caller frees each with free()). */
 struct gp_result *gp_take(void);
 

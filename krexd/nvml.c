@@ -151,17 +151,28 @@ void nvml_edge(const char *gpu, struct nvml_edge *e)
 	}
 }
 
-int nvml_gpu_pids(const char *gpu, pid_t *pids, unsigned max)
+int nvml_gpu_pids(const char *gpu, pid_t *pids, unsigned max, int *mps)
 {
 	struct nvml_process_info info[256];
 	nvml_device_t dev;
-	unsigned int n = 256, i;
+	unsigned int n = 256, i, j, got;
 
+	*mps = 0;
 	if (nvml_device(gpu, &dev) < 0 || !nv->procs)
 		return -1;
 	if (nv->procs(dev, &n, info) != NVML_SUCCESS)
 		return -1;
-	for (i = 0; i < n && i < max; i++)
-		pids[i] = (pid_t)info[i].pid;
-	return (int)(i);
+	for (got = 0; got < n && got < max; got++)
+		pids[got] = (pid_t)info[got].pid;
+	n = 256;
+	if (!nv->mps_procs || nv->mps_procs(dev, &n, info) != NVML_SUCCESS)
+		return (int)got;
+	*mps = 1;
+	for (i = 0; i < n && got < max; i++) {
+		for (j = 0; j < got && pids[j] != (pid_t)info[i].pid; j++)
+			;
+		if (j == got)
+			pids[got++] = (pid_t)info[i].pid;
+	}
+	return (int)got;
 }

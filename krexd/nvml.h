@@ -53,8 +53,10 @@ int32_t nvml_nominal_clock(const char *gpu);
 /* Temperature and violation counters; fields unknown stay -1 / viol_known 0. */
 void nvml_edge(const char *gpu, struct nvml_edge *e);
 
-/* Pids of compute processes on the GPU; returns their count (at most max),
- * or -1 if NVML cannot tell. */
-int nvml_gpu_pids(const char *gpu, pid_t *pids, unsigned max);
+/* Pids of compute processes on the GPU, MPS clients among them (each pid
+ * once); returns their count (at most max), or -1 if NVML cannot tell.
+ * *mps is 1 when NVML listed the MPS clients (none is an answer too), 0 when
+ * it could not (the driver lacks the call, or it failed). */
+int nvml_gpu_pids(const char *gpu, pid_t *pids, unsigned max, int *mps);
 
 #endif /* KREX_NVML_H */

@@ -49,17 +49,26 @@ void region_note(struct region *r, const char *fmt, ...)
 
 /* Compute processes on the region's GPUs (res, gpuprocs.c) that are not
  * participants; -1 when NVML could not tell.  A sibling with one of them gets
- * its pid in on_gpu. */
-static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_result *res)
+ * its pid in on_gpu.  An MPS server is not counted when NVML listed its
+ * clients, each of which is then counted as any process (doc/admin.md
+ * "MPS"); without that list it is a process KREX cannot see behind:
+ * foreign.  *mps: the servers not counted. */
+static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_result *res,
+                             int *mps)
 {
 	struct part *p;
 	size_t x;
 	int j, foreign = 0;
 
+	*mps = 0;
 	if (res->n < 0)
 		return -1;
 	for (j = 0; j < res->n; j++) {
 		p = part_find_pid_key(k, res->pid[j], res->key_err[j] ? NULL : &res->key[j]);
+		if (!p && res->mps_known && res->mps_server[j]) {
+			(*mps)++;
+			continue;
+		}
 		if (!p)
 			foreign++;
 		for (x = 0; p && x < r->nsibs; x++)
@@ -81,16 +90,17 @@ static unsigned region_gpu_names(struct krexd *k, struct region *r, const char *
 
 /* The same, listed now, on the loop (the end's list; the start's when the
  * thread is not there). */
-static int region_foreign(struct krexd *k, struct region *r)
+static int region_foreign(struct krexd *k, struct region *r, int *mps)
 {
 	const char *names[KREX_MAX_GPUS];
 	struct gp_result *res = malloc(sizeof(*res));
 	int foreign;
 
+	*mps = 0;
 	if (!res)
 		return -1;
 	gp_list(res, names, region_gpu_names(k, r, names), &k->fz);
-	foreign = region_foreign_of(k, r, res);
+	foreign = region_foreign_of(k, r, res, mps);
 	free(res);
 	return foreign;
 }
@@ -165,9 +175,12 @@ static void region_foreign_merge(struct region *r)
  * (its thread's queue); each warned once until a list comes again. */
 static unsigned procs_late, procs_full;
 
-/* The start's foreign processes into the certificate; known: NVML listed them. */
-static void region_foreign_start(struct krexd *k, struct region *r, int foreign)
+/* The start's foreign processes into the certificate; known: NVML listed
+ * them.  mps: MPS servers not counted (logged, not a note: a note is a
+ * cause of degraded). */
+static void region_foreign_start(struct krexd *k, struct region *r, int foreign, int mps)
 {
+	static unsigned mps_said; /* said at info once, then at debug */
 	struct krex_certificate *c = &r->cert;
 
 	if (foreign >= 0) {
@@ -176,6 +189,10 @@ static void region_foreign_start(struct krexd *k, struct region *r, int foreign)
 		if (foreign)
 			region_note(r, "%d process(es) on the GPU are not participants", foreign);
 	}
+	if (mps)
+		log_msg(mps_said++ ? LOG_LVL_DEBUG : LOG_LVL_INFO,
+		        "region %llu: over MPS: %d MPS server(s) on its GPUs, not counted as foreign processes (NVML lists their clients, each counted as any process)",
+		        (unsigned long long)r->rq.id, mps);
 	region_ungated(k, r, foreign >= 0);
 }
 
@@ -194,6 +211,7 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 	const char *names[KREX_MAX_GPUS];
 	unsigned i;
 	int64_t t;
+	int foreign, mps;
 
 	c->foreign = -1;
 	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
@@ -236,7 +254,8 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 		region_ungated(k, r, 0);
 		return;
 	}
-	region_foreign_start(k, r, region_foreign(k, r));
+	foreign = region_foreign(k, r, &mps);
+	region_foreign_start(k, r, foreign, mps);
 }
 
 /* The thread's process list res for r, which asked for it: into its certificate. */
@@ -245,6 +264,7 @@ void region_procs_done(struct krexd *k, struct region *r, const struct gp_result
 	const struct krex_certificate *c = &r->cert;
 	uint64_t t0 = time_now_ns();
 	unsigned i, j;
+	int foreign, mps;
 
 	procs_late = procs_full = 0;
 	r->procs_ticket = 0;
@@ -255,7 +275,8 @@ void region_procs_done(struct krexd *k, struct region *r, const struct gp_result
 			k->nominal[i] = res->nominal[j];
 		j++;
 	}
-	region_foreign_start(k, r, region_foreign_of(k, r, res));
+	foreign = region_foreign_of(k, r, res, &mps);
+	region_foreign_start(k, r, foreign, mps);
 	if (r->end_listed == 0) /* ended before it came: the end's count is the start's */
 		r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
 	else if (r->end_listed == 1)
@@ -376,6 +397,7 @@ int region_sampling(const struct krexd *k, const struct region *r)
 static void region_foreign_end(struct krexd *k, struct region *r)
 {
 	struct krex_certificate *c = &r->cert;
+	int mps;
 
 	if (!(c->clock_reasons & NVML_REASON_SW_POWER_CAP) &&
 	    !(c->known & KREX_CERT_VIOLATION && c->violation_power_us)) {
@@ -384,7 +406,7 @@ static void region_foreign_end(struct krexd *k, struct region *r)
 		return;
 	}
 	r->end_listed = 1;
-	r->foreign_end = region_foreign(k, r);
+	r->foreign_end = region_foreign(k, r, &mps);
 	region_foreign_merge(r);
 }
 

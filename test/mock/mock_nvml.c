@@ -39,7 +39,12 @@
  *
  * Header keys for the process list: "procs_ms=N" makes it take N ms,
  * "procs_wait=PATH" holds it until PATH exists (at most 60 s): a test
- * holds krexd's process list while the rest of NVML answers.
+ * holds krexd's process list while the rest of NVML answers.  MPS:
+ * "mps_pids=P,Q" (at most 64) are the real pids that
+ * nvmlDeviceGetMPSComputeRunningProcesses_v3 lists on every GPU (an MPS
+ * server's clients; the server's own pid goes in pids=), none by default;
+ * "mps=off" makes that call fail with NOT_SUPPORTED (a driver that cannot
+ * list MPS clients).
  *
  * KREX_MOCK_NVML_LOG, when set, names a file that gets one line per SM
  * clock read ("clock T_MS GPU MHZ REASONS") and temperature read ("temp
@@ -89,6 +94,8 @@ static struct {
 	int fail;                               /* 0 none, 1 sample, 2 all */
 	unsigned procs_ms;                      /* the process list takes this long */
 	char procs_wait[256];                   /* and waits for this file to exist */
+	unsigned mps_pids[MAX_PIDS], n_mps;     /* the MPS clients listed */
+	int mps_off;                            /* the MPS list fails */
 	struct step steps[MAX_GPUS][MAX_STEPS]; /* per GPU */
 	int nsteps[MAX_GPUS];
 	struct delta_on {
@@ -123,6 +130,22 @@ struct delta {
 	char on[256]; /* an event line: the file whose existence starts it */
 };
 
+/* A comma list of pids into pids (at most MAX_PIDS; 0s left out); their count. */
+static unsigned parse_pids(const char *v, unsigned *pids)
+{
+	unsigned n = 0;
+	char *end;
+
+	for (; *v && n < MAX_PIDS; v = *end ? end + 1 : end) {
+		unsigned long pid = strtoul(v, &end, 10);
+		if (end == v)
+			break;
+		if (pid)
+			pids[n++] = (unsigned)pid;
+	}
+	return n;
+}
+
 static void parse_kv(char *tok, struct delta *d, int header)
 {
 	struct step *st = &d->v;
@@ -143,17 +166,9 @@ static void parse_kv(char *tok, struct delta *d, int header)
 		st->hidden = strtoull(v, NULL, 0), d->has_hidden = 1;
 	else if (!strcmp(k, "procs"))
 		st->procs = (unsigned)strtoul(v, NULL, 0), d->has_procs = 1;
-	else if (!strcmp(k, "pids")) {
-		char *end;
-		d->has_pids = 1;
-		for (st->npids = 0; *v && st->npids < MAX_PIDS; v = *end ? end + 1 : end) {
-			unsigned long pid = strtoul(v, &end, 10);
-			if (end == v)
-				break;
-			if (pid)
-				st->pids[st->npids++] = (unsigned)pid;
-		}
-	} else if (!strcmp(k, "on"))
+	else if (!strcmp(k, "pids"))
+		st->npids = parse_pids(v, st->pids), d->has_pids = 1;
+	else if (!strcmp(k, "on"))
 		snprintf(d->on, sizeof(d->on), "%s", v);
 	else if (!header && !strcmp(k, "gpu"))
 		d->gpu = (int)strtol(v, NULL, 0);
@@ -167,6 +182,10 @@ static void parse_kv(char *tok, struct delta *d, int header)
 		S.procs_ms = (unsigned)strtoul(v, NULL, 0);
 	else if (header && !strcmp(k, "procs_wait"))
 		snprintf(S.procs_wait, sizeof(S.procs_wait), "%s", v);
+	else if (header && !strcmp(k, "mps_pids"))
+		S.n_mps = parse_pids(v, S.mps_pids);
+	else if (header && !strcmp(k, "mps"))
+		S.mps_off = !strcmp(v, "off");
 	else if (header && !strcmp(k, "fail"))
 		S.fail = !strcmp(v, "all") ? 2 : !strcmp(v, "sample") ? 1 : 0;
 }
@@ -212,6 +231,8 @@ static int load(void)
 	S.fail = 0;
 	S.procs_ms = 0;
 	S.procs_wait[0] = '\0';
+	S.n_mps = 0;
+	S.mps_off = 0;
 	S.non = 0;
 	for (g = 0; g < MAX_GPUS; g++) {
 		S.nsteps[g] = 0;
@@ -667,6 +688,32 @@ static int nvmlDeviceGetComputeRunningProcesses_v3_u(void *dev, unsigned *n, str
 		p[i].pid = i < st.npids ? st.pids[i] : 0x7ffffff0u + (i - st.npids);
 	}
 	return OK;
+}
+
+static int nvmlDeviceGetMPSComputeRunningProcesses_v3_u(void *dev, unsigned *n,
+                                                        struct process_info *p)
+{
+	unsigned i, have = *n;
+	int rc = dev_check(dev, 0);
+
+	if (rc)
+		return rc;
+	if (S.mps_off)
+		return E_NOT_SUPPORTED;
+	*n = S.n_mps;
+	if (S.n_mps > have)
+		return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+	for (i = 0; i < S.n_mps; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		p[i].pid = S.mps_pids[i];
+	}
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetMPSComputeRunningProcesses_v3(void *dev, unsigned *n,
+                                                      struct process_info *p)
+{
+	LOCKED(nvmlDeviceGetMPSComputeRunningProcesses_v3_u(dev, n, p));
 }
 
 /*
