@@ -22,7 +22,7 @@ timeout 10 nvidia-cuda-mps-control -d || { echo "MPS control daemon did not star
 st "fidelity over MPS, mixes none,async,sync,torch,all"
 timeout -k 10 150 python3 test/perf/fidelity.py --full --builddir "$B" --srcdir "$PWD" --out /tmp/o/f3 \
 	--sizes 1 --samples 1:40 --mixes none,async,sync,torch,all --sample-mixes none,async,sync,torch,all \
-	--modes krex --regions sample --budget-s 120 >/tmp/o/f3.txt 2>&1
+	--modes krex --regions sample --budget-s 120 --krexd-opt region_log=/tmp/o/f3/regions.log >/tmp/o/f3.txt 2>&1
 echo "rc=$?" >>/tmp/o/f3.txt
 timeout 10 nvidia-smi >/tmp/o/f3/nvidia-smi.txt 2>&1
 cp /tmp/mps/log/*.log /tmp/o/f3/ 2>/dev/null
@@ -32,5 +32,5 @@ trap - EXIT
 tar czf "$O/f3.tgz" -C /tmp/o f3 f3.txt
 st done
 cat /tmp/o/f3/fidelity.md 2>/dev/null; tail -3 /tmp/o/f3.txt
-for f in /tmp/o/f3/raw/*.certs; do echo "== $f"; head -c 1500 "$f"; echo; done 2>/dev/null | head -60
+grep -o '"outcome":"[a-z]*"\|"note":"[^"]*"' /tmp/o/f3/regions.log 2>/dev/null | sort | uniq -c | sort -rn | head -20
 cat "$O/steps.txt"
