@@ -52,7 +52,9 @@ void region_note(struct region *r, const char *fmt, ...)
  * its pid in on_gpu.  An MPS server is not counted when NVML listed its
  * clients, each of which is then counted as any process (doc/admin.md
  * "MPS"); without that list it is a process KREX cannot see behind:
- * foreign.  *mps: the servers not counted. */
+ * foreign.  krexd itself is never foreign: it runs no GPU work, yet over MPS
+ * NVML lists it as a client once hwloc's CUDA component has initialised
+ * CUDA in it (measured on the H200).  *mps: the servers not counted. */
 static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_result *res,
                              int *mps)
 {
@@ -64,6 +66,8 @@ static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_
 	if (res->n < 0)
 		return -1;
 	for (j = 0; j < res->n; j++) {
+		if (res->pid[j] == getpid())
+			continue;
 		p = part_find_pid_key(k, res->pid[j], res->key_err[j] ? NULL : &res->key[j]);
 		if (!p && res->mps_known && res->mps_server[j]) {
 			(*mps)++;

@@ -42,7 +42,7 @@ start OTHER "$SLEEP" # a process that is no participant
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0"
-plan 15
+plan 17
 ok "krexd starts with the mock NVML" krexd_start
 ok "a participant runs (its gate acks drains)" kt_participant a --ack-drains
 
@@ -85,12 +85,23 @@ region m6
 ok "a process with another name is foreign, MPS list or not" \
 	test "$(field m6 outcome)/$(field m6 foreign)" = degraded/1
 
-# 5. No MPS: as before.
+# 5. krexd itself in NVML's lists (over MPS, hwloc's CUDA component makes
+# it an MPS client): never foreign, with MPS or without.
+nvml "mps_pids=$a,$KREXD_PID" "0 sm=1980 reasons=0 temp=40 pids=$SRV"
+region m9
+ok "krexd listed as an MPS client: clean, not foreign" \
+	test "$(field m9 outcome)/$(field m9 foreign)" = clean/0
+nvml "0 sm=1980 reasons=0 temp=40 pids=$KREXD_PID"
+region m10
+ok "krexd listed without MPS: clean, not foreign" \
+	test "$(field m10 outcome)/$(field m10 foreign)" = clean/0
+
+# 6. No MPS: as before.
 nvml "0 sm=1980 reasons=0 temp=40 pids=$a"
 region m7
 ok "no MPS, the participant on the GPU: clean" test "$(field m7 outcome)/$(field m7 foreign)" = clean/0
 ok "... with no note" sh -c "! grep -qs '^note=.' '$KT_DIR/m7.out'"
-# 6. The server's file replaced while it runs (a driver update): still the
+# 7. The server's file replaced while it runs (a driver update): still the
 # server (its /proc/PID/exe ends in " (deleted)").
 rm "$KT_DIR/root/nvidia-cuda-mps-server"
 cp "$SLEEP" "$KT_DIR/root/nvidia-cuda-mps-server"
