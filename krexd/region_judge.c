@@ -51,7 +51,7 @@ void region_note(struct region *r, const char *fmt, ...)
  * participants; -1 when NVML could not tell.  A sibling with one of them gets
  * its pid in on_gpu.  An MPS server is not counted when NVML listed its
  * clients, each of which is then counted as any process (doc/admin.md
- * "MPS"); without that list it is a process KREX cannot see behind:
+ * "NVIDIA MPS beside KREX"); without that list it is a process KREX cannot see behind:
  * foreign.  krexd itself is never foreign: it runs no GPU work, yet over MPS
  * NVML lists it as a client once hwloc's CUDA component has initialised
  * CUDA in it (measured on the H200).  *mps: the servers not counted. */
