@@ -40,6 +40,7 @@ static const struct {
 	int cause;
 } cause_texts[] = {
         {"never joined the gate", CAUSE_UNGATED},
+        {"had no process in the gate", CAUSE_UNGATED},
         {"acknowledge the drain", CAUSE_DRAIN},
         {"drain failed", CAUSE_DRAIN},
         {"suspended", CAUSE_SUSPEND},

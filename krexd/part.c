@@ -597,8 +597,10 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 	c->member_pid = pid;
 	c->gate = !!(reg->flags & PROTO_REG_GATE);
 	p->conns++;
-	if (c->gate)
+	if (c->gate) {
 		p->members++;
+		p->gate_seen = 1;
+	}
 	return reply_registered(k, c, seq, reg);
 }
 

@@ -34,6 +34,7 @@ struct part {
 	int freeze_refs;       /* regions that froze it */
 	int gated;             /* regions it is a sibling of */
 	unsigned members;      /* connections with a drain thread */
+	int gate_seen;         /* it has had one: its gated processes may have left */
 	unsigned conns;
 	/* Someone else's suspend (Slurm's scontrol suspend, a SIGSTOP): part.c
 	 * "someone else's suspend", doc/architecture.md. */

@@ -130,6 +130,7 @@ void region_close(struct krexd *k, struct region *r, uint64_t now, const struct 
 		if (p->id != r->owner && (p->mask & r->rq.mask) && sib_add(r, p->id) == 0) {
 			p->gated++;
 			r->sibs[r->nsibs - 1].ungated = p->members == 0;
+			r->sibs[r->nsibs - 1].gate_left = p->members == 0 && p->gate_seen;
 			sib_carry(r, &r->sibs[r->nsibs - 1], prev);
 		}
 	for (i = 0; i < k->ngpus; i++) {

@@ -39,7 +39,8 @@ struct sib {
 	int soon;    /* drained: frozen with the others drained this loop turn (sib_freeze_soon) */
 	int carried; /* chained: drained and frozen by the previous region, kept frozen */
 	int ungated; /* no member with a drain thread when the gates closed: never joined the gate */
-	pid_t on_gpu; /* a process of it NVML listed on the region's GPUs, 0 none */
+	int gate_left; /* ... and it had one before: its gated processes left (exited) */
+	pid_t on_gpu;  /* a process of it NVML listed on the region's GPUs, 0 none */
 };
 
 /*

@@ -139,16 +139,20 @@ static void region_ungated(struct krexd *k, struct region *r, int known)
 			c->ungated_gpu++;
 			region_note(
 			        r,
-			        "participant %u (pid %d) never joined the gate and its process %d is on the GPU: its queued GPU work was not drained",
-			        p->id, (int)p->pid, (int)s->on_gpu);
+			        "participant %u (pid %d) %s and its process %d is on the GPU: its queued GPU work was not drained",
+			        p->id, (int)p->pid,
+			        s->gate_left ? "had no process in the gate (its gated ones left)"
+			                     : "never joined the gate",
+			        (int)s->on_gpu);
 		}
 		job[0] = '\0';
 		if (p->job)
 			snprintf(job, sizeof(job), ", job %u.%u", p->job, p->step);
 		if (off >= len - 4)
 			continue;
-		n = snprintf(c->ungated_who + off, len - off, "%sparticipant %u (pid %d%s) %s",
+		n = snprintf(c->ungated_who + off, len - off, "%sparticipant %u (pid %d%s%s) %s",
 		             off ? "; " : "", p->id, (int)p->pid, job,
+		             s->gate_left ? ", its gated processes left" : "",
 		             !known      ? "GPU work unknown"
 		             : s->on_gpu ? "on the GPU"
 		                         : "not on the GPU");

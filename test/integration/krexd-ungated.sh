@@ -9,7 +9,9 @@
 # participant through its cgroup) makes the region degraded with the cause
 # named; a sibling whose gate joined is drained and not named; without NVML
 # the ungated sibling is named with its GPU work unknown and the region stays
-# clean, as with foreign processes.
+# clean, as with foreign processes; a participant whose gated processes all
+# left (a command that exited before krex run ended the participant) is
+# counted the same way and says so.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -60,7 +62,7 @@ stop_sibling() {
 ungated_cleanup() {
 	local n
 	kt_thaw_all
-	for n in nogate gated nogate2; do
+	for n in nogate gated nogate2 nogate3; do
 		[ -s "$KT_DIR/$n.pid" ] && kill -KILL "$(cat "$KT_DIR/$n.pid")" 2>/dev/null
 	done
 	rm -f "/dev/shm$KREX_MOCK_GPU"
@@ -70,7 +72,7 @@ trap ungated_cleanup EXIT
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "require_clocks = no"
-plan 30
+plan 35
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd sees the mock GPU" grep -qs "NVML sees 1 GPU(s)" "$KT_DIR/krexd.log"
 
@@ -150,3 +152,37 @@ ok "and named" grep -qs "^ungated_who=participant [0-9]* (pid $(cat "$KT_DIR/nog
 "$KREX" region --gpus 0 --json -- true 2>"$KT_DIR/r5.json"
 ok "the JSON says ungated_gpu null" grep -qs '"ungated":1,"ungated_gpu":null,' "$KT_DIR/r5.json"
 stop_sibling nogate2
+
+# 6. Its gated processes left: a participant that had a member when its
+# gate was closed before, and has none now (krexd with NVML again).
+krexd_stop
+export KREX_MOCK_NVML=$KT_DIR/nvml.txt
+ok "krexd starts with the mock NVML again" krexd_start
+ok "another ungated sibling" sibling nogate3 --no-gate
+NG3_PID=$(cat "$KT_DIR/nogate3.pid")
+NG3_PART=$(cat "$KT_DIR/nogate3.ppid")
+# The freezer cgroup of a pid (v1, else the v2 hierarchy).
+cg_dir() {
+	local p
+	p=$(sed -n 's/^[0-9]*:freezer://p' "/proc/$1/cgroup")
+	[ -n "$p" ] && [ -d "/sys/fs/cgroup/freezer$p" ] && echo "/sys/fs/cgroup/freezer$p" && return
+	p=$(sed -n 's/^0:://p' "/proc/$1/cgroup")
+	[ -d "/sys/fs/cgroup$p" ] && echo "/sys/fs/cgroup$p"
+}
+if [ "$(id -u)" = 0 ] && D=$(cg_dir "$NG3_PID") && [ -n "$D" ]; then
+	kt_bg member "$CLIENT" participant --ack-drains --enter "$D"
+	member_left() { wait_for 10 members 1 && kill "$member" && wait_for 10 members 0; }
+	ok "a gated member joins its participant, then leaves" member_left
+	nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40 pids=$NG3_PID"
+	region r6
+	ok "on the GPU: degraded, the note says its gated processes left" \
+		grep -qs "^note=.*participant [0-9]* (pid $NG3_PART) had no process in the gate (its gated ones left) and its process $NG3_PID is on the GPU: its queued GPU work was not drained" "$KT_DIR/r6.out"
+	ok "ungated_who says so too" \
+		grep -qs "^ungated_who=participant [0-9]* (pid $NG3_PART, its gated processes left) on the GPU$" "$KT_DIR/r6.out"
+else
+	skip "a gated member joins its participant, then leaves" "needs root and a cgroup freezer"
+	skip "on the GPU: degraded, the note says its gated processes left" "needs root and a cgroup freezer"
+	skip "ungated_who says so too" "needs root and a cgroup freezer"
+fi
+stop_sibling nogate3
+done_testing

@@ -77,6 +77,8 @@ static void test_causes(void)
 	        {"ended before the grant", CAUSE_EARLY_END},
 	        {"participant 3 (pid 41) never joined the gate and its process 42 is on the GPU: its queued GPU work was not drained",
 	         CAUSE_UNGATED},
+	        {"participant 3 (pid 41) had no process in the gate (its gated ones left) and its process 42 is on the GPU: its queued GPU work was not drained",
+	         CAUSE_UNGATED},
 	        {"something new", CAUSE_OTHER},
 	};
 	unsigned i, bad = 0;
