@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* flags (field 9): the process is exiting (include/linux/sched.h) */
+#define KREX_PF_EXITING 0x00000004u
+
 /* Fields of /proc/PID/stat (proc(5) numbers them from 1: 1 pid, 2 comm). */
 struct proc_stat {
 	char state;               /* field 3: R, S, D, T, t, Z, X... */

@@ -26,6 +26,7 @@
 struct gp_req {
 	uint64_t ticket, queued_ns;
 	unsigned n;
+	int clocks; /* the nominal clocks too */
 	char gpu[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
 	const struct freezer *f;
 	struct gp_req *next;
@@ -71,8 +72,16 @@ void gp_list(struct gp_result *res, const char *const *gpus, unsigned n, const s
 	}
 	t1 = time_now_ns();
 	for (i = 0; i < res->n; i++) {
+		struct proc_stat st;
 		res->key_err[i] = freezer_key(f, res->pid[i], &res->key[i]) < 0;
 		res->mps_server[i] = (unsigned char)gp_mps_server(res->pid[i]);
+		res->exiting[i] = 0;
+		res->start[i] = 0;
+		if (proc_stat_read(res->pid[i], &st) >= 22) {
+			res->exiting[i] =
+			        (st.flags & KREX_PF_EXITING) || st.state == 'Z' || st.state == 'X';
+			res->start[i] = st.start;
+		}
 	}
 	res->list_ns = t1 - t0;
 	res->keys_ns = time_now_ns() - t1;
@@ -133,7 +142,8 @@ static void *gp_main(void *arg)
 			res->ticket = q->ticket;
 			res->queued_ns = t0 - q->queued_ns;
 			for (i = 0; i < KREX_MAX_GPUS; i++)
-				res->nominal[i] = i < q->n ? nvml_nominal_clock(q->gpu[i]) : -1;
+				res->nominal[i] =
+				        i < q->n && q->clocks ? nvml_nominal_clock(q->gpu[i]) : -1;
 			res->clock_ns = time_now_ns() - t0;
 			for (i = 0; i < q->n; i++)
 				names[i] = q->gpu[i];
@@ -193,7 +203,7 @@ int gp_start(struct krexd *k)
 	return 0;
 }
 
-int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f)
+int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f, int clocks)
 {
 	struct gp_req *q;
 	unsigned i;
@@ -214,6 +224,7 @@ int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f)
 	for (i = 0; i < n && i < KREX_MAX_GPUS; i++)
 		snprintf(q->gpu[i], sizeof(q->gpu[i]), "%s", gpus[i]);
 	q->n = i;
+	q->clocks = clocks;
 	q->f = f;
 	q->queued_ns = time_now_ns();
 	pthread_mutex_lock(&gp.mu);

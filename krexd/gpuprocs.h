@@ -36,6 +36,11 @@ struct gp_result {
 	 * listed the MPS clients on every GPU asked for */
 	unsigned char mps_server[GP_MAX_PIDS];
 	int mps_known;
+	/* the pid is exiting (PF_EXITING, or a zombie): its context on the GPU
+	 * goes when its exit is done; and its start time (/proc/PID/stat field
+	 * 22), which tells it from a later process of the same pid */
+	unsigned char exiting[GP_MAX_PIDS];
+	unsigned long long start[GP_MAX_PIDS];
 	int32_t nominal
 	        [KREX_MAX_GPUS]; /* each GPU's nominal SM clock, in request order (-1 unknown) */
 	uint64_t clock_ns, list_ns, keys_ns; /* the nominal clocks, the list, the cgroup reads */
@@ -51,13 +56,14 @@ int gp_start(struct krexd *k);
  * reference): the loop lists inline, as before the thread. */
 int gp_inline(void);
 
-/* Ask for the processes on these GPUs.  The ticket (> 0), or 0 when the
+/* Ask for the processes on these GPUs, and their nominal clocks when clocks
+ * is 1 (1-1.6 ms an NVML call on the H200).  The ticket (> 0), or 0 when the
  * thread is not running (list inline with gp_list()), or -1 when it is
  * busy with GP_MAX_QUEUED requests (NVML hung: the processes stay unknown). */
-int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f);
+int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f, int clocks);
 
-/* The work itself, on the caller's thread: fills res (n, pids, keys, times;
- * the nominal clocks only from the thread). */
+/* The work itself, on the caller's thread: fills res (n, pids, keys,
+ * exiting, start times, times; the nominal clocks only from the thread). */
 void gp_list(struct gp_result *res, const char *const *gpus, unsigned n, const struct freezer *f);
 
 /* 1 when pid runs NVIDIA's MPS server: its executable is named

@@ -43,6 +43,7 @@ struct krexd_config {
 	char gpu_pci[KREX_MAX_GPUS][16]; /* gpuN_pci: PCI bus id of the node's GPU N, "" unset */
 	int settle;                      /* enum settle_mode */
 	uint64_t settle_timeout_ns;      /* longest wait for the clock after the freeze */
+	uint64_t exit_wait_ns;           /* longest wait for exiting processes to leave the GPU */
 	double clock_tolerance;          /* percent under the nominal SM clock still clean */
 	int require_clocks;              /* enum require_clocks: unknown clocks => degraded */
 	uint64_t chain_max_ns;           /* longest chain of regions without a thaw, 0 = off */

@@ -446,23 +446,25 @@ static void region_frozen(struct krexd *k, struct region *r)
 /*
  * One settle poll: grant when the GPU is at its unthrottled clock, or when
  * settle_timeout has passed (the region is then judged on what it got), or
- * when NVML cannot be read (judged as unknown).  Otherwise poll again in
- * KREX_SETTLE_POLL_MS, from the epoll loop's timer: other clients are served
- * meanwhile.
+ * when NVML cannot be read (judged as unknown); and when no exiting process
+ * is awaited (region_exit_poll(): its own bound, exit_wait).  Otherwise poll
+ * again in KREX_SETTLE_POLL_MS, from the epoll loop's timer: other clients
+ * are served meanwhile.
  */
 void region_settle_poll(struct krexd *k, struct region *r, uint64_t now)
 {
-	if (region_settled(k, r) != 0) {
-		region_grant(k, r, now);
-		return;
-	}
-	if (now >= r->settle_deadline) {
+	if (r->clock_wait && region_settled(k, r) != 0)
+		r->clock_wait = 0;
+	else if (r->clock_wait && now >= r->settle_deadline) {
 		region_note(r, "GPU not settled within settle_timeout (%llu ms)",
 		            (unsigned long long)(k->cfg.settle_timeout_ns / NS_PER_MS));
-		region_grant(k, r, now);
+		r->clock_wait = 0;
+	}
+	if (region_exit_poll(k, r, now) || r->clock_wait) {
+		r->settle_poll_at = now + KREX_SETTLE_POLL_MS * NS_PER_MS;
 		return;
 	}
-	r->settle_poll_at = now + KREX_SETTLE_POLL_MS * NS_PER_MS;
+	region_grant(k, r, now);
 }
 
 /*
@@ -491,15 +493,22 @@ static void region_settle(struct krexd *k, struct region *r, uint64_t now)
 	 * work, as on a dedicated GPU: no settle.  Chained after another owner:
 	 * the GPU ran only region work, so it settles only if that work left it
 	 * capped (region_settle_needed() reads it: 0 when it is back). */
-	if (r->chain_own || !region_settle_needed(k, r)) {
+	r->clock_wait = !r->chain_own && region_settle_needed(k, r);
+	if (!r->clock_wait && !r->exit_wait) {
 		region_grant(k, r, now);
 		return;
 	}
+	/* Exiting processes held the start's process list back
+	 * (region_judge.c): listed again now, and each poll, beside the clock. */
 	now = time_now_ns();
 	r->phase = PH_SETTLE;
 	r->t_settle = now;
+	if (r->exit_wait)
+		r->exit_t0 = now; /* exit_wait's bound starts */
 	r->settle_deadline = now + k->cfg.settle_timeout_ns;
 	r->settle_poll_at = now + KREX_SETTLE_POLL_MS * NS_PER_MS;
+	if (!region_exit_poll(k, r, now) && !r->clock_wait)
+		region_grant(k, r, now);
 }
 
 static void region_grant(struct krexd *k, struct region *r, uint64_t now)

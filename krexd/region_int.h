@@ -83,6 +83,12 @@ struct region {
 	struct krex_certificate cert;
 	/* The GPU's state (settle, samples): doc/architecture.md "Settle". */
 	uint64_t t_settle, settle_deadline, settle_poll_at, sample_at;
+	int clock_wait; /* PH_SETTLE: waits for the GPU's clock (settle = wait) */
+	/* The start's process list held back: every process in it that would
+	 * make the region degraded was exiting (exit_wait, region_judge.c). */
+	int exit_wait;
+	uint64_t exit_t0;           /* when a list first found them, 0 never */
+	unsigned exit_lists;        /* lists taken for it */
 	int32_t busy_min, busy_max; /* SM clock over samples without the idle reason, -1 none */
 	int32_t all_min, all_max;   /* over every sample */
 	int low_grant;         /* the grant's sample: a busy clock under the tolerance, no reason */
@@ -183,5 +189,6 @@ void region_telemetry_start(struct krexd *k, struct region *r);
 struct gp_result;
 void region_procs_done(struct krexd *k, struct region *r, const struct gp_result *res);
 void region_procs_lost(struct krexd *k, struct region *r);
+int region_exit_poll(struct krexd *k, struct region *r, uint64_t now);
 
 #endif /* KREXD_REGION_INT_H */

@@ -54,9 +54,11 @@ void region_note(struct region *r, const char *fmt, ...)
  * "NVIDIA MPS beside KREX"); without that list it is a process KREX cannot see behind:
  * foreign.  krexd itself is never foreign: it runs no GPU work, yet over MPS
  * NVML lists it as a client once hwloc's CUDA component has initialised
- * CUDA in it (measured on the H200).  *mps: the servers not counted. */
+ * CUDA in it (measured on the H200).  *mps: the servers not counted.  bad
+ * (NULL: not asked): 1 for each process that makes the region degraded, a
+ * foreign one or one of a sibling outside the gate (region_ungated()). */
 static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_result *res,
-                             int *mps)
+                             int *mps, unsigned char *bad)
 {
 	struct part *p;
 	size_t x;
@@ -66,6 +68,8 @@ static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_
 	if (res->n < 0)
 		return -1;
 	for (j = 0; j < res->n; j++) {
+		if (bad)
+			bad[j] = 0;
 		if (res->pid[j] == getpid())
 			continue;
 		p = part_find_pid_key(k, res->pid[j], res->key_err[j] ? NULL : &res->key[j]);
@@ -73,11 +77,18 @@ static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_
 			(*mps)++;
 			continue;
 		}
-		if (!p)
+		if (!p) {
 			foreign++;
+			if (bad)
+				bad[j] = 1;
+		}
 		for (x = 0; p && x < r->nsibs; x++)
-			if (r->sibs[x].part == p->id && !r->sibs[x].on_gpu)
-				r->sibs[x].on_gpu = res->pid[j];
+			if (r->sibs[x].part == p->id) {
+				if (!r->sibs[x].on_gpu)
+					r->sibs[x].on_gpu = res->pid[j];
+				if (bad && r->sibs[x].ungated)
+					bad[j] = 1;
+			}
 	}
 	return foreign;
 }
@@ -104,7 +115,7 @@ static int region_foreign(struct krexd *k, struct region *r, int *mps)
 	if (!res)
 		return -1;
 	gp_list(res, names, region_gpu_names(k, r, names), &k->fz);
-	foreign = region_foreign_of(k, r, res, mps);
+	foreign = region_foreign_of(k, r, res, mps, NULL);
 	free(res);
 	return foreign;
 }
@@ -205,6 +216,157 @@ static void region_foreign_start(struct krexd *k, struct region *r, int foreign,
 }
 
 /*
+ * Exiting processes (exit_wait, krexd.conf(5)).  A command that exits
+ * leaves its gate at once, but NVML lists it while the driver tears its
+ * context down (H200, 24-32 sessions: 2-10 % of the regions were degraded
+ * for such a process, a sibling's whose gated processes had left).  When
+ * every process that would make a region degraded is exiting, the region's
+ * start list is held back and the grant waits, listing again each settle
+ * poll, until a list without them comes, at most exit_wait: a region is
+ * clean only when nothing but its participants' gated work is on its GPUs
+ * at the grant.  One that outlives the wait is judged as it is, and
+ * remembered (its pid and start time) so that it never makes a region
+ * wait again.
+ */
+#define EXIT_SLOW_MAX 32
+static struct {
+	pid_t pid;
+	unsigned long long start;
+} exit_slow[EXIT_SLOW_MAX];
+static unsigned exit_slow_next;
+
+static int exit_slow_has(pid_t pid, unsigned long long start)
+{
+	unsigned i;
+
+	for (i = 0; i < EXIT_SLOW_MAX; i++)
+		if (exit_slow[i].pid == pid && exit_slow[i].start == start)
+			return 1;
+	return 0;
+}
+
+static void exit_slow_add(pid_t pid, unsigned long long start)
+{
+	if (exit_slow_has(pid, start))
+		return;
+	exit_slow[exit_slow_next].pid = pid;
+	exit_slow[exit_slow_next].start = start;
+	exit_slow_next = (exit_slow_next + 1) % EXIT_SLOW_MAX;
+}
+
+/* 1: hold r's start list res back (bad: region_foreign_of's), the grant
+ * waits; 0: judge r on it. */
+static int region_exit_hold(struct krexd *k, struct region *r, const struct gp_result *res,
+                            const unsigned char *bad)
+{
+	uint64_t now = time_now_ns(), wait = k->cfg.exit_wait_ns;
+	int j, nbad = 0, nexit = 0, first = 0;
+	size_t x;
+
+	for (j = 0; j < res->n; j++)
+		if (bad[j]) {
+			nbad++;
+			if (res->exiting[j] && !exit_slow_has(res->pid[j], res->start[j]) &&
+			    nexit++ == 0)
+				first = res->pid[j];
+		}
+	if (r->phase >= PH_HELD || r->end_listed >= 0 || !wait || !nbad || nexit < nbad) {
+		if (r->exit_lists)
+			log_debug(
+			        "region %llu: waited %llu us after the freeze for exiting processes to leave its GPUs (%u lists): %s",
+			        (unsigned long long)r->rq.id,
+			        (unsigned long long)(r->exit_t0 ? us(now - r->exit_t0) : 0),
+			        r->exit_lists, !nbad ? "gone" : "judged as they are");
+		return 0;
+	}
+	if (!r->exit_wait && !r->exit_lists)
+		log_debug(
+		        "region %llu: %d process(es) on its GPUs would make it degraded and are exiting (pid %d): the grant waits for them to leave, at most exit_wait (%llu ms) after the freeze",
+		        (unsigned long long)r->rq.id, nbad, first,
+		        (unsigned long long)(wait / NS_PER_MS));
+	/* The bound counts from the settle (region_settle()): before it the
+	 * drain and the freeze are still under way, and the wait costs nothing. */
+	if (r->phase == PH_SETTLE && !r->exit_t0)
+		r->exit_t0 = now;
+	if (r->exit_t0 && now - r->exit_t0 >= wait) {
+		for (j = 0; j < res->n; j++)
+			if (bad[j])
+				exit_slow_add(res->pid[j], res->start[j]);
+		log_info(
+		        "region %llu: %d exiting process(es) still on its GPUs after exit_wait (%llu ms, %u lists; pid %d): judged as they are, not waited for again",
+		        (unsigned long long)r->rq.id, nbad, (unsigned long long)(wait / NS_PER_MS),
+		        r->exit_lists, first);
+		return 0;
+	}
+	for (x = 0; x < r->nsibs; x++) /* the next list says again who is there */
+		r->sibs[x].on_gpu = 0;
+	r->exit_wait = 1;
+	r->exit_lists++;
+	return 1;
+}
+
+/* The start's process list res into r: judged now, or held back while
+ * exiting processes leave (region_exit_hold).  1 when judged. */
+static int region_start_list(struct krexd *k, struct region *r, const struct gp_result *res)
+{
+	unsigned char bad[GP_MAX_PIDS];
+	int foreign, mps;
+
+	foreign = region_foreign_of(k, r, res, &mps, bad);
+	if (foreign >= 0 && region_exit_hold(k, r, res, bad))
+		return 0;
+	if (r->exit_wait && r->phase == PH_SETTLE)
+		r->settle_poll_at = 1; /* granted at this loop turn's tick */
+	r->exit_wait = 0;
+	region_foreign_start(k, r, foreign, mps);
+	return 1;
+}
+
+/*
+ * In the settle (region_settle_poll): 1 while r still waits for exiting
+ * processes to leave its GPUs.  Lists again when no list is on its way;
+ * without an answer from the process-list thread within
+ * KREXD_PROCS_WAIT_MS after exit_wait, r stops waiting (the list is judged
+ * when it comes, as a late start list is).
+ */
+int region_exit_poll(struct krexd *k, struct region *r, uint64_t now)
+{
+	const char *names[KREX_MAX_GPUS];
+	struct gp_result *res;
+	unsigned n;
+	int64_t t;
+
+	if (!r->exit_wait)
+		return 0;
+	if (r->procs_ticket) {
+		if (now - r->exit_t0 < k->cfg.exit_wait_ns + KREXD_PROCS_WAIT_MS * NS_PER_MS)
+			return 1;
+		log_warn(
+		        "region %llu: no process list within %u ms of exit_wait: granted, judged when the list comes",
+		        (unsigned long long)r->rq.id, KREXD_PROCS_WAIT_MS);
+		r->exit_wait = 0;
+		return 0;
+	}
+	n = region_gpu_names(k, r, names);
+	t = gp_inline() ? 0 : gp_submit(names, n, &k->fz, 0);
+	if (t > 0) {
+		r->procs_ticket = (uint64_t)t;
+		r->procs_t0 = now;
+		return 1;
+	}
+	res = t == 0 ? calloc(1, sizeof(*res)) : NULL;
+	if (!res) { /* the thread's queue is full (NVML hung?): unknown */
+		r->exit_wait = 0;
+		region_ungated(k, r, 0);
+		return 0;
+	}
+	gp_list(res, names, n, &k->fz);
+	region_start_list(k, r, res);
+	free(res);
+	return r->exit_wait;
+}
+
+/*
  * GPU telemetry while the siblings drain: the nominal SM clock of each of
  * the region's GPUs, and compute processes on them that are not
  * participants (KREX cannot quiet those, so the certificate reports them).
@@ -218,8 +380,8 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 	struct krex_certificate *c = &r->cert;
 	const char *names[KREX_MAX_GPUS];
 	unsigned i;
+	struct gp_result *res;
 	int64_t t;
-	int foreign, mps;
 
 	c->foreign = -1;
 	c->sm_clock_start_mhz = c->sm_clock_end_mhz = -1;
@@ -238,7 +400,10 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 		region_ungated(k, r, 0);
 		return;
 	}
-	t = gp_inline() ? 0 : gp_submit(names, region_gpu_names(k, r, names), &k->fz);
+	r->exit_wait = 0;
+	r->exit_t0 = 0;
+	r->exit_lists = 0;
+	t = gp_inline() ? 0 : gp_submit(names, region_gpu_names(k, r, names), &k->fz, 1);
 	FOR_GPU(k, r, i)
 	{
 		/* krexd's cache; read now only without the thread (not while
@@ -262,8 +427,14 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 		region_ungated(k, r, 0);
 		return;
 	}
-	foreign = region_foreign(k, r, &mps);
-	region_foreign_start(k, r, foreign, mps);
+	res = calloc(1, sizeof(*res));
+	if (!res) {
+		region_ungated(k, r, 0);
+		return;
+	}
+	gp_list(res, names, region_gpu_names(k, r, names), &k->fz);
+	region_start_list(k, r, res);
+	free(res);
 }
 
 /* The thread's process list res for r, which asked for it: into its certificate. */
@@ -272,7 +443,6 @@ void region_procs_done(struct krexd *k, struct region *r, const struct gp_result
 	const struct krex_certificate *c = &r->cert;
 	uint64_t t0 = time_now_ns();
 	unsigned i, j;
-	int foreign, mps;
 
 	procs_late = procs_full = 0;
 	r->procs_ticket = 0;
@@ -283,8 +453,8 @@ void region_procs_done(struct krexd *k, struct region *r, const struct gp_result
 			k->nominal[i] = res->nominal[j];
 		j++;
 	}
-	foreign = region_foreign_of(k, r, res, &mps);
-	region_foreign_start(k, r, foreign, mps);
+	if (!region_start_list(k, r, res))
+		return;         /* held back: exiting processes (region_exit_hold) */
 	if (r->end_listed == 0) /* ended before it came: the end's count is the start's */
 		r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
 	else if (r->end_listed == 1)

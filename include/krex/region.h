@@ -127,7 +127,8 @@ struct krex_certificate {
 	char note[256]; /* why the outcome is not clean, if it is not */
 	/* Added with protocol 3: the GPU's own state, over the region's
 	 * GPUs, from NVML.  See krex_region_begin(3). */
-	uint64_t settle_us;           /* waited after the freeze for the clock (KREX_CERT_SETTLE) */
+	uint64_t
+	        settle_us; /* waited after the freeze: clock (KREX_CERT_SETTLE), exiting processes */
 	int32_t sm_clock_min_mhz;     /* lowest SM clock sampled from grant to end (not idle) */
 	int32_t sm_clock_max_mhz;     /* highest */
 	int32_t sm_clock_nominal_mhz; /* the unthrottled clock: application clock, else max */

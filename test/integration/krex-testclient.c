@@ -5,7 +5,7 @@
  *
  *	krex-testclient [-s SOCKET] participant [--gpus g,..] [--counter FILE]
  *	                [--ack-drains | --gate-noack] [--label L] [--enter DIR]
- *	                [--cgroup CG] [--newcomers-on-drain]
+ *	                [--cgroup CG] [--newcomers-on-drain] [--ack-after FILE]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--until FILE] [--count C]
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	                [--hold-until FILE]
@@ -143,8 +143,9 @@ struct drainer {
 	struct gate_page *page;
 	uint32_t me;
 	struct proto_registered reg;
-	int newcomers;  /* --newcomers-on-drain: see newcomers() */
-	cpu_set_t wide; /* the process's CPUs at registration */
+	int newcomers;         /* --newcomers-on-drain: see newcomers() */
+	cpu_set_t wide;        /* the process's CPUs at registration */
+	const char *ack_after; /* --ack-after FILE: each ack waits until FILE exists */
 };
 
 static void *sleeper(void *arg)
@@ -227,6 +228,10 @@ static void *drain_thread(void *arg)
 		acked = gen;
 		if (d->newcomers)
 			newcomers(d);
+		while (d->ack_after && access(d->ack_after, F_OK) != 0) {
+			struct timespec w = {0, 5 * 1000 * 1000};
+			nanosleep(&w, NULL); /* a test holds krexd in the drain */
+		}
 		memset(&m, 0, sizeof(m));
 		m.ack.generation = gen;
 		if (proto_send(d->fd, PROTO_DRAIN_ACK, seq_next++, &m, time_deadline_ms(IO_MS)) < 0)
@@ -265,7 +270,10 @@ static int cmd_participant(int argc, char **argv)
 			gate_noack = 1;
 		else if (!strcmp(argv[i], "--newcomers-on-drain"))
 			ack = d.newcomers = 1;
-		else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--ack-after") && i + 1 < argc) {
+			ack = 1;
+			d.ack_after = argv[++i];
+		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc)
 			reg_cgroup = argv[++i]; /* named in the registration (root) */
 		else if (!strcmp(argv[i], "--enter") && i + 1 < argc)
 			enter = argv[++i]; /* a cgroup krexd did not make (a Slurm step's) */

@@ -22,6 +22,16 @@ kt_setup() {
 	: >"$KT_DIR/krexd.conf"
 }
 
+# kt_mock_nvml: after kt_setup, krexd and its clients load the mock NVML
+# (test/mock/mock_nvml.c, a TEST DOUBLE): its script $KREX_MOCK_NVML, its
+# log $KREX_MOCK_NVML_LOG.  Skips the test when the mock is not built.
+kt_mock_nvml() {
+	local libs=$top_builddir/test/mock/nvml/.libs
+	[ -e "$libs/libnvidia-ml.so.1" ] || skip_all "mock NVML not built"
+	export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export KREX_MOCK_NVML=$KT_DIR/nvml.txt KREX_MOCK_NVML_LOG=$KT_DIR/nvml.log
+}
+
 # kt_conf LINE...: append lines to the test's krexd.conf.
 kt_conf() { printf '%s\n' "$@" >>"$KT_DIR/krexd.conf"; }
 
