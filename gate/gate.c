@@ -677,7 +677,7 @@ static int gate_drain(void *arg)
 	unsigned long through0 = atomic_load(&gate_stats[GST_PASSED_LAUNCHES]);
 	unsigned long busy0 = atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]);
 	unsigned parked0 = gate_parked_now();
-	int passes, rc, rounds = 0, onto_busy;
+	int passes, rc, rounds = 0, onto_busy, exiting = 0;
 
 	(void)arg;
 	atomic_store(&gate_draining, 1);
@@ -704,9 +704,13 @@ static int gate_drain(void *arg)
 		rc = gate_wait_inflight(deadline);
 		if (!rounds++)
 			t_in = time_now_ns() - t0;
-		for (b = gate_backends; b < gate_backends_end; b++)
-			if ((*b)->drain && (*b)->drain(deadline) < 0)
+		for (b = gate_backends; b < gate_backends_end; b++) {
+			int d = (*b)->drain ? (*b)->drain(deadline) : 0;
+			if (d == KREX_DRAIN_EXITING)
+				exiting = 1;
+			else if (d < 0)
 				rc = -1;
+		}
 		/* closed: what was taken before this went through (and is
 		 * inside the driver, for the next round to wait for) */
 		onto_busy =
@@ -740,6 +744,12 @@ static int gate_drain(void *arg)
 	}
 	atomic_store(&gate_draining, 0);
 	gate_park_wake();
+	/* The runtime is shutting down: this process exits, its contexts go
+	 * with it; krexd judges by whether it is still on the GPU. */
+	if (exiting) {
+		log_info("drain: the GPU runtime is shutting down (the process exits)");
+		return KREX_DRAIN_EXITING;
+	}
 	return rc;
 }
 

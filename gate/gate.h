@@ -169,7 +169,9 @@ struct gate_backend {
 	 * real function), else p. */
 	void *(*swap)(const char *name, void *p);
 	/* Wait, until deadline (time_now_ns()), for what the process queued;
-	 * never invalidates a stream capture; 0, or -1 (late or incomplete). */
+	 * never invalidates a stream capture; 0, or -1 (late or incomplete),
+	 * or KREX_DRAIN_EXITING when it could not because the runtime is
+	 * shutting down (deinitialized: the process exits). */
 	int (*drain)(uint64_t deadline);
 	/* In the region owner, after the grant: one event recorded and waited
 	 * for on a stream of the gate's own in every context this process used,

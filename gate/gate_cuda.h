@@ -70,6 +70,9 @@ int gate_cuda_capturing(CUstream s);
 
 /* cuEventQuery(ev) in relaxed capture mode: 1 done, 0 not yet, < 0 error. */
 int gate_cuda_query(void *ev);
+/* Set once a driver call of the gate's answered CUDA_ERROR_DEINITIALIZED (the
+ * process is in its exit): the drain then answers KREX_DRAIN_EXITING. */
+extern _Atomic int gate_cuda_deinit_seen;
 
 /* ---- gate_cuda_drain.c ----------------------------------------------------- */
 

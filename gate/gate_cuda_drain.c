@@ -14,6 +14,7 @@
 
 #include "gate.h"
 #include "gate_cuda.h"
+#include "krex/region.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -175,8 +176,12 @@ static int gate_cuda_record(CUevent *ev, CUstream s)
 {
 	ev_record_fn record = gate_cuEventRecord();
 
-	if (record && gate_cuda_event(ev) == 0 && record(*ev, s) == CUDA_SUCCESS)
+	CUresult r = CUDA_ERROR_NOT_INITIALIZED;
+
+	if (record && gate_cuda_event(ev) == 0 && (r = record(*ev, s)) == CUDA_SUCCESS)
 		return 0;
+	if (r == CUDA_ERROR_DEINITIALIZED)
+		atomic_store(&gate_cuda_deinit_seen, 1);
 	*ev = NULL;
 	return -1;
 }
@@ -277,6 +282,16 @@ int gate_cuda_stream_busy(void *stream)
  * behind a kernel only the host releases; incomplete: work it could not
  * see), logged.
  */
+/* Is the driver shut down (CUDA_ERROR_DEINITIALIZED: the process is in
+ * exit, past the runtime's teardown)?  1 or 0. */
+static int gate_cuda_deinit(void)
+{
+	ctx_get_fn get = gate_cuCtxGetCurrent();
+	CUcontext c;
+
+	return atomic_load(&gate_cuda_deinit_seen) || (get && get(&c) == CUDA_ERROR_DEINITIALIZED);
+}
+
 int gate_cuda_drain(uint64_t deadline)
 {
 	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
@@ -299,7 +314,7 @@ int gate_cuda_drain(uint64_t deadline)
 		if (!c)
 			break;
 		if (push(c) != CUDA_SUCCESS)
-			continue; /* destroyed since */
+			continue; /* destroyed since (its work with it) */
 		if (!gate_cuda_capturing(CU_STREAM_LEGACY)) {
 			atomic_store(&cs->dflt_dirty, 0);
 			if (gate_cuda_record(&cs->ev, CU_STREAM_LEGACY) == 0)
@@ -341,6 +356,8 @@ int gate_cuda_drain(uint64_t deadline)
 		        "drain: %d streams still busy at the deadline (work the host must release?)",
 		        left);
 	}
+	if ((left || incomplete) && gate_cuda_deinit())
+		return KREX_DRAIN_EXITING; /* the process exits: its contexts go */
 	if (incomplete) {
 		log_info("drain: %d streams could not be waited for (capture, destroyed stream)",
 		         incomplete);

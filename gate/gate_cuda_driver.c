@@ -62,6 +62,8 @@ int gate_cuda_capturing(CUstream s)
 	return st != 0; /* CU_STREAM_CAPTURE_STATUS_NONE */
 }
 
+_Atomic int gate_cuda_deinit_seen;
+
 int gate_cuda_query(void *ev)
 {
 	ev_sync_fn query = gate_cuEventQuery();
@@ -74,5 +76,7 @@ int gate_cuda_query(void *ev)
 	relaxed = gate_relax(gate_cuThreadExchangeStreamCaptureMode(), &m);
 	r = query((CUevent)ev);
 	gate_unrelax(gate_cuThreadExchangeStreamCaptureMode(), relaxed, &m);
+	if (r == CUDA_ERROR_DEINITIALIZED)
+		atomic_store(&gate_cuda_deinit_seen, 1);
 	return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
 }

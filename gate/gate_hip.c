@@ -16,6 +16,7 @@
 #include "gate.h"
 #include "gate_queue.h"
 #include "gate_types.h"
+#include "krex/region.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -125,6 +126,16 @@ static gate_xmode_fn hip_xmode(void)
  */
 static int hip_gq_query(void *ev);
 
+/* Is the runtime shut down (hipErrorDeinitialized: the process is in
+ * exit)?  1 or 0. */
+static int hip_deinit(void)
+{
+	hip_getdev_fn get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
+	int d;
+
+	return get && get(&d) == hipErrorDeinitialized;
+}
+
 static int gate_hip_drain(uint64_t deadline)
 {
 	static hipEvent_t evs[64];
@@ -165,6 +176,8 @@ static int gate_hip_drain(uint64_t deadline)
 	if (errors)
 		rc = -1;
 	gate_unrelax(hip_xmode(), relaxed, &mode);
+	if ((busy || rc) && hip_deinit())
+		return KREX_DRAIN_EXITING; /* the process exits: its contexts go */
 	if (busy) {
 		log_info("drain: HIP work still busy at the deadline");
 		rc = -1;

@@ -65,6 +65,7 @@ typedef struct CUlaunchConfig_st {
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_NOT_INITIALIZED 3
+#define CUDA_ERROR_DEINITIALIZED 4
 #define CUDA_ERROR_NOT_READY 600
 #define CU_STREAM_LEGACY ((CUstream)0x1)
 #define CU_STREAM_CAPTURE_MODE_RELAXED 2
@@ -95,6 +96,7 @@ typedef struct dim3 {
 
 #define hipSuccess 0
 #define hipErrorNotInitialized 3
+#define hipErrorDeinitialized 4
 #define hipErrorNotReady 600
 #define hipEventDefault 0x0
 #define hipEventDisableTiming 0x2

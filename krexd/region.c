@@ -334,6 +334,7 @@ static void region_finish_cert(struct krexd *k, struct region *r)
 	free(r->pending);
 	free(r->undo);
 	free(r->undo_fd);
+	free(r->start_res);
 	free(r);
 }
 
@@ -353,7 +354,8 @@ void region_procs_event(struct krexd *k)
 			     r = r->next)
 				;
 		if (r) { /* else its region ended without it: dropped */
-			region_procs_done(k, r, res);
+			if (region_procs_done(k, r, res))
+				res = NULL; /* kept for the settle */
 			if (ended) {
 				ending_unlink(r);
 				log_debug(

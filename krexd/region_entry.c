@@ -104,7 +104,7 @@ static void sib_carry(struct region *r, struct sib *s, const struct region *prev
 		if (prev->sibs[i].part == s->part)
 			ps = &prev->sibs[i];
 	if (!ps || !ps->ref || !ps->frozen || ps->freeze_err || ps->ext || ps->drain_err ||
-	    ps->pending)
+	    ps->drain_exiting || ps->pending)
 		return;
 	s->carried = 1;
 	s->gate = ps->gate;
@@ -227,7 +227,12 @@ void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a
 		s = sib_find(r, c->part->id);
 		if (s) {
 			s->pending--;
-			if (a->status)
+			/* Its GPU runtime was shutting down (its process exits):
+			 * judged by whether the process is still on the GPU
+			 * (region_start_settle()), not as a failed drain. */
+			if (a->status == KREX_DRAIN_EXITING)
+				s->drain_exiting = 1;
+			else if (a->status)
 				s->drain_err = 1;
 			if (!s->pending && r->npending)
 				sib_freeze_soon(k, r,
@@ -265,7 +270,8 @@ void region_poll(struct krexd *k, struct region *r, uint64_t now)
 		if (rc == 1) {
 			s->frozen = 1;
 			/* drained with these gates closed, frozen since: nothing queued */
-			if (p && s->gate && !s->ext && !s->pending && !s->drain_err)
+			if (p && s->gate && !s->ext && !s->pending && !s->drain_err &&
+			    !s->drain_exiting)
 				p->quiet_mask |= r->rq.mask;
 		} else if (rc < 0) {
 			s->freeze_err = 1;
@@ -488,7 +494,8 @@ static int region_settle_needed(struct krexd *k, struct region *r)
 static void region_settle(struct krexd *k, struct region *r, uint64_t now)
 {
 	region_frozen(k, r);
-	now = time_now_ns(); /* the isolation ran in region_frozen() */
+	region_start_settle(k, r); /* may wait for exiting processes (r->exit_wait) */
+	now = time_now_ns();       /* the isolation ran in region_frozen() */
 	/* Chained after the same owner's region: the GPU ran only that owner's
 	 * work, as on a dedicated GPU: no settle.  Chained after another owner:
 	 * the GPU ran only region work, so it settles only if that work left it

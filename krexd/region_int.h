@@ -6,6 +6,7 @@
  *   region_entry.c  close gates, drain, freeze, settle, grant
  *   region_unwind.c isolate and its undo, thaw, the certificate and record
  *   region_judge.c  the GPU's telemetry, the clock judge, the certificate note
+ *   region_exit.c   whether the grant waits for exiting processes (exit_wait)
  * Each file calls only the files below it in this list.
  */
 #ifndef KREXD_REGION_INT_H
@@ -39,8 +40,9 @@ struct sib {
 	int soon;    /* drained: frozen with the others drained this loop turn (sib_freeze_soon) */
 	int carried; /* chained: drained and frozen by the previous region, kept frozen */
 	int ungated; /* no member with a drain thread when the gates closed: never joined the gate */
-	int gate_left; /* ... and it had one before: its gated processes left (exited) */
-	pid_t on_gpu;  /* a process of it NVML listed on the region's GPUs, 0 none */
+	int gate_left;     /* ... and it had one before: its gated processes left (exited) */
+	int drain_exiting; /* its ack: KREX_DRAIN_EXITING (its GPU runtime was shutting down) */
+	pid_t on_gpu;      /* a process of it NVML listed on the region's GPUs, 0 none */
 };
 
 /*
@@ -61,6 +63,8 @@ struct region_cost {
 	uint64_t write_ns0;
 	uint64_t t_unwind; /* the end's start */
 };
+
+struct gp_result;
 
 struct region {
 	struct rq_req rq;
@@ -87,8 +91,12 @@ struct region {
 	/* The start's process list held back: every process in it that would
 	 * make the region degraded was exiting (exit_wait, region_judge.c). */
 	int exit_wait;
-	uint64_t exit_t0;           /* when a list first found them, 0 never */
-	unsigned exit_lists;        /* lists taken for it */
+	uint64_t exit_t0;    /* when a list first found them, 0 never */
+	unsigned exit_lists; /* lists taken for it */
+	/* The start's process list, come before the settle: judged there
+	 * (region_start_settle()), once every drain ack is in. */
+	struct gp_result *start_res;
+	int procs_stale; /* the list on its way was asked before an exiting ack: dropped */
 	int32_t busy_min, busy_max; /* SM clock over samples without the idle reason, -1 none */
 	int32_t all_min, all_max;   /* over every sample */
 	int low_grant;         /* the grant's sample: a busy clock under the tolerance, no reason */
@@ -186,9 +194,15 @@ int region_settled(struct krexd *k, struct region *r);
 void region_state_sync(struct krexd *k, struct region *r, const char *doing);
 void region_telemetry_end(struct krexd *k, struct region *r);
 void region_telemetry_start(struct krexd *k, struct region *r);
-struct gp_result;
-void region_procs_done(struct krexd *k, struct region *r, const struct gp_result *res);
+int region_procs_done(struct krexd *k, struct region *r, struct gp_result *res);
+void region_start_settle(struct krexd *k, struct region *r);
 void region_procs_lost(struct krexd *k, struct region *r);
 int region_exit_poll(struct krexd *k, struct region *r, uint64_t now);
+
+/* ---- region_exit.c ---- */
+/* 1: hold r's start list res back (bad: the processes that would make r
+ * degraded, one flag per listed pid), the grant waits; 0: judge r on it. */
+int region_exit_hold(struct krexd *k, struct region *r, const struct gp_result *res,
+                     const unsigned char *bad);
 
 #endif /* KREXD_REGION_INT_H */

@@ -56,7 +56,8 @@ void region_note(struct region *r, const char *fmt, ...)
  * NVML lists it as a client once hwloc's CUDA component has initialised
  * CUDA in it (measured on the H200).  *mps: the servers not counted.  bad
  * (NULL: not asked): 1 for each process that makes the region degraded, a
- * foreign one or one of a sibling outside the gate (region_ungated()). */
+ * foreign one, or one of a sibling outside the gate (region_ungated()) or
+ * whose process was exiting at its drain (region_exiting_sibs()). */
 static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_result *res,
                              int *mps, unsigned char *bad)
 {
@@ -86,7 +87,7 @@ static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_
 			if (r->sibs[x].part == p->id) {
 				if (!r->sibs[x].on_gpu)
 					r->sibs[x].on_gpu = res->pid[j];
-				if (bad && r->sibs[x].ungated)
+				if (bad && (r->sibs[x].ungated || r->sibs[x].drain_exiting))
 					bad[j] = 1;
 			}
 	}
@@ -178,6 +179,44 @@ static void region_ungated(struct krexd *k, struct region *r, int known)
 		          (unsigned long long)r->rq.id, c->ungated, c->ungated_who);
 }
 
+/*
+ * The siblings whose drain ack said their GPU runtime was shutting down
+ * (KREX_DRAIN_EXITING: the process exits, its contexts go with it): one no
+ * longer on the region's GPUs left nothing there; one still on them, or one
+ * NVML cannot tell about (known 0), makes the region degraded.
+ */
+static void region_exiting_sibs(struct krexd *k, struct region *r, int known)
+{
+	size_t i;
+
+	for (i = 0; i < r->nsibs; i++) {
+		const struct sib *s = &r->sibs[i];
+		if (!s->drain_exiting || !s->part)
+			continue;
+		if (!known)
+			region_note(
+			        r,
+			        "participant %u: drain failed (its process was exiting; whether it left the GPU is unknown)",
+			        s->part);
+		else if (s->on_gpu)
+			region_note(
+			        r,
+			        "participant %u: its process was exiting at the drain and its process %d is still on the GPU",
+			        s->part, (int)s->on_gpu);
+		else
+			log_debug(
+			        "region %llu: participant %u was exiting at the drain and has left the GPU",
+			        (unsigned long long)r->rq.id, s->part);
+	}
+}
+
+/* No process list for the start: the processes are unknown. */
+static void region_start_unknown(struct krexd *k, struct region *r)
+{
+	region_ungated(k, r, 0);
+	region_exiting_sibs(k, r, 0);
+}
+
 /* The end's count into the certificate, when it is more than the start's. */
 static void region_foreign_merge(struct region *r)
 {
@@ -213,96 +252,7 @@ static void region_foreign_start(struct krexd *k, struct region *r, int foreign,
 		        "region %llu: over MPS: %d MPS server(s) on its GPUs, not counted as foreign processes (NVML lists their clients, each counted as any process)",
 		        (unsigned long long)r->rq.id, mps);
 	region_ungated(k, r, foreign >= 0);
-}
-
-/*
- * Exiting processes (exit_wait, krexd.conf(5)).  A command that exits
- * leaves its gate at once, but NVML lists it while the driver tears its
- * context down (H200, 24-32 sessions: 2-10 % of the regions were degraded
- * for such a process, a sibling's whose gated processes had left).  When
- * every process that would make a region degraded is exiting, the region's
- * start list is held back and the grant waits, listing again each settle
- * poll, until a list without them comes, at most exit_wait: a region is
- * clean only when nothing but its participants' gated work is on its GPUs
- * at the grant.  One that outlives the wait is judged as it is, and
- * remembered (its pid and start time) so that it never makes a region
- * wait again.
- */
-#define EXIT_SLOW_MAX 32
-static struct {
-	pid_t pid;
-	unsigned long long start;
-} exit_slow[EXIT_SLOW_MAX];
-static unsigned exit_slow_next;
-
-static int exit_slow_has(pid_t pid, unsigned long long start)
-{
-	unsigned i;
-
-	for (i = 0; i < EXIT_SLOW_MAX; i++)
-		if (exit_slow[i].pid == pid && exit_slow[i].start == start)
-			return 1;
-	return 0;
-}
-
-static void exit_slow_add(pid_t pid, unsigned long long start)
-{
-	if (exit_slow_has(pid, start))
-		return;
-	exit_slow[exit_slow_next].pid = pid;
-	exit_slow[exit_slow_next].start = start;
-	exit_slow_next = (exit_slow_next + 1) % EXIT_SLOW_MAX;
-}
-
-/* 1: hold r's start list res back (bad: region_foreign_of's), the grant
- * waits; 0: judge r on it. */
-static int region_exit_hold(struct krexd *k, struct region *r, const struct gp_result *res,
-                            const unsigned char *bad)
-{
-	uint64_t now = time_now_ns(), wait = k->cfg.exit_wait_ns;
-	int j, nbad = 0, nexit = 0, first = 0;
-	size_t x;
-
-	for (j = 0; j < res->n; j++)
-		if (bad[j]) {
-			nbad++;
-			if (res->exiting[j] && !exit_slow_has(res->pid[j], res->start[j]) &&
-			    nexit++ == 0)
-				first = res->pid[j];
-		}
-	if (r->phase >= PH_HELD || r->end_listed >= 0 || !wait || !nbad || nexit < nbad) {
-		if (r->exit_lists)
-			log_debug(
-			        "region %llu: waited %llu us after the freeze for exiting processes to leave its GPUs (%u lists): %s",
-			        (unsigned long long)r->rq.id,
-			        (unsigned long long)(r->exit_t0 ? us(now - r->exit_t0) : 0),
-			        r->exit_lists, !nbad ? "gone" : "judged as they are");
-		return 0;
-	}
-	if (!r->exit_wait && !r->exit_lists)
-		log_debug(
-		        "region %llu: %d process(es) on its GPUs would make it degraded and are exiting (pid %d): the grant waits for them to leave, at most exit_wait (%llu ms) after the freeze",
-		        (unsigned long long)r->rq.id, nbad, first,
-		        (unsigned long long)(wait / NS_PER_MS));
-	/* The bound counts from the settle (region_settle()): before it the
-	 * drain and the freeze are still under way, and the wait costs nothing. */
-	if (r->phase == PH_SETTLE && !r->exit_t0)
-		r->exit_t0 = now;
-	if (r->exit_t0 && now - r->exit_t0 >= wait) {
-		for (j = 0; j < res->n; j++)
-			if (bad[j])
-				exit_slow_add(res->pid[j], res->start[j]);
-		log_info(
-		        "region %llu: %d exiting process(es) still on its GPUs after exit_wait (%llu ms, %u lists; pid %d): judged as they are, not waited for again",
-		        (unsigned long long)r->rq.id, nbad, (unsigned long long)(wait / NS_PER_MS),
-		        r->exit_lists, first);
-		return 0;
-	}
-	for (x = 0; x < r->nsibs; x++) /* the next list says again who is there */
-		r->sibs[x].on_gpu = 0;
-	r->exit_wait = 1;
-	r->exit_lists++;
-	return 1;
+	region_exiting_sibs(k, r, foreign >= 0);
 }
 
 /* The start's process list res into r: judged now, or held back while
@@ -357,7 +307,7 @@ int region_exit_poll(struct krexd *k, struct region *r, uint64_t now)
 	res = t == 0 ? calloc(1, sizeof(*res)) : NULL;
 	if (!res) { /* the thread's queue is full (NVML hung?): unknown */
 		r->exit_wait = 0;
-		region_ungated(k, r, 0);
+		region_start_unknown(k, r);
 		return 0;
 	}
 	gp_list(res, names, n, &k->fz);
@@ -397,7 +347,7 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 	for (i = 0; i < KREX_MAX_GPUS; i++)
 		r->nominal[i] = -1;
 	if (!r->rq.mask || nvml_open() < 0) {
-		region_ungated(k, r, 0);
+		region_start_unknown(k, r);
 		return;
 	}
 	r->exit_wait = 0;
@@ -424,25 +374,31 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 		log_msg(procs_full++ ? LOG_LVL_DEBUG : LOG_LVL_WARN,
 		        "region %llu: the GPU process-list thread has %u requests waiting (NVML hung?): foreign processes unknown",
 		        (unsigned long long)r->rq.id, GP_MAX_QUEUED);
-		region_ungated(k, r, 0);
+		region_start_unknown(k, r);
 		return;
 	}
 	res = calloc(1, sizeof(*res));
 	if (!res) {
-		region_ungated(k, r, 0);
+		region_start_unknown(k, r);
 		return;
 	}
 	gp_list(res, names, region_gpu_names(k, r, names), &k->fz);
-	region_start_list(k, r, res);
-	free(res);
+	free(r->start_res);
+	r->start_res = res; /* judged at the settle (region_start_settle()) */
 }
 
-/* The thread's process list res for r, which asked for it: into its certificate. */
-void region_procs_done(struct krexd *k, struct region *r, const struct gp_result *res)
+/*
+ * The thread's process list res for r, which asked for it: into its
+ * certificate, or, before the settle, kept in r->start_res to be judged
+ * there once every drain ack is in (region_start_settle()).  1 when kept
+ * (r owns res then).
+ */
+int region_procs_done(struct krexd *k, struct region *r, struct gp_result *res)
 {
 	const struct krex_certificate *c = &r->cert;
 	uint64_t t0 = time_now_ns();
 	unsigned i, j;
+	int kept = 0;
 
 	procs_late = procs_full = 0;
 	r->procs_ticket = 0;
@@ -453,18 +409,61 @@ void region_procs_done(struct krexd *k, struct region *r, const struct gp_result
 			k->nominal[i] = res->nominal[j];
 		j++;
 	}
-	if (!region_start_list(k, r, res))
-		return;         /* held back: exiting processes (region_exit_hold) */
-	if (r->end_listed == 0) /* ended before it came: the end's count is the start's */
-		r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
-	else if (r->end_listed == 1)
-		region_foreign_merge(r);
+	if (r->procs_stale) {
+		/* asked before a sibling's exiting ack: says nothing of it */
+		r->procs_stale = 0;
+		if (r->phase == PH_HELD && !r->exit_wait)
+			region_start_unknown(k, r); /* granted without a newer one */
+	} else if (r->phase < PH_SETTLE && r->end_listed < 0) {
+		free(r->start_res);
+		r->start_res = res;
+		kept = 1;
+	} else if (region_start_list(k, r, res)) {
+		if (r->end_listed == 0) /* ended before it came: the end's count is the start's */
+			r->foreign_end = c->known & KREX_CERT_FOREIGN ? c->foreign : -1;
+		else if (r->end_listed == 1)
+			region_foreign_merge(r);
+	}
 	log_debug(
 	        "region %llu: processes on the GPU: %d listed in %llu us (queued %llu us, nominal clocks %llu us), cgroups read in %llu us, mapped in %llu us on the loop, %llu us after the close",
 	        (unsigned long long)r->rq.id, res->n, (unsigned long long)us(res->list_ns),
 	        (unsigned long long)us(res->queued_ns), (unsigned long long)us(res->clock_ns),
 	        (unsigned long long)us(res->keys_ns), (unsigned long long)us(time_now_ns() - t0),
 	        (unsigned long long)us(time_now_ns() - r->procs_t0));
+	return kept;
+}
+
+/*
+ * At the settle (region_settle(), after the freeze), every drain ack in:
+ * judge the start's process list that came during the drain and the
+ * freeze (none yet: it is judged when it comes).  When a sibling's ack said
+ * its process was exiting (KREX_DRAIN_EXITING), that list was taken while
+ * the process still ran: the processes are listed again (r->exit_wait,
+ * region_exit_poll()) and that list is judged.
+ */
+void region_start_settle(struct krexd *k, struct region *r)
+{
+	int exiting = 0;
+	size_t i;
+
+	for (i = 0; i < r->nsibs; i++)
+		exiting |= r->sibs[i].drain_exiting && r->sibs[i].part;
+	if (exiting && k->cfg.exit_wait_ns && r->rq.mask && nvml_open() == 0) {
+		log_debug(
+		        "region %llu: a sibling's process was exiting at its drain: the processes are listed again",
+		        (unsigned long long)r->rq.id);
+		free(r->start_res);
+		r->start_res = NULL;
+		r->procs_stale = r->procs_ticket != 0;
+		r->exit_wait = 1;
+		return;
+	}
+	if (r->start_res) {
+		region_start_list(k, r, r->start_res);
+		free(r->start_res);
+		r->start_res = NULL;
+	} else if (exiting && !r->procs_ticket)
+		region_exiting_sibs(k, r, 0); /* no list comes: unknown */
 }
 
 /* Its process list never came: the processes stay unknown.  Said once
@@ -475,7 +474,7 @@ void region_procs_lost(struct krexd *k, struct region *r)
 	        "region %llu: NVML's process list did not come within %u ms of its end: foreign processes unknown",
 	        (unsigned long long)r->rq.id, KREXD_PROCS_WAIT_MS);
 	r->procs_ticket = 0;
-	region_ungated(k, r, 0);
+	region_start_unknown(k, r);
 }
 
 /*

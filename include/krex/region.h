@@ -260,6 +260,16 @@ int krex_certificate_verify(const char *text, struct krex_verify *v);
  */
 typedef int (*krex_drain_fn)(void *arg);
 
+/*
+ * What a drain callback returns when it could not drain because this
+ * process's GPU runtime is shutting down (the process exits: the driver
+ * answers "deinitialized"): its contexts go with it.  krexd then judges the
+ * region on whether the process is still on the GPU, and waits for it to
+ * leave (krexd.conf(5) exit_wait).  Any other non-zero return is a failed
+ * drain.
+ */
+#define KREX_DRAIN_EXITING 2
+
 struct krex_join_opts {
 	uint32_t size;           /* sizeof(struct krex_join_opts) */
 	const char *const *gpus; /* node-wide GPU names; NULL = from the environment */

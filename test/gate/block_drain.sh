@@ -6,7 +6,7 @@
 # bounds that work.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 22
+plan 24
 
 # bounded_hog CAP US COUNTER MIN CMD...: start CMD (writing its launch count to
 # COUNTER, the gate's counts to COUNTER.counts at its exit) under queue_cap
@@ -133,6 +133,23 @@ kill "$HOG"; wait "$HOG" 2>/dev/null
 GU=$(gave_up "$T/c4b")
 ok "HIP: queue_time 1 ms, 2 ms kernels queued one at a time ($MAXQ), 64 more per wait that gave up ($GU)" \
 	bounded "$MAXQ" 2 "$GU"
+
+# 4c. HIP shut down (the process exits: the mock answers
+# hipErrorDeinitialized once the file exists): the drain acknowledges with
+# KREX_DRAIN_EXITING (2), which krexd judges by whether the process is still
+# on the GPU, not as a failed drain (1)
+page init 4 0
+export KREX_MOCK_HIP_DEINIT="$T/hipdeinit"
+bg_gated ./hiphog 2000 "$T/c4c"
+unset KREX_MOCK_HIP_DEINIT
+HOG=$!
+wait_for 10 counter_ge "$T/c4c" 100
+touch "$T/hipdeinit"
+page close
+ok "HIP shut down: the drain acknowledged" page wait-acks 1 10000
+ok "... with status 2, exiting ($(page get ack_status))" [ "$(page get ack_status)" = 2 ]
+page open
+kill "$HOG"; wait "$HOG" 2>/dev/null
 
 # 5. a process that never touched the GPU acknowledges at once
 page init

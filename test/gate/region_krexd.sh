@@ -63,7 +63,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 15
+plan 16
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -153,6 +153,21 @@ diag "$(cat "$T/cert2")"
 ok "a late drainer is counted late or its drain failed" sh -c \
 	"[ \"\$(sed -n 's/.*\"late\": *\([0-9]*\).*/\1/p' '$T/cert2' | head -1)\" -ge 1 ] || grep -q 'drain failed' '$T/cert2'"
 ok "and frozen anyway" [ "$(field frozen "$T/cert2")" -ge 1 ]
+stop_all
+
+# a sibling whose CUDA is shut down (its process exits; the mock driver
+# answers CUDA_ERROR_DEINITIALIZED once the file exists): its gate
+# acknowledges the drain with KREX_DRAIN_EXITING, not as a failed drain; this
+# krexd has no NVML, so whether the process left the GPU is unknown: noted
+"$KREX" run --gpus mock0 -- env KREX_MOCK_CUDA_DEINIT="$T/deinit" "$WL/krex-hog" 2000 --sync \
+	--seconds 60 --counter "$T/hog4" &
+PIDS="$PIDS $!"
+wait_for 10 counter_ge "$T/hog4" 1
+touch "$T/deinit"
+timeout -k 5 60 "$KREX" region --gpus mock0 --cert "$T/cert4" -- true
+diag "$(cat "$T/cert4")"
+ok "a sibling whose CUDA was shut down: its gate says it exits, krexd notes it (NVML unknown)" \
+	grep -q 'participant [0-9]*: drain failed (its process was exiting; whether it left the GPU is unknown)' "$T/cert4"
 stop_all
 
 # fail open after krexd dies

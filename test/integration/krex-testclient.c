@@ -6,6 +6,7 @@
  *	krex-testclient [-s SOCKET] participant [--gpus g,..] [--counter FILE]
  *	                [--ack-drains | --gate-noack] [--label L] [--enter DIR]
  *	                [--cgroup CG] [--newcomers-on-drain] [--ack-after FILE]
+ *	                [--ack-status N]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--until FILE] [--count C]
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	                [--hold-until FILE]
@@ -146,6 +147,7 @@ struct drainer {
 	int newcomers;         /* --newcomers-on-drain: see newcomers() */
 	cpu_set_t wide;        /* the process's CPUs at registration */
 	const char *ack_after; /* --ack-after FILE: each ack waits until FILE exists */
+	unsigned ack_status;   /* --ack-status N: the status each ack carries (0 drained) */
 };
 
 static void *sleeper(void *arg)
@@ -234,6 +236,7 @@ static void *drain_thread(void *arg)
 		}
 		memset(&m, 0, sizeof(m));
 		m.ack.generation = gen;
+		m.ack.status = d->ack_status;
 		if (proto_send(d->fd, PROTO_DRAIN_ACK, seq_next++, &m, time_deadline_ms(IO_MS)) < 0)
 			return NULL;
 	}
@@ -270,7 +273,10 @@ static int cmd_participant(int argc, char **argv)
 			gate_noack = 1;
 		else if (!strcmp(argv[i], "--newcomers-on-drain"))
 			ack = d.newcomers = 1;
-		else if (!strcmp(argv[i], "--ack-after") && i + 1 < argc) {
+		else if (!strcmp(argv[i], "--ack-status") && i + 1 < argc) {
+			ack = 1;
+			d.ack_status = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--ack-after") && i + 1 < argc) {
 			ack = 1;
 			d.ack_after = argv[++i];
 		} else if (!strcmp(argv[i], "--cgroup") && i + 1 < argc)

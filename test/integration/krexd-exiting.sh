@@ -11,8 +11,9 @@
 # The exiting process is a zombie (state Z, PF_EXITING): a child that its
 # parent never reaps.  The test holds krexd in the drain (a sibling that
 # acknowledges only once a file exists) until the mock NVML has listed the
-# processes, so that the list always comes before the grant; the mock's
-# log says when it did.  "Gone from the GPU" is the mock's list without it.
+# processes (the mock's log says when), so that the list taken at the close
+# has it; "gone from the GPU" is the mock's list without it, written before
+# the sibling acknowledges: the list taken again after the freeze.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -64,7 +65,7 @@ KT_PIDS="$KT_PIDS $LIVE"
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "log_level = debug" "exit_wait = 2s"
-plan 16
+plan 21
 ok "two zombies (exiting processes) and a live process for the mock's list" \
 	test -n "$Z1" -a -n "$Z2" -a -n "$LIVE"
 ok "krexd starts with the mock NVML" krexd_start
@@ -72,11 +73,11 @@ ok "a sibling whose acks wait for a file" kt_participant s --ack-after "$ACK"
 
 # 1. An exiting process leaves the GPU while the grant waits: clean.
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40 pids=$Z1"
-held_start r1
-ok "an exiting foreign process: krexd's log says the grant waits for it" \
-	wait_for 20 log_has ": 1 process(es) on its GPUs would make it degraded and are exiting (pid $Z1)"
+held_start r1 # the list at the close has it
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" # its teardown is done
 held_end r1
+ok "an exiting foreign process: krexd's log says the grant waited for it" \
+	log_has "region $(field r1 region_id): 1 process(es) on its GPUs would make it degraded and are exiting (pid $Z1)"
 ok "once it left the GPU: clean, no foreign process, no note" \
 	test "$(field r1 outcome)/$(field r1 foreign)/$(field r1 note)" = clean/0/
 ok "... krexd listed again after the freeze and says it waited" \
@@ -116,10 +117,37 @@ ok "exit_wait = 0: an exiting process makes the region degraded at once" sh -c "
 	test '$(field r5 outcome)/$(field r5 foreign)' = degraded/1 &&
 	! grep -qs 'region $(field r5 region_id): .*exiting' '$KT_DIR/krexd.log'"
 
-# 5. The same without the process-list thread (the list taken on krexd's
+# 5. A sibling whose drain ack says its GPU runtime was shutting down
+# (KREX_DRAIN_EXITING, 2: its process exits): krexd lists the processes
+# again after the freeze and judges on whether that sibling is still there.
+reload "exit_wait = 2s"
+touch "$ACK"
+ok "a sibling that acknowledges drains with status 2 (exiting)" kt_participant e --ack-status 2
+nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
+held_start x1
+held_end x1
+ok "an exiting sibling no longer on the GPU: clean, no note" \
+	test "$(field x1 outcome)/$(field x1 note)" = clean/
+ok "... krexd listed again and says it left the GPU" sh -c "
+	grep -qs 'region $(field x1 region_id): a sibling.s process was exiting at its drain: the processes are listed again' '$KT_DIR/krexd.log' &&
+	grep -qs 'region $(field x1 region_id): participant [0-9]* was exiting at the drain and has left the GPU' '$KT_DIR/krexd.log'"
+nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40 pids=$e"
+held_start x2
+held_end x2
+ok "an exiting sibling still on the GPU: degraded, the note says so" sh -c "
+	test '$(field x2 outcome)' = degraded &&
+	grep -qs '^note=participant [0-9]*: its process was exiting at the drain and its process $e is still on the GPU$' '$KT_DIR/x2.out'"
+reload "exit_wait = 0"
+held_start x3
+held_end x3
+ok "exit_wait = 0: judged on the list taken at the close (the same)" sh -c "
+	test '$(field x3 outcome)' = degraded &&
+	grep -qs '^note=participant [0-9]*: its process was exiting at the drain and its process $e is still on the GPU$' '$KT_DIR/x3.out'"
+
+# 6. The same without the process-list thread (the list taken on krexd's
 # loop: KREXD_PROCS_INLINE), the wait ending when it leaves.
 krexd_stop
-kill "$s" 2>/dev/null
+kill "$s" "$e" 2>/dev/null
 kt_conf "exit_wait = 2s"
 export KREXD_PROCS_INLINE=1
 ok "krexd starts again, listing on its loop" krexd_start
@@ -127,9 +155,9 @@ unset KREXD_PROCS_INLINE
 kt_participant s2 --ack-after "$ACK"
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40 pids=$Z2"
 held_start r6
-ok "on the loop too: the grant waits for the exiting process" \
-	wait_for 20 log_has ": 1 process(es) on its GPUs would make it degraded and are exiting (pid $Z2)"
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 held_end r6
+ok "on the loop too: the grant waited for the exiting process" \
+	log_has "region $(field r6 region_id): 1 process(es) on its GPUs would make it degraded and are exiting (pid $Z2)"
 ok "... and the region is clean once it left" \
 	test "$(field r6 outcome)/$(field r6 foreign)/$(field r6 note)" = clean/0/

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gate_types.h"
 #include "mock_cuda.h"
@@ -30,6 +31,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_DEINITIALIZED 4
 #define CUDA_ERROR_INVALID_CONTEXT 201
 #define CUDA_ERROR_NOT_FOUND 500
 #define CUDA_ERROR_NOT_READY 600
@@ -95,6 +97,18 @@ static CUresult submit(CUstream s, const struct mock_op *op, uint64_t *seq)
 	if (seq)
 		*seq = n;
 	return CUDA_SUCCESS;
+}
+
+/*
+ * KREX_MOCK_CUDA_DEINIT=PATH: once PATH exists the driver is shut down, as
+ * in a process's exit after the CUDA runtime's teardown: cuCtxGetCurrent,
+ * cuEventRecord and cuEventQuery answer CUDA_ERROR_DEINITIALIZED; contexts
+ * can still be pushed (the drains of exiting processes on the H200 failed
+ * on their events, not on the push).
+ */
+static int deinitialized(void)
+{
+	return mock_deinitialized("KREX_MOCK_CUDA_DEINIT");
 }
 
 EXPORT CUresult cuInit(unsigned int flags)
@@ -165,6 +179,8 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext c)
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
 {
+	if (deinitialized())
+		return CUDA_ERROR_DEINITIALIZED;
 	*c = ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
 	return CUDA_SUCCESS;
 }
@@ -307,6 +323,8 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
 	struct mock_op op = {.type = MOP_EVENT, .ev = &e->e};
 
+	if (deinitialized())
+		return CUDA_ERROR_DEINITIALIZED;
 	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
 	return submit(s, &op, NULL);
@@ -340,7 +358,7 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 
 EXPORT CUresult cuEventQuery(CUevent e)
 {
-	CUresult r = event_check(e);
+	CUresult r = deinitialized() ? CUDA_ERROR_DEINITIALIZED : event_check(e);
 
 	if (r != CUDA_SUCCESS)
 		return r;

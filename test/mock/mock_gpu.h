@@ -190,4 +190,8 @@ void mock_graph_free(struct mock_op *graph);
 
 #define MOCK_QUEUE_MAX 1024
 
+/* The runtime shut down, as in a process's exit after its teardown: 1 once
+ * the file named by the environment variable env exists (then for good). */
+int mock_deinitialized(const char *env);
+
 #endif /* KREX_MOCK_GPU_H */

@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gate_types.h"
 #include "mock_gpu.h"
@@ -74,8 +75,20 @@ EXPORT hipError_t hipGetDeviceCount(int *n)
 	return hipSuccess;
 }
 
+/*
+ * KREX_MOCK_HIP_DEINIT=PATH: once PATH exists the runtime is shut down, as in
+ * a process's exit after HIP's teardown: hipGetDevice, hipEventRecord and
+ * hipEventQuery answer hipErrorDeinitialized (CUDA's mock does the same).
+ */
+static int deinitialized(void)
+{
+	return mock_deinitialized("KREX_MOCK_HIP_DEINIT");
+}
+
 EXPORT hipError_t hipGetDevice(int *d)
 {
+	if (deinitialized())
+		return hipErrorDeinitialized;
 	*d = cur_dev;
 	return hipSuccess;
 }
@@ -159,6 +172,8 @@ EXPORT hipError_t hipEventRecord(hipEvent_t e, hipStream_t s)
 {
 	struct mock_op op = {.type = MOP_EVENT, .ev = &e->e};
 
+	if (deinitialized())
+		return hipErrorDeinitialized;
 	return submit(s, &op, NULL);
 }
 
@@ -190,7 +205,7 @@ EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *e, unsigned flags)
 
 EXPORT hipError_t hipEventQuery(hipEvent_t e)
 {
-	hipError_t r = event_check(e);
+	hipError_t r = deinitialized() ? hipErrorDeinitialized : event_check(e);
 
 	if (r != hipSuccess)
 		return r;
