@@ -405,6 +405,11 @@ void region_certify(struct krexd *k, struct region *r, int why, const char *who,
 	}
 	if (r->phase == PH_HELD)
 		region_judge_clocks(k, r);
+	else if (!strstr(c->note, "ended before the grant")) /* its owner's END says it */
+		region_note(r, "ended before the grant%s",
+		            why == END_GONE      ? " (its owner left)"
+		            : why == END_TIMEOUT ? " (no grant within the queue timeout)"
+		                                 : "");
 	if (c->late || c->frozen < c->siblings || c->note[0])
 		c->outcome = KREX_OUTCOME_DEGRADED;
 	else

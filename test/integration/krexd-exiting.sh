@@ -65,7 +65,7 @@ KT_PIDS="$KT_PIDS $LIVE"
 
 nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "log_level = debug" "exit_wait = 2s"
-plan 21
+plan 22
 ok "two zombies (exiting processes) and a live process for the mock's list" \
 	test -n "$Z1" -a -n "$Z2" -a -n "$LIVE"
 ok "krexd starts with the mock NVML" krexd_start
@@ -148,7 +148,7 @@ ok "exit_wait = 0: judged on the list taken at the close (the same)" sh -c "
 # loop: KREXD_PROCS_INLINE), the wait ending when it leaves.
 krexd_stop
 kill "$s" "$e" 2>/dev/null
-kt_conf "exit_wait = 2s"
+kt_conf "exit_wait = 2s" "region_log = $KT_DIR/regions.jsonl"
 export KREXD_PROCS_INLINE=1
 ok "krexd starts again, listing on its loop" krexd_start
 unset KREXD_PROCS_INLINE
@@ -161,3 +161,11 @@ ok "on the loop too: the grant waited for the exiting process" \
 	log_has "region $(field r6 region_id): 1 process(es) on its GPUs would make it degraded and are exiting (pid $Z2)"
 ok "... and the region is clean once it left" \
 	test "$(field r6 outcome)/$(field r6 foreign)/$(field r6 note)" = clean/0/
+
+# 7. A region whose owner leaves before the grant (here: in the drain):
+# its record says why it is degraded.
+held_start r7
+kill "$r7"
+ok "an owner gone before the grant: the region log says 'ended before the grant (its owner left)'" \
+	wait_for 20 grep -qs '"outcome":"degraded".*"note":"ended before the grant (its owner left)"' "$KT_DIR/regions.jsonl"
+touch "$ACK"
