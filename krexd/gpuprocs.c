@@ -74,7 +74,8 @@ void gp_list(struct gp_result *res, const char *const *gpus, unsigned n, const s
 	for (i = 0; i < res->n; i++) {
 		struct proc_stat st;
 		res->key_err[i] = freezer_key(f, res->pid[i], &res->key[i]) < 0;
-		res->mps_server[i] = (unsigned char)gp_mps_server(res->pid[i]);
+		/* only where it counts: with the MPS client list (region_judge.c) */
+		res->mps_server[i] = res->mps_known ? (unsigned char)gp_mps_server(res->pid[i]) : 0;
 		res->exiting[i] = 0;
 		res->start[i] = 0;
 		if (proc_stat_read(res->pid[i], &st) >= 22) {

@@ -199,6 +199,9 @@ def _load():
     lib.krex_certificate_json.restype = ctypes.c_int
     lib.krex_certificate_json.argtypes = [ctypes.POINTER(Certificate), ctypes.c_char_p,
                                           ctypes.c_ulong]
+    if hasattr(lib, "krex_region_held"):  # libkrexregion 4:0:3 and later
+        lib.krex_region_held.restype = ctypes.c_int
+        lib.krex_region_held.argtypes = []
     if lib.krex_api_version() != API_VERSION:
         # A different struct layout would be read wrongly: refuse.
         raise ImportError("krex: %s (%s) speaks API version %d, this binding %d" %
@@ -222,12 +225,9 @@ def held():
     one.  Raises KrexError (KREX_EINVAL) with a libkrexregion older than 4:0:3,
     which lacks the call."""
     lib = _load()
-    fn = getattr(lib, "krex_region_held", None)
-    if fn is None:
-        raise KrexError(EINVAL, "krex_region_held (not in %s)" % library())
-    fn.restype = ctypes.c_int
-    fn.argtypes = []
-    return fn() != 0
+    if not hasattr(lib, "krex_region_held"):
+        raise KrexError(EINVAL, "krex_region_held (not in %s, %s)" % (_lib_from[1], _lib_from[0]))
+    return lib.krex_region_held() != 0
 
 
 _load()  # at import: `import krex` fails with ImportError when the library is not found
