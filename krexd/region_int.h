@@ -91,7 +91,8 @@ struct region {
 	/* The start's process list held back: every process in it that would
 	 * make the region degraded was exiting (exit_wait, region_judge.c). */
 	int exit_wait;
-	uint64_t exit_t0;    /* when a list first found them, 0 never */
+	uint64_t
+	        exit_t0; /* when the settle began to wait for them (the bound's start), 0 not yet */
 	unsigned exit_lists; /* lists taken for it */
 	/* The start's process list, come before the settle: judged there
 	 * (region_start_settle()), once every drain ack is in. */

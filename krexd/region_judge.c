@@ -104,18 +104,28 @@ static unsigned region_gpu_names(struct krexd *k, struct region *r, const char *
 	return n;
 }
 
-/* The same, listed now, on the loop (the end's list; the start's when the
- * thread is not there). */
-static int region_foreign(struct krexd *k, struct region *r, int *mps)
+/* The processes on r's GPUs, listed now, on the loop (the end's list; the
+ * start's when the thread is not there): a result to free(), NULL when out
+ * of memory. */
+static struct gp_result *region_list_now(struct krexd *k, struct region *r)
 {
 	const char *names[KREX_MAX_GPUS];
-	struct gp_result *res = malloc(sizeof(*res));
+	struct gp_result *res = calloc(1, sizeof(*res));
+
+	if (res)
+		gp_list(res, names, region_gpu_names(k, r, names), &k->fz);
+	return res;
+}
+
+/* The foreign processes, listed now (region_list_now()); -1 unknown. */
+static int region_foreign(struct krexd *k, struct region *r, int *mps)
+{
+	struct gp_result *res = region_list_now(k, r);
 	int foreign;
 
 	*mps = 0;
 	if (!res)
 		return -1;
-	gp_list(res, names, region_gpu_names(k, r, names), &k->fz);
 	foreign = region_foreign_of(k, r, res, mps, NULL);
 	free(res);
 	return foreign;
@@ -304,13 +314,12 @@ int region_exit_poll(struct krexd *k, struct region *r, uint64_t now)
 		r->procs_t0 = now;
 		return 1;
 	}
-	res = t == 0 ? calloc(1, sizeof(*res)) : NULL;
+	res = t == 0 ? region_list_now(k, r) : NULL;
 	if (!res) { /* the thread's queue is full (NVML hung?): unknown */
 		r->exit_wait = 0;
 		region_start_unknown(k, r);
 		return 0;
 	}
-	gp_list(res, names, n, &k->fz);
 	region_start_list(k, r, res);
 	free(res);
 	return r->exit_wait;
@@ -377,12 +386,11 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 		region_start_unknown(k, r);
 		return;
 	}
-	res = calloc(1, sizeof(*res));
+	res = region_list_now(k, r);
 	if (!res) {
 		region_start_unknown(k, r);
 		return;
 	}
-	gp_list(res, names, region_gpu_names(k, r, names), &k->fz);
 	free(r->start_res);
 	r->start_res = res; /* judged at the settle (region_start_settle()) */
 }
