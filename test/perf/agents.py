@@ -118,6 +118,11 @@ BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lo
 BDIGITS = {k: 3 for k in BCOLS if k.endswith("_s")}
 BDIGITS.update({k: 1 for k in BCOLS if k.endswith("_ms") or k.endswith("_pct")})
 BDIGITS["regions"] = 1
+# A GPU command's wall time, split (the third table).
+CCOLS = ["n", "mode", "role", "commands", "burn_s", "start_s", "start_alone_s", "to_main_s",
+         "gpu_s", "gpu_nominal_s", "exit_s", "gpu_util_pct"]
+CDIGITS = {k: 3 for k in CCOLS if k.endswith("_s")}
+CDIGITS["gpu_util_pct"] = 1
 BDIGITS["first_kernel_ms"] = 3
 DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall_p95_pct": 2,
           "window_s": 1, "entry_p95": 3, "iter_s": 2, "iter_nominal_s": 2, "hold_s": 3,
@@ -212,6 +217,7 @@ def worker(p):
     waited = [0.0]
     err = [None]
     gates = {}  # command -> its gate's drain lines (KREX_LOG=debug)
+    phases = {}  # command -> its wall-clock marks (the commands table)
 
     def gpu_command(host_s, cmd, role):
         if p["mode"] == "cmd":
@@ -221,10 +227,12 @@ def worker(p):
         t0 = time.time()
         try:
             P.burn(max(0.0, host_s - p["startup"]) * p["rate"])
+            t_spawn = time.time()
             # In the session's process group: when the window ends and the
             # session is killed, its running command dies with it instead of
             # running on into the next mode's window.
             rc, so, se = P.run_capture(cmd, env, 600, own_group=False)
+            t_exit = time.time()
         finally:
             if p["mode"] == "cmd":
                 lock(False)
@@ -233,7 +241,11 @@ def worker(p):
             err[0] = (se.strip().splitlines() or ["rc %s" % rc])[-1][:200]
         if p["drain_log"]:
             gates[role] = krexlog.parse_gate(se.splitlines())
-        return rc, P.parse_kv(so, "victim")
+        v = P.parse_kv(so, "victim")
+        phases[role] = dict(burn0=t0, spawn=t_spawn, exit=t_exit,
+                            **{x: P.num((v or {}).get("t_" + x))
+                               for x in ("main", "ready", "end")})
+        return rc, v
 
     d = p["d"]
     time.sleep(rnd.uniform(0, d["think"]))  # sessions do not start in step
@@ -252,6 +264,7 @@ def worker(p):
             P.burn(d["compile"] * p["rate"])
             t2 = time.time()
             gates.clear()
+            phases.clear()
             gpu_command(d["correct_host"], victim_cmd(p, p["n_correct"], 0, "none", "correct"),
                         "correct")
             t3 = time.time()
@@ -264,7 +277,7 @@ def worker(p):
                                       hold_s=held[0], err=err[0], think_s=t1 - t0,
                                       compile_s=t2 - t1, correct_s=t3 - t2, bench_s=t4 - t3,
                                       lock_wait_s=waited[0], raw=read_raw(raw),
-                                      gates=dict(gates))) + "\n")
+                                      gates=dict(gates), phases=dict(phases))) + "\n")
             out.flush()
             done += 1
         if p["mode"] == "job":
@@ -286,6 +299,7 @@ class Sim:
         self.rows = []
         self.brows = []  # where the time goes
         self.srows = []  # the drain per sibling (--drain-log)
+        self.crows = []  # a GPU command's wall time, split
         self.failed = 0
         d = {k: getattr(a, k) * a.scale for k in DURATIONS}
         self.d = d
@@ -344,6 +358,7 @@ class Sim:
             return row
         env, wrap, cmd_wrap, krexd, groups = dict(self.env), [], [], None, []
         mock = P.MockGpu(env, "%s.%d" % (mode, n))
+        util = P.GpuUtil()
         try:
             if mode.startswith("krex"):
                 opts = P.krexd_opts(a, a.queue_cap, "participants")
@@ -360,6 +375,7 @@ class Sim:
                 wrap, cmd_wrap = [], wrap
             start = time.time()
             deadline = start + a.window
+            util.start()
             for slot in range(n):
                 p = self.params(mode, slot, deadline, rate, iters, cmd_wrap)
                 if os.path.exists(p["results"]):
@@ -370,12 +386,14 @@ class Sim:
                                       "session %d" % slot))
             time.sleep(max(0.0, deadline - time.time()))
         finally:
+            util.stop()
             stop_all(groups)
             if krexd:
                 krexd.stop()
             mock.close()
         log = krexd.g.logpath if krexd and P.drain_log(a) else None
         self.collect(row, n, mode, start, deadline, ref, log)
+        self.commands(n, mode, row.pop("_benches", []), util.mean(start + self.warm, deadline))
         return row
 
     def nominal_iter(self):
@@ -443,12 +461,35 @@ class Sim:
         row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], ref.get("wall_p95"))
         cl = [r["v"]["outcome_clean"] for r in benches if r["v"].get("outcome_clean", "-") != "-"]
         row["clean"] = "%d/%d" % (sum(int(c) for c in cl), len(cl)) if cl else "-"
+        row["_benches"] = benches  # for commands(), popped by window()
         self.breakdown(row, benches, n, mode, pooled, self.siblings(n, mode, krexd_log, gates))
         if benches and not pooled:
             row["note"] = "per-benchmark percentiles (no raw samples)"
         if bad:
             self.failed += 1
             row["note"] = "%d benchmark runs failed (see w.*.log)" % bad
+
+    def commands(self, n, mode, benches, util):
+        """A GPU command's wall time split (the third table): the host burn
+        (after the lock in cmd mode), start-up (spawn to the victim's first
+        launch: the wrapper, exec, the gate's join, CUDA's initialisation, the
+        context, the module), its GPU work (the first launch to the last
+        sample's end; its kernels alone take gpu_nominal_s) and exit (the
+        context's teardown, the wrapper's leave); util: NVML's mean GPU
+        utilisation over the counted window (None without NVML)."""
+        k = self.a.kernel_ms / 1000.0
+        kernels = {"correct": self.n_correct, "bench": self.n_warmup + self.n_timed}
+        for role in ("correct", "bench"):
+            ph = [r["phases"][role] for r in benches
+                  if role in (r.get("phases") or {}) and
+                  all(r["phases"][role].get(x) is not None for x in ("ready", "end"))]
+            span = lambda a, b: P.mean([x[b] - x[a] for x in ph])  # noqa: E731
+            self.crows.append(dict(
+                n=n, mode=mode, role=role, commands=len(ph), burn_s=span("burn0", "spawn"),
+                start_s=span("spawn", "ready"), start_alone_s=self.startup,
+                to_main_s=span("spawn", "main"), gpu_s=span("ready", "end"),
+                gpu_nominal_s=k * kernels[role], exit_s=span("end", "exit"),
+                gpu_util_pct=util))
 
     def siblings(self, n, mode, krexd_log, gates):
         """The drain per sibling of a KREX window (krexlog.py) from krexd's log
@@ -628,6 +669,9 @@ class Sim:
                              os.path.join(self.out, "agents-breakdown.md"),
                              "Where the time goes (s per iteration; ms per benchmark, its "
                              "regions summed)", BDIGITS))
+        print(P.write_tables(self.crows, CCOLS, os.path.join(self.out, "agents-commands.csv"),
+                             os.path.join(self.out, "agents-commands.md"),
+                             "A GPU command's wall time, split (s, means)", CDIGITS))
         if self.srows:
             print(P.write_tables(self.srows, ["n", "mode"] + krexlog.COLS + ["note"],
                                  os.path.join(self.out, "agents-siblings.csv"),
@@ -661,6 +705,13 @@ class Sim:
               "gated_ms: GPU work outside the session's regions held back by other "
               "sessions' regions, per iteration (krexd's log); excl_s: a benchmark's "
               "region slot, entry less queued + held + exit (cmd: the lock's hold)")
+        print("commands: burn_s the host part before the command (after the lock in cmd); "
+              "start_s spawn to the first launch (to_main_s of it before main(): the "
+              "wrapper, exec, the gate's join), against start_alone_s; gpu_s the first "
+              "launch to the last sample's end, against its kernels' gpu_nominal_s; exit_s "
+              "the last sample to the command's exit (the context's teardown); "
+              "gpu_util_pct: NVML's utilization.gpu over the counted window, '-' without "
+              "NVML (the mock)")
         print("results: %s (%.0f s)" % (self.out, P.elapsed()))
         return 1 if self.failed else 0
 

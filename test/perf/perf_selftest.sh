@@ -30,7 +30,7 @@ col() {
 near() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; exit !(x != "" && d < 0.01 && d > -0.01) }'; }
 leftovers() { ! pgrep -f "$tmp/b/" >/dev/null; }
 
-plan 21
+plan 22
 
 # The drain per sibling's parser (krexlog.py) on a planted log: known
 # p50/p95, the slowest ack, failed acks, a chained region, a region that did
@@ -232,6 +232,25 @@ agents_siblings() {
 }
 ok "agents --drain-log: a row per role (correct, bench), gated per iteration, unwind, first kernel" \
 	agents_siblings
+# A GPU command's wall time split by the stub's real phases (20 ms start-up
+# after main(), 30 ms of "GPU work"), a row per mode and role; no NVML on the
+# stubs: no utilisation.
+agents_commands() {
+	python3 - "$a" <<-'PY'
+	import csv, sys
+	c = list(csv.DictReader(open(sys.argv[1] + "/agents-commands.csv")))
+	ok = sorted((r["mode"], r["role"]) for r in c) == sorted(
+	    (m, x) for m in ("job", "cmd", "share", "krex") for x in ("correct", "bench"))
+	f = lambda r, k: float(r[k])  # noqa: E731
+	for r in c:
+	    ok = ok and int(r["commands"]) > 0 and r["gpu_util_pct"] == ""
+	    ok = ok and f(r, "start_s") >= 0.02 + f(r, "to_main_s") - 1e-3 and f(r, "to_main_s") >= 0
+	    ok = ok and 0.03 <= f(r, "gpu_s") < 1.0 and f(r, "exit_s") >= 0 and f(r, "burn_s") >= 0
+	sys.exit(0 if ok else 1)
+	PY
+}
+ok "agents: a GPU command's wall time split (start-up, GPU work, exit) per mode and role" \
+	agents_commands
 if command -v gnuplot >/dev/null; then
 	cp "$a/agents.csv" "$a/agents-breakdown.csv" "$f/"
 	"$perf/plot.sh" "$f" >/dev/null 2>"$tmp/plot.err"

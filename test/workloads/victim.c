@@ -205,6 +205,16 @@ static int region_end(FILE *certs, double entry, double warm)
 	return c.outcome == KREX_OUTCOME_CLEAN;
 }
 
+/* The wall clock in seconds since the epoch: comparable with the parent's
+ * time.time() (agents.py splits a command's wall time by it). */
+static double epoch_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
 	struct wl_kernel k;
@@ -214,7 +224,7 @@ int main(int argc, char **argv)
 	pthread_t churner;
 	long idle_us = 0, idle_then_spin = 0, warm_us = 0;
 	long long iters, spacer = 0;
-	double *ev, *wall, *entry, warm = 0;
+	double *ev, *wall, *entry, warm = 0, t_main = epoch_s(), t_ready, t_end;
 	CUevent e0, e1;
 	FILE *f, *certs = NULL;
 
@@ -295,6 +305,7 @@ int main(int argc, char **argv)
 	wl_open(&k);
 	wl_check(k.cu.cuEventCreate(&e0, 0), "cuEventCreate");
 	wl_check(k.cu.cuEventCreate(&e1, 0), "cuEventCreate");
+	t_ready = epoch_s();
 	for (i = 0; i < warmup; i++)
 		wl_launch(&k, iters);
 	wl_check(k.cu.cuCtxSynchronize(), "cuCtxSynchronize");
@@ -343,6 +354,7 @@ int main(int argc, char **argv)
 		    (mode == REG_BATCH && (i % batch == batch - 1 || i == n - 1)))
 			clean += region_end(certs, entry[nentry - 1], warm);
 	}
+	t_end = epoch_s();
 	if (churn) {
 		atomic_store(&churn_stop, 1);
 		pthread_join(churner, NULL);
@@ -360,6 +372,9 @@ int main(int argc, char **argv)
 	printf("victim label=%s n=%d ev_p50=%.4f ev_p95=%.4f ev_p99=%.4f wall_p50=%.4f wall_p95=%.4f wall_p99=%.4f",
 	       label, n, pct(ev, n, 50), pct(ev, n, 95), pct(ev, n, 99), pct(wall, n, 50),
 	       pct(wall, n, 95), pct(wall, n, 99));
+	/* the command's phases on the wall clock: agents.py splits its wall
+	 * time into start-up, GPU work and exit */
+	printf(" t_main=%.6f t_ready=%.6f t_end=%.6f", t_main, t_ready, t_end);
 	if (regions) {
 		qsort(entry, (size_t)nentry, sizeof(double), cmp_double);
 		printf(" entry_p50=%.4f entry_p95=%.4f outcome_clean=%d", pct(entry, nentry, 50),
