@@ -11,12 +11,15 @@ only), CSV and markdown tables, and a tiny CPU burner used as a sibling.
 
 import argparse
 import csv
+import ctypes
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -82,6 +85,11 @@ def add_common_args(ap):
     for name in TOOL_PATHS:
         ap.add_argument("--" + name, default=os.environ.get("KREX_PERF_" + name.upper()),
                         help="path of %s (env KREX_PERF_%s)" % (name, name.upper()))
+    ap.add_argument("--libtool-wrappers", action="store_true",
+                    help="run the build tree's libtool wrapper scripts as they are (by "
+                    "default each is replaced by its program in .libs/ and the wrapper's "
+                    "library directories go to LD_LIBRARY_PATH: an installed program pays "
+                    "no shell at each start)")
     ap.add_argument("--torch-loop", default=os.environ.get("KREX_PERF_TORCH_LOOP"),
                     help="path of torch_loop.py")
     ap.add_argument("--python", default=sys.executable, help="python for torch_loop.py")
@@ -157,20 +165,49 @@ def cgroups_remove():
                 pass
 
 
+def libtool_program(path):
+    """For libtool's wrapper script of an uninstalled program (a shell script
+    that sets LD_LIBRARY_PATH, runs sed, then execs .libs/NAME): the program
+    itself and the library directories the wrapper would add; None for
+    anything else.  The wrapper costs every start a shell and a sed (12 ms
+    at p50 on the 2-vCPU VM, more on a busy node, and under `krex run` each
+    of them loads the gate), which an installed program never pays."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if not head.startswith("#!") or "temporary wrapper script for .libs/" not in head:
+        return None
+    prog = os.path.join(os.path.dirname(path), ".libs", os.path.basename(path))
+    if not (os.path.isfile(prog) and os.access(prog, os.X_OK)):
+        return None
+    m = re.search(r'^\s*LD_LIBRARY_PATH="([^"$]*):\$LD_LIBRARY_PATH"', head, re.M)
+    return prog, [d for d in (m.group(1).split(":") if m else []) if d]
+
+
 def find_tools(args):
-    """Map tool name -> path (or None when not built)."""
+    """Map tool name -> path (or None when not built).  A libtool wrapper is
+    replaced by its program (--libtool-wrappers keeps it) and the library
+    directories it would set go to args.lt_libdirs (base_env() adds them)."""
     tools = {}
+    args.lt_libdirs = []
     for name, rels in TOOL_PATHS.items():
         given = getattr(args, name)
         if given:
             tools[name] = given if os.access(given, os.X_OK) else None
-            continue
-        tools[name] = None
-        for rel in rels:
-            p = os.path.join(args.builddir, rel)
-            if os.path.isfile(p) and os.access(p, os.X_OK):
-                tools[name] = p
-                break
+        else:
+            tools[name] = None
+            for rel in rels:
+                p = os.path.join(args.builddir, rel)
+                if os.path.isfile(p) and os.access(p, os.X_OK):
+                    tools[name] = p
+                    break
+        lt = tools[name] and not args.libtool_wrappers and libtool_program(tools[name])
+        if lt:
+            log("%s: %s, not libtool's wrapper (--libtool-wrappers keeps it)" % (name, lt[0]))
+            tools[name] = lt[0]
+            args.lt_libdirs += [d for d in lt[1] if d not in args.lt_libdirs]
     tl = args.torch_loop or os.path.join(args.srcdir, TORCH_LOOP)
     tools["torch_loop"] = tl if os.path.isfile(tl) else None
     return tools
@@ -197,6 +234,9 @@ def base_env(args):
         env["KREX_PERF_MOCK_ON"] = "1"
         old = env.get("LD_LIBRARY_PATH")
         env["LD_LIBRARY_PATH"] = mock + (":" + old if old else "")
+    if getattr(args, "lt_libdirs", None):  # find_tools() unwrapped libtool's wrappers
+        old = env.get("LD_LIBRARY_PATH")
+        env["LD_LIBRARY_PATH"] = ":".join(args.lt_libdirs + ([old] if old else []))
     # `krex run` preloads the gate from KREX_GATE_LIB, else from the installed
     # libdir: point it at the build tree's gate when there is one.
     gate = os.path.join(args.builddir, GATE_LIB)
@@ -467,6 +507,49 @@ def gpu_clocks():
         return (r.stdout.strip() or r.stderr.strip()).replace("\n", " / ")
     except (OSError, subprocess.SubprocessError) as e:
         return "nvidia-smi failed: %s" % e
+
+
+class GpuUtil:
+    """NVML's utilization.gpu of GPU 0 (the share of each of the driver's
+    sample periods in which a kernel of any process ran), sampled every
+    period_s from a thread between start() and stop(); read only, never
+    changes a setting.  mean() is None where NVML does not load (no GPU, the
+    mock driver's runs)."""
+
+    def __init__(self, period_s=0.1):
+        self.period, self.samples, self.t, self.nvml, self.dev = period_s, [], None, None, None
+        self.stop_ev = threading.Event()
+        try:
+            nv = ctypes.CDLL("libnvidia-ml.so.1")
+            dev = ctypes.c_void_p()
+            if nv.nvmlInit_v2() == 0 and nv.nvmlDeviceGetHandleByIndex_v2(
+                    0, ctypes.byref(dev)) == 0:
+                self.nvml, self.dev = nv, dev
+        except (OSError, AttributeError):
+            pass
+
+    def _loop(self):
+        u = (ctypes.c_uint * 2)()  # nvmlUtilization_t: gpu, memory
+        while not self.stop_ev.wait(self.period):
+            if self.nvml.nvmlDeviceGetUtilizationRates(self.dev, ctypes.byref(u)) == 0:
+                self.samples.append((time.time(), u[0]))
+
+    def start(self):
+        if self.nvml and not self.t:
+            self.t = threading.Thread(target=self._loop, daemon=True)
+            self.t.start()
+        return self
+
+    def stop(self):
+        if self.t:
+            self.stop_ev.set()
+            self.t.join()
+        return self
+
+    def mean(self, t0=0.0, t1=float("inf")):
+        """The mean of the samples taken between t0 and t1 (time.time())."""
+        v = [x for t, x in self.samples if t0 <= t <= t1]
+        return mean(v) if v else None
 
 
 def out_dir(args, name):
