@@ -236,6 +236,7 @@ static struct part *part_create(struct krexd *k, const struct proto_register *re
                                 uid_t uid, const uint32_t jobstep[2], uint64_t mask, int pidfd)
 {
 	struct uacct *ua = uacct_get(k, uid);
+	uint64_t t0 = time_now_ns();
 	struct part *p;
 
 	if (k->nparts >= KREX_MAX_PARTICIPANTS || !ua) {
@@ -269,8 +270,12 @@ static struct part *part_create(struct krexd *k, const struct proto_register *re
 	p->next = k->parts;
 	k->parts = p;
 	k->nparts++;
-	log_info("participant %u: pid %d uid %u job %u.%u '%s' cgroup %s", p->id, (int)pid,
-	         (unsigned)uid, p->job, p->step, p->label, p->ft.cg[0] ? p->ft.cg : "(signals)");
+	/* the time includes moving pid into its cgroup: the kernel's cgroup
+	 * migration, which can wait for an RCU grace period (doc/performance.md) */
+	log_info("participant %u: pid %d uid %u job %u.%u '%s' cgroup %s (made in %llu us)", p->id,
+	         (int)pid, (unsigned)uid, p->job, p->step, p->label,
+	         p->ft.cg[0] ? p->ft.cg : "(signals)",
+	         (unsigned long long)((time_now_ns() - t0) / 1000));
 	return p;
 }
 

@@ -136,9 +136,22 @@ fid_owner() {
 		echo "$out" | grep -q "^after the grant (to return) "
 }
 
-plan 7
+# start-bench.py: what `krex run` adds to a start, and krexd's time to make
+# each participant (its log's "made in N us"): a row each, every start a
+# participant.
+start_bench() {
+	local out
+	out=$(timeout 120 python3 "$top_srcdir/test/perf/start-bench.py" --builddir "$top_builddir" \
+		--srcdir "$top_srcdir" --gpus g0 --n 10 --out "$tmp/start")
+	echo "$out"
+	[ "$(echo "$out" | grep -cE '^(bare|krex-run|made) +n +[0-9]+ +p50 +[0-9.]+ ms')" = 3 ] &&
+		echo "$out" | grep -qE '^made +n +10 '
+}
+
+plan 8
 check "nvml-calls.py times each NVML call krexd makes (mock NVML)" nvml_calls
 check "wake-bench.py measures a woken process's wait for a CPU, per priority" wake_bench
+check "start-bench.py: krex run's start against a bare one, krexd's time per participant" start_bench
 bench fidelity "fidelity quick run"
 check "fidelity: the drain per sibling, a row per started sibling, each drained" fid_siblings
 check "entry_split.py --owner: the owner's side of each entry, against krexd's log" fid_owner

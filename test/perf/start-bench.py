@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""start-bench.py - what `krex run` adds to starting a command.
+
+Starts a krexd of its own (a private run directory, the cgroup subtree
+perflib uses), then times, one after the other, --n starts each of
+
+  bare      /bin/true
+  krex-run  krex run --gpus G -- /bin/true   (a participant: its cgroup made,
+            the pid moved into it, the gate preloaded into /bin/true, which
+            joins; at the exit the participant ends)
+
+and prints p50/p95/max of each and, from krexd's log, how long making the
+participant took on krexd's loop ("made in N us": the cgroup's mkdir and the
+move of the pid into it, which for the kernel is a cgroup migration).  With
+--parallel K, K starters run at once (a busy node's rate of commands).
+No GPU needed; on the mock or a real node alike.  A benchmark: prints
+figures, never fails on a time.
+
+  start-bench.py --builddir BUILD [--n 50] [--parallel 1] [--gpus g0]
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perflib as P  # noqa: E402
+
+
+def times(cmd, env, n):
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out.append((time.perf_counter() - t) * 1000.0)
+    return out
+
+
+def row(name, v):
+    return "%-9s n %4d  p50 %8.2f ms  p95 %8.2f ms  max %8.2f ms" % (
+        name, len(v), P.percentile(v, 50), P.percentile(v, 95), max(v))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    P.add_common_args(ap)
+    ap.add_argument("--n", type=int, default=50, help="starts of each kind (default 50)")
+    ap.add_argument("--parallel", type=int, default=1, help="starters at once (default 1)")
+    a = ap.parse_args()
+    a.preset, a.drain_log = None, False  # krexd at log_level=info (set below)
+    if a.n < 1 or a.parallel < 1:
+        ap.error("--n and --parallel must be at least 1")
+    tools = P.find_tools(a)
+    if not (tools["krexd"] and tools["krex"]):
+        print("start-bench: krexd/krex not built under %s" % a.builddir)
+        return 77
+    env = P.base_env(a)
+    out = P.out_dir(a, "start")
+    opts = P.krexd_opts(a, a.queue_cap, "participants") + ["log_level=info"]
+    log = os.path.join(out, "start.krexd.log")
+    if os.path.exists(log):
+        os.unlink(log)  # Group appends: this run's krexd only
+    k = P.Krexd(tools["krexd"], opts, out, env, "start")
+    try:
+        if not k.wait_ready():
+            print("start-bench: krexd did not start: %s" % "".join(k.log_tail()))
+            return 1
+        env["KREX_SOCKET"] = k.sock
+        gpus = ["--gpus", a.gpus] if a.gpus else []
+        res = {}
+        for name, cmd in (("bare", ["/bin/true"]),
+                          ("krex-run", [tools["krex"], "run"] + gpus + ["--", "/bin/true"])):
+            res[name] = []
+            lock = threading.Lock()
+
+            def one():
+                v = times(cmd, env, a.n)
+                with lock:
+                    res[name].extend(v)
+            th = [threading.Thread(target=one) for _ in range(a.parallel)]
+            for t in th:
+                t.start()
+            for t in th:
+                t.join()
+    finally:
+        k.stop()
+    made = [int(m.group(1)) / 1000.0 for m in re.finditer(
+        r"participant \d+: pid .* \(made in (\d+) us\)", open(k.g.logpath).read())]
+    print("start-bench: %d starts of each, %d at once; krex %s" % (a.n, a.parallel, tools["krex"]))
+    for name, v in res.items():
+        print(row(name, v))
+    if made:
+        print(row("made", made) + "   (krexd's loop: the cgroup made, the pid moved)")
+    else:
+        print("made      no participant in krexd's log (%s)" % k.g.logpath)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
