@@ -181,6 +181,12 @@ def victim_cmd(p, samples, warmup, region, label):
     return cmd
 
 
+def samples(seconds, kernel_ms):
+    """Kernels of kernel_ms that fill seconds of GPU time (at least 5): the
+    correctness run's, the warm-up's and the timed samples (sharer.py too)."""
+    return max(5, int(round(seconds * 1000.0 / kernel_ms)))
+
+
 def read_raw(path):
     """krex-victim --raw lines 'i ev wall entry' -> {'ev': [...], 'wall': [...],
     'entry': [...]} (entry only where a region began); None if unreadable."""
@@ -303,10 +309,9 @@ class Sim:
         self.failed = 0
         d = {k: getattr(a, k) * a.scale for k in DURATIONS}
         self.d = d
-        samples = lambda s: max(5, int(round(s * 1000.0 / a.kernel_ms)))  # noqa: E731
-        self.n_correct = samples(d["correct_gpu"])
-        self.n_warmup = samples(d["bench_warmup"])
-        self.n_timed = samples(d["bench_timed"])
+        self.n_correct = samples(d["correct_gpu"], a.kernel_ms)
+        self.n_warmup = samples(d["bench_warmup"], a.kernel_ms)
+        self.n_timed = samples(d["bench_timed"], a.kernel_ms)
         self.startup = 0.0
         self.warm = a.warm_s if a.warm_s is not None else d["think"]
         self.sharer_rates = {}

@@ -116,15 +116,14 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     sys.path.insert(0, __file__.rsplit("/", 1)[0] if "/" in __file__ else ".")
-    from agents import DURATIONS  # noqa: E402
+    from agents import DURATIONS, samples  # noqa: E402
     d = {key: v * a.scale for key, v in DURATIONS.items()}
     k = a.kernel_ms / 1000.0
-    samples = lambda s: max(5, int(round(s * 1000.0 / a.kernel_ms)))  # noqa: E731
     print("n sharer_per_h iter_s")
     for n in [int(x) for x in a.n.split(",") if x]:
-        rate, it = simulate(n, d, a.startup, k, samples(d["correct_gpu"]),
-                            samples(d["bench_warmup"]), samples(d["bench_timed"]), a.cores,
-                            a.seed)
+        rate, it = simulate(n, d, a.startup, k, samples(d["correct_gpu"], a.kernel_ms),
+                            samples(d["bench_warmup"], a.kernel_ms),
+                            samples(d["bench_timed"], a.kernel_ms), a.cores, a.seed)
         print("%d %.0f %.2f" % (n, rate or 0, it or 0))
     return 0
 
