@@ -12,7 +12,8 @@
 #      region per sample and batch) and alone-gapped, settle=wait: fidelity
 #      against both references, the entry breakdown, entry run 1;
 #   2. entry runs 2 and 3: fidelity.py, all siblings, 1 ms, krex per sample;
-#   3. agents.py at 16, 24, 32 sessions, modes cmd and krex, 24 s windows;
+#   3. agents.py at 16, 24, 32 sessions, modes cmd and krex, 24 s windows
+#      (KREX_PROOF_MPS=1: over an NVIDIA MPS daemon of its own, not on the mock);
 #
 # each run with the drain per sibling (--drain-log, on with --full: krexd at
 # log_level=debug, the siblings' gates at KREX_LOG=debug; fidelity-siblings.md,
@@ -102,8 +103,28 @@ for r in 2 3; do
 		--sizes 1 --samples "$esamples" --mixes all --sample-mixes all --modes krex \
 		--regions sample --budget-s 40 --krexd-opt settle=wait
 done
+# KREX_PROOF_MPS=1: the agents step over NVIDIA MPS (doc/admin.md "NVIDIA
+# MPS"): a control daemon of this script's own (its pipe and log directories
+# under OUT), stopped after the step.  Not on the mock.
+mps_up=0
+if [ "${KREX_PROOF_MPS:-0}" = 1 ] && [ "$MOCK" != 1 ]; then
+	export CUDA_MPS_PIPE_DIRECTORY=$OUT/mps/pipe CUDA_MPS_LOG_DIRECTORY=$OUT/mps/log
+	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+	if timeout 10 nvidia-cuda-mps-control -d; then
+		mps_up=1
+		echo "agents over MPS (KREX_PROOF_MPS=1)" | tee -a "$OUT/env.txt"
+	else
+		echo "KREX_PROOF_MPS=1: the MPS control daemon did not start; agents without MPS" |
+			tee -a "$OUT/env.txt"
+		unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+	fi
+fi
 step agents 190 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
 	--n "$agents_n" --modes cmd,krex "${agents_opt[@]}"
+if [ "$mps_up" = 1 ]; then
+	echo quit | timeout 10 nvidia-cuda-mps-control >/dev/null 2>&1
+	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+fi
 echo "total $(($(date +%s) - start)) s" | tee -a "$OUT/env.txt"
 
 for f in fidelity/fidelity.md fidelity/fidelity-entry.md fidelity/fidelity-siblings.md \
