@@ -114,7 +114,7 @@ COLS = ["n", "mode", "window_s", "benches", "sessions", "bench_per_h", "sessions
 BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lost_s", "bench_s",
          "bench_lost_s", "lock_wait_s", "gated_ms", "entry_ms", "queued_ms", "drain_ms",
          "freeze_ms", "isolate_ms", "settle_ms", "entry_other_ms", "first_kernel_ms", "held_ms",
-         "exit_ms", "excl_s", "regions", "chained_pct"]
+         "exit_ms", "excl_s", "regions", "chained_pct", "gpu_util_pct", "gpu_busy_s"]
 BDIGITS = {k: 3 for k in BCOLS if k.endswith("_s")}
 BDIGITS.update({k: 1 for k in BCOLS if k.endswith("_ms") or k.endswith("_pct")})
 BDIGITS["regions"] = 1
@@ -398,7 +398,14 @@ class Sim:
             mock.close()
         log = krexd.g.logpath if krexd and P.drain_log(a) else None
         self.collect(row, n, mode, start, deadline, ref, log)
-        self.commands(n, mode, row.pop("_benches", []), util.mean(start + self.warm, deadline))
+        u = util.mean(start + self.warm, deadline)
+        self.commands(n, mode, row.pop("_benches", []), u)
+        if u is not None and self.brows and self.brows[-1]["mode"] == mode and row.get("benches"):
+            # the GPU's busy seconds per benchmark (NVML: any kernel running),
+            # its kernels and whatever else keeps it busy (contexts made and
+            # torn down, switches between them)
+            self.brows[-1]["gpu_util_pct"] = u
+            self.brows[-1]["gpu_busy_s"] = u / 100.0 * row["window_s"] / row["benches"]
         return row
 
     def nominal_iter(self):
@@ -709,7 +716,10 @@ class Sim:
               "less the benchmark's median; exit_ms: the regions' unwind (krexd's log); "
               "gated_ms: GPU work outside the session's regions held back by other "
               "sessions' regions, per iteration (krexd's log); excl_s: a benchmark's "
-              "region slot, entry less queued + held + exit (cmd: the lock's hold)")
+              "region slot, entry less queued + held + exit (cmd: the lock's hold); "
+              "gpu_util_pct: NVML's utilization.gpu over the counted window; gpu_busy_s: "
+              "the GPU's busy seconds per benchmark (util x window / benchmarks; its kernels "
+              "alone take 0.6 s at --scale 0.2)")
         print("commands: burn_s the host part before the command (after the lock in cmd); "
               "start_s spawn to the first launch (to_main_s of it before main(): the "
               "wrapper, exec, the gate's join), against start_alone_s; gpu_s the first "
