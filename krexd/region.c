@@ -331,6 +331,7 @@ static void region_finish_cert(struct krexd *k, struct region *r)
 		}
 	}
 	free(r->sibs);
+	free(r->late);
 	free(r->pending);
 	free(r->undo);
 	free(r->undo_fd);
@@ -356,7 +357,11 @@ void region_procs_event(struct krexd *k)
 		if (r) { /* else its region ended without it: dropped */
 			if (region_procs_done(k, r, res))
 				res = NULL; /* kept for the settle */
-			if (ended) {
+			if (ended && r->late_pending) {
+				r->late_pending = 0;
+				region_late_judge(k, r); /* the end's list, asked for now */
+			}
+			if (ended && !r->procs_ticket) {
 				ending_unlink(r);
 				log_debug(
 				        "region %llu: its certificate waited %llu us for the process list",
@@ -446,6 +451,8 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	r->end_why = why;
 	r->end_ns = now;
 	snprintf(r->end_who, sizeof(r->end_who), "%s", who ? who : "");
+	if (r->phase == PH_HELD)
+		region_late_judge(k, r); /* may ask for a list the certificate waits for */
 	if (r->phase == PH_HELD && r->procs_ticket) {
 		if (k->stopping || gp_hung(KREXD_PROCS_WAIT_MS)) {
 			region_procs_lost(k, r);

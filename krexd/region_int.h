@@ -75,7 +75,11 @@ struct region {
 	int phase;
 	uint32_t close_gen;
 	uint64_t t_close, t_freeze, t_iso;
-	int soon; /* a sibling waits for sib_freeze_batch at the end of the turn */
+	int soon;       /* a sibling waits for sib_freeze_batch at the end of the turn */
+	uint32_t *late; /* participants made while its gates were closed (region_late_part) */
+	size_t nlate;
+	int late_asked;   /* procs_ticket is region_late_judge()'s list, at the end */
+	int late_pending; /* ... asked for once the start's list has come */
 	uint64_t drain_deadline, freeze_deadline, poll_at, poll_step;
 	struct sib *sibs;
 	size_t nsibs;
@@ -168,6 +172,8 @@ int pending_take(struct region *r, uint64_t serial);
 void region_close(struct krexd *k, struct region *r, uint64_t now, const struct region *prev);
 void region_drain_or_freeze(struct krexd *k, struct region *r);
 void region_freeze(struct krexd *k, struct region *r, uint64_t now);
+void region_late_part(struct krexd *k, struct part *p);
+void region_late_judge(struct krexd *k, struct region *r);
 void region_poll(struct krexd *k, struct region *r, uint64_t now);
 void region_settle_poll(struct krexd *k, struct region *r, uint64_t now);
 struct sib *sib_find(struct region *r, uint32_t part);

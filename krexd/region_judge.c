@@ -94,6 +94,8 @@ static int region_foreign_of(struct krexd *k, struct region *r, const struct gp_
 	return foreign;
 }
 
+static void region_late_of(struct krexd *k, struct region *r, const struct gp_result *res);
+
 /* The region's GPU names, for gpuprocs.c. */
 static unsigned region_gpu_names(struct krexd *k, struct region *r, const char **names)
 {
@@ -410,6 +412,14 @@ int region_procs_done(struct krexd *k, struct region *r, struct gp_result *res)
 
 	procs_late = procs_full = 0;
 	r->procs_ticket = 0;
+	if (r->late_asked) { /* region_late_judge()'s, at the end */
+		r->late_asked = 0;
+		region_late_of(k, r, res);
+		log_debug("region %llu: processes on the GPU at its end: %d listed in %llu us",
+		          (unsigned long long)r->rq.id, res->n,
+		          (unsigned long long)us(res->list_ns));
+		return 0;
+	}
 	j = 0;
 	FOR_GPU(k, r, i)
 	{
@@ -479,10 +489,13 @@ void region_start_settle(struct krexd *k, struct region *r)
 void region_procs_lost(struct krexd *k, struct region *r)
 {
 	log_msg(procs_late++ ? LOG_LVL_DEBUG : LOG_LVL_WARN,
-	        "region %llu: NVML's process list did not come within %u ms of its end: foreign processes unknown",
-	        (unsigned long long)r->rq.id, KREXD_PROCS_WAIT_MS);
+	        "region %llu: NVML's process list did not come within %u ms of its end: %s unknown",
+	        (unsigned long long)r->rq.id, KREXD_PROCS_WAIT_MS,
+	        r->late_asked ? "the processes of participants made during it"
+	                      : "foreign processes");
 	r->procs_ticket = 0;
-	region_start_unknown(k, r);
+	if (!r->late_asked) /* the end's list only: the start's came */
+		region_start_unknown(k, r);
 }
 
 /*
@@ -649,6 +662,56 @@ void region_telemetry_end(struct krexd *k, struct region *r)
 	if (viol)
 		c->known |= KREX_CERT_VIOLATION;
 	region_foreign_end(k, r);
+}
+
+/*
+ * A participant made during the region (region_late_part()) with a process on
+ * its GPUs at its end made its CUDA context beside the owner's work: noted,
+ * degraded.  The context outlives the region: the list may come after the
+ * thaw, from the thread (the certificate waits for it, and after the start's
+ * list when that one is due), or on the loop without the thread.  Without
+ * NVML nothing is known and nothing noted.
+ */
+static void region_late_of(struct krexd *k, struct region *r, const struct gp_result *res)
+{
+	struct part *p;
+	size_t i;
+	int j;
+
+	for (j = 0; j < res->n; j++) {
+		p = part_find_pid_key(k, res->pid[j], res->key_err[j] ? NULL : &res->key[j]);
+		for (i = 0; p && i < r->nlate; i++)
+			if (r->late[i] == p->id) {
+				region_note(
+				        r,
+				        "participant %u, made during the region, has its process %d on the GPU: it started beside the owner's work",
+				        p->id, (int)res->pid[j]);
+				r->late[i] = 0; /* one note each */
+			}
+	}
+}
+
+void region_late_judge(struct krexd *k, struct region *r)
+{
+	const char *names[KREX_MAX_GPUS];
+	struct gp_result *res;
+	int t;
+
+	if (!r->nlate || nvml_open() < 0 || (r->late_pending = r->procs_ticket != 0))
+		return; /* after the start's list (region_procs_event()): never inline */
+	t = gp_inline() ? 0 : gp_submit(names, region_gpu_names(k, r, names), &k->fz, 0);
+	if (t > 0) {
+		r->procs_ticket = (uint64_t)t;
+		r->procs_t0 = time_now_ns();
+		r->late_asked = 1;
+		return;
+	}
+	if (t < 0 || !(res = region_list_now(k, r)))
+		return;
+	region_late_of(k, r, res);
+	log_debug("region %llu: processes on the GPU at its end: %d listed on the loop",
+	          (unsigned long long)r->rq.id, res->n);
+	free(res);
 }
 
 /* Whether unknown GPU clocks make a region degraded (krexd.conf require_clocks). */

@@ -177,6 +177,43 @@ void region_isolate(struct krexd *k, struct region *r)
 }
 
 /*
+ * A participant made while a region's gates are closed on one of its GPUs
+ * (a command started beside the region) is remembered by the region: its
+ * launches wait at the gate, but it may make its CUDA context and load its
+ * modules during the region, and on the H200 a process doing that beside a
+ * timed kernel disturbs it (doc/performance.md "Commands starting beside a
+ * region").  region_late_judge() lists the GPU's processes at the region's
+ * end and notes one of such a participant there.  Not frozen: it may be the
+ * next owner, which must be able to queue its request.
+ */
+void region_late_part(struct krexd *k, struct part *p)
+{
+	struct region *r;
+	uint32_t *n;
+	size_t i;
+
+	for (r = regions; r; r = r->next) {
+		if (r->phase == PH_QUEUED || r->owner == p->id || !(r->rq.mask & p->mask))
+			continue;
+		for (i = 0; i < r->nlate && r->late[i] != p->id; i++)
+			;
+		if (i < r->nlate)
+			continue;
+		n = realloc(r->late, (r->nlate + 1) * sizeof(*n));
+		if (!n) {
+			region_note(r, "participant %u, made during the region, not watched: %s",
+			            p->id, strerror(ENOMEM));
+			continue;
+		}
+		r->late = n;
+		r->late[r->nlate++] = p->id;
+		log_debug("region %llu: participant %u made during it",
+		          (unsigned long long)r->rq.id, p->id);
+	}
+	(void)k;
+}
+
+/*
  * A participant that registers while a region holds its source cpuset
  * narrowed (a process of a sibling's job that registers on its own): its
  * new cgroup's cpuset is a copy of that source (freezer_adopt: never wider
@@ -184,7 +221,8 @@ void region_isolate(struct krexd *k, struct region *r)
  * names it: it would stay on the others' CPUs for good.  Each region whose
  * undo narrowed the source gets one line more, the new cgroup back to what
  * the source had before that region; undone (and its threads swept) with
- * the region's other lines.
+ * the region's other lines.  First, every region whose gates are closed on
+ * its GPUs remembers it (region_late_part()).
  */
 void region_part_new(struct krexd *k, struct part *p)
 {
@@ -197,6 +235,7 @@ void region_part_new(struct krexd *k, struct part *p)
 	size_t i, n, nundo;
 	int v;
 
+	region_late_part(k, p);
 	if (!dst[0])
 		return;
 	for (r = regions; r; r = r->next) {

@@ -32,6 +32,25 @@ kt_mock_nvml() {
 	export KREX_MOCK_NVML=$KT_DIR/nvml.txt KREX_MOCK_NVML_LOG=$KT_DIR/nvml.log
 }
 
+# kt_nvml LINE...: the mock NVML's script, replaced whole at once.
+kt_nvml() { printf '%s\n' "$@" >"$KT_DIR/nvml.tmp" && mv "$KT_DIR/nvml.tmp" "$KREX_MOCK_NVML"; }
+
+# kt_hold NAME: a region on GPU 0 in the background, held until NAME.end
+# exists; waits for its grant.
+kt_hold() {
+	rm -f "$KT_DIR/$1.end"
+	kt_bg "$1" "$CLIENT" region --gpus 0 --hold-until "$KT_DIR/$1.end"
+	wait_for 10 grep -qs granted "$KT_DIR/$1.out"
+}
+
+# kt_unhold NAME: end it and wait for its certificate.
+kt_unhold() {
+	local w
+	eval "w=\$$1"
+	touch "$KT_DIR/$1.end"
+	wait_for 10 kt_gone "$w" && grep -qs '^outcome=' "$KT_DIR/$1.out"
+}
+
 # kt_conf LINE...: append lines to the test's krexd.conf.
 kt_conf() { printf '%s\n' "$@" >>"$KT_DIR/krexd.conf"; }
 

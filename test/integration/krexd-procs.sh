@@ -25,19 +25,6 @@ REL=$KT_DIR/release
 
 nvml() { printf '%s\n' "$@" >"$KT_DIR/nvml.tmp" && mv "$KT_DIR/nvml.tmp" "$KREX_MOCK_NVML"; }
 field() { kt_field "$KT_DIR/$1.out" "$2"; }
-# begin NAME: a region on GPU 0 in the background, held until NAME.end exists.
-begin() {
-	rm -f "$KT_DIR/$1.end"
-	kt_bg "$1" "$CLIENT" region --gpus 0 --hold-until "$KT_DIR/$1.end"
-	wait_for 10 grep -qs granted "$KT_DIR/$1.out"
-}
-# finish NAME: end it and wait for its certificate.
-finish() {
-	local w
-	eval "w=\$$1"
-	touch "$KT_DIR/$1.end"
-	wait_for 10 kt_gone "$w" && grep -qs '^outcome=' "$KT_DIR/$1.out"
-}
 # In the mock's log: the list began and has not ended; it ended.
 list_held() { [ "$(grep -c '^procs_begin' "$KREX_MOCK_NVML_LOG")" -gt "$(grep -c '^procs_end' "$KREX_MOCK_NVML_LOG")" ]; }
 list_done() { grep -qs '^procs_end' "$KREX_MOCK_NVML_LOG"; }
@@ -53,14 +40,14 @@ ok "krexd sees the mock GPU" grep -qs "NVML sees 1 GPU(s)" "$KT_DIR/krexd.log"
 
 # 1. The grant does not wait for the list.
 : >"$KREX_MOCK_NVML_LOG"
-ok "granted while its process list is held" begin a
+ok "granted while its process list is held" kt_hold a
 ok "the list began and has not ended at the grant" list_held
 ok "the grant read the GPU before the list ended" test "$(grant_after_list)" = 0
 touch "$REL"
 ok "the list ends once released" wait_for 10 list_done
 ok "krexd takes the list in (debug line)" \
 	wait_for 10 grep -qs "region [0-9]*: processes on the GPU: 2 listed in" "$KT_DIR/krexd.log"
-ok "the region ends with a certificate" finish a
+ok "the region ends with a certificate" kt_unhold a
 ok "its certificate counts the 2 foreign processes" test "$(field a foreign)/$(known_foreign a)" = 2/1
 ok "and says so: degraded, the note names them" \
 	grep -qs '^note=.*2 process(es) on the GPU are not participants' "$KT_DIR/a.out"
@@ -68,7 +55,7 @@ ok "and says so: degraded, the note names them" \
 # 1b. A region that ends before its list comes: its GPU goes to the next
 # region at once; its certificate waits for the list.
 rm -f "$REL"
-ok "granted, its list held" begin g
+ok "granted, its list held" kt_hold g
 kt_bg h "$CLIENT" region --gpus 0 --hold-ms 10
 touch "$KT_DIR/g.end"
 ok "it ends; its certificate waits for the list" wait_for 10 grep -qs \
@@ -77,7 +64,7 @@ ok "it ends; its certificate waits for the list" wait_for 10 grep -qs \
 ok "the next region is granted meanwhile" wait_for 10 grep -qs granted "$KT_DIR/h.out"
 ok "no certificate yet" sh -c "! grep -qs '^outcome=' '$KT_DIR/g.out'"
 touch "$REL"
-ok "the certificate comes with the list" finish g
+ok "the certificate comes with the list" kt_unhold g
 ok "it counts the processes" test "$(field g foreign)/$(known_foreign g)" = 2/1
 wait_for 10 kt_gone "$h"
 
@@ -99,9 +86,9 @@ ok "expired, with the processes counted" test "$(field l outcome)/$(field l fore
 # 2. A list that never comes: bounded wait at the end, processes unknown.
 rm -f "$REL"
 : >"$KREX_MOCK_NVML_LOG"
-ok "granted while the list hangs" begin b
+ok "granted while the list hangs" kt_hold b
 ok "the list hangs" list_held
-ok "the region ends while the list hangs" finish b
+ok "the region ends while the list hangs" kt_unhold b
 ok "its processes are unknown, not counted" test "$(field b foreign)/$(known_foreign b)" = -1/0
 ok "not degraded for it (unknown, as without NVML)" test "$(field b outcome)" = clean
 ok "krexd says the list did not come" \

@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# A participant made while a region holds its GPU (a command started beside
+# the region) runs (it may be the next owner: it queues its request), and
+# the region remembers it: when a process of it is on the GPU at the
+# region's end (it made its CUDA context beside the owner's work; on the
+# H200 that disturbs a timed kernel, doc/performance.md), the certificate
+# says so and is degraded.  One that made nothing there, or one of another
+# GPU, changes nothing.  The GPU's process list: the mock NVML (a TEST
+# DOUBLE).
+. "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/integration/krexd-lib.sh"
+
+kt_setup
+kt_mock_nvml
+out() { kt_field "$KT_DIR/$1.out" "$2"; }
+rid() { sed -n 's/^granted //p' "$KT_DIR/$1.out"; }
+made_during() { grep -qsE "region $1: participant [0-9]+ made during it" "$KT_DIR/krexd.log"; }
+
+kt_nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" "1 sm=1980 reasons=0 temp=40"
+kt_conf "gpus = 0,1" "log_level = debug"
+plan 10
+ok "krexd starts with the mock NVML" krexd_start
+
+# 1. Made during the region, its process on the GPU at the end: degraded.
+ok "a region on GPU 0 granted" kt_hold r1
+kt_participant late --gpus 0 --label late0
+ok "a participant made during it runs" kt_progress late
+ok "krexd's log says the region remembers it" made_during "$(rid r1)"
+kt_nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40 pids=$late" "1 sm=1980 reasons=0 temp=40"
+kt_unhold r1
+ok "its process on the GPU at the end: degraded" test "$(out r1 outcome)" = degraded
+ok "... krexd listed the GPU's processes at its end" \
+	grep -qsE "region $(rid r1): processes on the GPU at its end: 1 listed" "$KT_DIR/krexd.log"
+ok "... the note names it" grep -qs "^note=participant [0-9]*, made during the region, has its process $late on the GPU: it started beside the owner's work" "$KT_DIR/r1.out"
+
+# 2. Made during the region but nothing of it on the GPU: clean.
+kt_nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" "1 sm=1980 reasons=0 temp=40"
+kt_hold r2
+kt_participant idle --gpus 0 --label idle0
+wait_for 10 made_during "$(rid r2)"
+kt_unhold r2
+ok "made during the region, not on the GPU: clean" test "$(out r2 outcome)/$(out r2 note)" = clean/
+
+# 3. One of another GPU, on its GPU: not the region's.
+kt_hold r3
+kt_participant other --gpus 1 --label other1
+kt_nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" "1 sm=1980 reasons=0 temp=40 pids=$other"
+kt_unhold r3
+ok "a participant of GPU 1 made during a region of GPU 0: not remembered" \
+	sh -c "! grep -qsE 'region $(rid r3): participant [0-9]+ made during it' '$KT_DIR/krexd.log'"
+ok "... and the region is clean" test "$(out r3 outcome)/$(out r3 note)" = clean/
+done_testing
