@@ -203,7 +203,8 @@ def find_tools(args):
                 if os.path.isfile(p) and os.access(p, os.X_OK):
                     tools[name] = p
                     break
-        lt = tools[name] and not args.libtool_wrappers and libtool_program(tools[name])
+        lt = (tools[name] and not getattr(args, "libtool_wrappers", False) and
+              libtool_program(tools[name]))
         if lt:
             log("%s: %s, not libtool's wrapper (--libtool-wrappers keeps it)" % (name, lt[0]))
             tools[name] = lt[0]
