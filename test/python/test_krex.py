@@ -10,8 +10,10 @@ do_bench's CUDA-driver timer on the mock libcuda (test/mock).
 Prints TAP; exits 1 when a check fails.  Stdlib only.
 """
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # krextest
 
 # No krexd: a socket path that cannot exist, and no unprotected default.
 _tmp = tempfile.mkdtemp(prefix="krex-pytest-")
+atexit.register(shutil.rmtree, _tmp, True)  # nothing left in /tmp
 os.environ["KREX_SOCKET"] = os.path.join(_tmp, "none", "krexd.sock")
 os.environ.pop("KREX_UNPROTECTED", None)
 
