@@ -397,15 +397,8 @@ class Sim:
                 krexd.stop()
             mock.close()
         log = krexd.g.logpath if krexd and P.drain_log(a) else None
-        self.collect(row, n, mode, start, deadline, ref, log)
         u = util.mean(start + self.warm, deadline)
-        self.commands(n, mode, row.pop("_benches", []), u)
-        if u is not None and self.brows and self.brows[-1]["mode"] == mode and row.get("benches"):
-            # the GPU's busy seconds per benchmark (NVML: any kernel running),
-            # its kernels and whatever else keeps it busy (contexts made and
-            # torn down, switches between them)
-            self.brows[-1]["gpu_util_pct"] = u
-            self.brows[-1]["gpu_busy_s"] = u / 100.0 * row["window_s"] / row["benches"]
+        self.commands(n, mode, self.collect(row, n, mode, start, deadline, ref, log, u), u)
         return row
 
     def nominal_iter(self):
@@ -417,7 +410,9 @@ class Sim:
                 max(d["bench_host"], self.startup) +
                 k * (self.n_correct + self.n_warmup + self.n_timed))
 
-    def collect(self, row, n, mode, start, deadline, ref, krexd_log=None):
+    def collect(self, row, n, mode, start, deadline, ref, krexd_log=None, util=None):
+        """The window's figures into row (util: NVML's mean GPU utilisation,
+        None without NVML); returns the counted benchmarks."""
         benches, sessions, bad = [], 0, 0
         gates = {}  # role -> the gate drain lines of every command (whole window)
         for slot in range(n):
@@ -473,13 +468,14 @@ class Sim:
         row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], ref.get("wall_p95"))
         cl = [r["v"]["outcome_clean"] for r in benches if r["v"].get("outcome_clean", "-") != "-"]
         row["clean"] = "%d/%d" % (sum(int(c) for c in cl), len(cl)) if cl else "-"
-        row["_benches"] = benches  # for commands(), popped by window()
-        self.breakdown(row, benches, n, mode, pooled, self.siblings(n, mode, krexd_log, gates))
+        self.breakdown(row, benches, n, mode, pooled, self.siblings(n, mode, krexd_log, gates),
+                       util)
         if benches and not pooled:
             row["note"] = "per-benchmark percentiles (no raw samples)"
         if bad:
             self.failed += 1
             row["note"] = "%d benchmark runs failed (see w.*.log)" % bad
+        return benches
 
     def commands(self, n, mode, benches, util):
         """A GPU command's wall time split (the third table): the host burn
@@ -527,7 +523,7 @@ class Sim:
         self.srows += rows
         return rows, parsed["regions"]
 
-    def breakdown(self, row, benches, n, mode, pooled, sib=None):
+    def breakdown(self, row, benches, n, mode, pooled, sib=None, util=None):
         """Where an iteration's time went (a row of the second table), and the
         bound for this N into row: the smallest of the ideal, the CPU bound and
         the region bound (the module's docstring).  sib: siblings()."""
@@ -565,6 +561,12 @@ class Sim:
                 r["raw"]["wall"], 50) for r in benches if r["raw"]["wall"]])
         if sib:
             self.gated(b, row, mode, *sib)
+        if util is not None and benches:
+            # the GPU's busy seconds per benchmark (NVML: any kernel running):
+            # its kernels and whatever else keeps it busy (contexts made and
+            # torn down, switches between them)
+            b["gpu_util_pct"] = util
+            b["gpu_busy_s"] = util / 100.0 * row["window_s"] / len(benches)
         if mode == "cmd":
             b["excl_s"] = row.get("hold_s")
         elif b.get("held_ms") is not None:
