@@ -48,6 +48,8 @@
 	"KREX_GATE_COUNTS" /* gate: append wrapper-entry counts to this file at exit */
 #define KREX_ENV_GATE_TRACE                                                                        \
 	"KREX_GATE_TRACE" /* gate: timestamped waits, parks and drains to DIR/trace.PID */
+#define KREX_ENV_GATE_CONTEXTS                                                                     \
+	"KREX_GATE_CONTEXTS" /* gate: "hold" (default) or "pass" making a GPU context at a closed gate */
 
 /* ---- tunables: the defaults of krexd.conf keys are in conf_keys.def; here
  * those other parts rely on too, and the bounds ------------------------- */

@@ -76,23 +76,11 @@ static _Atomic int gate_through_left;
 static int gate_drain_snapped; /* this drain's stalled-thread snapshot logged */
 static unsigned gate_cap;
 static uint64_t gate_qns;
-static char *gate_counts_path;
 /* KREX_GATE_TRACE=DIR (a diagnostic, doc/gate.md): every process appends
  * timestamped lines to DIR/trace.PID: queue waits of 1 ms or more, parks at
  * the closed gate, passes and drains.  -1: off. */
 static int gate_trace_fd = -1;
-int gate_counting;
-static _Atomic unsigned long gate_stats[GST_COUNT];
-static const char *const gate_stat_names[GST_COUNT] = {
-        "gate.queue_waits",     "gate.queue_gave_up",    "gate.drains",
-        "gate.drain_late",      "gate.drain_incomplete", "gate.drain_passes",
-        "gate.passed_launches", "gate.through_launches", "gate.queue_marks"};
-
-void gate_stat_add(enum gate_stat st)
-{
-	atomic_fetch_add_explicit(&gate_stats[st], 1, memory_order_relaxed);
-}
-
+static int gate_ctx_hold; /* KREX_GATE_CONTEXTS */
 /* One line to the trace file (KREX_GATE_TRACE), prefixed with the wall
  * clock (to the microsecond, comparable with a framework's own log lines)
  * and the thread; a single write(2), O_APPEND. */
@@ -165,7 +153,7 @@ int gate_gq_wait(int (*query)(void *ev), void *ev, uint64_t limit_ns, uint64_t s
 		           (unsigned long long)(suspect_ns / NS_PER_MS));
 	if (r != 0)
 		return r;
-	if (atomic_fetch_add(&gate_stats[GST_QUEUE_GAVE_UP], 1) == 0)
+	if (gate_stat_add(GST_QUEUE_GAVE_UP) == 0)
 		log_info(
 		        "bounded queue: queued work not done in %llu ms (released by the host?): proceeding without waiting",
 		        (unsigned long long)((time_now_ns() - t0) / 1000000));
@@ -220,7 +208,7 @@ static void gate_pass_begin(void)
 		return;
 	gate_drain_passes++;
 	gate_stat_add(GST_DRAIN_PASSES);
-	if (atomic_load(&gate_stats[GST_DRAIN_PASSES]) == 1)
+	if (gate_stat(GST_DRAIN_PASSES) == 1)
 		log_info(
 		        "drain: no progress in %llu ms with %u threads waiting for it: letting them through (work released by the host?)",
 		        (unsigned long long)(GATE_STALL_NS / 1000000), parked);
@@ -362,15 +350,6 @@ static void gate_stall_snapshot(uint64_t stalled_ns)
 	          atomic_load(&gate_inflight), line, more ? " (more not shown)" : "");
 }
 
-static void gate_write_stats(FILE *f)
-{
-	int i;
-
-	for (i = 0; i < GST_COUNT; i++)
-		fprintf(f, "%ld %s %lu\n", (long)getpid(), gate_stat_names[i],
-		        atomic_load(&gate_stats[i]));
-}
-
 static long gate_futex(_Atomic int *word, int op, int val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, (int *)word, op, val, ts, NULL, 0);
@@ -456,35 +435,6 @@ static void gate_rejoin(void)
 	gate_join();
 }
 
-/* Every backend's wrapper counts, then the gate's own. */
-static void gate_write_all_counts(FILE *f)
-{
-	const struct gate_backend *const *b;
-
-	for (b = gate_backends; b < gate_backends_end; b++)
-		if ((*b)->counts)
-			(*b)->counts(f);
-	gate_write_stats(f);
-}
-
-static void gate_write_counts(void)
-{
-	FILE *f;
-
-	if (!gate_counting)
-		return;
-	if (!gate_counts_path) {
-		/* KREX_LOG=debug: the counts go to stderr, one line each */
-		gate_write_all_counts(stderr);
-		return;
-	}
-	f = fopen(gate_counts_path, "a");
-	if (!f)
-		return;
-	gate_write_all_counts(f);
-	fclose(f);
-}
-
 __attribute__((constructor)) static void gate_init(void)
 {
 	const char *s = getenv(KREX_ENV_LOG);
@@ -496,13 +446,7 @@ __attribute__((constructor)) static void gate_init(void)
 		log_info("KREX_GATE=off: disabled");
 		return;
 	}
-	s = getenv(KREX_ENV_GATE_COUNTS);
-	if (s && *s) {
-		gate_counts_path = strdup(s);
-		gate_counting = gate_counts_path != NULL;
-	}
-	if (lvl >= LOG_LVL_DEBUG)
-		gate_counting = 1;
+	gate_counts_init(lvl >= LOG_LVL_DEBUG);
 	s = getenv(KREX_ENV_GATE_TRACE);
 	if (s && *s) {
 		char path[PATH_MAX];
@@ -514,6 +458,10 @@ __attribute__((constructor)) static void gate_init(void)
 			log_warn("KREX_GATE_TRACE=%s: cannot open %s: %s", s, path,
 			         strerror(errno));
 	}
+	s = getenv(KREX_ENV_GATE_CONTEXTS);
+	gate_ctx_hold = !s || strcmp(s, "pass") != 0;
+	if (s && *s && gate_ctx_hold && strcmp(s, "hold") != 0)
+		log_warn("%s=%s: not hold or pass; holding", KREX_ENV_GATE_CONTEXTS, s);
 	pthread_atfork(NULL, NULL, gate_atfork_child);
 	gate_join();
 }
@@ -612,6 +560,41 @@ int gate_enter(int passable, gate_busy_fn busy, void *stream)
 	}
 }
 
+void gate_context_wait(void)
+{
+	int s = atomic_load_explicit(&gate_state, memory_order_relaxed), held = 0, e;
+	struct timespec slice = {0, 100 * 1000 * 1000};
+	uint64_t t0;
+
+	if (!gate_ctx_hold || s == GS_PASS)
+		return;
+	if (s == GS_REJOIN) {
+		gate_rejoin();
+		if (atomic_load(&gate_state) != GS_JOINED)
+			return;
+	}
+	t0 = time_now_ns();
+	gate_trace("context: at the gate");
+	/* A drain's first round and its passes wake the threads waiting in
+	 * libkrexregion (for submissions onto busy streams, for the thread
+	 * that releases host-released work): never for a context.  Wait for
+	 * the drain's end, then at the gate again. */
+	for (;;) {
+		held |= krex_gate_wait() > 0;
+		if (gate_unpark(0, NULL, NULL))
+			break;
+		held = 1;
+		e = atomic_load(&gate_epoch);
+		if (!gate_unpark(0, NULL, NULL))
+			gate_futex(&gate_epoch, FUTEX_WAIT_PRIVATE, e, &slice);
+	}
+	if (held) {
+		gate_stat_add(GST_CONTEXT_HELD);
+		gate_trace("context: held %llu us at a closed gate",
+		           (unsigned long long)((time_now_ns() - t0) / 1000));
+	}
+}
+
 void gate_leave(int joined)
 {
 	if (!joined)
@@ -674,8 +657,8 @@ static int gate_drain(void *arg)
 	uint64_t deadline = time_deadline_ms(KREX_DEFAULT_DRAIN_TIMEOUT_MS - 100);
 	const struct gate_backend *const *b;
 	uint64_t t0 = time_now_ns(), t_in = 0;
-	unsigned long through0 = atomic_load(&gate_stats[GST_PASSED_LAUNCHES]);
-	unsigned long busy0 = atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]);
+	unsigned long through0 = gate_stat(GST_PASSED_LAUNCHES);
+	unsigned long busy0 = gate_stat(GST_THROUGH_LAUNCHES);
 	unsigned parked0 = gate_parked_now();
 	int passes, rc, rounds = 0, onto_busy, exiting = 0;
 
@@ -737,8 +720,8 @@ static int gate_drain(void *arg)
 		        "%llu us (calls inside the driver: %llu us), %d round(s), %d pass(es), %lu launch(es) let through, %lu onto busy streams, %u thread(s) parked at the start, status %d",
 		        (unsigned long long)((time_now_ns() - t0) / 1000),
 		        (unsigned long long)(t_in / 1000), rounds, gate_drain_passes,
-		        atomic_load(&gate_stats[GST_PASSED_LAUNCHES]) - through0,
-		        atomic_load(&gate_stats[GST_THROUGH_LAUNCHES]) - busy0, parked0, rc);
+		        gate_stat(GST_PASSED_LAUNCHES) - through0,
+		        gate_stat(GST_THROUGH_LAUNCHES) - busy0, parked0, rc);
 		log_debug("drain: %s", d);
 		gate_trace("drain %s", d);
 	}

@@ -3,6 +3,7 @@
  * gate.h - internals of libkrexgate.so shared by its files.
  *
  * gate.c        constructor, join, fork, the gate check and the drain
+ * gate_counts.c the gate's counts (KREX_GATE_COUNTS)
  * gate_dlsym.c  the dlsym override
  * gate_queue.c  the bounded queue, for every backend
  * gate_cuda*.c  the CUDA backend (cuda_hooks.def; gate_cuda.h)
@@ -27,7 +28,10 @@ enum gate_kind {
 	/* not submissions: never gated, tracked for the drain */
 	GK_CAPTURE_BEGIN = 3,
 	GK_CAPTURE_END = 4,
-	GK_STREAM_DESTROY = 5
+	GK_STREAM_DESTROY = 5,
+	/* making a GPU context: waits at a closed gate (gate_context_wait()),
+	 * never counted in flight, not a submission */
+	GK_CONTEXT = 6
 };
 
 /* ---- gate.c --------------------------------------------------------------- */
@@ -47,6 +51,19 @@ enum gate_kind {
 typedef int (*gate_busy_fn)(void *stream);
 int gate_enter(int passable, gate_busy_fn busy, void *stream);
 void gate_leave(int joined);
+
+/*
+ * Before a call that makes a GPU context (cuDevicePrimaryCtxRetain,
+ * cuCtxCreate, hipCtxCreate, ...): wait while a gate of this process is
+ * closed by another participant, as a launch would, but without being
+ * counted in flight, so that a drain never waits for a context being made.
+ * Making a context beside a timed kernel slows it (measured on the H200,
+ * doc/gate.md); a process started during a region would otherwise make its
+ * context there.  A context already being made when the gate closes is not
+ * stopped: the freeze waits for its driver call.  KREX_GATE_CONTEXTS=pass
+ * turns the wait off.
+ */
+void gate_context_wait(void);
 
 /* 1 while the process is joined (the gates apply to it). */
 int gate_joined(void);
@@ -81,9 +98,17 @@ enum gate_stat {
 	GST_PASSED_LAUNCHES,  /* submissions made through such a pass */
 	GST_THROUGH_LAUNCHES, /* submissions onto a stream busy at the close, not held */
 	GST_QUEUE_MARKS,      /* bounded queue: events recorded (marks) */
+	GST_CONTEXT_HELD,     /* contexts made only after waiting at a closed gate */
 	GST_COUNT
 };
-void gate_stat_add(enum gate_stat st);
+/* ---- gate_counts.c -------------------------------------------------------- */
+/* Count one (returns the count before it); read one. */
+unsigned long gate_stat_add(enum gate_stat st);
+unsigned long gate_stat(enum gate_stat st);
+/* KREX_GATE_COUNTS; debug: count also without it (to stderr at exit). */
+void gate_counts_init(int debug);
+/* At exit: every backend's wrapper counts, then the gate's own. */
+void gate_write_counts(void);
 
 /*
  * A drain that saw no event of its complete for GATE_STALL_NS while threads

@@ -185,6 +185,12 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 	t->kind = cu_hooks[id].kind;
 	if (pt && !s)
 		s = CU_STREAM_PER_THREAD; /* the _ptsz variant's stream 0 */
+	if (t->kind == GK_CONTEXT) {
+		t->q = NULL;
+		t->joined = 0;
+		gate_context_wait();
+		return;
+	}
 	if (t->kind >= GK_CAPTURE_BEGIN) {
 		/* not a submission: never waits at the gate */
 		t->q = NULL;

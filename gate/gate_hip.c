@@ -339,6 +339,10 @@ static hipError_t gate_hip_capture(int kind, hipError_t r)
 		if (gate_counting)                                                                 \
 			atomic_fetch_add_explicit(&hip_count[HIPH_##name], 1,                      \
 			                          memory_order_relaxed);                           \
+		if (kind == GK_CONTEXT) {                                                          \
+			gate_context_wait();                                                       \
+			return gate_fn args;                                                       \
+		}                                                                                  \
 		if (kind >= GK_CAPTURE_BEGIN) /* not a submission: never gated */                  \
 			return gate_hip_capture(kind, gate_fn args);                               \
 		q = gate_hip_queue_before(kind, (hipStream_t)(stream));                            \

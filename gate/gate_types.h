@@ -46,6 +46,10 @@ typedef struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_
 typedef struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS;
 typedef struct CUmemcpyAttributes_st CUmemcpyAttributes;
 typedef struct CUDA_MEMCPY3D_BATCH_OP_st CUDA_MEMCPY3D_BATCH_OP;
+typedef struct CUctxCreateParams_st CUctxCreateParams;
+typedef struct CUexecAffinityParam_st CUexecAffinityParam;
+typedef struct CUgreenCtx_st *CUgreenCtx;
+typedef struct CUdevResourceDesc_st *CUdevResourceDesc;
 /* Passed by value to cuMemPrefetchAsync_v2: layout checked by proto_cuda.c. */
 typedef struct CUmemLocation_st {
 	int type;
@@ -83,6 +87,8 @@ typedef int hipError_t;
 typedef int hipMemcpyKind;
 typedef void *hipDeviceptr_t;
 typedef struct ihipStream_t *hipStream_t;
+typedef struct ihipCtx_t *hipCtx_t;
+typedef int hipDevice_t;
 typedef struct ihipEvent_t *hipEvent_t;
 typedef struct ihipModuleSymbol_t *hipFunction_t;
 typedef struct hipGraphExec *hipGraphExec_t;

@@ -48,6 +48,11 @@
  *	    N threads, each launching 2 ms kernels round-robin on its own
  *	    stream, its per-thread default stream (_ptsz) and the legacy
  *	    stream, until DIR/stop exists; DIR/count holds the launches.
+ *	capturer context HOW DIR
+ *	    cuInit, touch DIR/at, then make a context (HOW retain:
+ *	    cuDevicePrimaryCtxRetain; create: cuCtxCreate_v4; create2: the
+ *	    CUDA < 12.5 ABI cuCtxCreate_v2); write "context rc=R made=M" to
+ *	    DIR/out; exit once DIR/end exists (30 s at most).
  */
 #include "config.h"
 
@@ -66,6 +71,8 @@ CUresult cuInit(unsigned int);
 CUresult cuDeviceGet(CUdevice *, int);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
 CUresult cuCtxSetCurrent(CUcontext);
+CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
+CUresult cuCtxCreate_v4(CUcontext *, CUctxCreateParams *, unsigned int, CUdevice);
 CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuStreamCreate(CUstream *, unsigned int);
@@ -481,14 +488,37 @@ static int do_threads(int n)
 	return 0;
 }
 
+static int do_context(const char *how)
+{
+	CUcontext c = NULL;
+	CUdevice dev;
+	CUresult r;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	touch("at");
+	if (strcmp(how, "retain") == 0)
+		r = cuDevicePrimaryCtxRetain(&c, dev);
+	else if (strcmp(how, "create") == 0)
+		r = cuCtxCreate_v4(&c, NULL, 0, dev);
+	else if (strcmp(how, "create2") == 0)
+		r = cuCtxCreate_v2(&c, 0, dev);
+	else
+		return 2;
+	out("context rc=%d made=%d\n", (int)r, c != NULL);
+	return wait_file("end", 30) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr,
-		        "usage: capturer capture|hostflag|hostdrain|xla|busyhold|threads ... DIR\n");
+		        "usage: capturer capture|hostflag|hostdrain|xla|busyhold|threads|context ... DIR\n");
 		return 2;
 	}
 	dir = argv[argc - 1];
+	if (strcmp(argv[1], "context") == 0 && argc == 4)
+		return do_context(argv[2]);
 	setup();
 	if (strcmp(argv[1], "capture") == 0 && argc == 5)
 		return do_capture(argv[2], atoi(argv[3]));

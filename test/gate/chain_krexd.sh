@@ -7,34 +7,10 @@
 # Then the chain ends and the hog runs again.  Waits on files and krexd's
 # status, never on a delay.
 . "$top_srcdir/test/lib.sh"
-KREXD=$top_builddir/krexd/krexd
-KREX=$top_builddir/krex/krex
-[ -x "$KREXD" ] || skip_all "krexd not built yet ($KREXD)"
-[ -x "$KREX" ] || skip_all "krex CLI not built yet ($KREX)"
-MOCKLIB=$top_builddir/test/mock/.libs
+. "$top_srcdir/test/gate/mockgpu-lib.sh"
+mg_setup chain
 WL=$top_builddir/test/workloads
 FG=$top_builddir/test/gate/fakegate
-T=$(mktemp -d) || exit 1
-PIDS=
-KD=
-export KREX_MOCK_GPU=/krex-chain-$$
-export LD_LIBRARY_PATH=$MOCKLIB:$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export KREX_SOCKET=$T/run/krexd.sock
-export KREX_GPUS=mock0
-export KREX_GATE_LIB=$top_builddir/gate/.libs/libkrexgate.so
-kill_tree() {
-	local c
-	for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
-	kill -CONT "$1" 2>/dev/null
-	kill -KILL "$1" 2>/dev/null
-}
-cleanup() {
-	for p in $PIDS; do kill_tree "$p"; done
-	[ -n "$KD" ] && kill "$KD" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$T" "/dev/shm$KREX_MOCK_GPU"
-}
-trap cleanup EXIT
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 queued() { "$KREX" status 2>/dev/null | grep -q ' queued '; }

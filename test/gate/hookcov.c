@@ -44,15 +44,17 @@ typedef long (*anyfn)(long, long, long, long, long, long, long, long, long, long
 struct entry {
 	const char *name, *proc;
 	void *direct;
-	int pt;
+	int pt, since;
 };
 
-#define CU_E_NONE(name, proc)
-#define CU_E_PTDS(name, proc) {#name "_ptds", #proc, (void *)name##_ptds, 1},
-#define CU_E_PTSZ(name, proc) {#name "_ptsz", #proc, (void *)name##_ptsz, 1},
+#define CU_E_NONE(name, proc, since)
+#define CU_E_PTDS(name, proc, since) {#name "_ptds", #proc, (void *)name##_ptds, 1, since},
+#define CU_E_PTSZ(name, proc, since) {#name "_ptsz", #proc, (void *)name##_ptsz, 1, since},
+/* cuGetProcAddress is asked with the entry's own version: an older ABI
+ * (CU_HOOK_OLD) is what a program built against that CUDA gets. */
 static const struct entry cu_entries[] = {
 #define CU_HOOK(PT, name, proc, since, kind, params, args, stream)                                 \
-	{#name, #proc, (void *)name, 0}, CU_E_##PT(name, proc)
+	{#name, #proc, (void *)name, 0, since}, CU_E_##PT(name, proc, since)
 #include "cuda_hooks.def"
 #undef CU_HOOK
 };
@@ -99,7 +101,7 @@ int main(void)
 			rc = 1;
 		}
 		p = NULL;
-		if (gpa && gpa(e->proc, &p, 13000, e->pt ? 2 : 0, NULL) == CUDA_SUCCESS && p)
+		if (gpa && gpa(e->proc, &p, e->since, e->pt ? 2 : 0, NULL) == CUDA_SUCCESS && p)
 			CALL(p);
 	}
 	for (i = 0; i < N(hip_entries); i++) {

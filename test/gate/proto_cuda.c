@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #define XSTR(x) STR(x)
 #define STR(x) #x
@@ -35,16 +36,23 @@
 #define CU_HOOK(PT, name, proc, since, kind, params, args, stream)                                 \
 	_Static_assert(SAME(__typeof__(&proc), CUresult(CUDAAPI *) params),                        \
 	               #name ": parameter list differs from cuda.h");
+/* an older ABI: cudaTypedefs.h's type of that version */
+#define CU_HOOK_OLD(PT, name, proc, since, kind, params, args, stream)                             \
+	_Static_assert(SAME(PFN_##proc##_v##since, CUresult(CUDAAPI *) params),                    \
+	               #name ": parameter list differs from cudaTypedefs.h");
 #include "cuda_hooks.def"
 #undef CU_HOOK
+#undef CU_HOOK_OLD
 
 struct pair {
 	const char *cuda_h, *gate;
 };
 static const struct pair names[] = {
 #define CU_HOOK(PT, name, proc, since, kind, params, args, stream) {XSTR(proc), #name SUFFIX_##PT},
+#define CU_HOOK_OLD(PT, name, proc, since, kind, params, args, stream) /* cuda.h maps proc on */
 #include "cuda_hooks.def"
 #undef CU_HOOK
+#undef CU_HOOK_OLD
 };
 
 /* The gate's cuGetProcAddress_v2 wrapper and its CUlaunchConfig mirror. */

@@ -8,28 +8,11 @@
 # on a loaded host the two runs differ by the load, 2.0 vs 2.98 ms in a
 # fresh-clone CI run of 2026-12-01; test/perf/fidelity.py measures it).
 . "$top_srcdir/test/lib.sh"
-KREXD=$top_builddir/krexd/krexd
-KREX=$top_builddir/krex/krex
-[ -x "$KREXD" ] || skip_all "krexd not built yet ($KREXD)"
-[ -x "$KREX" ] || skip_all "krex CLI not built yet ($KREX)"
-G=$top_builddir/gate/.libs/libkrexgate.so
+. "$top_srcdir/test/gate/mockgpu-lib.sh"
+mg_setup region
+G=$KREX_GATE_LIB
 MOCKLIB=$top_builddir/test/mock/.libs
 WL=$top_builddir/test/workloads
-T=$(mktemp -d) || exit 1
-PIDS=
-KD=
-export KREX_MOCK_GPU=/krex-region-$$
-export LD_LIBRARY_PATH=$MOCKLIB:$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export KREX_SOCKET=$T/run/krexd.sock
-export KREX_GPUS=mock0
-export KREX_GATE_LIB=$G
-# kill_tree PID: PID and its descendants (krex run's child is the workload).
-kill_tree() {
-	local c
-	for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
-	kill -CONT "$1" 2>/dev/null
-	kill -KILL "$1" 2>/dev/null
-}
 stop_all() {
 	for p in $PIDS; do kill_tree "$p"; done
 	wait $PIDS 2>/dev/null

@@ -147,7 +147,9 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+/* cuDevicePrimaryCtxRetain and cuCtxCreate_v2/_v4 are gated (cuda_hooks.def):
+ * mock_cuda_stubs.c exports them, counting, and calls these. */
+CUresult mock_cu_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -160,7 +162,7 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 	return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuCtxCreate_v2(CUcontext *c, unsigned int flags, CUdevice d)
+CUresult mock_cu_cuCtxCreate_v2(CUcontext *c, unsigned int flags, CUdevice d)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -168,6 +170,17 @@ EXPORT CUresult cuCtxCreate_v2(CUcontext *c, unsigned int flags, CUdevice d)
 	ctx_depth = ctx_depth ? ctx_depth : 1;
 	ctx_stack[ctx_depth - 1] = *c;
 	return CUDA_SUCCESS;
+}
+
+CUresult mock_cu_cuCtxCreate_v3(CUcontext *c, CUexecAffinityParam *p, int n, unsigned int flags,
+                                CUdevice d)
+{
+	return mock_cu_cuCtxCreate_v2(c, flags, d);
+}
+
+CUresult mock_cu_cuCtxCreate_v4(CUcontext *c, CUctxCreateParams *p, unsigned int flags, CUdevice d)
+{
+	return mock_cu_cuCtxCreate_v2(c, flags, d);
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext c)

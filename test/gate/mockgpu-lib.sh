@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# mockgpu-lib.sh - sourced (after test/lib.sh) by the gate tests that run the
+# real krexd and krex CLI beside the mock driver: mg_setup NAME skips until
+# both are built, makes $T, points the environment at a krexd socket in
+# $T/run, the mock GPU /dev/shm/krex-NAME-PID (GPU mock0), the build's
+# libraries and gate, and removes it all at exit: every pid in $PIDS with
+# its descendants (kill_tree), and krexd ($KD).
+KREXD=$top_builddir/krexd/krexd
+KREX=$top_builddir/krex/krex
+PIDS=
+KD=
+# kill_tree PID: PID and its descendants (krex run's child is the workload).
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
+	kill -CONT "$1" 2>/dev/null
+	kill -KILL "$1" 2>/dev/null
+}
+mg_cleanup() {
+	for p in $PIDS; do kill_tree "$p"; done
+	[ -n "$KD" ] && kill "$KD" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$T" "/dev/shm$KREX_MOCK_GPU"
+}
+mg_setup() {
+	[ -x "$KREXD" ] || skip_all "krexd not built yet ($KREXD)"
+	[ -x "$KREX" ] || skip_all "krex CLI not built yet ($KREX)"
+	T=$(mktemp -d) || exit 1
+	export KREX_MOCK_GPU=/krex-$1-$$
+	export LD_LIBRARY_PATH=$top_builddir/test/mock/.libs:$top_builddir/libregion/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export KREX_SOCKET=$T/run/krexd.sock
+	export KREX_GPUS=mock0
+	export KREX_GATE_LIB=$top_builddir/gate/.libs/libkrexgate.so
+	trap mg_cleanup EXIT
+}
