@@ -6,7 +6,8 @@
  * Each GPU krexd knows has a slot.  slot.closed_by is 0 while the gate is
  * open, or the participant id of the region owner while it is closed: the
  * owner's own submissions pass, everyone else's wait on that word (futex)
- * until krexd opens it and wakes them.  generation is bumped on every close
+ * until krexd opens it and wakes them (a thread about to make a GPU context
+ * also waits on ctx_by).  generation is bumped on every close
  * and open; drain threads wait on it (futex) and acknowledge the generation
  * they drained over their socket.
  *
@@ -28,7 +29,12 @@ struct gate_slot {
 	uint32_t closed_by; /* 0 open, else the owner's participant id */
 	uint32_t region_lo; /* low 32 bits of the region id that closed it */
 	uint32_t closes;    /* times this gate was closed (for tests and status) */
-	uint32_t pad;
+	/* 0, or the participant whose new GPU contexts pass while everyone
+	 * else's wait (libkrexregion's krex_gate_wait_contexts()): closed_by
+	 * from the close, and after the open until krexd has listed the GPU's
+	 * processes for the region's participants made during it.  0 on a page
+	 * of a krexd before it (the word was padding). */
+	uint32_t ctx_by;
 	char name[KREX_MAX_GPU_NAME + 1];
 };
 

@@ -580,7 +580,7 @@ void gate_context_wait(void)
 	 * that releases host-released work): never for a context.  Wait for
 	 * the drain's end, then at the gate again. */
 	for (;;) {
-		held |= krex_gate_wait() > 0;
+		held |= krex_gate_wait_contexts() > 0;
 		if (gate_unpark(0, NULL, NULL))
 			break;
 		held = 1;

@@ -52,6 +52,7 @@ int gatectl_open(struct gatectl *g, const char *path)
 		gen = p->generation; /* keep counting: old drain threads wait on it */
 	for (i = 0; i < KREX_MAX_GPUS; i++) {
 		__atomic_store_n(&p->slot[i].closed_by, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&p->slot[i].ctx_by, 0, __ATOMIC_RELEASE);
 		p->slot[i].region_lo = 0;
 	}
 	p->magic = GATE_MAGIC;
@@ -60,8 +61,10 @@ int gatectl_open(struct gatectl *g, const char *path)
 	__atomic_store_n(&p->alive, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&p->generation, gen, __ATOMIC_RELEASE);
 	gatectl_bump(g);
-	for (i = 0; i < KREX_MAX_GPUS; i++)
+	for (i = 0; i < KREX_MAX_GPUS; i++) {
 		gate_wake(&p->slot[i].closed_by);
+		gate_wake(&p->slot[i].ctx_by);
+	}
 	return 0;
 fail:
 	i = (unsigned)errno;
@@ -81,22 +84,39 @@ void gatectl_close_slot(struct gatectl *g, unsigned slot, uint32_t owner, uint64
 {
 	struct gate_slot *s = &g->page->slot[slot];
 	uint32_t old = __atomic_load_n(&s->closed_by, __ATOMIC_ACQUIRE);
+	uint32_t old_ctx = __atomic_load_n(&s->ctx_by, __ATOMIC_ACQUIRE);
 
 	s->region_lo = (uint32_t)region;
 	s->closes++;
 	__atomic_store_n(&s->closed_by, owner, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->ctx_by, owner, __ATOMIC_RELEASE);
 	/* Closed for another owner already (a chained region): the new owner's
 	 * threads that wait on the slot may pass now. */
 	if (old && old != owner)
 		gate_wake(&s->closed_by);
+	if (old_ctx && old_ctx != owner)
+		gate_wake(&s->ctx_by);
 }
 
-void gatectl_open_slot(struct gatectl *g, unsigned slot)
+void gatectl_open_slot(struct gatectl *g, unsigned slot, int hold_ctx)
 {
 	struct gate_slot *s = &g->page->slot[slot];
 
+	if (!hold_ctx)
+		__atomic_store_n(&s->ctx_by, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->closed_by, 0, __ATOMIC_RELEASE);
 	gate_wake(&s->closed_by);
+	if (!hold_ctx)
+		gate_wake(&s->ctx_by);
+}
+
+void gatectl_release_ctx(struct gatectl *g, unsigned slot)
+{
+	struct gate_slot *s = &g->page->slot[slot];
+	uint32_t now = __atomic_load_n(&s->closed_by, __ATOMIC_ACQUIRE);
+
+	if (__atomic_exchange_n(&s->ctx_by, now, __ATOMIC_ACQ_REL) != now)
+		gate_wake(&s->ctx_by);
 }
 
 uint32_t gatectl_bump(struct gatectl *g)
@@ -120,7 +140,7 @@ void gatectl_shutdown(struct gatectl *g)
 		return;
 	__atomic_store_n(&g->page->alive, 0, __ATOMIC_RELEASE);
 	for (i = 0; i < KREX_MAX_GPUS; i++)
-		gatectl_open_slot(g, i);
+		gatectl_open_slot(g, i, 0);
 	gatectl_bump(g);
 	gatectl_close(g);
 }

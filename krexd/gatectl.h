@@ -26,9 +26,15 @@ int gatectl_open(struct gatectl *g, const char *path);
 /* Name slot i (the GPU table grows only). */
 void gatectl_name(struct gatectl *g, unsigned slot, const char *name, unsigned nslots);
 
-/* Close slot for owner's region; open it again.  Neither bumps the generation. */
+/*
+ * Close slot for owner's region (ctx_by too); open it again, its new
+ * contexts still held for the owner with hold_ctx (until
+ * gatectl_release_ctx()).  Neither bumps the generation.
+ */
 void gatectl_close_slot(struct gatectl *g, unsigned slot, uint32_t owner, uint64_t region);
-void gatectl_open_slot(struct gatectl *g, unsigned slot);
+void gatectl_open_slot(struct gatectl *g, unsigned slot, int hold_ctx);
+/* ctx_by follows closed_by again (0 when open, the owner while closed). */
+void gatectl_release_ctx(struct gatectl *g, unsigned slot);
 
 /* Bump the generation and wake every waiter on it; returns the new value. */
 uint32_t gatectl_bump(struct gatectl *g);

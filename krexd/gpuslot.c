@@ -60,7 +60,7 @@ void gpu_prune(struct krexd *k)
 		log_info("GPU %s (slot %u) pruned: no participant names it", k->gpu[i], i);
 		k->gpu[i][0] = '\0';
 		k->gpu_adder[i] = 0;
-		gatectl_open_slot(&k->gate, i);
+		gatectl_open_slot(&k->gate, i, 0);
 		gatectl_name(&k->gate, i, "", k->ngpus);
 	}
 	while (k->ngpus > k->nconf_gpus && !k->gpu[k->ngpus - 1][0])

@@ -307,6 +307,7 @@ static void region_finish_cert(struct krexd *k, struct region *r)
 	int why = r->end_why;
 	union proto_body m;
 
+	region_ctx_release(k, r); /* the end's list, if any, is in */
 	region_certify(k, r, why, r->end_who[0] ? r->end_who : NULL, r->end_ns);
 	log_debug("region %llu ends (%d): outcome %u, held %llu us", (unsigned long long)r->rq.id,
 	          why, r->cert.outcome, (unsigned long long)r->cert.held_us);

@@ -80,6 +80,7 @@ struct region {
 	size_t nlate;
 	int late_asked;   /* procs_ticket is region_late_judge()'s list, at the end */
 	int late_pending; /* ... asked for once the start's list has come */
+	int ctx_held;     /* its GPUs opened with new contexts held (region_ctx_release) */
 	uint64_t drain_deadline, freeze_deadline, poll_at, poll_step;
 	struct sib *sibs;
 	size_t nsibs;
@@ -174,6 +175,19 @@ void region_drain_or_freeze(struct krexd *k, struct region *r);
 void region_freeze(struct krexd *k, struct region *r, uint64_t now);
 void region_late_part(struct krexd *k, struct part *p);
 void region_late_judge(struct krexd *k, struct region *r);
+/*
+ * Whether region_late_judge() will list r's GPUs' processes at its end (it
+ * had participants made during it, and NVML): region_unwind_rest() then
+ * opens its gates with new GPU contexts still held (gate page ctx_by), so
+ * that one of such a participant, held at the gate, is not made between the
+ * open and the list and taken for one made during the region.
+ * region_ctx_release() lets them go, with the certificate.
+ */
+static inline int region_late_listed(const struct region *r)
+{
+	return r->phase == PH_HELD && r->nlate && nvml_open() >= 0;
+}
+void region_ctx_release(struct krexd *k, struct region *r);
 void region_poll(struct krexd *k, struct region *r, uint64_t now);
 void region_settle_poll(struct krexd *k, struct region *r, uint64_t now);
 struct sib *sib_find(struct region *r, uint32_t part);

@@ -697,7 +697,7 @@ void region_late_judge(struct krexd *k, struct region *r)
 	struct gp_result *res;
 	int t;
 
-	if (!r->nlate || nvml_open() < 0 || (r->late_pending = r->procs_ticket != 0))
+	if (!region_late_listed(r) || (r->late_pending = r->procs_ticket != 0))
 		return; /* after the start's list (region_procs_event()): never inline */
 	t = gp_inline() ? 0 : gp_submit(names, region_gpu_names(k, r, names), &k->fz, 0);
 	if (t > 0) {

@@ -213,6 +213,20 @@ void region_late_part(struct krexd *k, struct part *p)
 	(void)k;
 }
 
+void region_ctx_release(struct krexd *k, struct region *r)
+{
+	size_t i;
+
+	if (!r->ctx_held)
+		return;
+	r->ctx_held = 0;
+	for (i = 0; i < k->ngpus; i++)
+		if (r->rq.mask >> i & 1)
+			gatectl_release_ctx(&k->gate, (unsigned)i);
+	log_debug("region %llu: new GPU contexts on its GPUs may be made again",
+	          (unsigned long long)r->rq.id);
+}
+
 /*
  * A participant that registers while a region holds its source cpuset
  * narrowed (a process of a sibling's job that registers on its own): its
@@ -378,7 +392,9 @@ void region_unwind_rest(struct krexd *k, struct region *r, uint64_t keep)
 	char line[64];
 	struct part *p;
 	size_t i;
-	int opened = 0;
+	/* new contexts wait for the end's list of the participants made
+	 * during it (region_late_judge()), released at the certificate */
+	int opened = 0, hold_ctx = region_late_listed(r);
 
 	for (i = 0; i < r->nsibs; i++) {
 		p = part_find_id(k, r->sibs[i].part);
@@ -394,8 +410,9 @@ void region_unwind_rest(struct krexd *k, struct region *r, uint64_t keep)
 		if (!(r->rq.mask >> i & 1))
 			continue;
 		if (!(keep >> i & 1)) {
-			gatectl_open_slot(&k->gate, i);
+			gatectl_open_slot(&k->gate, i, hold_ctx);
 			opened = 1;
+			r->ctx_held |= hold_ctx;
 		}
 		gate_line(line, sizeof(line), (unsigned)i, r->owner);
 		state_drop(&k->st, line);

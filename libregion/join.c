@@ -503,10 +503,25 @@ KREX_EXPORT unsigned krex_queue_time_us(void)
 	return join_state.queue_us;
 }
 
-/* The slow path: wait until our gates open, krexd goes away or time runs out. */
-static int gate_wait_slow(struct join_view *v)
+/* The word of slot i a thread waits on: closed_by, or for a new context
+ * (ctx) ctx_by once closed_by lets it by; 0 when neither holds it. */
+static const uint32_t *gate_word(struct join_view *v, uint32_t i, int ctx, uint32_t *w)
+{
+	const struct gate_slot *s = &v->page->slot[v->slot[i]];
+
+	*w = load32(&s->closed_by);
+	if (*w && *w != v->participant)
+		return &s->closed_by;
+	*w = ctx ? load32(&s->ctx_by) : 0;
+	return *w && *w != v->participant ? &s->ctx_by : NULL;
+}
+
+/* The slow path: wait until our gates open (ctx: and new contexts may be
+ * made), krexd goes away or time runs out. */
+static int gate_wait_slow(struct join_view *v, int ctx)
 {
 	uint64_t deadline = time_deadline_ms(join_state.gate_timeout_ms);
+	const uint32_t *word = NULL;
 	uint32_t i, w;
 	int left;
 
@@ -517,12 +532,10 @@ static int gate_wait_slow(struct join_view *v)
 		if (!atomic_load(&join_state.connected) || atomic_load(&join_state.view) != v ||
 		    atomic_load(&join_pass))
 			break;
-		for (i = 0; i < v->nslots; i++) {
-			w = load32(&v->page->slot[v->slot[i]].closed_by);
-			if (w && w != v->participant)
+		for (i = 0; i < v->nslots; i++)
+			if ((word = gate_word(v, i, ctx, &w)))
 				break;
-		}
-		if (i == v->nslots)
+		if (!word)
 			break;
 		left = time_left_ms(deadline);
 		if (left == 0) {
@@ -531,8 +544,7 @@ static int gate_wait_slow(struct join_view *v)
 				         join_state.gate_timeout_ms);
 			break;
 		}
-		futex_wait_ms(&v->page->slot[v->slot[i]].closed_by, w,
-		              left < GATE_SLICE_MS ? left : GATE_SLICE_MS);
+		futex_wait_ms(word, w, left < GATE_SLICE_MS ? left : GATE_SLICE_MS);
 	}
 	atomic_fetch_sub(&join_parked, 1);
 	return 1;
@@ -566,7 +578,7 @@ KREX_EXPORT void krex_gate_pass(int on)
 	atomic_fetch_sub(&join_readers[e], 1);
 }
 
-KREX_EXPORT int krex_gate_wait(void)
+static int gate_wait(int ctx)
 {
 	struct join_view *v;
 	uint32_t i, w;
@@ -580,15 +592,24 @@ KREX_EXPORT int krex_gate_wait(void)
 	v = atomic_load(&join_state.view);
 	if (v) {
 		for (i = 0; i < v->nslots; i++) {
-			w = load32(&v->page->slot[v->slot[i]].closed_by);
-			if (w && w != v->participant && !atomic_load(&join_pass)) {
-				rc = gate_wait_slow(v);
+			if (gate_word(v, i, ctx, &w) && !atomic_load(&join_pass)) {
+				rc = gate_wait_slow(v, ctx);
 				break;
 			}
 		}
 	}
 	atomic_fetch_sub(&join_readers[e], 1);
 	return rc;
+}
+
+KREX_EXPORT int krex_gate_wait(void)
+{
+	return gate_wait(0);
+}
+
+KREX_EXPORT int krex_gate_wait_contexts(void)
+{
+	return gate_wait(1);
 }
 
 /*

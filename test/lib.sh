@@ -48,6 +48,19 @@ done_testing() { [ "$_tap_fail" = 0 ]; }
 need_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
 
 # wait_for SECONDS COMMAND...: poll every 20 ms until the command succeeds.
+# in_futex PID: PID's main thread is blocked in futex(2) (a wait at the gate).
+in_futex() {
+	local w n
+	w=$(cat "/proc/$1/wchan" 2>/dev/null)
+	case $w in *futex*) return 0 ;; esac
+	read -r n _ <"/proc/$1/syscall" 2>/dev/null || return 1
+	case $(uname -m) in
+	x86_64) [ "$n" = 202 ] ;;
+	aarch64) [ "$n" = 98 ] ;;
+	*) return 1 ;;
+	esac
+}
+
 wait_for() {
 	local limit=$1 i=0
 	shift

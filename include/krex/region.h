@@ -313,6 +313,15 @@ int krex_leave(void);
 int krex_gate_wait(void);
 
 /*
+ * The same check in front of a call that makes a GPU context: it also waits
+ * while krexd holds new contexts on one of this process's GPUs after a
+ * region's gates opened, until it has listed the GPU's processes for the
+ * participants made during that region (a few milliseconds; the gate page's
+ * ctx_by).  Same deadline and fail-open; 0 if it did not wait, 1 if it did.
+ */
+int krex_gate_wait_contexts(void);
+
+/*
  * For the drain callback, when its drain makes no progress: how many threads
  * of this process wait in krex_gate_wait() now, and a pass that lets them
  * (and every later caller) through while on, so that a thread that must

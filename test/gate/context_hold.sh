@@ -14,18 +14,6 @@ mg_setup ctxhold
 CAP=$top_builddir/test/gate/.libs/capturer
 [ -x "$CAP" ] || CAP=$top_builddir/test/gate/capturer
 
-# in_futex PID: PID's main thread is blocked in futex(2) (the gate's wait).
-in_futex() {
-	local w n
-	w=$(cat "/proc/$1/wchan" 2>/dev/null)
-	case $w in *futex*) return 0 ;; esac
-	read -r n _ <"/proc/$1/syscall" 2>/dev/null || return 1
-	case $(uname -m) in
-	x86_64) [ "$n" = 202 ] ;;
-	aarch64) [ "$n" = 98 ] ;;
-	*) return 1 ;;
-	esac
-}
 # capturer_pid DIR: the pid of the capturer writing to DIR (krex run's child).
 capturer_pid() { pgrep -f "^[^ ]*capturer context [a-z0-9]* $1\$" | head -1; }
 # start_ctx HOW DIR [ENV...]: a context maker under `krex run`, traced.

@@ -154,6 +154,12 @@ int krex_gate_wait(void)
 	return waited;
 }
 
+/* the fake has no ctx_by: a context waits as a submission does */
+int krex_gate_wait_contexts(void)
+{
+	return krex_gate_wait();
+}
+
 unsigned krex_gate_parked(void)
 {
 	return atomic_load(&parked);

@@ -6,8 +6,10 @@
 # region's end (it made its CUDA context beside the owner's work; on the
 # H200 that disturbs a timed kernel, doc/performance.md), the certificate
 # says so and is degraded.  One that made nothing there, or one of another
-# GPU, changes nothing.  The GPU's process list: the mock NVML (a TEST
-# DOUBLE).
+# GPU, changes nothing.  One held at the gate to make its context (the
+# real gate on the mock driver) makes it only after krexd's list at the
+# region's end, and the region stays clean.  The GPU's process list: the
+# mock NVML (a TEST DOUBLE).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -19,7 +21,7 @@ made_during() { grep -qsE "region $1: participant [0-9]+ made during it" "$KT_DI
 
 kt_nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" "1 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0,1" "log_level = debug"
-plan 10
+plan 15
 ok "krexd starts with the mock NVML" krexd_start
 
 # 1. Made during the region, its process on the GPU at the end: degraded.
@@ -50,4 +52,39 @@ kt_unhold r3
 ok "a participant of GPU 1 made during a region of GPU 0: not remembered" \
 	sh -c "! grep -qsE 'region $(rid r3): participant [0-9]+ made during it' '$KT_DIR/krexd.log'"
 ok "... and the region is clean" test "$(out r3 outcome)/$(out r3 note)" = clean/
+
+# 4. Made during the region, its context held at the gate (the real gate,
+# the mock driver: a TEST DOUBLE): when the gates open, new contexts still
+# wait until krexd has the end's list; then it is made, and nothing of it
+# was on the GPU during the region: clean.
+CAP=$top_builddir/test/gate/.libs/capturer
+[ -x "$CAP" ] || CAP=$top_builddir/test/gate/capturer
+if [ -x "$CAP" ] && [ -x "$top_builddir/krex/krex" ] && [ -e "$top_builddir/test/mock/.libs/libcuda.so.1" ]; then
+	kt_nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" "1 sm=1980 reasons=0 temp=40"
+	kt_hold r4
+	wait_for 10 grep -qsE "region $(rid r4): processes on the GPU: [0-9]+ listed" "$KT_DIR/krexd.log"
+	mkdir -p "$KT_DIR/c"
+	kt_bg ctx env KREX_MOCK_GPU=/krex-late-$$ KREX_GATE_LIB="$top_builddir/gate/.libs/libkrexgate.so" \
+		KREX_GATE_TRACE="$KT_DIR/c" \
+		LD_LIBRARY_PATH="$top_builddir/test/mock/.libs:$top_builddir/libregion/.libs:$LD_LIBRARY_PATH" \
+		"$top_builddir/krex/krex" run --gpus 0 -- "$CAP" context retain "$KT_DIR/c"
+	cpid() { pgrep -f "^[^ ]*capturer context retain $KT_DIR/c\$" | head -1; }
+	held() { p=$(cpid) && [ -n "$p" ] && in_futex "$p" && grep -qs "context: at the gate" "$KT_DIR"/c/trace.*; }
+	still() { ! test -e "$KT_DIR/c/out" && held; }
+	ok "a command started during the region waits at the gate to make its context" wait_for 10 held
+	kt_nvml "max=1980 app=1980 procs_wait=$KT_DIR/go" "0 sm=1980 reasons=0 temp=40" "1 sm=1980 reasons=0 temp=40"
+	touch "$KT_DIR/r4.end"
+	ok "the region ends, its certificate waiting for the end's list" wait_for 10 grep -qs \
+		"region $(rid r4): ended (0), its GPUs given back; its certificate waits for the process list" "$KT_DIR/krexd.log"
+	ok "... its gates open, the context still waits" still
+	touch "$KT_DIR/go"
+	ok "it is made once the list is in" wait_for 10 test -e "$KT_DIR/c/out"
+	wait_for 10 grep -qs '^outcome=' "$KT_DIR/r4.out"
+	ok "... and the region is clean ($(out r4 outcome), note '$(out r4 note)')" \
+		test "$(out r4 outcome)/$(out r4 note)" = clean/
+	touch "$KT_DIR/c/end"
+	rm -f "/dev/shm/krex-late-$$"
+else
+	for i in 1 2 3 4 5; do skip "a context held until the end's list" "capturer, krex or the mock libcuda not built"; done
+fi
 done_testing
