@@ -173,7 +173,7 @@ int pending_take(struct region *r, uint64_t serial);
 void region_close(struct krexd *k, struct region *r, uint64_t now, const struct region *prev);
 void region_drain_or_freeze(struct krexd *k, struct region *r);
 void region_freeze(struct krexd *k, struct region *r, uint64_t now);
-void region_late_part(struct krexd *k, struct part *p);
+void region_late_part(struct part *p);
 void region_late_judge(struct krexd *k, struct region *r);
 /*
  * Whether region_late_judge() will list r's GPUs' processes at its end (it

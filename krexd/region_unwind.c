@@ -179,14 +179,15 @@ void region_isolate(struct krexd *k, struct region *r)
 /*
  * A participant made while a region's gates are closed on one of its GPUs
  * (a command started beside the region) is remembered by the region: its
- * launches wait at the gate, but it may make its CUDA context and load its
- * modules during the region, and on the H200 a process doing that beside a
- * timed kernel disturbs it (doc/performance.md "Commands starting beside a
- * region").  region_late_judge() lists the GPU's processes at the region's
+ * launches and the making of its CUDA context wait at the gate, but without
+ * the gate's hold (KREX_GATE_CONTEXTS=pass, HIP's implicit initialisation, no
+ * gate) it makes its context during the region, and on the H200 that slowed
+ * the owner's timed samples (doc/performance.md "Contexts held at the
+ * gate").  region_late_judge() lists the GPU's processes at the region's
  * end and notes one of such a participant there.  Not frozen: it may be the
  * next owner, which must be able to queue its request.
  */
-void region_late_part(struct krexd *k, struct part *p)
+void region_late_part(struct part *p)
 {
 	struct region *r;
 	uint32_t *n;
@@ -210,7 +211,6 @@ void region_late_part(struct krexd *k, struct part *p)
 		log_debug("region %llu: participant %u made during it",
 		          (unsigned long long)r->rq.id, p->id);
 	}
-	(void)k;
 }
 
 void region_ctx_release(struct krexd *k, struct region *r)
@@ -249,7 +249,7 @@ void region_part_new(struct krexd *k, struct part *p)
 	size_t i, n, nundo;
 	int v;
 
-	region_late_part(k, p);
+	region_late_part(p);
 	if (!dst[0])
 		return;
 	for (r = regions; r; r = r->next) {
