@@ -17,6 +17,8 @@ import argparse
 import ctypes
 import time
 
+import perflib
+
 
 class Violation(ctypes.Structure):
     _fields_ = [("reference_time", ctypes.c_ulonglong), ("violation_time", ctypes.c_ulonglong)]
@@ -38,17 +40,9 @@ def main():
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--label", default="")
     a = ap.parse_args()
-    try:
-        nv = ctypes.CDLL("libnvidia-ml.so.1")
-    except OSError as e:
-        print("nvml-calls: libnvidia-ml.so.1 not loaded: %s" % e)
-        return 2
-    if nv.nvmlInit_v2() != 0:
-        print("nvml-calls: nvmlInit failed")
-        return 2
-    dev = ctypes.c_void_p()
-    if nv.nvmlDeviceGetHandleByIndex_v2(a.gpu, ctypes.byref(dev)) != 0:
-        print("nvml-calls: no GPU %d" % a.gpu)
+    nv, dev = perflib.nvml_open(a.gpu)
+    if not nv:
+        print("nvml-calls: %s" % dev)
         return 2
     u = ctypes.c_uint()
     ull = ctypes.c_ulonglong()

@@ -510,6 +510,25 @@ def gpu_clocks():
         return "nvidia-smi failed: %s" % e
 
 
+def nvml_open(index=0):
+    """NVML through ctypes (libnvidia-ml.so.1; the callers only read) and GPU
+    index's handle: (nvml, handle), or (None, why) where it does not load,
+    does not initialise or has no such GPU."""
+    try:
+        nv = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError as e:
+        return None, "libnvidia-ml.so.1 not loaded: %s" % e
+    try:
+        if nv.nvmlInit_v2() != 0:
+            return None, "nvmlInit failed"
+        dev = ctypes.c_void_p()
+        if nv.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(dev)) != 0:
+            return None, "no GPU %d" % index
+    except AttributeError as e:
+        return None, "not NVML: %s" % e
+    return nv, dev
+
+
 class GpuUtil:
     """NVML's utilization.gpu of GPU 0 (the share of each of the driver's
     sample periods in which a kernel of any process ran), sampled every
@@ -518,16 +537,11 @@ class GpuUtil:
     mock driver's runs)."""
 
     def __init__(self, period_s=0.1):
-        self.period, self.samples, self.t, self.nvml, self.dev = period_s, [], None, None, None
+        self.period, self.samples, self.t = period_s, [], None
         self.stop_ev = threading.Event()
-        try:
-            nv = ctypes.CDLL("libnvidia-ml.so.1")
-            dev = ctypes.c_void_p()
-            if nv.nvmlInit_v2() == 0 and nv.nvmlDeviceGetHandleByIndex_v2(
-                    0, ctypes.byref(dev)) == 0:
-                self.nvml, self.dev = nv, dev
-        except (OSError, AttributeError):
-            pass
+        self.nvml, self.dev = nvml_open(0)
+        if not self.nvml:
+            self.dev = None
 
     def _loop(self):
         u = (ctypes.c_uint * 2)()  # nvmlUtilization_t: gpu, memory
