@@ -521,7 +521,7 @@ static const uint32_t *gate_word(struct join_view *v, uint32_t i, int ctx, uint3
 static int gate_wait_slow(struct join_view *v, int ctx)
 {
 	uint64_t deadline = time_deadline_ms(join_state.gate_timeout_ms);
-	const uint32_t *word = NULL;
+	const uint32_t *word;
 	uint32_t i, w;
 	int left;
 
@@ -532,7 +532,7 @@ static int gate_wait_slow(struct join_view *v, int ctx)
 		if (!atomic_load(&join_state.connected) || atomic_load(&join_state.view) != v ||
 		    atomic_load(&join_pass))
 			break;
-		for (i = 0; i < v->nslots; i++)
+		for (word = NULL, i = 0; i < v->nslots; i++)
 			if ((word = gate_word(v, i, ctx, &w)))
 				break;
 		if (!word)
