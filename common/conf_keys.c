@@ -22,6 +22,7 @@ const char *const conf_isolate_names[] = {"participants", "node", "none", NULL};
 const char *const conf_sign_names[] = {"munge", "off", NULL};
 const char *const conf_settle_names[] = {"wait", "mark", "off", NULL};
 const char *const conf_require_clocks_names[] = {"auto", "yes", "no", NULL};
+const char *const conf_favordynmods_names[] = {"no", "yes", NULL};
 const char *const conf_gpu_policy_names[] = {"configured", "step", "open", NULL};
 
 /* The names column: only the enums have one. */

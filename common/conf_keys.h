@@ -78,6 +78,7 @@ extern const char *const conf_isolate_names[];
 extern const char *const conf_sign_names[];
 extern const char *const conf_settle_names[];
 extern const char *const conf_require_clocks_names[];
+extern const char *const conf_favordynmods_names[];
 extern const char *const conf_gpu_policy_names[];
 
 /* A parsed value: u for the durations (ns), U64 and sizes, ui for UINT, i for

@@ -38,6 +38,7 @@ struct krexd_config {
 	int log_level;           /* enum log_level */
 	unsigned sched_priority; /* SCHED_FIFO priority of krexd's main thread, 0 = normal */
 	char node_name[64];
+	int favordynmods; /* 1: turn the kernel's favordynmods on at start (krexd/cgfavor.c) */
 	char cgroup_subtree
 	        [128]; /* krexd's cgroups: <root>/<this>/p<ID>; one per krexd on a node */
 	char gpu_pci[KREX_MAX_GPUS][16]; /* gpuN_pci: PCI bus id of the node's GPU N, "" unset */

@@ -13,11 +13,16 @@ perflib uses), then times, one after the other, --n starts each of
 and prints p50/p95/max of each and, from krexd's log, how long making the
 participant took on krexd's loop ("made in N us": the cgroup's mkdir and the
 move of the pid into it, which for the kernel is a cgroup migration).  With
---parallel K, K starters run at once (a busy node's rate of commands).
-No GPU needed; on the mock or a real node alike.  A benchmark: prints
-figures, never fails on a time.
+--parallel K, K starters run at once (a busy node's rate of commands);
+--gap-ms G sleeps G ms between a starter's starts (a node where commands
+come a few a second: back to back, the kernel's RCU state from the last
+move often serves the next, doc/admin.md "Making participants"); --busy C
+keeps C CPU busy loops running meanwhile (a loaded node).  No GPU needed; on
+the mock or a real node alike.  A benchmark: prints figures, never fails on
+a time.
 
-  start-bench.py --builddir BUILD [--n 50] [--parallel 1] [--gpus g0]
+  start-bench.py --builddir BUILD [--n 50] [--parallel 1] [--gap-ms 0]
+                 [--busy 0] [--gpus g0]
 """
 
 import argparse
@@ -32,9 +37,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perflib as P  # noqa: E402
 
 
-def times(cmd, env, n):
+def times(cmd, env, n, gap_s):
     out = []
     for _ in range(n):
+        if gap_s:
+            time.sleep(gap_s)
         t = time.perf_counter()
         subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         out.append((time.perf_counter() - t) * 1000.0)
@@ -51,10 +58,15 @@ def main():
     P.add_common_args(ap)
     ap.add_argument("--n", type=int, default=50, help="starts of each kind (default 50)")
     ap.add_argument("--parallel", type=int, default=1, help="starters at once (default 1)")
+    ap.add_argument("--gap-ms", type=float, default=0.0,
+                    help="sleep between a starter's starts (default 0)")
+    ap.add_argument("--busy", type=int, default=0, help="CPU busy loops meanwhile (default 0)")
     a = ap.parse_args()
     a.preset, a.drain_log = None, False  # krexd at log_level=info (set below)
     if a.n < 1 or a.parallel < 1:
         ap.error("--n and --parallel must be at least 1")
+    if a.gap_ms < 0 or a.busy < 0:
+        ap.error("--gap-ms and --busy cannot be negative")
     tools = P.find_tools(a)
     if not (tools["krexd"] and tools["krex"]):
         print("start-bench: krexd/krex not built under %s" % a.builddir)
@@ -66,6 +78,7 @@ def main():
     if os.path.exists(log):
         os.unlink(log)  # Group appends: this run's krexd only
     k = P.Krexd(tools["krexd"], opts, out, env, "start")
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(a.busy)]
     try:
         if not k.wait_ready():
             print("start-bench: krexd did not start: %s" % "".join(k.log_tail()))
@@ -79,7 +92,7 @@ def main():
             lock = threading.Lock()
 
             def one():
-                v = times(cmd, env, a.n)
+                v = times(cmd, env, a.n, a.gap_ms / 1000.0)
                 with lock:
                     res[name].extend(v)
             th = [threading.Thread(target=one) for _ in range(a.parallel)]
@@ -88,10 +101,14 @@ def main():
             for t in th:
                 t.join()
     finally:
+        for b in busy:
+            b.kill()
+            b.wait()
         k.stop()
     made = [int(m.group(1)) / 1000.0 for m in re.finditer(
         r"participant \d+: pid .* \(made in (\d+) us\)", open(k.g.logpath).read())]
-    print("start-bench: %d starts of each, %d at once; krex %s" % (a.n, a.parallel, tools["krex"]))
+    print("start-bench: %d starts of each, %d at once, %g ms apart, %d busy loops; krex %s" % (
+        a.n, a.parallel, a.gap_ms, a.busy, tools["krex"]))
     for name, v in res.items():
         print(row(name, v))
     if made:

@@ -242,12 +242,47 @@ static void v2_cpuset(void)
 	(void)!system(d);
 }
 
+/* krexd/cgfavor.c's parsing: the super options of the mount at a point,
+ * and which a cgroup2 reconfigure would clear unseen. */
+static void cgfavor(void)
+{
+	char o[512], bad[64];
+
+	ok(cgfavor_parse_line(
+	           "40 25 0:35 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n",
+	           "/sys/fs/cgroup", o, sizeof(o)) == 1 &&
+	           !strcmp(o, "rw,nsdelegate,memory_recursiveprot"),
+	   "favordynmods: the super options, after the optional fields");
+	ok(cgfavor_parse_line("40 25 0:35 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n",
+	                      "/sys/fs/cgroup", o, sizeof(o)) == 0,
+	   "favordynmods: another mount point is not it");
+	ok(cgfavor_parse_line("22 1 8:1 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n", "/sys/fs/cgroup",
+	                      o, sizeof(o)) == 0,
+	   "favordynmods: a tmpfs at the point is not it");
+	ok(cgfavor_parse_line(
+	           "37 31 0:34 / /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer,favordynmods\n",
+	           "/sys/fs/cgroup/freezer", o, sizeof(o)) == 1 &&
+	           cgfavor_has(o, "favordynmods"),
+	   "favordynmods: a v1 mount that has it");
+	ok(cgfavor_has("rw,favordynmods", "favordynmods") &&
+	           cgfavor_has("favordynmods", "favordynmods"),
+	   "favordynmods: found last and alone");
+	ok(!cgfavor_has("rw,nofavordynmods,favordynmodsx", "favordynmods"),
+	   "favordynmods: a longer word is not it");
+	ok(cgfavor_unknown("rw,nsdelegate,memory_recursiveprot,seclabel", bad, sizeof(bad)) == 0,
+	   "favordynmods: every option known: the reconfigure passes them back");
+	ok(cgfavor_unknown("rw,nsdelegate,memory_future_flag", bad, sizeof(bad)) == 1 &&
+	           !strcmp(bad, "memory_future_flag"),
+	   "favordynmods: an unknown option is named (krexd then leaves the mount)");
+	ok(cgfavor_unknown("ro", bad, sizeof(bad)) == 0, "favordynmods: ro is the superblock's");
+}
+
 int main(void)
 {
 	char out[256];
 	int frozen = -1;
 
-	plan(8 + 9 + 8 + 3 + 9);
+	plan(8 + 9 + 8 + 3 + 9 + 9);
 	ok(freezer_parse_events("populated 1\nfrozen 1\n", &frozen) == 0 && frozen == 1,
 	   "cgroup.events: frozen 1");
 	ok(freezer_parse_events("populated 0\nfrozen 0\n", &frozen) == 0 && frozen == 0,
@@ -271,6 +306,7 @@ int main(void)
 	ok(freezer_parse_mountinfo("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n", NULL, out,
 	                           sizeof(out)) == 0,
 	   "mountinfo: not a cgroup");
+	cgfavor();
 	ext_v2();
 	ext_v1();
 	ext_stopped();
