@@ -32,7 +32,9 @@
  * GPU-side one.
  * --certs FILE: one line per region, where its entry went (ms, certificate
  * fields in us): "entry_ms warm_ms wait_us drain_us freeze_us isolate_us
- * settle_us outcome region_id begin_ns return_ns", warm_ms the
+ * settle_us outcome region_id begin_ns return_ns sm_start sm_end sm_min
+ * sm_nominal" (the last four the certificate's SM clocks in MHz, -1 when
+ * krexd knew none), warm_ms the
  * --region-warmup kernels' wall time, begin_ns and return_ns the
  * krex_region_begin call's CLOCK_MONOTONIC (krexd's clock: entry_split.py
  * --owner sets them against krexd's log).
@@ -196,12 +198,17 @@ static int region_end(FILE *certs, double entry, double warm)
 	certsum.settle += c.settle_us;
 	certsum.held += c.held_us;
 	certsum.chained += c.chained != 0;
-	if (certs)
-		fprintf(certs, "%.4f %.4f %llu %llu %llu %llu %llu %u %llu %llu %llu\n", entry,
-		        warm, (unsigned long long)c.wait_us, (unsigned long long)c.drain_us,
+	if (certs) {
+		int clk = (c.known & KREX_CERT_CLOCKS) != 0;
+
+		fprintf(certs, "%.4f %.4f %llu %llu %llu %llu %llu %u %llu %llu %llu %d %d %d %d\n",
+		        entry, warm, (unsigned long long)c.wait_us, (unsigned long long)c.drain_us,
 		        (unsigned long long)c.freeze_us, (unsigned long long)c.isolate_us,
 		        (unsigned long long)c.settle_us, c.outcome, (unsigned long long)c.region_id,
-		        begin_t0_ns, begin_t1_ns);
+		        begin_t0_ns, begin_t1_ns, clk ? c.sm_clock_start_mhz : -1,
+		        clk ? c.sm_clock_end_mhz : -1, clk ? c.sm_clock_min_mhz : -1,
+		        clk ? c.sm_clock_nominal_mhz : -1);
+	}
 	return c.outcome == KREX_OUTCOME_CLEAN;
 }
 
