@@ -3,7 +3,9 @@
 # proof_table.py's fidelity verdicts on hand-written fidelity.csv files (no
 # run, no GPU): MET at or under the goal; a miss smaller than the reference's
 # own drift (alone timed again at the end) says so; a larger miss, or one
-# without an alone-end row, is a plain NOT MET.
+# without an alone-end row, is a plain NOT MET.  With the raw samples of
+# alone, alone-end and the KREX row, the verdict is against alone before and
+# after, pooled (the figure against alone at the start beside).
 . "$top_srcdir/test/lib.sh"
 command -v python3 >/dev/null || skip_all "no python3"
 T=$(mktemp -d) || exit 1
@@ -21,7 +23,13 @@ csv() {
 		done
 	} >"$1/fidelity/fidelity.csv"
 }
-plan 6
+# raw DIR LABEL N VALUE: N samples of wall time VALUE ms (krex-victim --raw)
+raw() {
+	mkdir -p "$1/fidelity/raw"
+	awk -v n="$3" -v v="$4" 'BEGIN { for (i = 0; i < n; i++) printf "%d %s %s -1\n", i, v, v }' \
+		>"$1/fidelity/raw/$2.txt"
+}
+plan 9
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.3
@@ -46,4 +54,27 @@ ok "a miss (0.10 %) within the drift (0.20 %) says so" \
 ok "a miss (2 %) larger than the drift (0.5 %) is a plain NOT MET" grep -q ' | NOT MET |$' "$T/b01"
 ok "without alone-end: a plain NOT MET" grep -q ' | NOT MET |$' "$T/s01"
 ok "a goal with no row: NOT MEASURED" grep -q ' | NOT MEASURED |$' "$T/s1"
+
+# The machine slowed 2 % over the run: alone 1.00 ms, alone-end 1.02, KREX
+# in between at 1.015: +1.5 % against the start, -0.49 % against both.
+csv "$T/b" <<'R'
+1,krex,sample,1.5
+1,alone-end,none,2.0
+0.1,krex,sample,3.0
+0.1,alone-end,none,0.1
+R
+raw "$T/b" alone_none_1_none 100 1.00
+raw "$T/b" alone-end_none_1_none 100 1.02
+raw "$T/b" krex_all_1_sample 100 1.015
+raw "$T/b" alone_none_0.1_none 100 0.100
+raw "$T/b" alone-end_none_0.1_none 100 0.100
+python3 "$PT" "$T/b" >"$T/table2" || diag "proof_table.py exited $?"
+sed 's/^/# /' "$T/table2"
+grep -F "| per-sample wall p95 1 ms" "$T/table2" >"$T/s1b"
+grep -F "| per-sample wall p95 0.1 ms" "$T/table2" >"$T/s01b"
+ok "with the raw samples: judged against alone before and after (MET)" \
+	grep -q '^| per-sample wall p95 1 ms.*| -0.49 % vs alone before and after .* | MET |$' "$T/s1b"
+ok "... the figure against alone at the start beside" grep -qF 'vs alone at the start 1.50 %' "$T/s1b"
+ok "without the KREX row's raw samples: judged against alone at the start" \
+	grep -q '| - vs alone before and after (vs alone at the start 3.00 %.* | NOT MET |$' "$T/s01b"
 done_testing
