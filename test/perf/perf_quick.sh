@@ -138,14 +138,15 @@ fid_owner() {
 
 # start-bench.py: what `krex run` adds to a start, and krexd's time to make
 # each participant (its log's "made in N us"): a row each, every start a
-# participant.
+# participant; with starts apart and a busy loop beside, as asked.
 start_bench() {
 	local out
 	out=$(timeout 120 python3 "$top_srcdir/test/perf/start-bench.py" --builddir "$top_builddir" \
-		--srcdir "$top_srcdir" --gpus g0 --n 10 --out "$tmp/start")
+		--srcdir "$top_srcdir" --gpus g0 --n 10 --gap-ms 20 --busy 1 --out "$tmp/start")
 	echo "$out"
 	[ "$(echo "$out" | grep -cE '^(bare|krex-run|made) +n +[0-9]+ +p50 +[0-9.]+ ms')" = 3 ] &&
-		echo "$out" | grep -qE '^made +n +10 '
+		echo "$out" | grep -qE '^made +n +10 ' &&
+		echo "$out" | grep -q '^start-bench: 10 starts of each, 1 at once, 20 ms apart, 1 busy loops;'
 }
 
 plan 8
