@@ -517,6 +517,15 @@ char *history_metrics_text(struct krexd *k, size_t *len)
 	sb_printf(&b, "krex_regions_queued %u\n", queued);
 	head(&b, "krex_regions_held", "gauge", "Regions held or entering now.");
 	sb_printf(&b, "krex_regions_held %u\n", held);
+	head(&b, "krex_participants_made_total", "counter",
+	     "Participants made since krexd started (each a cgroup made and a pid moved into it).");
+	sb_printf(&b, "krex_participants_made_total %llu\n", (unsigned long long)k->parts_made);
+	head(&b, "krex_participant_make_seconds_total", "counter",
+	     "Time krexd's loop spent making them, summed (without the kernel's favordynmods each move may wait for an RCU grace period).");
+	sb_printf(&b, "krex_participant_make_seconds_total %.6f\n", (double)k->parts_made_ns / 1e9);
+	head(&b, "krex_cgroup_favordynmods", "gauge",
+	     "1 when the cgroup hierarchy krexd moves participants into has the kernel's favordynmods, 0 when not, -1 unknown or no cgroup freezer.");
+	sb_printf(&b, "krex_cgroup_favordynmods %d\n", k->favordynmods);
 	head(&b, "krex_gpus", "gauge", "GPUs in krexd's table.");
 	sb_printf(&b, "krex_gpus %u\n", k->ngpus);
 	head(&b, "krex_history_entries", "gauge", "Certificates kept in memory for krex log.");

@@ -91,6 +91,9 @@ struct krexd {
 	struct part *dead_parts; /* ended, freed after the event batch (part_reap) */
 	unsigned nparts;
 	uint32_t next_part_id;
+	uint64_t parts_made;    /* participants made since the start (metrics) */
+	uint64_t parts_made_ns; /* their making on the loop, summed (part_create) */
+	int favordynmods;       /* the cgroup hierarchy's: 1 on, 0 off, -1 unknown or none */
 	struct conn *conns;
 	unsigned nconns;
 	uint64_t next_serial;

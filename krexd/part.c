@@ -272,10 +272,12 @@ static struct part *part_create(struct krexd *k, const struct proto_register *re
 	k->nparts++;
 	/* the time includes moving pid into its cgroup: the kernel's cgroup
 	 * migration, which can wait for an RCU grace period (doc/performance.md) */
+	t0 = time_now_ns() - t0;
+	k->parts_made++;
+	k->parts_made_ns += t0;
 	log_info("participant %u: pid %d uid %u job %u.%u '%s' cgroup %s (made in %llu us)", p->id,
 	         (int)pid, (unsigned)uid, p->job, p->step, p->label,
-	         p->ft.cg[0] ? p->ft.cg : "(signals)",
-	         (unsigned long long)((time_now_ns() - t0) / 1000));
+	         p->ft.cg[0] ? p->ft.cg : "(signals)", (unsigned long long)(t0 / 1000));
 	return p;
 }
 

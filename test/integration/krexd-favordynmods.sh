@@ -53,15 +53,19 @@ cg2_cleanup() {
 	umount "$MNT" && rmdir "$MNT"
 }
 trap 'kt_cleanup; cg2_cleanup' EXIT
-kt_conf "gpus = g0"
-plan 11
+kt_conf "gpus = g0" "metrics_file = $KT_DIR/metrics.prom"
+# metrics NAME VALUE: the metrics file shows NAME VALUE (written at the start)
+metrics() { wait_for 5 grep -qx "$1 $2" "$KT_DIR/metrics.prom" || { diag "$(grep "^$1" "$KT_DIR/metrics.prom")"; return 1; }; }
+plan 13
 
 if [ -n "$V1" ]; then
 	ok "cgroup1, favordynmods = no: krexd starts" krexd_start -o freezer=cgroup1
 	if has "$(sopts "$V1")" favordynmods; then want=on; else want=off; fi
 	ok "... and says favordynmods is $want on $V1, as mountinfo does" logs "cgroup $V1: favordynmods $want"
+	if [ $want = on ]; then v=1; else v=0; fi
+	ok "... its metrics too: krex_cgroup_favordynmods $v" metrics krex_cgroup_favordynmods $v
 	krexd_stop
-	: >"$KT_DIR/krexd.log"
+	: >"$KT_DIR/krexd.log"; rm -f "$KT_DIR/metrics.prom"
 	ok "cgroup1, favordynmods = yes: krexd starts" krexd_start -o freezer=cgroup1 -o favordynmods=yes
 	if [ $want = on ]; then
 		ok "... and says it is on" logs "cgroup $V1: favordynmods on"
@@ -72,10 +76,10 @@ if [ -n "$V1" ]; then
 	krexd_stop
 	kt_rm_cgroups
 else
-	for i in 1 2 3 4; do skip "cgroup1 case $i" "no cgroup v1 freezer here"; done
+	for i in 1 2 3 4 5; do skip "cgroup1 case $i" "no cgroup v1 freezer here"; done
 fi
 
-: >"$KT_DIR/krexd.log"
+: >"$KT_DIR/krexd.log"; rm -f "$KT_DIR/metrics.prom"
 before=$(sopts "$V2")
 mbefore=$(mopts "$V2")
 diag "cgroup2 at $V2: $mbefore - $before"
@@ -84,11 +88,12 @@ after=$(sopts "$V2")
 ok "... mountinfo now shows favordynmods on $V2 ($after)" has "$after" favordynmods
 ok "... its other options kept" same_plus "$before" "$after"
 ok "... the mount's own flags unchanged ($mbefore)" test "$(mopts "$V2")" = "$mbefore"
+ok "... the metrics say so: krex_cgroup_favordynmods 1" metrics krex_cgroup_favordynmods 1
 kt_participant a
 ok "... a participant is made in its cgroup there" \
 	grep -q "^0::/$KT_SUB/p[0-9]" "/proc/$a/cgroup"
 krexd_stop
-: >"$KT_DIR/krexd.log"
+: >"$KT_DIR/krexd.log"; rm -f "$KT_DIR/metrics.prom"
 ok "cgroup2, favordynmods = no, once it is on: krexd starts" krexd_start -o freezer=cgroup2
 ok "... and says it is on" logs "cgroup $V2: favordynmods on"
 done_testing

@@ -150,6 +150,15 @@ static void test_metrics(void)
 	   "the node name is escaped as a label value");
 	ok(has(t, "# TYPE krex_region_entry_seconds histogram"), "histograms are typed");
 	free(t);
+	K.parts_made = 3;
+	K.parts_made_ns = 4500000;
+	K.favordynmods = 0;
+	t = history_metrics_text(&K, &n);
+	ok(t && has(t, "krex_participants_made_total 3") &&
+	           has(t, "krex_participant_make_seconds_total 0.004500") &&
+	           has(t, "krex_cgroup_favordynmods 0"),
+	   "participants made, their time on the loop, and favordynmods");
+	free(t);
 }
 
 static int entries_are(unsigned want)
@@ -186,7 +195,7 @@ static void test_ring(void)
 
 int main(void)
 {
-	plan(21);
+	plan(22);
 	history_reconfigure(&K, 0); /* the step table, no writer thread */
 	test_causes();
 	test_steps();
