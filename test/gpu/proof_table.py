@@ -27,7 +27,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "perf"))
-from perflib import num, percentile  # noqa: E402
+from perflib import bracketed_wall_p95, num, percentile  # noqa: E402
 
 
 # Benchmarks a rate must be counted from to be judged (agents rows).
@@ -51,21 +51,6 @@ def entries(d):
                 t = ln.split()
                 if t and num(t[0]) is not None:
                     out.append(float(t[0]))
-    return out
-
-
-def raw_wall(d, label):
-    """Wall times (ms) of a fidelity run's raw samples: d/raw/LABEL.txt, lines
-    "i ev_ms wall_ms entry_ms" (krex-victim --raw)."""
-    out = []
-    try:
-        with open(os.path.join(d, "raw", label + ".txt")) as f:
-            for ln in f:
-                t = ln.split()
-                if len(t) >= 3 and num(t[2]) is not None:
-                    out.append(float(t[2]))
-    except OSError:
-        pass
     return out
 
 
@@ -123,15 +108,9 @@ def main():
         return num(row(size, "alone-end", "none").get("infl_wall_p95_pct"))
 
     def bracketed(size, region):
-        """KREX's wall p95 against alone before and after it (alone and
-        alone-end pooled), in %; None without the raw samples."""
-        d, z = os.path.join(out, "fidelity"), "%g" % size
-        ref = raw_wall(d, "alone_none_%s_none" % z)
-        end = raw_wall(d, "alone-end_none_%s_none" % z)
-        k = raw_wall(d, "krex_all_%s_%s" % (z, region))
-        if not (ref and end and k):
-            return None
-        return 100.0 * (percentile(k, 95) / percentile(ref + end, 95) - 1.0)
+        """KREX's wall p95 against alone before and after it, in %."""
+        return bracketed_wall_p95(os.path.join(out, "fidelity", "raw"), size,
+                                  "krex_all_%g_%s" % (size, region))
 
     def judge(v, goal, d):
         """MET / NOT MET; a miss smaller than the reference's own drift says so

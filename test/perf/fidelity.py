@@ -19,7 +19,9 @@ several modes side by side in one run:
               sample uses it.  Every per-sample row is shown against both
               references (infl_* against back-to-back alone, gap_* against
               alone-gapped).
-  alone-end   alone again at the end (drift of the reference over the run)
+  alone-end   alone again at the end (drift of the reference over the run);
+              every KREX row is also shown against alone and alone-end
+              pooled (brk_wall_p95_pct: alone before and after it)
 
 Sibling mixes: async (5 ms kernels, never synchronizing), sync (1 ms kernels,
 synchronizing each), torch (test/workloads/torch_loop.py), cpu (busy loops on
@@ -95,8 +97,9 @@ PRESETS = {
 
 COLS = ["size_ms", "mode", "mix", "region", "n", "ev_p50", "ev_p95", "ev_p99", "wall_p50",
         "wall_p95", "wall_p99", "infl_ev_p95_pct", "infl_wall_p95_pct", "infl_wall_p99_pct",
-        "gap_ev_p95_pct", "gap_wall_p95_pct", "entry_p50", "entry_p95", "clean", "note"]
+        "brk_wall_p95_pct", "gap_ev_p95_pct", "gap_wall_p95_pct", "entry_p50", "entry_p95", "clean", "note"]
 DIGITS = {"infl_ev_p95_pct": 2, "infl_wall_p95_pct": 2, "infl_wall_p99_pct": 2,
+          "brk_wall_p95_pct": 2,
           "gap_ev_p95_pct": 2, "gap_wall_p95_pct": 2, "entry_p50": 3, "entry_p95": 3}
 # Where a region's entry went (ms), per KREX row, from the certificates.
 PHASES = ["entry", "wait", "drain", "freeze", "isolate", "settle", "other", "warm"]
@@ -316,6 +319,16 @@ class Bench:
             e[ph + "_p95"] = P.percentile(v, 95) if v else None
         return e
 
+    def bracket_refs(self):
+        """Each KREX row against alone before and after it (alone and
+        alone-end pooled): a drift of the machine over the run moves both."""
+        for row in self.rows:
+            if row.get("region") in ("sample", "batch") and row.get("wall_p95") is not None:
+                label = "%s/%s/%s/%s" % (row["mode"], row["mix"], row["size_ms"], row["region"])
+                row["brk_wall_p95_pct"] = P.bracketed_wall_p95(
+                    os.path.join(self.out, "raw"), float(row["size_ms"]),
+                    os.path.basename(self.raw_path(label, "")))
+
     def gapped_refs(self):
         """Each per-sample row against alone-gapped of its size."""
         for row in self.rows:
@@ -518,10 +531,11 @@ class Bench:
         P.cgroups_remove()
         clocks_after = P.gpu_clocks()
         self.gapped_refs()
+        self.bracket_refs()
         md = P.write_tables(self.rows, COLS, os.path.join(self.out, "fidelity.csv"),
                             os.path.join(self.out, "fidelity.md"),
-                            "Timing fidelity (ms; inflation in % of alone, gap_* in % of "
-                            "alone-gapped)", DIGITS)
+                            "Timing fidelity (ms; inflation in % of alone, brk_* in % of "
+                            "alone before and after pooled, gap_* in % of alone-gapped)", DIGITS)
         if self.entry_rows:
             md += "\n" + P.write_tables(
                 self.entry_rows, ECOLS + ["note"],

@@ -462,6 +462,34 @@ def num(v):
         return None
 
 
+def raw_walls(path):
+    """Wall times (ms) of krex-victim --raw's file: lines "i ev_ms wall_ms entry_ms"."""
+    out = []
+    try:
+        with open(path) as f:
+            for ln in f:
+                t = ln.split()
+                if len(t) >= 3 and num(t[2]) is not None:
+                    out.append(float(t[2]))
+    except OSError:
+        pass
+    return out
+
+
+def bracketed_wall_p95(raw_dir, size, label):
+    """A KREX row's wall p95 against alone before and after it, in percent:
+    its raw samples (raw_dir/LABEL.txt, LABEL as fidelity.py names its raw
+    files: krex_all_1_sample) against those of alone and alone-end of the same
+    size pooled.  None without all three."""
+    z = "%g" % size
+    ref = raw_walls(os.path.join(raw_dir, "alone_none_%s_none.txt" % z))
+    end = raw_walls(os.path.join(raw_dir, "alone-end_none_%s_none.txt" % z))
+    k = raw_walls(os.path.join(raw_dir, label + ".txt"))
+    if not (ref and end and k):
+        return None
+    return inflation(percentile(k, 95), percentile(ref + end, 95))
+
+
 def inflation(x, ref):
     """Percent by which x exceeds ref."""
     if x is None or not ref:
