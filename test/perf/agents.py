@@ -114,7 +114,8 @@ COLS = ["n", "mode", "window_s", "benches", "sessions", "bench_per_h", "sessions
 BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lost_s", "bench_s",
          "bench_lost_s", "lock_wait_s", "gated_ms", "entry_ms", "queued_ms", "drain_ms",
          "freeze_ms", "isolate_ms", "settle_ms", "entry_other_ms", "first_kernel_ms", "held_ms",
-         "exit_ms", "excl_s", "regions", "chained_pct", "gpu_util_pct", "gpu_busy_s"]
+         "exit_ms", "excl_s", "regions", "chained_pct", "made_p50_ms", "made_loop_pct",
+         "gpu_util_pct", "gpu_busy_s"]
 BDIGITS = {k: 3 for k in BCOLS if k.endswith("_s")}
 BDIGITS.update({k: 1 for k in BCOLS if k.endswith("_ms") or k.endswith("_pct")})
 BDIGITS["regions"] = 1
@@ -124,6 +125,7 @@ CCOLS = ["n", "mode", "role", "commands", "burn_s", "start_s", "start_alone_s", 
 CDIGITS = {k: 3 for k in CCOLS if k.endswith("_s")}
 CDIGITS["gpu_util_pct"] = 1
 BDIGITS["first_kernel_ms"] = 3
+BDIGITS["made_p50_ms"] = 2
 DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall_p95_pct": 2,
           "window_s": 1, "entry_p95": 3, "iter_s": 2, "iter_nominal_s": 2, "hold_s": 3,
           "ceiling_per_h": 0, "ideal_per_h": 0, "cpu_bound_per_h": 0, "region_bound_per_h": 0,
@@ -298,6 +300,7 @@ def worker(p):
 class Sim:
     def __init__(self, a):
         self.a = a
+        self.made = ([], 0.0)  # the last KREX run's participants made (ms each), krexd's life (s)
         self.tools = P.find_tools(a)
         self.env = P.base_env(a)
         self.out = P.out_dir(a, "agents")
@@ -362,11 +365,13 @@ class Sim:
             row["note"] = "skipped: krexd/krex not built"
             return row
         env, wrap, cmd_wrap, krexd, groups = dict(self.env), [], [], None, []
+        self.made = ([], 0.0)  # krexd's participants made (ms each), krexd's life (s)
         mock = P.MockGpu(env, "%s.%d" % (mode, n))
         util = P.GpuUtil()
         try:
             if mode.startswith("krex"):
                 opts = P.krexd_opts(a, a.queue_cap, "participants")
+                krexd_t0 = time.time()
                 krexd = P.Krexd(t["krexd"], opts, self.out, env, "agents.%s.%d" % (mode, n))
                 if not krexd.wait_ready():
                     row["note"] = "skipped: krexd did not start"
@@ -395,6 +400,7 @@ class Sim:
             stop_all(groups)
             if krexd:
                 krexd.stop()
+                self.made = (P.made_in(krexd.g.logpath), time.time() - krexd_t0)
             mock.close()
         log = krexd.g.logpath if krexd and P.drain_log(a) else None
         u = util.mean(start + self.warm, deadline)
@@ -539,6 +545,10 @@ class Sim:
                 b[key.replace("_s", "_lost_s")] = b[key] - nom
         if pooled and mode.startswith("krex"):
             b["entry_ms"] = P.mean([sum(r["raw"]["entry"]) for r in benches])
+        made, life = self.made
+        if made:
+            b["made_p50_ms"] = P.percentile(made, 50)
+            b["made_loop_pct"] = 100.0 * sum(made) / 1000.0 / life if life > 0 else None
         cert = lambda f: P.mean([P.num(r["v"].get(f)) for r in benches])  # noqa: E731
         for key, f in (("queued_ms", "cert_wait_us"), ("drain_ms", "cert_drain_us"),
                        ("freeze_ms", "cert_freeze_us"), ("isolate_ms", "cert_isolate_us"),
@@ -716,6 +726,9 @@ class Sim:
               "queued, drain, freeze, isolate and settle (round trips, krexd's loop); "
               "first_kernel_ms: the first timed kernel (in KREX the first after the grant) "
               "less the benchmark's median; exit_ms: the regions' unwind (krexd's log); "
+              "made_p50_ms: a participant's making on krexd's loop (its cgroup made, the pid "
+              "moved in: without the kernel's favordynmods an RCU grace period, doc/admin.md), "
+              "made_loop_pct: the share of krexd's life its loop spent on that; "
               "gated_ms: GPU work outside the session's regions held back by other "
               "sessions' regions, per iteration (krexd's log); excl_s: a benchmark's "
               "region slot, entry less queued + held + exit (cmd: the lock's hold); "

@@ -462,6 +462,18 @@ def num(v):
         return None
 
 
+def made_in(logpath):
+    """Each participant's making on krexd's loop (ms): krexd's log lines
+    "participant N: pid ... (made in US us)"; [] without the log."""
+    try:
+        with open(logpath, errors="replace") as f:
+            text = f.read()
+    except (OSError, TypeError):
+        return []
+    return [int(x) / 1000.0 for x in re.findall(r"participant \d+: pid .*\(made in (\d+) us\)",
+                                                  text)]
+
+
 def raw_walls(path):
     """Wall times (ms) of krex-victim --raw's file: lines "i ev_ms wall_ms entry_ms"."""
     out = []

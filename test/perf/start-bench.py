@@ -27,7 +27,6 @@ a time.
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -105,8 +104,7 @@ def main():
             b.kill()
             b.wait()
         k.stop()
-    made = [int(m.group(1)) / 1000.0 for m in re.finditer(
-        r"participant \d+: pid .* \(made in (\d+) us\)", open(k.g.logpath).read())]
+    made = P.made_in(k.g.logpath)
     print("start-bench: %d starts of each, %d at once, %g ms apart, %d busy loops; krex %s" % (
         a.n, a.parallel, a.gap_ms, a.busy, tools["krex"]))
     for name, v in res.items():
