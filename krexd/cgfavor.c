@@ -7,8 +7,8 @@
  * Moving a process into a cgroup (a write to cgroup.procs, as krexd does for
  * every participant it makes) takes the kernel's cgroup_threadgroup_rwsem for
  * writing, which without favordynmods waits for an RCU grace period: 9 ms on
- * an idle 2-core machine here, 17-18 ms at p50 and up to 52 ms on the H200
- * machine with 16-32 sessions, each on krexd's loop.  With it (Linux 6.0+, a
+ * an idle 2-core machine here, 17-21 ms at p50 and up to 69 ms on the H200
+ * machine with 16-32 sessions (doc/performance.md), each on krexd's loop.  With it (Linux 6.0+, a
  * mount option of the hierarchy, or the boot option cgroup_favordynmods=true)
  * the move takes tens of microseconds; forks and exits take a slightly
  * slower path.  krexd reports which it has at its start and, with
@@ -76,8 +76,10 @@ int cgfavor_unknown(const char *opts, char *bad, size_t len)
 	char copy[512], *o, *save = NULL;
 	unsigned i;
 
-	if (xstrcpy(copy, sizeof(copy), opts) < 0)
-		return -1;
+	if (xstrcpy(copy, sizeof(copy), opts) < 0) {
+		snprintf(bad, len, "(a list too long to read)");
+		return 1;
+	}
 	for (o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
 		/* rw/ro: the superblock's, kept by a reconfigure; seclabel: the LSM's */
 		if (!strcmp(o, "rw") || !strcmp(o, "ro") || !strcmp(o, "seclabel"))
@@ -161,7 +163,7 @@ int freezer_favordynmods(const struct freezer *f, int want)
 	}
 	if (!want) {
 		log_info(
-		        "cgroup %s: favordynmods off: moving each participant into its cgroup may wait for an RCU grace period (9-50 ms on krexd's loop); favordynmods = yes (krexd.conf(5)) or the kernel's cgroup_favordynmods=true turns it on",
+		        "cgroup %s: favordynmods off: moving each participant into its cgroup may wait for an RCU grace period (tens of ms on a loaded node, on krexd's loop); favordynmods = yes (krexd.conf(5)) or the kernel's cgroup_favordynmods=true turns it on",
 		        f->root);
 		return 0;
 	}

@@ -264,7 +264,7 @@ int cgfavor_parse_line(const char *line, const char *point, char *opts, size_t l
 /* 1 if the comma list opts holds opt. */
 int cgfavor_has(const char *opts, const char *opt);
 /* 1 (its name in bad) if opts holds a super option a cgroup2 reconfigure
- * would clear that krexd does not pass back, 0 if none. */
+ * would clear that krexd does not pass back (or is too long to read), 0 if none. */
 int cgfavor_unknown(const char *opts, char *bad, size_t len);
 
 #endif /* KREXD_FREEZER_H */

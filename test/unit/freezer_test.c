@@ -275,6 +275,15 @@ static void cgfavor(void)
 	           !strcmp(bad, "memory_future_flag"),
 	   "favordynmods: an unknown option is named (krexd then leaves the mount)");
 	ok(cgfavor_unknown("ro", bad, sizeof(bad)) == 0, "favordynmods: ro is the superblock's");
+	{
+		char big[700];
+
+		memset(big, 'a', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		bad[0] = '\0';
+		ok(cgfavor_unknown(big, bad, sizeof(bad)) == 1 && bad[0],
+		   "favordynmods: a list too long to read counts as unknown, and says so");
+	}
 }
 
 int main(void)
@@ -282,7 +291,7 @@ int main(void)
 	char out[256];
 	int frozen = -1;
 
-	plan(8 + 9 + 8 + 3 + 9 + 9);
+	plan(8 + 9 + 8 + 3 + 9 + 10);
 	ok(freezer_parse_events("populated 1\nfrozen 1\n", &frozen) == 0 && frozen == 1,
 	   "cgroup.events: frozen 1");
 	ok(freezer_parse_events("populated 0\nfrozen 0\n", &frozen) == 0 && frozen == 0,
