@@ -128,6 +128,9 @@ def parse_args():
                     "all; the others use batch only)")
     ap.add_argument("--batch-ms", type=float, help="GPU time of one region in batch style")
     ap.add_argument("--warmup", type=int, help="untimed samples before timing")
+    ap.add_argument("--warm-events", action="store_true",
+                    help="the region's untimed warm-up kernels between the timing events, "
+                         "waited for as a sample is (krex-victim --warm-events)")
     ap.add_argument("--region-warmup", type=int,
                     help="untimed kernels right after each region begins (default 1)")
     ap.add_argument("--cell-s", type=float,
@@ -216,6 +219,8 @@ class Bench:
             cmd += ["--batch", str(self.batch(size, samples))]
         if (region != "none" or idle_us > 0) and a.region_warmup:
             cmd += ["--region-warmup", str(a.region_warmup)]
+            if a.warm_events:
+                cmd += ["--warm-events"]
         if a.spacer_ms > 0:
             cmd += ["--spacer", str(self.calibrate(a.spacer_ms))]
         return cmd

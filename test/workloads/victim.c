@@ -6,10 +6,14 @@
  *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
  *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]]
  *	            [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS]
- *	            [--label L] [--raw FILE] [--certs FILE]
+ *	            [--warm-events] [--label L] [--raw FILE] [--certs FILE]
  *
  * --region-warmup K: K untimed kernels right after each region begins (with
  * --region none and --idle: after each idle gap, as a region's would run).
+ * --warm-events: each of those untimed kernels between the two timing events,
+ * recorded and waited for as a timed sample's are (the warm-up then runs the
+ * host calls of a sample too, not only its launch; issue 18's per-sample
+ * experiment, notebook/h200-session-20).
  * --idle sleep:US / spin:US: before each sample the thread sleeps or spins US
  * microseconds with the GPU idle (what a region entry does to the owner,
  * without KREX): tells a host wake-up cost from a GPU idle cost.
@@ -106,6 +110,26 @@ static void launch_on_dropped_stream(struct wl_kernel *k)
 }
 
 /* Empty kernels, each waited for, for us microseconds (--warm-us). */
+/* The untimed warm-up: n kernels of iters, then waited for; with ev (the
+ * two timing events, --warm-events) each between them and waited for as a
+ * timed sample is. */
+static void warm_kernels(struct wl_kernel *k, int n, long long iters, const CUevent *ev)
+{
+	int j;
+
+	for (j = 0; j < n; j++) {
+		if (ev)
+			k->cu.cuEventRecord(ev[0], NULL);
+		wl_launch(k, iters);
+		if (ev) {
+			k->cu.cuEventRecord(ev[1], NULL);
+			wl_check(k->cu.cuEventSynchronize(ev[1]), "cuEventSynchronize");
+		}
+	}
+	if (n && !ev)
+		wl_check(k->cu.cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
 static void warm_for(struct wl_kernel *k, long us)
 {
 	double end = wl_now_ms() + us / 1000.0;
@@ -120,7 +144,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: krex-victim calib MS\n"
-	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS] [--label L] [--raw FILE] [--certs FILE]\n");
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS] [--warm-events] [--label L] [--raw FILE] [--certs FILE]\n");
 	exit(2);
 }
 
@@ -226,13 +250,13 @@ int main(int argc, char **argv)
 {
 	struct wl_kernel k;
 	const char *label = "victim", *raw = NULL, *certs_path = NULL;
-	int mode = REG_NONE, batch = 10, warmup = 5, n, i, j, clean = 0, regions = 0, nentry = 0;
-	int region_warmup = 0, idle_spin = 0, drop_stream = 0, churn = 0;
+	int mode = REG_NONE, batch = 10, warmup = 5, n, i, clean = 0, regions = 0, nentry = 0;
+	int region_warmup = 0, idle_spin = 0, drop_stream = 0, churn = 0, warm_events = 0;
 	pthread_t churner;
 	long idle_us = 0, idle_then_spin = 0, warm_us = 0;
 	long long iters, spacer = 0;
 	double *ev, *wall, *entry, warm = 0, t_main = epoch_s(), t_ready, t_end;
-	CUevent e0, e1;
+	CUevent e0, e1, tev[2];
 	FILE *f, *certs = NULL;
 
 	if (argc < 3)
@@ -253,6 +277,10 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--churn") == 0) {
 			churn = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "--warm-events") == 0) {
+			warm_events = 1;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -312,6 +340,8 @@ int main(int argc, char **argv)
 	wl_open(&k);
 	wl_check(k.cu.cuEventCreate(&e0, 0), "cuEventCreate");
 	wl_check(k.cu.cuEventCreate(&e1, 0), "cuEventCreate");
+	tev[0] = e0;
+	tev[1] = e1;
 	t_ready = epoch_s();
 	for (i = 0; i < warmup; i++)
 		wl_launch(&k, iters);
@@ -328,11 +358,8 @@ int main(int argc, char **argv)
 			idle_for(idle_spin, idle_us, idle_then_spin);
 			if (mode == REG_NONE && warm_us)
 				warm_for(&k, warm_us);
-			if (mode == REG_NONE && region_warmup) {
-				for (j = 0; j < region_warmup; j++)
-					wl_launch(&k, iters);
-				wl_check(k.cu.cuCtxSynchronize(), "cuCtxSynchronize");
-			}
+			if (mode == REG_NONE)
+				warm_kernels(&k, region_warmup, iters, warm_events ? tev : NULL);
 		}
 		if (mode == REG_SAMPLE || (mode == REG_BATCH && i % batch == 0)) {
 			if (drop_stream)
@@ -341,10 +368,7 @@ int main(int argc, char **argv)
 			regions++;
 			/* untimed kernels first, as benchmark tools warm up inside */
 			h0 = wl_now_ms();
-			for (j = 0; j < region_warmup; j++)
-				wl_launch(&k, iters);
-			if (region_warmup)
-				wl_check(k.cu.cuCtxSynchronize(), "cuCtxSynchronize");
+			warm_kernels(&k, region_warmup, iters, warm_events ? tev : NULL);
 			warm = wl_now_ms() - h0;
 		}
 		if (spacer)
