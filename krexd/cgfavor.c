@@ -33,6 +33,7 @@
 #include "conf.h"
 #include "defs.h"
 #include "freezer.h"
+#include "freezer_impl.h"
 #include "log.h"
 
 /* The super options of a cgroup2 mount that its reconfigure sets or clears
@@ -48,27 +49,11 @@ static const char *const v2_flags[] = {"nsdelegate",
 int cgfavor_parse_line(const char *line, const char *point, char *opts, size_t len)
 {
 	char mnt[512], fstype[64], super[512];
-	const char *sep = strstr(line, " - ");
 
-	if (!sep || sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1 || strcmp(mnt, point))
-		return 0;
-	if (sscanf(sep + 3, "%63s %*s %511s", fstype, super) != 2 ||
+	if (mountinfo_fields(line, mnt, fstype, super) < 0 || strcmp(mnt, point) ||
 	    (strcmp(fstype, "cgroup2") && strcmp(fstype, "cgroup")))
 		return 0;
 	return xstrcpy(opts, len, super) < 0 ? 0 : 1;
-}
-
-int cgfavor_has(const char *opts, const char *opt)
-{
-	size_t n = strlen(opt);
-	const char *p = opts;
-
-	while ((p = strstr(p, opt)) != NULL) {
-		if ((p == opts || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
-			return 1;
-		p += n;
-	}
-	return 0;
 }
 
 int cgfavor_unknown(const char *opts, char *bad, size_t len)
@@ -97,16 +82,7 @@ int cgfavor_unknown(const char *opts, char *bad, size_t len)
 /* The super options of the cgroup mount at point: 0, or -1. */
 static int super_opts(const char *point, char *opts, size_t len)
 {
-	char line[2048];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int found = 0;
-
-	if (!f)
-		return -1;
-	while (!found && fgets(line, sizeof(line), f))
-		found = cgfavor_parse_line(line, point, opts, len);
-	fclose(f);
-	return found ? 0 : -1;
+	return mountinfo_find(cgfavor_parse_line, point, opts, len);
 }
 
 /* Reconfigure the cgroup2 superblock at point with its flags and
@@ -121,7 +97,7 @@ static int v2_turn_on(const char *point, const char *opts)
 	if (fd < 0)
 		return -1;
 	for (i = 0; v2_flags[i]; i++) {
-		if (strcmp(v2_flags[i], "favordynmods") && !cgfavor_has(opts, v2_flags[i]))
+		if (strcmp(v2_flags[i], "favordynmods") && !mount_opt_has(opts, v2_flags[i]))
 			continue;
 		if (syscall(SYS_fsconfig, fd, FSCONFIG_SET_FLAG, v2_flags[i], NULL, 0) < 0)
 			goto fail;
@@ -148,14 +124,14 @@ int freezer_favordynmods(const struct freezer *f, int want)
 	char opts[512], bad[64];
 
 	if (f->kind == FREEZER_SIGNAL)
-		return 0;
+		return -1;
 	if (super_opts(f->root, opts, sizeof(opts)) < 0) {
 		log_warn(
 		        "cgroup %s: not in /proc/self/mountinfo: cannot tell whether it has favordynmods",
 		        f->root);
 		return -1;
 	}
-	if (cgfavor_has(opts, "favordynmods")) {
+	if (mount_opt_has(opts, "favordynmods")) {
 		log_info(
 		        "cgroup %s: favordynmods on: a participant moves into its cgroup without waiting for an RCU grace period",
 		        f->root);
@@ -186,7 +162,7 @@ int freezer_favordynmods(const struct freezer *f, int want)
 	}
 	if (super_opts(f->root, opts, sizeof(opts)) < 0)
 		snprintf(opts, sizeof(opts), "not found");
-	if (!cgfavor_has(opts, "favordynmods")) {
+	if (!mount_opt_has(opts, "favordynmods")) {
 		log_warn(
 		        "favordynmods = yes: cgroup %s: reconfigured, but its options do not show it (%s)",
 		        f->root, opts);

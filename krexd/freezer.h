@@ -256,13 +256,13 @@ int freezer_parse_mountinfo(const char *line, const char *ctrl, char *mnt, size_
 /*
  * favordynmods (krexd/cgfavor.c, krexd.conf(5)): say whether f's hierarchy
  * has it and, with want, turn it on where the kernel lets (cgroup2).  1 on,
- * 0 off, -1 unknown; logs which.
+ * 0 off, -1 unknown or no cgroup freezer; logs which.
  */
 int freezer_favordynmods(const struct freezer *f, int want);
 /* From one mountinfo line: the super options of the cgroup mount at point.  1 or 0. */
 int cgfavor_parse_line(const char *line, const char *point, char *opts, size_t len);
-/* 1 if the comma list opts holds opt. */
-int cgfavor_has(const char *opts, const char *opt);
+/* 1 if the comma list of mount options opts holds opt. */
+int mount_opt_has(const char *opts, const char *opt);
 /* 1 (its name in bad) if opts holds a super option a cgroup2 reconfigure
  * would clear that krexd does not pass back (or is too long to read), 0 if none. */
 int cgfavor_unknown(const char *opts, char *bad, size_t len);

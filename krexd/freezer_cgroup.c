@@ -79,45 +79,58 @@ int freezer_parse_events(const char *text, int *frozen)
 	return -1;
 }
 
-int freezer_parse_mountinfo(const char *line, const char *ctrl, char *mnt, size_t mntlen)
+int mountinfo_fields(const char *line, char *point, char *fstype, char *opts)
 {
-	char point[512], fstype[64], opts[512];
 	const char *sep = strstr(line, " - ");
-	char *o, *save = NULL;
 
 	if (!sep || sscanf(line, "%*s %*s %*s %*s %511s", point) != 1)
-		return 0;
-	if (sscanf(sep + 3, "%63s %*s %511s", fstype, opts) != 2)
-		return 0;
-	if (!ctrl) {
-		if (strcmp(fstype, "cgroup2"))
-			return 0;
-	} else {
-		int found = 0;
-		if (strcmp(fstype, "cgroup"))
-			return 0;
-		for (o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
-			if (!strcmp(o, ctrl))
-				found = 1;
-		if (!found)
-			return 0;
-	}
-	return xstrcpy(mnt, mntlen, point) < 0 ? 0 : 1;
+		return -1;
+	return sscanf(sep + 3, "%63s %*s %511s", fstype, opts) == 2 ? 0 : -1;
 }
 
-/* First mount point of a cgroup2 mount (ctrl NULL) or of v1 controller ctrl. */
-int find_mount(const char *ctrl, char *mnt, size_t len)
+int mount_opt_has(const char *opts, const char *opt)
 {
-	char line[1024];
+	size_t n = strlen(opt);
+	const char *p = opts;
+
+	while ((p = strstr(p, opt)) != NULL) {
+		if ((p == opts || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+int mountinfo_find(int (*match)(const char *line, const char *key, char *out, size_t len),
+                   const char *key, char *out, size_t len)
+{
+	char line[2048];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	int found = 0;
 
 	if (!f)
 		return -1;
 	while (!found && fgets(line, sizeof(line), f))
-		found = freezer_parse_mountinfo(line, ctrl, mnt, len);
+		found = match(line, key, out, len);
 	fclose(f);
 	return found ? 0 : -1;
+}
+
+int freezer_parse_mountinfo(const char *line, const char *ctrl, char *mnt, size_t mntlen)
+{
+	char point[512], fstype[64], opts[512];
+
+	if (mountinfo_fields(line, point, fstype, opts) < 0)
+		return 0;
+	if (strcmp(fstype, ctrl ? "cgroup" : "cgroup2") || (ctrl && !mount_opt_has(opts, ctrl)))
+		return 0;
+	return xstrcpy(mnt, mntlen, point) < 0 ? 0 : 1;
+}
+
+/* First mount point of a cgroup2 mount (ctrl NULL) or of v1 controller ctrl. */
+int find_mount(const char *ctrl, char *mnt, size_t len)
+{
+	return mountinfo_find(freezer_parse_mountinfo, ctrl, mnt, len);
 }
 
 /* Copy cpuset.cpus and cpuset.mems from parent to child (v1 needs both set). */

@@ -26,6 +26,15 @@ ssize_t cg_read(const char *cg, const char *file, char *buf, size_t len);
 /* First mount point of a cgroup2 mount (ctrl NULL) or of v1 controller ctrl. */
 int find_mount(const char *ctrl, char *mnt, size_t len);
 
+/* The first line of /proc/self/mountinfo that match(line, key, out, len)
+ * takes (returns 1 for, filling out): 0, or -1 when none or unreadable. */
+int mountinfo_find(int (*match)(const char *line, const char *key, char *out, size_t len),
+                   const char *key, char *out, size_t len);
+
+/* A mountinfo line's mount point (512 bytes), file system type (64) and
+ * super options (512): 0, or -1 for a line without them. */
+int mountinfo_fields(const char *line, char *point, char *fstype, char *opts);
+
 /* Make root/sub level by level (with cpuset: each new level gets its parent's cpus and mems). */
 int subtree_make(const char *root, const char *sub, int cpuset);
 

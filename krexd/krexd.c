@@ -305,9 +305,7 @@ static void setup(struct krexd *k)
 		die("gate page %s: %s", path, strerror(errno));
 	if (freezer_init(&k->fz, k->cfg.freezer, k->cfg.cgroup_subtree, err, sizeof(err)) < 0)
 		die("%s", err);
-	k->favordynmods = k->fz.kind == FREEZER_SIGNAL
-	                          ? -1
-	                          : freezer_favordynmods(&k->fz, k->cfg.favordynmods);
+	k->favordynmods = freezer_favordynmods(&k->fz, k->cfg.favordynmods);
 	if (state_init(&k->st, k->cfg.run_dir) < 0)
 		die("run_dir too long");
 	for (i = 0; isolate_undo_kinds[i]; i++)

@@ -262,12 +262,12 @@ static void cgfavor(void)
 	ok(cgfavor_parse_line(
 	           "37 31 0:34 / /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer,favordynmods\n",
 	           "/sys/fs/cgroup/freezer", o, sizeof(o)) == 1 &&
-	           cgfavor_has(o, "favordynmods"),
+	           mount_opt_has(o, "favordynmods"),
 	   "favordynmods: a v1 mount that has it");
-	ok(cgfavor_has("rw,favordynmods", "favordynmods") &&
-	           cgfavor_has("favordynmods", "favordynmods"),
+	ok(mount_opt_has("rw,favordynmods", "favordynmods") &&
+	           mount_opt_has("favordynmods", "favordynmods"),
 	   "favordynmods: found last and alone");
-	ok(!cgfavor_has("rw,nofavordynmods,favordynmodsx", "favordynmods"),
+	ok(!mount_opt_has("rw,nofavordynmods,favordynmodsx", "favordynmods"),
 	   "favordynmods: a longer word is not it");
 	ok(cgfavor_unknown("rw,nsdelegate,memory_recursiveprot,seclabel", bad, sizeof(bad)) == 0,
 	   "favordynmods: every option known: the reconfigure passes them back");
