@@ -57,6 +57,7 @@ struct CUstream_st {
 };
 struct CUevent_st {
 	struct mock_event e;
+	unsigned flags; /* cuEventCreate's: CU_EVENT_DISABLE_TIMING */
 };
 
 static int initialized;
@@ -321,7 +322,10 @@ EXPORT CUresult cuStreamQuery(CUstream s)
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned int flags)
 {
 	*e = calloc(1, sizeof(struct CUevent_st));
-	return *e ? CUDA_SUCCESS : 2;
+	if (!*e)
+		return 2;
+	(*e)->flags = flags;
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuEventDestroy_v2(CUevent e)
@@ -380,6 +384,8 @@ EXPORT CUresult cuEventQuery(CUevent e)
 
 EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
+	if (!a || !b || ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING))
+		return 400; /* CUDA_ERROR_INVALID_HANDLE, as the driver answers */
 	if (!a->e.s || !b->e.s || a->e.captured || b->e.captured || !mock_done(a->e.s, a->e.seq) ||
 	    !mock_done(b->e.s, b->e.seq))
 		return CUDA_ERROR_NOT_READY;

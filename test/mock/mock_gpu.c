@@ -690,9 +690,15 @@ int mock_unsafe(struct mock_stream *target, int device_wide)
 		c = cap_streams[i];
 		if (!c || c->cap_status == MOCK_CAP_NONE)
 			continue;
+		/* the calling thread's mode decides (cuThreadExchangeStreamCaptureMode):
+		 * global, prohibited by a capture of its own not begun relaxed or by
+		 * another thread's begun global; thread-local, by its own only;
+		 * relaxed, by none (only what conflicts with a capture itself) */
 		bad = device_wide || c == target ||
-		      (pthread_equal(c->cap_thread, me) && c->cap_mode != MOCK_MODE_RELAXED) ||
-		      (c->cap_mode == MOCK_MODE_GLOBAL && cap_mode_tls != MOCK_MODE_RELAXED);
+		      (cap_mode_tls != MOCK_MODE_RELAXED && pthread_equal(c->cap_thread, me) &&
+		       c->cap_mode != MOCK_MODE_RELAXED) ||
+		      (cap_mode_tls == MOCK_MODE_GLOBAL && !pthread_equal(c->cap_thread, me) &&
+		       c->cap_mode == MOCK_MODE_GLOBAL);
 		if (bad) {
 			if (c->cap_status == MOCK_CAP_ACTIVE && getenv("KREX_MOCK_DEBUG"))
 				fprintf(stderr,
