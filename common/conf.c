@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "log.h"
 
 static char *trim(char *s)
 {
@@ -134,6 +135,22 @@ int conf_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	}
 	*out = v;
 	return 0;
+}
+
+uint64_t conf_env_uint(const char *name, uint64_t max, uint64_t dflt, int *said, const char *unit,
+                       const char *then)
+{
+	const char *v = getenv(name);
+	uint64_t n;
+
+	if (!v || !*v)
+		return dflt;
+	if (conf_parse_uint(v, 0, max, &n) == 0)
+		return n;
+	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+		log_warn("%s=%s: not 0 to %llu %s; %s", name, v, (unsigned long long)max, unit,
+		         then);
+	return dflt;
 }
 
 int xsnprintf(char *buf, size_t len, const char *fmt, ...)

@@ -35,6 +35,15 @@ int conf_parse_bool(const char *s, int *out);
 /* Unsigned decimal within [min, max]; returns 0 or -1. */
 int conf_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/*
+ * The environment variable name as an unsigned decimal 0 to max: unset or
+ * empty, dflt; bad or out of range, dflt too, and the first time *said is
+ * clear a warning "NAME=VALUE: not 0 to MAX UNIT; THEN" (the caller's unit
+ * and what it does instead).
+ */
+uint64_t conf_env_uint(const char *name, uint64_t max, uint64_t dflt, int *said, const char *unit,
+                       const char *then);
+
 /* snprintf that returns -1 (errno ENAMETOOLONG) on truncation. */
 int xsnprintf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gate.h"
+#include "conf.h"
 #include "gate_cuda.h"
 #include "krex/region.h"
 #include "log.h"
@@ -372,14 +374,27 @@ int gate_cuda_drain(uint64_t deadline)
 
 void gate_cuda_note_launch(CUcontext c, CUstream s)
 {
+	/* NULL here is the legacy default stream (a _ptsz launch's NULL is
+	 * CU_STREAM_PER_THREAD already); NULL in cu_warm_last_stream means none
+	 * known, and the warm-up would use a stream of its own instead */
+	if (!s)
+		s = CU_STREAM_LEGACY;
 	atomic_store_explicit(&cu_warm_last_stream, s, memory_order_relaxed);
 	atomic_store_explicit(&cu_warm_last_ctx, c, memory_order_relaxed);
 }
 
-/* The warm-up's own stream, event and kernel in each tracked context (made once). */
+/*
+ * The warm-up's own stream, events and kernel in each tracked context (made
+ * once).  The events time the warm kernel as a benchmark times a sample
+ * (start event, launch, end event, wait, elapsed time): after a region's
+ * round trips the host's first calls of each kind are slow, and the event
+ * calls are the ones a timed sample makes between its two events (H200:
+ * a sample's start-event record 1.4 -> 2.7-3.1 us after a grant,
+ * doc/performance.md "One region per sample").
+ */
 static struct {
 	CUstream stream;
-	CUevent event;
+	CUevent start, event;
 	CUfunction fn;
 	unsigned blocks;
 } cu_warm[CU_MAX_CTX];
@@ -403,7 +418,9 @@ static int gate_cuda_warm_make(int i)
 		return -1;
 	if (!cu_warm[i].stream && mks(&cu_warm[i].stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
 		return cu_warm[i].stream = NULL, -1;
-	if (!cu_warm[i].event && mke(&cu_warm[i].event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+	if (!cu_warm[i].start && mke(&cu_warm[i].start, 0) != CUDA_SUCCESS)
+		return cu_warm[i].start = NULL, -1;
+	if (!cu_warm[i].event && mke(&cu_warm[i].event, 0) != CUDA_SUCCESS)
 		return cu_warm[i].event = NULL, -1;
 	if (load(&m, cu_warm_ptx) != CUDA_SUCCESS ||
 	    getfn(&cu_warm[i].fn, m, "krex_warm") != CUDA_SUCCESS)
@@ -416,8 +433,8 @@ static int gate_cuda_warm_make(int i)
 
 /*
  * The warm-up kernel of slot i on stream s (one block of 128 threads per
- * multiprocessor), then an event there (under cu_cap_mu); not on a stream
- * being captured.  0 or -1.
+ * multiprocessor) between the slot's two events (under cu_cap_mu); not on a
+ * stream being captured.  0 or -1.
  */
 static int gate_cuda_warm_launch(int i, CUstream s)
 {
@@ -430,7 +447,8 @@ static int gate_cuda_warm_launch(int i, CUstream s)
 		s = cu_warm[i].stream;
 	if (gate_cuda_capturing(s))
 		return -1;
-	if (launch(cu_warm[i].fn, cu_warm[i].blocks, 1, 1, 128, 1, 1, 0, s, NULL, NULL) !=
+	if (rec(cu_warm[i].start, s) != CUDA_SUCCESS ||
+	    launch(cu_warm[i].fn, cu_warm[i].blocks, 1, 1, 128, 1, 1, 0, s, NULL, NULL) !=
 	            CUDA_SUCCESS ||
 	    rec(cu_warm[i].event, s) != CUDA_SUCCESS)
 		return -1;
@@ -439,27 +457,37 @@ static int gate_cuda_warm_launch(int i, CUstream s)
 
 /*
  * Poll slot i's event for at most CU_WARM_WAIT_NS (a stream of the owner's
- * may hold work that only its host releases).  Needs no lock: the event is
- * the gate's, and outlives the stream it was recorded on.  0 or -1.
+ * may hold work that only its host releases), then ask the time between the
+ * slot's two events into *ms (-1 when the driver gave none).  Needs no lock:
+ * the events are the gate's, and outlive the stream they were recorded on.
+ * 0 or -1.
  */
 #define CU_WARM_WAIT_NS (100 * 1000 * 1000ull)
-static int gate_cuda_warm_wait(int i)
+static int gate_cuda_warm_wait(int i, float *ms)
 {
 	ev_sync_fn query = gate_cuEventQuery();
 	uint64_t end = time_now_ns() + CU_WARM_WAIT_NS;
 	CUresult r;
+	ev_elapsed_fn el = gate_cuEventElapsedTime_v2();
 
+	*ms = -1;
+	if (!el)
+		el = gate_cuEventElapsedTime();
 	if (!query)
 		return -1;
 	while ((r = query(cu_warm[i].event)) == CUDA_ERROR_NOT_READY && time_now_ns() < end)
 		;
-	return r == CUDA_SUCCESS ? 0 : -1;
+	if (r != CUDA_SUCCESS)
+		return -1;
+	if (el && el(ms, cu_warm[i].start, cu_warm[i].event) != CUDA_SUCCESS)
+		*ms = -1;
+	return 0;
 }
 
 /* Launch and wait: one round of the warm-up on stream s (NULL: the gate's). */
-static int gate_cuda_warm_on(int i, CUstream s)
+static int gate_cuda_warm_on(int i, CUstream s, float *ms)
 {
-	return gate_cuda_warm_launch(i, s) < 0 ? -1 : gate_cuda_warm_wait(i);
+	return gate_cuda_warm_launch(i, s) < 0 ? -1 : gate_cuda_warm_wait(i, ms);
 }
 
 /*
@@ -472,21 +500,9 @@ static int gate_cuda_warm_on(int i, CUstream s)
 static long gate_cuda_warm_us(void)
 {
 	static int said;
-	const char *v = getenv("KREX_REGION_WARM_US");
-	char *end;
-	long us;
 
-	if (!v || !*v)
-		return 0;
-	errno = 0;
-	us = strtol(v, &end, 10);
-	if (errno || *end || us < 0 || us > CU_WARM_US_MAX) {
-		if (!said++)
-			log_warn("KREX_REGION_WARM_US=%s: not 0 to %ld microseconds; one round", v,
-			         CU_WARM_US_MAX);
-		return 0;
-	}
-	return us;
+	return (long)conf_env_uint("KREX_REGION_WARM_US", CU_WARM_US_MAX, 0, &said, "microseconds",
+	                           "one round");
 }
 
 int gate_cuda_warm(void)
@@ -500,6 +516,9 @@ int gate_cuda_warm(void)
 	CUstream last_s;
 	uint64_t t0 = time_now_ns(), until = t0 + (uint64_t)gate_cuda_warm_us() * 1000u;
 	int i, rc = 0, relaxed, rounds = 0;
+	float ms = -1;
+	const char *where = "none of the owner's";
+	char timed[48] = "untimed";
 
 	if (!push || !pop)
 		return -1;
@@ -514,11 +533,15 @@ int gate_cuda_warm(void)
 			break;
 		if (push(c) != CUDA_SUCCESS)
 			continue; /* destroyed since */
-		if (gate_cuda_warm_on(i, NULL) < 0)
+		if (gate_cuda_warm_on(i, NULL, &ms) < 0)
 			rc = -1;
-		if (on_last && c == last && last_s != cu_warm[i].stream &&
-		    gate_cuda_warm_on(i, last_s) < 0)
-			rc = -1;
+		if (on_last && c == last && last_s && last_s != cu_warm[i].stream) {
+			where = last_s == CU_STREAM_LEGACY       ? "the legacy default stream"
+			        : last_s == CU_STREAM_PER_THREAD ? "the per-thread default stream"
+			                                         : "the last launch's stream";
+			if (gate_cuda_warm_on(i, last_s, &ms) < 0)
+				rc = -1;
+		}
 		/* warm by time: the last launch's context (else the first), to the
 		 * deadline; each round's launch under cu_cap_mu, its wait without it
 		 * (a capture or a stream's destruction in another thread waits for a
@@ -531,7 +554,7 @@ int gate_cuda_warm(void)
 				break;
 			}
 			pthread_mutex_unlock(&cu_cap_mu);
-			if (gate_cuda_warm_wait(i) < 0)
+			if (gate_cuda_warm_wait(i, &ms) < 0)
 				rc = -1;
 			pthread_mutex_lock(&cu_cap_mu);
 		}
@@ -539,8 +562,11 @@ int gate_cuda_warm(void)
 	}
 	pthread_mutex_unlock(&cu_cap_mu);
 	gate_unrelax(gate_cuThreadExchangeStreamCaptureMode(), relaxed, &mode);
-	log_debug("region warm-up (CUDA): %d more kernel(s) by time, %llu us in all", rounds,
-	          (unsigned long long)((time_now_ns() - t0) / 1000));
+	if (ms >= 0)
+		snprintf(timed, sizeof(timed), "timed %.3f ms by its events", (double)ms);
+	log_debug(
+	        "region warm-up (CUDA): %d more kernel(s) by time, %llu us in all; last kernel %s; streams: the gate's and %s",
+	        rounds, (unsigned long long)((time_now_ns() - t0) / 1000), timed, where);
 	return rc;
 }
 

@@ -48,6 +48,13 @@
  *	    N threads, each launching 2 ms kernels round-robin on its own
  *	    stream, its per-thread default stream (_ptsz) and the legacy
  *	    stream, until DIR/stop exists; DIR/count holds the launches.
+ *	capturer regioncap MODE DIR
+ *	    the process's last launch on the legacy default stream, then a
+ *	    capture begun (MODE) on a blocking stream, then a region begun and
+ *	    ended (libkrexregion: the gate's warm-up runs at the grant), then 3
+ *	    kernels captured, the capture ended, its graph launched and checked;
+ *	    "regioncap begin=B end=E capture rc=R graph=0|1" to DIR/out.  A
+ *	    warm-up on the legacy stream would have invalidated the capture.
  *	capturer context HOW DIR
  *	    cuInit, touch DIR/at, then make a context (HOW retain:
  *	    cuDevicePrimaryCtxRetain; create: cuCtxCreate_v4; create2: the
@@ -66,6 +73,7 @@
 #include <unistd.h>
 
 #include "gate_types.h"
+#include "krex/region.h"
 
 CUresult cuInit(unsigned int);
 CUresult cuDeviceGet(CUdevice *, int);
@@ -77,6 +85,7 @@ CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuStreamCreate(CUstream *, unsigned int);
 CUresult cuStreamSynchronize(CUstream);
+CUresult cuCtxSynchronize(void);
 CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
 CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                         unsigned, CUstream, void **, void **);
@@ -214,6 +223,39 @@ static int do_capture(const char *mode, int blocking)
 	    cuGraphLaunch(x, cap) == CUDA_SUCCESS && cuStreamSynchronize(cap) == CUDA_SUCCESS)
 		ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
 	out("capture rc=%d graph=%d\n", (int)r, ok); /* graph=1: it ran */
+	return 0;
+}
+
+static int do_regioncap(const char *mode)
+{
+	static uint32_t words[16];
+	int m = strcmp(mode, "global") == 0    ? 0
+	        : strcmp(mode, "thread") == 0  ? 1
+	        : strcmp(mode, "relaxed") == 0 ? 2
+	                                       : -1;
+	CUstream cap;
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+	CUresult r;
+	int i, ok, rb, re = -1;
+
+	if (m < 0)
+		return 2;
+	CK(cuStreamCreate(&cap, 0));
+	CK(kernel(NULL, 100, &words[0], 0)); /* the last launch: the legacy stream */
+	CK(cuCtxSynchronize());
+	CK(cuStreamBeginCapture_v2(cap, m));
+	rb = krex_region_begin(NULL);
+	if (rb == KREX_OK)
+		re = krex_region_end(NULL);
+	for (i = 1; i <= 3; i++)
+		CK(kernel(cap, 100 * i, &words[i], 0));
+	r = cuStreamEndCapture(cap, &g);
+	ok = 0;
+	if (r == CUDA_SUCCESS && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS &&
+	    cuGraphLaunch(x, cap) == CUDA_SUCCESS && cuStreamSynchronize(cap) == CUDA_SUCCESS)
+		ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
+	out("regioncap begin=%d end=%d capture rc=%d graph=%d\n", rb, re, (int)r, ok);
 	return 0;
 }
 
@@ -513,7 +555,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr,
-		        "usage: capturer capture|hostflag|hostdrain|xla|busyhold|threads|context ... DIR\n");
+		        "usage: capturer capture|regioncap|hostflag|hostdrain|xla|busyhold|threads|context ... DIR\n");
 		return 2;
 	}
 	dir = argv[argc - 1];
@@ -522,6 +564,8 @@ int main(int argc, char **argv)
 	setup();
 	if (strcmp(argv[1], "capture") == 0 && argc == 5)
 		return do_capture(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "regioncap") == 0 && argc == 4)
+		return do_regioncap(argv[2]);
 	if (strcmp(argv[1], "capqueue") == 0 && argc == 4)
 		return do_capqueue(atoi(argv[2]));
 	if (strcmp(argv[1], "hostflag") == 0 && argc == 5)

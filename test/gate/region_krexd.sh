@@ -46,7 +46,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 16
+plan 20
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -71,6 +71,25 @@ KREX_LOG=debug timeout -k 5 120 "$KREX" run --gpus mock0 -- "$WL/krex-victim" ru
 	--region sample --label region >"$T/region" 2>"$T/region.err"
 n=$(grep -c 'region warm-up: done' "$T/region.err")
 ok "the gate warmed the owner's context after each of 40 grants ($n)" [ "$n" = 40 ]
+# each warm-up times its kernel as a benchmark times a sample (two timing
+# events, the elapsed time asked: the mock refuses it for events made
+# without timing, as the driver does)
+n=$(grep -c 'last kernel timed [0-9.]* ms by its events' "$T/region.err")
+ok "each of the 40 warm-ups timed its kernel by its events ($n)" [ "$n" = 40 ]
+# krex-victim launches on the legacy default stream (NULL): the warm-up runs
+# there too, not only on a stream of the gate's own
+n=$(grep -c "streams: the gate's and the legacy default stream" "$T/region.err")
+ok "each of the 40 warm-ups ran on the owner's legacy default stream too ($n)" [ "$n" = 40 ]
+# but never while a blocking stream of the owner captures a graph (the legacy
+# stream would join the capture and invalidate it)
+for m in global relaxed; do
+	mkdir -p "$T/rc-$m"
+	timeout -k 5 60 "$KREX" run --gpus mock0 -- "$top_builddir/test/gate/capturer" regioncap $m \
+		"$T/rc-$m" >"$T/rc-$m.log" 2>&1
+	[ -s "$T/rc-$m/out" ] || diag "$(tail -3 "$T/rc-$m.log")"
+	ok "a region begun while a blocking stream captures ($m), the last launch on the legacy stream: the capture survives ($(cat "$T/rc-$m/out" 2>/dev/null))" \
+		grep -q '^regioncap begin=0 end=0 capture rc=0 graph=1$' "$T/rc-$m/out"
+done
 cat "$T/alone" "$T/region" | sed 's/^/# /'
 # The owner in its regions: its launches skip the bounded queue (no mark, no
 # wait: the queue's calls would sit inside what it times); the same launches

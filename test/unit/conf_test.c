@@ -53,7 +53,7 @@ int main(void)
 	uint64_t v;
 	int b;
 
-	plan(26);
+	plan(30);
 	ok(parse_text("# comment\n\n known = 1 \nother=two words # trailing\n", &s, err,
 	              sizeof(err)) == 0 &&
 	           s.n == 2 && strcmp(s.last_value, "two words") == 0,
@@ -81,6 +81,23 @@ int main(void)
 	ok(conf_parse_uint("420", 1, 100, &v) < 0, "uint over max rejected");
 	ok(conf_parse_uint("-1", 0, 100, &v) < 0 && conf_parse_uint("4x", 0, 100, &v) < 0,
 	   "uint junk rejected");
+	{
+		int said = 0;
+
+		unsetenv("KREX_TEST_US");
+		ok(conf_env_uint("KREX_TEST_US", 100, 7, &said, "us", "7") == 7 && !said,
+		   "env uint unset: the default, nothing said");
+		setenv("KREX_TEST_US", "42", 1);
+		ok(conf_env_uint("KREX_TEST_US", 100, 7, &said, "us", "7") == 42 && !said,
+		   "env uint in range");
+		setenv("KREX_TEST_US", "420", 1);
+		ok(conf_env_uint("KREX_TEST_US", 100, 7, &said, "us", "7") == 7 && said == 1,
+		   "env uint over max: the default, said");
+		setenv("KREX_TEST_US", "4ms", 1);
+		ok(conf_env_uint("KREX_TEST_US", 100, 7, &said, "us", "7") == 7 && said == 1,
+		   "env uint not a number: the default, said once only");
+		unsetenv("KREX_TEST_US");
+	}
 
 	ok(time_parse_duration("250ms", NS_PER_S, &v) == 0 && v == 250 * NS_PER_MS, "duration ms");
 	ok(time_parse_duration("2", NS_PER_S, &v) == 0 && v == 2 * NS_PER_S,
