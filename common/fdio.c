@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -60,6 +61,20 @@ int fd_read_full(int fd, void *buf, size_t len, uint64_t deadline_ns)
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -1;
 	}
+	return 0;
+}
+
+int fd_spin_readable(int fd, uint64_t until_ns)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	do {
+		if (poll(&p, 1, 0) > 0)
+			return 1;
+		/* runnable, never idle, but any other thread of this CPU goes first
+		 * (the process's own threads may be what the reply waits for) */
+		sched_yield();
+	} while (time_now_ns() < until_ns);
 	return 0;
 }
 

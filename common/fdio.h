@@ -15,6 +15,13 @@
  */
 int fd_read_full(int fd, void *buf, size_t len, uint64_t deadline_ns);
 
+/*
+ * Poll fd for POLLIN without sleeping until until_ns (CLOCK_MONOTONIC): a
+ * thread that must not go idle while a short reply is on its way.  Returns 1
+ * when fd is readable (or has an error or hang-up to read), 0 at until_ns.
+ */
+int fd_spin_readable(int fd, uint64_t until_ns);
+
 /* Write exactly len bytes before deadline_ns; never raises SIGPIPE. */
 int fd_write_full(int fd, const void *buf, size_t len, uint64_t deadline_ns);
 

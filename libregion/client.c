@@ -80,16 +80,20 @@ static int client_io_error(int err)
 	return KREX_ENOKREXD;
 }
 
-int client_call(int fd, uint16_t type, const union proto_body *req, uint16_t want,
-                union proto_body *reply, uint64_t deadline_ns, char *errbuf, size_t errlen)
+int client_call_spin(int fd, uint16_t type, const union proto_body *req, uint16_t want,
+                     union proto_body *reply, uint64_t deadline_ns, uint64_t spin_ns, char *errbuf,
+                     size_t errlen)
 {
 	uint16_t got;
-	int herr, code;
+	int herr = PROTO_HDR_OK, code;
 
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
-	if (proto_call(fd, type, 0, req, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), &got, reply,
-	               deadline_ns, &herr) < 0) {
+	if (proto_send(fd, type, 0, req, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS)) < 0)
+		return client_io_error(errno);
+	if (spin_ns)
+		fd_spin_readable(fd, time_now_ns() + spin_ns);
+	if (proto_recv(fd, &got, NULL, reply, deadline_ns, &herr) < 0) {
 		if (herr == PROTO_HDR_BADVERSION) {
 			if (errbuf)
 				snprintf(errbuf, errlen, "krexd speaks another protocol version");
@@ -111,6 +115,12 @@ int client_call(int fd, uint16_t type, const union proto_body *req, uint16_t wan
 		return KREX_EPROTO;
 	}
 	return KREX_OK;
+}
+
+int client_call(int fd, uint16_t type, const union proto_body *req, uint16_t want,
+                union proto_body *reply, uint64_t deadline_ns, char *errbuf, size_t errlen)
+{
+	return client_call_spin(fd, type, req, want, reply, deadline_ns, 0, errbuf, errlen);
 }
 
 int client_parse_gpus(const char *list, struct proto_gpus *g)

@@ -48,6 +48,15 @@ int client_call(int fd, uint16_t type, const union proto_body *req, uint16_t wan
                 union proto_body *reply, uint64_t deadline_ns, char *errbuf, size_t errlen);
 
 /*
+ * client_call, the calling thread polling the socket without sleeping for
+ * up to spin_ns after the request went out (a region's edges,
+ * KREX_REGION_SPIN_US in krex_region_begin(3)), then waiting as client_call.
+ */
+int client_call_spin(int fd, uint16_t type, const union proto_body *req, uint16_t want,
+                     union proto_body *reply, uint64_t deadline_ns, uint64_t spin_ns, char *errbuf,
+                     size_t errlen);
+
+/*
  * The GPUs this process uses, node-wide names: $KREX_GPUS, else the numeric
  * entries of CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES,
  * else none (krexd then gives the participant every GPU it knows).

@@ -46,7 +46,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 20
+plan 25
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -139,6 +139,21 @@ KREX_LOG=debug KREX_REGION_WARM_US=20ms timeout -k 5 120 "$KREX" run --gpus mock
 ok "KREX_REGION_WARM_US=20ms: said once, the warm-up runs once" sh -c \
 	"[ \$(grep -c 'KREX_REGION_WARM_US=20ms: not 0 to' '$T/warmbad.err') = 1 ] &&
 	 [ \$(grep -c 'region warm-up (CUDA): 0 more kernel(s) by time' '$T/warmbad.err') = 3 ]"
+# the owner polls for krexd's replies at a region's edges (KREX_REGION_SPIN_US,
+# default 10000): off, the longest, and pinned to one CPU with the longest
+# (it yields that CPU to its own threads each round); a bad value is said
+# once and the default used
+for v in 0 100000 100000:pinned 10ms; do
+	pin=
+	case $v in *:pinned) pin="taskset -c 0" v=${v%:pinned} ;; esac
+	KREX_LOG=warn KREX_REGION_SPIN_US=$v timeout -k 5 120 "$KREX" run --gpus mock0 -- $pin \
+		"$WL/krex-victim" run "$IT" 3 --region sample --label spin >"$T/spin" 2>"$T/spin.err"
+	rc=$?
+	ok "KREX_REGION_SPIN_US=$v${pin:+, on one CPU}: 3 regions, all clean, exit 0 (rc $rc)" sh -c \
+		"[ $rc = 0 ] && grep -q '^victim label=spin n=3 .*outcome_clean=3 regions=3 ' '$T/spin'"
+done
+ok "KREX_REGION_SPIN_US=10ms: said once" \
+	[ "$(grep -c 'KREX_REGION_SPIN_US=10ms: not 0 to 100000 microseconds; the default, 10000' "$T/spin.err")" = 1 ]
 a=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/alone")
 r=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/region")
 # a timing figure, printed (the perf drivers compare it side by side)

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "proto.h"
 #include "tap.h"
 #include "timeutil.h"
@@ -304,8 +305,19 @@ static void test_socket(void)
 	ok(proto_recv(sv[1], &type, &seq, &b, time_deadline_ms(1000), &herr) < 0 &&
 	           errno == EPROTO && herr == PROTO_HDR_BADMAGIC,
 	   "garbage on the socket is a bad magic");
-	write(sv[0], "KREX", 4);
+	{
+		uint64_t until = time_now_ns() + 2000000u;
+
+		ok(fd_spin_readable(sv[1], until) == 0 && time_now_ns() >= until,
+		   "spinning on a socket with nothing to read ends at its deadline, 0");
+	}
+	write(sv[0], "K", 1);
+	ok(fd_spin_readable(sv[1], time_now_ns() + 60000000000ull) == 1,
+	   "spinning on a socket with a byte to read answers 1 at once");
+	write(sv[0], "REX", 3);
 	close(sv[0]);
+	ok(fd_spin_readable(sv[1], time_now_ns() + 60000000000ull) == 1,
+	   "and on one whose peer closed (the read then says so)");
 	ok(proto_recv(sv[1], &type, &seq, &b, time_deadline_ms(1000), &herr) < 0 &&
 	           errno == ECONNRESET,
 	   "a header cut short by close is reported");
@@ -498,7 +510,7 @@ static void test_signed(void)
 
 int main(void)
 {
-	plan(43);
+	plan(46);
 	test_golden();
 	test_roundtrips();
 	test_malformed();
