@@ -6,7 +6,8 @@
  *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
  *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]]
  *	            [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS]
- *	            [--warm-events] [--label L] [--raw FILE] [--certs FILE]
+ *	            [--warm-events] [--host-split] [--label L] [--raw FILE]
+ *	            [--certs FILE]
  *
  * --region-warmup K: K untimed kernels right after each region begins (with
  * --region none and --idle: after each idle gap, as a region's would run).
@@ -14,6 +15,11 @@
  * recorded and waited for as a timed sample's are (the warm-up then runs the
  * host calls of a sample too, not only its launch; issue 18's per-sample
  * experiment, notebook/h200-session-20).
+ * --host-split: the host's time in each call of a sample (the start event's
+ * record, the launch, the end event's record, the wait), appended to each
+ * --raw line as "rec0_us launch_us rec1_us sync_us" and their p50 and p95 to
+ * the output line (host_p50_us=A/B/C/D host_p95_us=A/B/C/D): tells which host
+ * call a region's edge slows.
  * --idle sleep:US / spin:US: before each sample the thread sleeps or spins US
  * microseconds with the GPU idle (what a region entry does to the owner,
  * without KREX): tells a host wake-up cost from a GPU idle cost.
@@ -144,7 +150,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: krex-victim calib MS\n"
-	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS] [--warm-events] [--label L] [--raw FILE] [--certs FILE]\n");
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS] [--warm-events] [--host-split] [--label L] [--raw FILE] [--certs FILE]\n");
 	exit(2);
 }
 
@@ -208,6 +214,44 @@ static struct {
 
 /* End the region; 1 when clean.  With certs, one line of where its entry
  * went (see --certs). */
+/* --host-split: a sample's four host calls (start event, launch, end event,
+ * wait), HS_CALLS doubles a sample. */
+#define HS_CALLS 4
+
+/* t[0..2]: the clock after the first three calls (ms); start, end: the
+ * sample's; into t[0..3], each call's time in us. */
+static void host_split_us(double *t, double start, double end)
+{
+	double a = t[0], b = t[1], c = t[2];
+
+	t[0] = (a - start) * 1000.0;
+	t[1] = (b - a) * 1000.0;
+	t[2] = (c - b) * 1000.0;
+	t[3] = (end - c) * 1000.0;
+}
+
+/* " host_p50_us=A/B/C/D host_p95_us=A/B/C/D" of the n samples in hs. */
+static void host_split_print(const double *hs, int n)
+{
+	static const int q[2] = {50, 95};
+	double *col = calloc((size_t)n, sizeof(double)), v[2][HS_CALLS];
+	int c, i, j;
+
+	if (!col)
+		return;
+	for (c = 0; c < HS_CALLS; c++) {
+		for (i = 0; i < n; i++)
+			col[i] = hs[i * HS_CALLS + c];
+		qsort(col, (size_t)n, sizeof(double), cmp_double);
+		for (j = 0; j < 2; j++)
+			v[j][c] = pct(col, n, q[j]);
+	}
+	for (j = 0; j < 2; j++)
+		printf(" host_p%d_us=%.3f/%.3f/%.3f/%.3f", q[j], v[j][0], v[j][1], v[j][2],
+		       v[j][3]);
+	free(col);
+}
+
 static int region_end(FILE *certs, double entry, double warm)
 {
 	struct krex_certificate c;
@@ -252,10 +296,11 @@ int main(int argc, char **argv)
 	const char *label = "victim", *raw = NULL, *certs_path = NULL;
 	int mode = REG_NONE, batch = 10, warmup = 5, n, i, clean = 0, regions = 0, nentry = 0;
 	int region_warmup = 0, idle_spin = 0, drop_stream = 0, churn = 0, warm_events = 0;
+	int host_split = 0;
 	pthread_t churner;
 	long idle_us = 0, idle_then_spin = 0, warm_us = 0;
 	long long iters, spacer = 0;
-	double *ev, *wall, *entry, warm = 0, t_main = epoch_s(), t_ready, t_end;
+	double *ev, *wall, *entry, *hs = NULL, warm = 0, t_main = epoch_s(), t_ready, t_end;
 	CUevent e0, e1, tev[2];
 	FILE *f, *certs = NULL;
 
@@ -281,6 +326,10 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--warm-events") == 0) {
 			warm_events = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "--host-split") == 0) {
+			host_split = 1;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -333,6 +382,12 @@ int main(int argc, char **argv)
 	ev = calloc((size_t)n, sizeof(double));
 	wall = calloc((size_t)n, sizeof(double));
 	entry = calloc((size_t)n, sizeof(double));
+	if (host_split)
+		hs = calloc((size_t)n * HS_CALLS, sizeof(double));
+	if (!ev || !wall || !entry || (host_split && !hs)) {
+		fprintf(stderr, "krex-victim: out of memory\n");
+		return 1;
+	}
 	if (certs_path && !(certs = fopen(certs_path, "w"))) {
 		perror(certs_path);
 		return 1;
@@ -375,10 +430,18 @@ int main(int argc, char **argv)
 			wl_launch(&k, spacer);
 		h0 = wl_now_ms();
 		k.cu.cuEventRecord(e0, NULL);
+		if (hs)
+			hs[i * HS_CALLS + 0] = wl_now_ms();
 		wl_launch(&k, iters);
+		if (hs)
+			hs[i * HS_CALLS + 1] = wl_now_ms();
 		k.cu.cuEventRecord(e1, NULL);
+		if (hs)
+			hs[i * HS_CALLS + 2] = wl_now_ms();
 		wl_check(k.cu.cuEventSynchronize(e1), "cuEventSynchronize");
 		wall[i] = wl_now_ms() - h0;
+		if (hs)
+			host_split_us(&hs[i * HS_CALLS], h0, h0 + wall[i]);
 		wl_check(k.cu.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
 		ev[i] = t;
 		if (mode == REG_SAMPLE ||
@@ -393,9 +456,15 @@ int main(int argc, char **argv)
 	if (certs)
 		fclose(certs);
 	if (raw && (f = fopen(raw, "w"))) {
-		for (i = 0; i < n; i++)
-			fprintf(f, "%d %.4f %.4f %.4f\n", i, ev[i], wall[i],
+		for (i = 0; i < n; i++) {
+			fprintf(f, "%d %.4f %.4f %.4f", i, ev[i], wall[i],
 			        i < nentry ? entry[i] : -1.0);
+			if (hs)
+				fprintf(f, " %.3f %.3f %.3f %.3f", hs[i * HS_CALLS],
+				        hs[i * HS_CALLS + 1], hs[i * HS_CALLS + 2],
+				        hs[i * HS_CALLS + 3]);
+			fputc('\n', f);
+		}
 		fclose(f);
 	}
 	qsort(ev, (size_t)n, sizeof(double), cmp_double);
@@ -406,6 +475,8 @@ int main(int argc, char **argv)
 	/* the command's phases on the wall clock: agents.py splits its wall
 	 * time into start-up, GPU work and exit */
 	printf(" t_main=%.6f t_ready=%.6f t_end=%.6f", t_main, t_ready, t_end);
+	if (hs)
+		host_split_print(hs, n);
 	if (regions) {
 		qsort(entry, (size_t)nentry, sizeof(double), cmp_double);
 		printf(" entry_p50=%.4f entry_p95=%.4f outcome_clean=%d", pct(entry, nentry, 50),
