@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -27,6 +28,7 @@
 #include "log.h"
 #include "proc.h"
 #include "proctree.h"
+#include "timeutil.h"
 
 #define CG_V2_DEFAULT "/sys/fs/cgroup"
 
@@ -336,13 +338,61 @@ int freezer_thaw(struct freezer *f, struct freezer_target *t, freezer_drop_fn dr
 	return 0;
 }
 
+/* cg (under cpuset_root when cpuset) could not go yet: retried by freezer_tick. */
+static void pending_add(struct freezer *f, const char *cg, const char *back, int cpuset)
+{
+	struct freezer_pending *q;
+
+	if (errno != EBUSY || f->npending >= FREEZER_PENDING_MAX) {
+		log_warn("could not remove cgroup %s: %s", cg, strerror(errno));
+		return;
+	}
+	q = &f->pending[f->npending++];
+	snprintf(q->cg, sizeof(q->cg), "%s", cg);
+	snprintf(q->back, sizeof(q->back), "%s", back);
+	q->cpuset = cpuset;
+	q->since = time_now_ns();
+	log_debug("cgroup %s: a task of it is still exiting; removed once it is gone", cg);
+}
+
+/* One retry of pending i: 1 when it is gone (and taken off the list). */
+static int pending_retry(struct freezer *f, size_t i)
+{
+	struct freezer_pending *q = &f->pending[i];
+
+	if (cg_remove(q->cg, q->back, q->cpuset ? f->cpuset_root : f->root) < 0)
+		return 0;
+	log_debug("cgroup %s removed (its last task's exit done)", q->cg);
+	f->pending[i] = f->pending[--f->npending];
+	return 1;
+}
+
+uint64_t freezer_tick(struct freezer *f, uint64_t now)
+{
+	size_t i = 0;
+
+	while (i < f->npending) {
+		if (pending_retry(f, i))
+			continue;
+		if (now - f->pending[i].since >= FREEZER_PENDING_GIVEUP_NS) {
+			log_warn("could not remove cgroup %s: %s (after %llu s)", f->pending[i].cg,
+			         strerror(errno),
+			         (unsigned long long)(FREEZER_PENDING_GIVEUP_NS / 1000000000ull));
+			f->pending[i] = f->pending[--f->npending];
+			continue;
+		}
+		i++;
+	}
+	return f->npending ? now + FREEZER_PENDING_RETRY_NS : 0;
+}
+
 void freezer_release(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx)
 {
 	freezer_thaw(f, t, drop, ctx);
-	if (t->owned)
-		cg_remove(t->cg, t->orig_cg, f->root);
-	if (t->cpuset_cg[0])
-		cg_remove(t->cpuset_cg, t->orig_cpuset, f->cpuset_root);
+	if (t->owned && cg_remove(t->cg, t->orig_cg, f->root) < 0)
+		pending_add(f, t->cg, t->orig_cg, 0);
+	if (t->cpuset_cg[0] && cg_remove(t->cpuset_cg, t->orig_cpuset, f->cpuset_root) < 0)
+		pending_add(f, t->cpuset_cg, t->orig_cpuset, 1);
 	thaw_fds_close(t);
 	free(t->extra);
 	stop_free(t);
@@ -374,6 +424,17 @@ int freezer_cleanup(struct freezer *f)
 
 void freezer_fini(struct freezer *f)
 {
+	uint64_t end = time_now_ns() + FREEZER_PENDING_STOP_NS;
+	struct timespec ts = {0, 10 * 1000000L};
+
+	while (f->npending && time_now_ns() < end) {
+		freezer_tick(f, time_now_ns());
+		if (f->npending)
+			nanosleep(&ts, NULL);
+	}
+	for (; f->npending; f->npending--)
+		log_warn("could not remove cgroup %s: a task of it was still exiting at the stop",
+		         f->pending[f->npending - 1].cg);
 	subtree_remove(f->root, f->sub);
 	subtree_remove(f->cpuset_root, f->sub);
 	freezer_unlock(f); /* after the removal: a krexd starting now makes its own */

@@ -25,9 +25,18 @@
 #define KREXD_FREEZER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "krexd_config.h"
+
+/* Ended participants' cgroups waiting for a task's exit to finish, at most. */
+#define FREEZER_PENDING_MAX 32
+/* How long one may wait before krexd gives up on it, and how often it retries. */
+#define FREEZER_PENDING_GIVEUP_NS (10 * 1000000000ull)
+#define FREEZER_PENDING_RETRY_NS (50 * 1000000ull)
+/* At a clean stop, how long krexd waits for them all. */
+#define FREEZER_PENDING_STOP_NS (2 * 1000000000ull)
 
 /* Called before each change with the state line that undoes it. */
 typedef int (*freezer_rec_fn)(void *ctx, const char *line);
@@ -41,6 +50,16 @@ struct freezer {
 	char sub[128];         /* krexd's subtree under both roots (cgroup_subtree) */
 	int v2_cpuset;         /* cgroup2: krexd's p<ID> get the cpuset controller */
 	int lock_fd[2];        /* the subtree held under root and cpuset_root, or -1 */
+	/* Cgroups of ended participants still holding a task in its exit
+	 * (a pid in its exit cannot be moved, and its cgroup cannot be removed
+	 * until the exit is done): removed later (freezer_tick, freezer_fini). */
+	struct freezer_pending {
+		char cg[512];
+		char back[512];
+		int cpuset;     /* under cpuset_root, else under root */
+		uint64_t since; /* CLOCK_MONOTONIC ns of the first try */
+	} pending[FREEZER_PENDING_MAX];
+	size_t npending;
 };
 
 struct freezer_target {
@@ -75,8 +94,17 @@ struct freezer_target {
  */
 int freezer_init(struct freezer *f, int want, const char *subtree, char *err, size_t errlen);
 
-/* Clean stop: remove the subtree (levels other krexds still use stay). */
+/* Clean stop: wait up to FREEZER_PENDING_STOP_NS for the cgroups of tasks
+ * still exiting, then remove the subtree (levels other krexds still use stay). */
 void freezer_fini(struct freezer *f);
+
+/*
+ * Retry the removal of ended participants' cgroups that still held a task
+ * in its exit (freezer_release); one that is still there after
+ * FREEZER_PENDING_GIVEUP_NS is said (a warning) and left.  Returns the next
+ * time (CLOCK_MONOTONIC ns) it wants to run, 0 when nothing waits.
+ */
+uint64_t freezer_tick(struct freezer *f, uint64_t now);
 
 const char *freezer_name(const struct freezer *f);
 
@@ -158,7 +186,8 @@ void freezer_line(const struct freezer *f, const struct freezer_target *t, char 
 
 /*
  * The participant ends: thaw, move leftover pids back to the cgroups they
- * came from (else the root), remove what krexd made.
+ * came from (else the root), remove what krexd made (later, by
+ * freezer_tick, where a task of it is still exiting).
  */
 void freezer_release(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx);
 

@@ -477,20 +477,23 @@ out:
 }
 
 /* Move every pid left in cg to back (its cgroup before krexd's, else the root), then remove cg. */
-void cg_remove(const char *cg, const char *back, const char *root)
+int cg_remove(const char *cg, const char *back, const char *root)
 {
 	char buf[65536], *p, *e;
-	int tries;
+	int tries, err = 0;
 
-	for (tries = 0; tries < 3 && rmdir(cg) < 0 && errno == EBUSY; tries++) {
-		if (cg_read(cg, "cgroup.procs", buf, sizeof(buf)) < 0)
+	for (tries = 0; tries < 3; tries++) {
+		if (rmdir(cg) == 0 || errno == ENOENT)
+			return 0;
+		err = errno;
+		if (err != EBUSY || cg_read(cg, "cgroup.procs", buf, sizeof(buf)) < 0)
 			break;
 		for (p = strtok_r(buf, "\n", &e); p; p = strtok_r(NULL, "\n", &e))
 			if (!back[0] || cg_write(back, "cgroup.procs", p) < 0)
 				cg_write(root, "cgroup.procs", p);
 	}
-	if (access(cg, F_OK) == 0)
-		log_warn("could not remove cgroup %s: %s", cg, strerror(errno));
+	errno = err ? err : EBUSY;
+	return -1;
 }
 
 /* Thaw and remove every p* under root/sub. */
@@ -511,7 +514,8 @@ void subtree_clean(const char *root, const char *subtree, const char *thaw_file,
 		snprintf(cg, sizeof(cg), "%s/%s", sub, e->d_name);
 		if (thaw_file)
 			cg_write(cg, thaw_file, thaw_value);
-		cg_remove(cg, "", root);
+		if (cg_remove(cg, "", root) < 0)
+			log_warn("could not remove cgroup %s: %s", cg, strerror(errno));
 	}
 	closedir(d);
 }

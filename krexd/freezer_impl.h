@@ -81,8 +81,9 @@ int thaw_do(struct freezer *f, struct freezer_target *t);
 /* Thaw the cgroup at cg by path (a retry, or a line a previous krexd left).  0 or -1/errno. */
 int thaw_path(int kind, const char *cg);
 
-/* Move every pid left in cg to back (else to root), then remove cg. */
-void cg_remove(const char *cg, const char *back, const char *root);
+/* Move every pid left in cg to back (else to root), then remove cg.  0 when
+ * cg is gone, -1 with errno (EBUSY: a task of it is still exiting). */
+int cg_remove(const char *cg, const char *back, const char *root);
 
 /* 1 if some cgroup strictly above cg (up to root) has "1" in cgroup.freeze. */
 int v2_ancestor_frozen(const char *root, const char *cg);

@@ -200,6 +200,7 @@ def main():
         for g in groups:
             g.stop()
         krexd.stop()
+        P.cgroups_remove()
     table(res)
     return 0
 
