@@ -387,10 +387,10 @@ void gate_cuda_note_launch(CUcontext c, CUstream s)
  * The warm-up's own stream, events and kernel in each tracked context (made
  * once).  The events time the warm kernel as a benchmark times a sample
  * (start event, launch, end event, wait, elapsed time): after a region's
- * round trips the host's first calls of each kind are slow, and the event
- * calls are the ones a timed sample makes between its two events (H200:
- * a sample's start-event record 1.4 -> 2.7-3.1 us after a grant,
- * doc/performance.md "One region per sample").
+ * round trips the host's first calls of each kind are slow (H200: a
+ * sample's start-event record 0.9-1.6 us alone, 2.3-3.5 us after a grant
+ * until the warm-up also ran on the sample's own stream, doc/performance.md
+ * "One region per sample").
  */
 static struct {
 	CUstream stream;
@@ -484,6 +484,31 @@ static int gate_cuda_warm_wait(int i, float *ms)
 	return 0;
 }
 
+/*
+ * Is every stream this process launched on in context c (slot i's) idle?
+ * Checked before a warm kernel goes to the legacy default stream: there it
+ * waits for all earlier work of the context's blocking streams and all
+ * their later work waits for it, so behind a blocking stream's work that
+ * only the host releases it could hold up the very work the host waits for
+ * before it releases it.  Under cu_cap_mu (no stream destroyed meanwhile),
+ * in relaxed capture mode, c current.  Not seen: work another thread left on
+ * its own per-thread default stream.  1 or 0.
+ */
+static int gate_cuda_ctx_idle(CUcontext c)
+{
+	stream_query_fn query = gate_cuStreamQuery();
+	int i;
+
+	if (!query || query(CU_STREAM_PER_THREAD) != CUDA_SUCCESS) /* this thread's */
+		return 0;
+	for (i = 0; i < CU_MAX_STREAMS; i++)
+		if (atomic_load_explicit(&cu_strms[i].state, memory_order_acquire) == SS_READY &&
+		    cu_strms[i].ctx == c &&
+		    (gate_cuda_capturing(cu_strms[i].s) || query(cu_strms[i].s) != CUDA_SUCCESS))
+			return 0; /* a capturing stream is never queried: that would end its capture */
+	return 1;
+}
+
 /* Launch and wait: one round of the warm-up on stream s (NULL: the gate's). */
 static int gate_cuda_warm_on(int i, CUstream s, float *ms)
 {
@@ -515,7 +540,7 @@ int gate_cuda_warm(void)
 	CUcontext last = atomic_load(&cu_warm_last_ctx), c, old;
 	CUstream last_s;
 	uint64_t t0 = time_now_ns(), until = t0 + (uint64_t)gate_cuda_warm_us() * 1000u;
-	int i, rc = 0, relaxed, rounds = 0;
+	int i, rc = 0, relaxed, rounds = 0, no_legacy;
 	float ms = -1;
 	const char *where = "none of the owner's";
 	char timed[48] = "untimed";
@@ -535,7 +560,11 @@ int gate_cuda_warm(void)
 			continue; /* destroyed since */
 		if (gate_cuda_warm_on(i, NULL, &ms) < 0)
 			rc = -1;
-		if (on_last && c == last && last_s && last_s != cu_warm[i].stream) {
+		no_legacy = on_last && c == last && last_s == CU_STREAM_LEGACY &&
+		            !gate_cuda_ctx_idle(c);
+		if (no_legacy) {
+			where = "none of the owner's (the legacy default stream skipped: a stream of the owner's busy)";
+		} else if (on_last && c == last && last_s && last_s != cu_warm[i].stream) {
 			where = last_s == CU_STREAM_LEGACY       ? "the legacy default stream"
 			        : last_s == CU_STREAM_PER_THREAD ? "the per-thread default stream"
 			                                         : "the last launch's stream";
@@ -548,6 +577,8 @@ int gate_cuda_warm(void)
 		 * launch, not for the whole time) */
 		while (rc == 0 && (c == last || (!last && i == 0)) && time_now_ns() < until) {
 			last_s = atomic_load(&cu_warm_last_stream); /* NULL once destroyed */
+			if (last_s == CU_STREAM_LEGACY && (no_legacy || !gate_cuda_ctx_idle(c)))
+				last_s = NULL;
 			rounds++;
 			if (gate_cuda_warm_launch(i, on_last ? last_s : NULL) < 0) {
 				rc = -1;

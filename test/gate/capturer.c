@@ -55,6 +55,14 @@
  *	    kernels captured, the capture ended, its graph launched and checked;
  *	    "regioncap begin=B end=E capture rc=R graph=0|1" to DIR/out.  A
  *	    warm-up on the legacy stream would have invalidated the capture.
+ *	capturer regionflag DIR
+ *	    the process's last launch on the legacy default stream, then on a
+ *	    blocking stream a wait for a host-mapped flag (cuStreamWaitValue32),
+ *	    then a region begun (the gate's warm-up), then a kernel on a second
+ *	    blocking stream, waited for, and only then the host's write of the
+ *	    flag; "regionflag begin=B done=1 ms=T" to DIR/out.  A warm kernel
+ *	    on the legacy stream would sit between the two streams and hold the
+ *	    second one's kernel behind the first one's wait: a hang.
  *	capturer context HOW DIR
  *	    cuInit, touch DIR/at, then make a context (HOW retain:
  *	    cuDevicePrimaryCtxRetain; create: cuCtxCreate_v4; create2: the
@@ -256,6 +264,34 @@ static int do_regioncap(const char *mode)
 	    cuGraphLaunch(x, cap) == CUDA_SUCCESS && cuStreamSynchronize(cap) == CUDA_SUCCESS)
 		ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
 	out("regioncap begin=%d end=%d capture rc=%d graph=%d\n", rb, re, (int)r, ok);
+	return 0;
+}
+
+static int do_regionflag(void)
+{
+	static uint32_t words[4];
+	_Atomic uint32_t *flag;
+	CUdeviceptr dflag;
+	CUstream s1, s2;
+	double t0;
+	int rb;
+
+	CK(cuMemHostAlloc((void **)&flag, 64, 0x2 /* CU_MEMHOSTALLOC_DEVICEMAP */));
+	dflag = (CUdeviceptr)(uintptr_t)flag;
+	CK(cuStreamCreate(&s1, 0));
+	CK(cuStreamCreate(&s2, 0));
+	CK(kernel(NULL, 100, &words[0], 0)); /* the last launch: the legacy stream */
+	CK(cuCtxSynchronize());
+	t0 = now_ms();
+	CK(cuStreamWaitValue32_v2(s1, dflag, 1, 0 /* CU_STREAM_WAIT_VALUE_GEQ */));
+	rb = krex_region_begin(NULL);
+	CK(kernel(s2, 100, &words[1], 0));
+	CK(cuStreamSynchronize(s2));
+	atomic_store(flag, 1); /* the host releases s1 */
+	CK(cuStreamSynchronize(s1));
+	if (rb == KREX_OK)
+		krex_region_end(NULL);
+	out("regionflag begin=%d done=1 ms=%.0f\n", rb, now_ms() - t0);
 	return 0;
 }
 
@@ -555,7 +591,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr,
-		        "usage: capturer capture|regioncap|hostflag|hostdrain|xla|busyhold|threads|context ... DIR\n");
+		        "usage: capturer capture|regioncap|regionflag|hostflag|hostdrain|xla|busyhold|threads|context ... DIR\n");
 		return 2;
 	}
 	dir = argv[argc - 1];
@@ -564,6 +600,8 @@ int main(int argc, char **argv)
 	setup();
 	if (strcmp(argv[1], "capture") == 0 && argc == 5)
 		return do_capture(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "regionflag") == 0 && argc == 3)
+		return do_regionflag();
 	if (strcmp(argv[1], "regioncap") == 0 && argc == 4)
 		return do_regioncap(argv[2]);
 	if (strcmp(argv[1], "capqueue") == 0 && argc == 4)

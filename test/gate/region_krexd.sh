@@ -46,7 +46,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 25
+plan 27
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -90,6 +90,17 @@ for m in global relaxed; do
 	ok "a region begun while a blocking stream captures ($m), the last launch on the legacy stream: the capture survives ($(cat "$T/rc-$m/out" 2>/dev/null))" \
 		grep -q '^regioncap begin=0 end=0 capture rc=0 graph=1$' "$T/rc-$m/out"
 done
+# nor while a blocking stream holds work only the host releases (a warm
+# kernel on the legacy stream would sit behind it and hold up every blocking
+# stream's later work, the host's own wait included: a hang)
+mkdir -p "$T/rf"
+KREX_LOG=debug timeout -k 5 30 "$KREX" run --gpus mock0 -- "$top_builddir/test/gate/capturer" \
+	regionflag "$T/rf" >"$T/rf.log" 2>&1
+[ -s "$T/rf/out" ] || diag "$(tail -3 "$T/rf.log")"
+ok "a region begun while a blocking stream waits for the host, the last launch on the legacy stream: no hang ($(cat "$T/rf/out" 2>/dev/null))" \
+	grep -q '^regionflag begin=0 done=1 ' "$T/rf/out"
+ok "its warm-up skipped the legacy stream and said why" \
+	grep -q "streams: the gate's and none of the owner's (the legacy default stream skipped: a stream of the owner's busy)" "$T/rf.log"
 cat "$T/alone" "$T/region" | sed 's/^/# /'
 # The owner in its regions: its launches skip the bounded queue (no mark, no
 # wait: the queue's calls would sit inside what it times); the same launches
