@@ -352,6 +352,8 @@ static void pending_add(struct freezer *f, const char *cg, const char *back, int
 	snprintf(q->back, sizeof(q->back), "%s", back);
 	q->cpuset = cpuset;
 	q->since = time_now_ns();
+	if (!f->retry_at)
+		f->retry_at = q->since + FREEZER_PENDING_RETRY_NS;
 	log_debug("cgroup %s: a task of it is still exiting; removed once it is gone", cg);
 }
 
@@ -367,7 +369,7 @@ static int pending_retry(struct freezer *f, size_t i)
 	return 1;
 }
 
-uint64_t freezer_tick(struct freezer *f, uint64_t now)
+void freezer_tick(struct freezer *f, uint64_t now)
 {
 	size_t i = 0;
 
@@ -383,7 +385,7 @@ uint64_t freezer_tick(struct freezer *f, uint64_t now)
 		}
 		i++;
 	}
-	return f->npending ? now + FREEZER_PENDING_RETRY_NS : 0;
+	f->retry_at = f->npending ? now + FREEZER_PENDING_RETRY_NS : 0;
 }
 
 void freezer_release(struct freezer *f, struct freezer_target *t, freezer_drop_fn drop, void *ctx)

@@ -60,6 +60,7 @@ struct freezer {
 		uint64_t since; /* CLOCK_MONOTONIC ns of the first try */
 	} pending[FREEZER_PENDING_MAX];
 	size_t npending;
+	uint64_t retry_at; /* when freezer_tick wants to run next (CLOCK_MONOTONIC ns), 0 never */
 };
 
 struct freezer_target {
@@ -101,10 +102,11 @@ void freezer_fini(struct freezer *f);
 /*
  * Retry the removal of ended participants' cgroups that still held a task
  * in its exit (freezer_release); one that is still there after
- * FREEZER_PENDING_GIVEUP_NS is said (a warning) and left.  Returns the next
- * time (CLOCK_MONOTONIC ns) it wants to run, 0 when nothing waits.
+ * FREEZER_PENDING_GIVEUP_NS is said (a warning) and left.  Sets f->retry_at
+ * to the next time it wants to run (0 when nothing waits): krexd's loop
+ * calls it once that time has come.
  */
-uint64_t freezer_tick(struct freezer *f, uint64_t now);
+void freezer_tick(struct freezer *f, uint64_t now);
 
 const char *freezer_name(const struct freezer *f);
 

@@ -452,23 +452,12 @@ static void on_signal(struct krexd *k)
 	}
 }
 
-/* When the cgroups of ended participants whose last task was still exiting
- * are tried again (freezer_tick); 0 when none waits. */
-static uint64_t freezer_deadline(struct krexd *k)
-{
-	if (!k->fz.npending)
-		return k->fz_tick_ns = 0;
-	if (!k->fz_tick_ns)
-		k->fz_tick_ns = time_now_ns() + FREEZER_PENDING_RETRY_NS;
-	return k->fz_tick_ns;
-}
-
 /* Arm the timer for the earliest deadline of anything. */
 static void timer_arm(struct krexd *k)
 {
 	uint64_t d[8] = {region_next_deadline(k), conn_next_deadline(k), k->proc_check_ns,
 	                 k->ext_kill_check_ns,    k->ext_confirm_ns,     history_next_deadline(k),
-	                 sign_next_deadline(k),   freezer_deadline(k)};
+	                 sign_next_deadline(k),   k->fz.retry_at};
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	uint64_t best = 0;
 	int i;
@@ -551,8 +540,8 @@ static void loop(struct krexd *k)
 		part_ext_kill_check(k, now);
 		part_ext_confirm(k, now);
 		history_tick(k, now);
-		if (k->fz_tick_ns && now >= k->fz_tick_ns)
-			k->fz_tick_ns = freezer_tick(&k->fz, now);
+		if (k->fz.retry_at && now >= k->fz.retry_at)
+			freezer_tick(&k->fz, now);
 		if (k->resched) {
 			/* Take in what is readable already before deciding the next grant. */
 			n = epoll_wait(k->epfd, ev, 64, 0);

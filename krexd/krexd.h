@@ -99,8 +99,7 @@ struct krexd {
 	uint64_t next_serial;
 	uint64_t start_ns;
 	uint64_t regions_total;
-	uint64_t proc_check_ns; /* next /proc check of participants without a pidfd */
-	uint64_t fz_tick_ns; /* next retry of ended participants' cgroups (freezer_tick), 0 none */
+	uint64_t proc_check_ns;     /* next /proc check of participants without a pidfd */
 	uint64_t ext_kill_check_ns; /* next SIGKILL check of participants frozen again (part.c) */
 	uint64_t ext_confirm_ns;    /* next look at writes that may be suspends (part.c) */
 	struct uacct *uaccts;
