@@ -108,20 +108,22 @@ static int env_unprotected(void)
  * KREX_REGION_SPIN_US: how long, in microseconds, the thread polls for
  * krexd's reply at a region's edges (the grant, the certificate) before it
  * sleeps in the kernel; 0: it sleeps at once.  A thread that slept runs its
- * next CUDA calls slower for a while (H200: a 0.1 ms sample's wall p95 +5.7 %
- * after a grant slept for, +3.9 % after one spun for; doc/performance.md).
+ * next CUDA calls slower for a while (H200, every sibling: a 0.1 ms sample's
+ * wall p95 +2.8 % over alone asleep, +1.75 % spinning; doc/performance.md).
  * It spins on its own CPU, yielding it to any other thread there each round
  * (fd_spin_readable).  Bad or out of range: the default, said once.
  */
-#define REGION_SPIN_US_DEFAULT 10000u
-#define REGION_SPIN_US_DEFAULT_S "10000"
-#define REGION_SPIN_US_MAX 100000u
+#define REGION_SPIN_US_DEFAULT 10000
+#define REGION_SPIN_US_MAX 100000
+#define REGION_STR_(x) #x
+#define REGION_STR(x) REGION_STR_(x)
 static uint64_t region_spin_ns(void)
 {
 	static int said;
 
 	return conf_env_uint("KREX_REGION_SPIN_US", REGION_SPIN_US_MAX, REGION_SPIN_US_DEFAULT,
-	                     &said, "microseconds", "the default, " REGION_SPIN_US_DEFAULT_S) *
+	                     &said, "microseconds",
+	                     "the default, " REGION_STR(REGION_SPIN_US_DEFAULT)) *
 	       1000u;
 }
 

@@ -46,7 +46,7 @@ kernels() { "$top_builddir/test/gate/fakegate" kernels; }
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
 field() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$2" | head -1; }
 
-plan 27
+plan 28
 # Calibrate before any sibling runs.
 IT=$(timeout 60 "$WL/krex-victim" calib 2)
 timeout 60 "$WL/krex-victim" run "$IT" 40 --label alone >"$T/alone"
@@ -158,11 +158,17 @@ for v in 0 100000 100000:pinned 10ms; do
 	pin=
 	case $v in *:pinned) pin="taskset -c 0" v=${v%:pinned} ;; esac
 	KREX_LOG=warn KREX_REGION_SPIN_US=$v timeout -k 5 120 "$KREX" run --gpus mock0 -- $pin \
-		"$WL/krex-victim" run "$IT" 3 --region sample --label spin >"$T/spin" 2>"$T/spin.err"
+		"$WL/krex-victim" run "$IT" 3 --region sample --label spin --host-split \
+		--raw "$T/spin.raw" >"$T/spin" 2>"$T/spin.err"
 	rc=$?
 	ok "KREX_REGION_SPIN_US=$v${pin:+, on one CPU}: 3 regions, all clean, exit 0 (rc $rc)" sh -c \
 		"[ $rc = 0 ] && grep -q '^victim label=spin n=3 .*outcome_clean=3 regions=3 ' '$T/spin'"
 done
+# krex-victim --host-split (those runs): each raw line gains the host's time
+# in the sample's four calls, the output line their p50 and p95
+ok "--host-split: 3 raw lines of 8 fields, host_p50_us and host_p95_us of 4 calls each" sh -c \
+	"[ \$(awk 'NF == 8' '$T/spin.raw' | wc -l) = 3 ] &&
+	 grep -Eq ' host_p50_us=[0-9.]+/[0-9.]+/[0-9.]+/[0-9.]+ host_p95_us=[0-9.]+/[0-9.]+/[0-9.]+/[0-9.]+ ' '$T/spin'"
 ok "KREX_REGION_SPIN_US=10ms: said once" \
 	[ "$(grep -c 'KREX_REGION_SPIN_US=10ms: not 0 to 100000 microseconds; the default, 10000' "$T/spin.err")" = 1 ]
 a=$(sed -n 's/.*ev_p95=\([0-9.]*\).*/\1/p' "$T/alone")
