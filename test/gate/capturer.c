@@ -200,16 +200,38 @@ static void setup(void)
 	CK(cuModuleGetFunction(&spin_fn, mod, "spin_flag"));
 }
 
+/* A capture mode's name: global 0, thread 1, relaxed 2; -1 for another. */
+static int capture_mode(const char *mode)
+{
+	return strcmp(mode, "global") == 0    ? 0
+	       : strcmp(mode, "thread") == 0  ? 1
+	       : strcmp(mode, "relaxed") == 0 ? 2
+	                                      : -1;
+}
+
+/*
+ * End the capture on cap (3 kernels writing 100, 200, 300 to words[1..3]),
+ * instantiate its graph, launch it and wait: *ok 1 when it ran and wrote
+ * them.  Returns cuStreamEndCapture's result.
+ */
+static CUresult capture_end_run(CUstream cap, uint32_t *words, int *ok)
+{
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+	CUresult r = cuStreamEndCapture(cap, &g);
+
+	*ok = 0;
+	if (r == CUDA_SUCCESS && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS &&
+	    cuGraphLaunch(x, cap) == CUDA_SUCCESS && cuStreamSynchronize(cap) == CUDA_SUCCESS)
+		*ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
+	return r;
+}
+
 static int do_capture(const char *mode, int blocking)
 {
 	static uint32_t words[16];
-	int m = strcmp(mode, "global") == 0    ? 0
-	        : strcmp(mode, "thread") == 0  ? 1
-	        : strcmp(mode, "relaxed") == 0 ? 2
-	                                       : -1;
+	int m = capture_mode(mode);
 	CUstream work, cap;
-	CUgraph g = NULL;
-	CUgraphExec x = NULL;
 	CUresult r;
 	int i, ok;
 
@@ -225,11 +247,7 @@ static int do_capture(const char *mode, int blocking)
 	touch("ready");
 	if (wait_file("go", 30) < 0)
 		return 1;
-	r = cuStreamEndCapture(cap, &g);
-	ok = 0;
-	if (r == CUDA_SUCCESS && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS &&
-	    cuGraphLaunch(x, cap) == CUDA_SUCCESS && cuStreamSynchronize(cap) == CUDA_SUCCESS)
-		ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
+	r = capture_end_run(cap, words, &ok);
 	out("capture rc=%d graph=%d\n", (int)r, ok); /* graph=1: it ran */
 	return 0;
 }
@@ -237,13 +255,8 @@ static int do_capture(const char *mode, int blocking)
 static int do_regioncap(const char *mode)
 {
 	static uint32_t words[16];
-	int m = strcmp(mode, "global") == 0    ? 0
-	        : strcmp(mode, "thread") == 0  ? 1
-	        : strcmp(mode, "relaxed") == 0 ? 2
-	                                       : -1;
+	int m = capture_mode(mode);
 	CUstream cap;
-	CUgraph g = NULL;
-	CUgraphExec x = NULL;
 	CUresult r;
 	int i, ok, rb, re = -1;
 
@@ -258,11 +271,7 @@ static int do_regioncap(const char *mode)
 		re = krex_region_end(NULL);
 	for (i = 1; i <= 3; i++)
 		CK(kernel(cap, 100 * i, &words[i], 0));
-	r = cuStreamEndCapture(cap, &g);
-	ok = 0;
-	if (r == CUDA_SUCCESS && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS &&
-	    cuGraphLaunch(x, cap) == CUDA_SUCCESS && cuStreamSynchronize(cap) == CUDA_SUCCESS)
-		ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
+	r = capture_end_run(cap, words, &ok);
 	out("regioncap begin=%d end=%d capture rc=%d graph=%d\n", rb, re, (int)r, ok);
 	return 0;
 }
@@ -321,8 +330,6 @@ static int do_capqueue(int n)
 {
 	static uint32_t words[4];
 	CUstream cap;
-	CUgraph g = NULL;
-	CUgraphExec x = NULL;
 	pthread_t t;
 	CUresult r;
 	int i, ok = 0;
@@ -336,10 +343,7 @@ static int do_capqueue(int n)
 		CK(kernel(cap, 100 * i, &words[i], 0));
 	atomic_store(&capq_capturing, 1);
 	pthread_join(t, NULL);
-	r = cuStreamEndCapture(cap, &g);
-	if (r == CUDA_SUCCESS && cuGraphInstantiateWithFlags(&x, g, 0) == CUDA_SUCCESS &&
-	    cuGraphLaunch(x, cap) == CUDA_SUCCESS && cuStreamSynchronize(cap) == CUDA_SUCCESS)
-		ok = words[1] == 100 && words[2] == 200 && words[3] == 300;
+	r = capture_end_run(cap, words, &ok);
 	out("capture rc=%d graph=%d\n", (int)r, ok);
 	return 0;
 }
