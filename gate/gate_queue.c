@@ -31,26 +31,53 @@ static void *gq_ev(struct gq *q, uint64_t seq)
 	return q->ev[seq % GQ_SLOTS];
 }
 
-/* Event seq (the oldest outstanding) has completed: take a sample of the GPU
- * time per launch from its predecessor, which is still in its slot, when
- * the stream was busy all along (gq_mark(): its predecessor had not
- * completed when it was recorded). */
-static void gq_complete(struct gq *q, const struct gq_ops *ops, uint64_t seq, uint64_t budget_ns)
+/* The marks up to q->done have completed: take the samples of those not
+ * sampled yet (each closes a span from its predecessor, still in its slot:
+ * every caller runs before the next record), a sample of the GPU time per
+ * launch when the stream was busy all along (gq_mark(): its predecessor had
+ * not completed when it was recorded).  Apart from the completion check, so
+ * that a launch that need not wait makes no elapsed-time call before it
+ * (gq_before()). */
+static void gq_samples(struct gq *q, const struct gq_ops *ops, uint64_t budget_ns)
 {
-	float ms = 0;
-	unsigned n = q->n[seq % GQ_SLOTS];
-	uint64_t t;
+	uint64_t seq;
 
-	if (budget_ns && q->busy[seq % GQ_SLOTS] && n && ops->elapsed &&
-	    ops->elapsed(&ms, gq_ev(q, seq - 1), gq_ev(q, seq)) == 0 && ms > 0) {
-		t = (uint64_t)((double)ms * 1e6 / n);
-		/* a mark given up on may hold host time: it at most doubles the
-		 * estimate (a stream slow by sharing still learns its time) */
-		if (seq == q->gave_seq && q->est_ns && t > 2 * q->est_ns)
-			t = 2 * q->est_ns;
-		q->est_ns = t;
+	for (seq = q->sampled + 1; seq <= q->done; seq++) {
+		float ms = 0;
+		unsigned n = q->n[seq % GQ_SLOTS];
+		uint64_t t;
+
+		if (budget_ns && q->busy[seq % GQ_SLOTS] && n && ops->elapsed &&
+		    ops->elapsed(&ms, gq_ev(q, seq - 1), gq_ev(q, seq)) == 0 && ms > 0) {
+			t = (uint64_t)((double)ms * 1e6 / n);
+			/* a mark given up on may hold host time: it at most
+			 * doubles the estimate (a stream slow by sharing still
+			 * learns its time) */
+			if (seq == q->gave_seq && q->est_ns && t > 2 * q->est_ns)
+				t = 2 * q->est_ns;
+			q->est_ns = t;
+		}
 	}
-	q->done = seq;
+	q->sampled = q->done;
+}
+
+/* Take what has completed, in order, without waiting: one query per mark
+ * found complete and one for the first that is not.  0, or -1 (broken). */
+static int gq_collect(struct gq *q, const struct gq_ops *ops)
+{
+	int r;
+
+	while (q->rec > q->done) {
+		r = ops->query(gq_ev(q, q->done + 1));
+		if (r < 0) {
+			q->broken = 1;
+			return -1;
+		}
+		if (!r)
+			break;
+		q->done++;
+	}
+	return 0;
 }
 
 /* Launches covered by the outstanding events. */
@@ -124,18 +151,18 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 		return 0;
 	if (ops->capturing && ops->capturing(q->stream))
 		return 0; /* launches stay pending; graph replays are bounded like any launch */
-	/* Collect what has finished without waiting (samples, free slots). */
-	while (q->rec > q->done) {
-		r = ops->query(gq_ev(q, q->done + 1));
-		if (r < 0) {
-			q->broken = 1;
-			return 0;
-		}
-		if (!r)
-			break;
-		gq_complete(q, ops, q->done + 1, budget_ns);
-	}
+	/* No wait needed even if nothing outstanding has completed (what
+	 * gq_after() found, after the last mark's launch): no driver call
+	 * before this launch, which may be inside an interval its thread
+	 * times (a cuEventRecord just before it); gq_after() collects. */
+	if (!q->held && !gq_must_wait(q, budget_ns))
+		return 1;
+	/* Collect what has finished without waiting (free slots); the
+	 * samples wait for gq_after() unless a wait or a give-up needs them. */
+	if (gq_collect(q, ops) < 0)
+		return 0;
 	if (q->held) {
+		gq_samples(q, ops, budget_ns); /* gq_held_max() uses the estimate */
 		/* gave up on this stream: no waiting, no mark, until the work
 		 * before its marks (released by the host?) has completed, for at
 		 * most gq_held_max() launches */
@@ -150,6 +177,8 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 		    gq_mark(q, ops, q->pending - 1, budget_ns) != 0)
 			return 0;
 	}
+	if (gq_must_wait(q, budget_ns))
+		gq_samples(q, ops, budget_ns); /* it waits: with the latest estimate */
 	while (gq_must_wait(q, budget_ns)) {
 		q->waits++;
 		r = ops->wait ? ops->wait(gq_ev(q, q->done + 1), gq_wait_limit(q), gq_suspect(q))
@@ -168,7 +197,8 @@ int gq_before(struct gq *q, const struct gq_ops *ops, unsigned cap, uint64_t bud
 				q->est_ns = gq_wait_limit(q) / (q->n[(q->done + 1) % GQ_SLOTS] + 1);
 			return 0;
 		}
-		gq_complete(q, ops, q->done + 1, budget_ns);
+		q->done++;
+		gq_samples(q, ops, budget_ns);
 		q->waited_out = q->done == q->rec;
 	}
 	return 1;
@@ -193,11 +223,13 @@ static int gq_mark(struct gq *q, const struct gq_ops *ops, unsigned n, uint64_t 
 	 * launch's estimate seconds on the H200, and with it the waits
 	 * never suspect and 80 ms long, past the delay kernel's timeout).
 	 * A predecessor that gq_before() just waited for counts as busy:
-	 * the stream idled only for this thread's launches since. */
+	 * the stream idled only for this thread's launches since.  Every
+	 * caller collected just before (gq_collect()), and a stream's marks
+	 * complete in order: the last is outstanding when any is. */
 	if (budget_ns && seq == 1)
 		busy = q->start_mark; /* recorded just before the first launch */
 	else if (budget_ns)
-		busy = q->waited_out || (q->rec > q->done && ops->query(gq_ev(q, q->rec)) == 0);
+		busy = q->waited_out || q->rec > q->done;
 	q->waited_out = 0;
 	if (ops->record(*ev, q->stream) != 0) {
 		/* Nothing recorded: the launches stay pending for the next mark. */
@@ -215,6 +247,11 @@ void gq_after(struct gq *q, const struct gq_ops *ops, uint64_t budget_ns)
 {
 	uint64_t stride;
 
+	/* After the launch (its kernel already queued): what completed, and
+	 * its samples, before the record reuses a slot. */
+	if (gq_collect(q, ops) < 0)
+		return;
+	gq_samples(q, ops, budget_ns);
 	if (gq_mark(q, ops, q->pending, budget_ns) != 0)
 		return;
 	if (budget_ns && q->est_ns) {

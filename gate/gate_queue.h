@@ -10,7 +10,13 @@
  * before the gate check, so a thread waiting there is not "inside the
  * driver" for the drain and steps into the closed gate when it wakes.
  * After a successful launch, gq_after() records the next event when
- * gq_before() asked for it.
+ * gq_before() asked for it.  What happens between a thread's launch and
+ * its own events is timed by the thread (a benchmark outside any region):
+ * gq_before() makes no event call when the marks' bookkeeping of the last
+ * gq_after() says no wait can be needed (it then assumes nothing outstanding
+ * completed); otherwise it queries the outstanding marks, one call each,
+ * and takes their time samples only when it then waits.  gq_after(), with
+ * the launch already queued, collects what completed and takes the samples.
  *
  * Per stream, an event marks every `stride` launches, and before a mark the
  * gate waits for the older of two marks still outstanding, so at most about
@@ -126,6 +132,7 @@ struct gq {
 	unsigned pending; /* launches since the last event */
 	uint64_t rec;     /* events recorded (the last one's sequence number) */
 	uint64_t done;    /* events known complete, in order */
+	uint64_t sampled; /* events up to it taken as time samples (<= done) */
 	void *ev[GQ_SLOTS];
 	unsigned n[GQ_SLOTS]; /* launches each event closes */
 	int busy[GQ_SLOTS];   /* its predecessor not done when it was recorded: a sample */

@@ -28,7 +28,9 @@ static struct vgpu {
 	uint64_t now;     /* host time */
 	uint64_t free_at; /* when the stream's queued work ends */
 	unsigned events, syncs, creates, waited;
-	struct vev *evs[64]; /* every event created (a spin's release moves them) */
+	unsigned queries, elapsed; /* calls of each */
+	unsigned before_calls;     /* event calls gq_before() made, in all */
+	struct vev *evs[64];       /* every event created (a spin's release moves them) */
 	int fail_query, capturing;
 	uint64_t kend[4096]; /* end times of the kernels launched (ring) */
 	uint64_t kdur[4096];
@@ -75,6 +77,7 @@ static int v_query(void *ev)
 {
 	struct vev *e = ev;
 
+	g.queries++;
 	if (g.fail_query)
 		return -1;
 	return e->t <= g.now;
@@ -84,6 +87,7 @@ static int v_elapsed(float *ms, void *a, void *b)
 {
 	struct vev *x = a, *y = b;
 
+	g.elapsed++;
 	if (!x->timing || !y->timing || x->t > g.now || y->t > g.now)
 		return -1;
 	*ms = (float)((double)(y->t - x->t) / 1e6);
@@ -136,14 +140,21 @@ struct run {
 
 static const struct gq_ops *cur = &ops;
 
+static unsigned event_calls(void)
+{
+	return g.events + g.syncs + g.creates + g.waited + g.queries + g.elapsed;
+}
+
 /* One launch of a kernel of dur ns through the gate's queue logic. */
 static void launch(struct gq *q, unsigned cap, uint64_t budget, uint64_t dur, uint64_t launch_ns,
                    struct run *r)
 {
+	unsigned calls0 = event_calls();
 	int rec = gq_before(q, cur, cap, budget);
 	uint64_t start;
 	unsigned k;
 
+	g.before_calls += event_calls() - calls0;
 	g.now += launch_ns;
 	start = g.free_at > g.now ? g.free_at : g.now;
 	g.free_at = start + dur;
@@ -259,7 +270,7 @@ int main(void)
 	unsigned i, ev0;
 	uint64_t t0, gave0;
 
-	plan(32);
+	plan(36);
 
 	/* 1. Off: no event, and the queue grows without bound. */
 	reset(tab, 2);
@@ -479,6 +490,50 @@ int main(void)
 		   "host pauses of 20 s: waits suspect after at most %llu ms, estimate %llu us",
 		   (unsigned long long)(g.suspect_max / MS), (unsigned long long)(q->est_ns / US));
 	}
+
+	/* 18. A thread that times its own kernels outside any region
+	 * (cuEventRecord, the launch, cuEventRecord, synchronize): what
+	 * gq_before() calls sits between its two events.  0.1 ms kernels: a
+	 * mark every few launches, never a wait, and no event call at all
+	 * before a launch (gq_after() collects and samples after it).  Before,
+	 * a query and an elapsed time before each mark's launch: +3 % at the
+	 * p95 of a 0.1 ms kernel under the gate on the H200 (session 22). */
+	q = fresh(tab, &ops);
+	for (i = 0; i < 100; i++) {
+		launch(q, 2, 1 * MS, 100 * US, 5 * US, NULL);
+		g.now = g.free_at + 5 * US; /* it synchronizes, then records */
+	}
+	g.before_calls = 0;
+	ev0 = g.events;
+	for (i = 0; i < 1000; i++) {
+		launch(q, 2, 1 * MS, 100 * US, 5 * US, NULL);
+		g.now = g.free_at + 5 * US;
+	}
+	ok(g.before_calls == 0 && g.events - ev0 >= 1000 / 5,
+	   "timed 0.1 ms kernels: no event call before a launch (%u), a mark every %u launches",
+	   g.before_calls, q->stride);
+	ok(q->est_ns >= 100 * US && q->est_ns < 110 * US && q->stride == 4,
+	   "timed 0.1 ms kernels: estimate %llu ns, stride %u (queue_time / 2 launches)",
+	   (unsigned long long)q->est_ns, q->stride);
+	/* 1 ms kernels (stride 1, the estimated queue over queue_time): one
+	 * query before each launch, the completion it must know, no elapsed
+	 * time and no wait. */
+	q = fresh(tab, &ops);
+	for (i = 0; i < 20; i++) {
+		launch(q, 2, 1 * MS, 1 * MS, 5 * US, NULL);
+		g.now = g.free_at + 5 * US;
+	}
+	g.before_calls = 0;
+	t0 = g.elapsed;
+	for (i = 0; i < 100; i++) {
+		launch(q, 2, 1 * MS, 1 * MS, 5 * US, NULL);
+		g.now = g.free_at + 5 * US;
+	}
+	ok(g.before_calls == 100 && g.syncs == 0 && g.waited == 0,
+	   "timed 1 ms kernels: one query before each launch (%u in 100), no wait", g.before_calls);
+	ok(q->est_ns >= 1 * MS && q->est_ns < 1 * MS + 10 * US && q->stride == 1,
+	   "timed 1 ms kernels: estimate %llu ns (the idle spans between marks are no samples: %llu elapsed calls), stride %u",
+	   (unsigned long long)q->est_ns, (unsigned long long)(g.elapsed - t0), q->stride);
 
 	/* 9. The per-thread table: full means unbounded, never a crash. */
 	reset(tab, 2);
