@@ -3,7 +3,8 @@
 # The GPU proof script test/gpu/proof.sh, dry run end to end on the mock CUDA
 # driver (a TEST DOUBLE; no GPU, no torch; its figures mean nothing), so that
 # the one run on the H200 is not the script's first: every step runs and
-# exits 0, the fidelity tables have the alone-gapped reference, the entry
+# exits 0, the fidelity tables have alone interleaved with krex in rounds,
+# the alone-gapped reference, the entry
 # breakdown and the drain per sibling, the three entry runs and the agents are read, and the goal
 # table is printed with a verdict on every line.
 . "$top_srcdir/test/lib.sh"
@@ -17,11 +18,14 @@ run_proof() {
 	env KREX_GPU_MOCK=1 OUT="$T/out" \
 		timeout 600 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/log" 2>&1
 }
-plan 9
+plan 10
 ok "proof.sh runs on the mock" run_proof
 sed 's/^/# /' "$T/out/env.txt" 2>/dev/null
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
 ok "every step exited 0" sh -c "! grep -E '^(fidelity|entry2|entry3|agents): rc [^0]' '$T/out/env.txt'"
+ok "alone and krex interleaved in 2 rounds, pooled" sh -c \
+	"grep -qs '^1,alone,none,none,.*2 of 2 rounds' '$T/out/fidelity/fidelity.csv' &&
+	grep -qs '^1,1,krex,all,sample,' '$T/out/fidelity/fidelity-rounds.csv'"
 ok "alone-gapped rows with their gap" grep -qs "^1,alone-gapped,none,none,.*gap [0-9]* us" \
 	"$T/out/fidelity/fidelity.csv"
 ok "the entry breakdown per KREX row" grep -qs "^1,krex,all,sample," "$T/out/fidelity/fidelity-entry.csv"
@@ -29,7 +33,8 @@ ok "the drain per sibling per KREX mode and mix, printed" sh -c \
 	"grep -qs '^krex,all,async,1,' '$T/out/fidelity/fidelity-siblings.csv' && grep -q '^## Drain per sibling' '$T/log'"
 ok "the drain per role at each N (agents)" grep -qs '^[0-9]*,krex,correct,' "$T/out/agents/agents-siblings.csv"
 sed -n '/^| goal/,$p' "$T/log" | sed 's/^/# /'
-ok "three entry runs read" grep -qs "^| entry p95.*regions).*regions).*regions)" "$T/out/proof.md"
+ok "three entry runs read, each with its regions" \
+	grep -qs "^| entry p95.* ([1-9][0-9]* regions).* ([1-9][0-9]* regions).* ([1-9][0-9]* regions)" "$T/out/proof.md"
 verdicts() { sed 1,2d "$T/out/proof.md" | grep -c ' | \(MET\|NOT MET\|NOT MET (.*)\|NOT MEASURED\|TOO FEW (.*)\) |$'; }
 ok "a verdict on each of the 11 goal lines ($(verdicts))" [ "$(verdicts)" = 11 ]
 done_testing

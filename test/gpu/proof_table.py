@@ -12,11 +12,15 @@ NOT MEASURED (with why), or TOO FEW for a benchmarks-an-hour figure counted
 from fewer than MIN_BENCHES benchmarks.  Each fidelity line also gives the
 reference's own drift (alone timed again at the end, fidelity.py's alone-end);
 a miss smaller than that drift reads "NOT MET (by less than the reference's own
-drift, ...)".  The fidelity goals are judged against the reference taken
-before and after the KREX rows (alone at the start and alone-end, their raw
-samples pooled: a drift of the machine over the run then moves both sides
-alike), with the figure against alone at the start beside; without the raw
-samples, against alone at the start.  Writes it to OUT/proof.md too.  Exit status 0
+drift, ...)".  The fidelity goals are judged against alone interleaved with
+the KREX rows when fidelity.py ran in rounds (--rounds: alone and the KREX
+group in turn, each row pooled over its rounds; the GPU's own state wanders,
+and both then sample the same stretch of it), with the figure against alone
+before and after beside; else against the reference taken before and after
+the KREX rows (alone at the start and alone-end, their raw samples pooled: a
+drift of the machine over the run then moves both sides alike), with the
+figure against alone at the start beside; without the raw samples, against
+alone at the start.  Writes it to OUT/proof.md too.  Exit status 0
 whatever the figures say (a timing never fails the script); 1 when no
 input at all could be read.
 """
@@ -24,6 +28,7 @@ input at all could be read.
 import csv
 import glob
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "perf"))
@@ -43,9 +48,12 @@ def rows(path):
 
 
 def entries(d):
-    """Entry times (ms) of every one-region-per-sample KREX region of a run."""
+    """Entry times (ms) of every one-region-per-sample KREX region of a run
+    (its rounds' too: fidelity.py --rounds names them _rK; not the probes)."""
     out = []
-    for p in glob.glob(os.path.join(d, "raw", "krex_all_*_sample.certs")):
+    for p in glob.glob(os.path.join(d, "raw", "krex_all_*_sample*.certs")):
+        if not re.match(r"krex_all_[0-9.]+_sample(_r[0-9]+)?\.certs$", os.path.basename(p)):
+            continue
         with open(p) as f:
             for ln in f:
                 t = ln.split()
@@ -112,6 +120,24 @@ def main():
         return bracketed_wall_p95(os.path.join(out, "fidelity", "raw"), size,
                                   "krex_all_%g_%s" % (size, region))
 
+    def rounds(size):
+        """How many rounds alone ran in, interleaved with the KREX rows
+        (fidelity.py --rounds; 0 when it ran once, at the start)."""
+        m = re.search(r"(\d+) of \d+ rounds", row(size, "alone", "none").get("note") or "")
+        return int(m.group(1)) if m else 0
+
+    def judged(size, region, r):
+        """(figure judged, its text): against alone interleaved with the KREX
+        rows when it was (the same stretch of the GPU's own wander), else
+        against alone before and after, else alone at the start."""
+        v, b, k = num(r.get("infl_wall_p95_pct")), bracketed(size, region), rounds(size)
+        if k >= 2 and v is not None:
+            return v, "%s vs alone interleaved (%d rounds; vs alone before and after %s" % (
+                fmt(v, " %"), k, fmt(b, " %"))
+        return (b if b is not None else v,
+                "%s vs alone before and after (vs alone at the start %s" % (
+                    fmt(b, " %"), fmt(v, " %")))
+
     def judge(v, goal, d):
         """MET / NOT MET; a miss smaller than the reference's own drift says so
         (the figure cannot tell KREX from the machine's move over the run)."""
@@ -127,25 +153,21 @@ def main():
     # vs alone-gapped reported beside.
     for size, goal in ((0.1, 2.0), (1.0, 0.8)):
         r = row(size, "krex", "sample")
-        v, g, d = num(r.get("infl_wall_p95_pct")), num(r.get("gap_wall_p95_pct")), drift(size)
-        b = bracketed(size, "sample")
+        g, d = num(r.get("gap_wall_p95_pct")), drift(size)
+        v, text = judged(size, "sample", r)
         add("per-sample wall p95 %g ms vs alone, <= %g %%" % (size, goal),
-            "%s vs alone before and after (vs alone at the start %s; events %s; vs "
-            "alone-gapped %s: %s; alone again at the end %s)" % (
-                fmt(b, " %"), fmt(v, " %"), fmt(num(r.get("infl_ev_p95_pct")), " %"),
-                fmt(g, " %"),
+            "%s; events %s; vs alone-gapped %s: %s; alone again at the end %s)" % (
+                text, fmt(num(r.get("infl_ev_p95_pct")), " %"), fmt(g, " %"),
                 (row(size, "alone-gapped", "none").get("note") or "-").replace("|", "/"),
                 fmt(d, " %")),
-            judge(b if b is not None else v, goal, d))
+            judge(v, goal, d))
 
     # Batch wall p95: 0.1 / 1 / 10 ms <= 1 / 0.5 / 0.15 %.
     for size, goal in ((0.1, 1.0), (1.0, 0.5), (10.0, 0.15)):
-        v, d = num(row(size, "krex", "batch").get("infl_wall_p95_pct")), drift(size)
-        b = bracketed(size, "batch")
+        d = drift(size)
+        v, text = judged(size, "batch", row(size, "krex", "batch"))
         add("batch wall p95 %g ms vs alone, <= %g %%" % (size, goal),
-            "%s vs alone before and after (vs alone at the start %s; alone again at the "
-            "end %s)" % (fmt(b, " %"), fmt(v, " %"), fmt(d, " %")),
-            judge(b if b is not None else v, goal, d))
+            "%s; alone again at the end %s)" % (text, fmt(d, " %")), judge(v, goal, d))
 
     # Agents: KREX / command lock >= 4x at 24 and 32; KREX's rate never falls.
     # A rate from fewer than MIN_BENCHES benchmarks is not judged: a short

@@ -23,6 +23,14 @@ several modes side by side in one run:
               every KREX row is also shown against alone and alone-end
               pooled (brk_wall_p95_pct: alone before and after it)
 
+--rounds R interleaves: alone and every group of the other modes (krexd and
+siblings started afresh) R times in turn, each run with 1/R of the samples;
+each row then pools its rounds' raw samples (the rounds' own rows in
+fidelity-rounds.csv/.md).  The GPU's own state wanders: on the H200 a
+kernel's time sat on one of a few steps about 0.3 % apart for seconds at a
+time, alone too, and a reference taken only before and after the KREX rows
+could sit on another step than they did.
+
 Sibling mixes: async (5 ms kernels, never synchronizing), sync (1 ms kernels,
 synchronizing each), torch (test/workloads/torch_loop.py), cpu (busy loops on
 every core), all (all four at once) and none (no sibling: what the gate and
@@ -136,6 +144,9 @@ def parse_args():
     ap.add_argument("--cell-s", type=float,
                     help="seconds one region-per-sample measurement may take; fewer samples "
                     "(at least 50) when entries are slow (0 = no limit)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="interleave: alone and every KREX group this many times in turn, "
+                    "each with its share of the samples, pooled (default 1)")
     ap.add_argument("--settle-s", type=float, default=0.5,
                     help="wait after the siblings started before timing")
     ap.add_argument("--torch-args", default="",
@@ -153,6 +164,8 @@ def parse_args():
     a.ablation_mixes = [m for m in a.ablation_mixes.split(",") if m]
     a.ablation_regions = [r for r in a.ablation_regions.split(",") if r]
     a.sample_mixes = [m for m in a.sample_mixes.split(",") if m]
+    if a.rounds < 1:
+        ap.error("--rounds must be at least 1")
     for m in a.mixes + a.ablation_mixes:
         if m not in MIXES:
             ap.error("unknown mix %s" % m)
@@ -199,6 +212,8 @@ class Bench:
         self.entry_rows = []
         self.sibling_rows = []
         self.too_slow = {}  # (mode, mix) -> why its region-per-sample runs are skipped
+        self.round = None  # the round being measured (--rounds > 1)
+        self.round_rows = []
         # Siblings bound their own life, so nothing outlives a killed driver
         # for long.
         self.sibling_s = a.budget_s + 120
@@ -247,11 +262,16 @@ class Bench:
         a = self.a
         n = samples_for(a, size)
         row = dict(size_ms="%g" % size, mode=mode, mix=mix, region=region, n=n, note=note)
+        label = "%s/%s/%g/%s" % (mode, mix, size, region)
+        if self.round is not None:
+            n = -(-n // a.rounds)  # its share
+            row.update(n=n, round=self.round)
+            label += "/r%d" % self.round
+            row["label"] = label
         self.rows.append(row)
         if a.budget_s and P.elapsed() > a.budget_s and mode != "alone-end":
             row["note"] = "skipped: time budget spent"
             return
-        label = "%s/%s/%g/%s" % (mode, mix, size, region)
         try:
             cost = 0.0  # ms of region entry and sample each, measured by the probe
             if region == "sample" and a.cell_s:
@@ -281,12 +301,15 @@ class Bench:
         if region != "none":
             b = 1 if region == "sample" else self.batch(size, n)
             row["clean"] = "%s/%d" % (d.get("outcome_clean", "-"), -(-row["n"] // b))
+        if self.round is not None:
+            row["figures"] = 1  # pooled by pool_rounds()
+            return
         if mode == "alone":
             self.alone[size] = row
         if mode == "alone-gapped":
             self.gapped[size] = row
         if region != "none":
-            self.entry_rows.append(self.entry_breakdown(row, label))
+            self.entry_rows.append(self.entry_breakdown(row, [label]))
         ref = self.alone.get(size, {})
         row["infl_ev_p95_pct"] = P.inflation(row["ev_p95"], ref.get("ev_p95"))
         row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], ref.get("wall_p95"))
@@ -294,30 +317,34 @@ class Bench:
         P.log("%s: ev_p95 %s wall_p95 %s entry_p95 %s" % (
             label, P.fmt(row["ev_p95"]), P.fmt(row["wall_p95"]), P.fmt(row["entry_p95"])))
 
-    def entry_breakdown(self, row, label):
-        """Where the row's region entries went, from krex-victim --certs."""
+    def entry_breakdown(self, row, labels):
+        """Where the row's region entries went, from krex-victim --certs (of
+        each of its runs: one, or one per round)."""
         e = {k: row.get(k) for k in ("size_ms", "mode", "mix", "region")}
         cols = {ph: [] for ph in PHASES}
+        lines = []
         try:
-            with open(self.raw_path(label, ".certs")) as f:
-                for ln in f:
-                    t = ln.split()
-                    if len(t) < 7:
-                        continue
-                    ent, warm = float(t[0]), float(t[1])
-                    wait, drain, freeze, iso, settle = (int(x) / 1000.0 for x in t[2:7])
-                    cols["entry"].append(ent)
-                    cols["wait"].append(wait)
-                    cols["drain"].append(drain)
-                    cols["freeze"].append(freeze)
-                    cols["isolate"].append(iso)
-                    cols["settle"].append(settle)
-                    # the isolation runs after the freeze, before the settle
-                    cols["other"].append(max(0.0, ent - wait - drain - freeze - iso - settle))
-                    cols["warm"].append(warm)
+            for label in labels:
+                with open(self.raw_path(label, ".certs")) as f:
+                    lines.extend(f)
         except OSError as err:
             e["note"] = "no certificates: %s" % err
             return e
+        for ln in lines:
+            t = ln.split()
+            if len(t) < 7:
+                continue
+            ent, warm = float(t[0]), float(t[1])
+            wait, drain, freeze, iso, settle = (int(x) / 1000.0 for x in t[2:7])
+            cols["entry"].append(ent)
+            cols["wait"].append(wait)
+            cols["drain"].append(drain)
+            cols["freeze"].append(freeze)
+            cols["isolate"].append(iso)
+            cols["settle"].append(settle)
+            # the isolation runs after the freeze, before the settle
+            cols["other"].append(max(0.0, ent - wait - drain - freeze - iso - settle))
+            cols["warm"].append(warm)
         e["regions"] = len(cols["entry"])
         for ph, v in cols.items():
             e[ph + "_p50"] = P.percentile(v, 50) if v else None
@@ -333,6 +360,63 @@ class Bench:
                 row["brk_wall_p95_pct"] = P.bracketed_wall_p95(
                     os.path.join(self.out, "raw"), float(row["size_ms"]),
                     os.path.basename(self.raw_path(label, "")))
+
+    def pool_rounds(self):
+        """--rounds: each (size, mode, mix, region)'s runs of every round as
+        one row, from their raw samples pooled (written as the row's raw
+        file, so that bracket_refs() reads it as any other); the rounds'
+        own rows go to fidelity-rounds.csv."""
+        pooled = {}
+        out = []
+        for row in self.rows:
+            if "round" not in row:
+                out.append(row)
+                continue
+            self.round_rows.append(row)
+            key = (row["size_ms"], row["mode"], row["mix"], row["region"])
+            if key in pooled:
+                continue
+            rs = [r for r in self.rows if "round" in r and
+                  (r["size_ms"], r["mode"], r["mix"], r["region"]) == key]
+            p = dict(size_ms=key[0], mode=key[1], mix=key[2], region=key[3])
+            pooled[key] = p
+            out.append(p)
+            ran = [r for r in rs if r.get("figures")]
+            notes = sorted({r["note"] for r in rs if r.get("note")})
+            p["note"] = "; ".join(["%d of %d rounds" % (len(ran), len(rs))] + notes)[:160]
+            ev, wall, entry = [], [], []
+            label = "%s/%s/%s/%s" % (key[1], key[2], key[0], key[3])
+            with open(self.raw_path(label, ".txt"), "w") as f:
+                for r in ran:
+                    for x in P.raw_rows(self.raw_path(r["label"], ".txt")):
+                        ev.append(x[0])
+                        wall.append(x[1])
+                        if x[2] >= 0:
+                            entry.append(x[2])
+                        f.write("%d %.4f %.4f %.4f\n" % (len(wall) - 1, x[0], x[1], x[2]))
+            if not wall:
+                continue
+            p["n"] = len(wall)
+            for name, v in (("ev", ev), ("wall", wall), ("entry", entry)):
+                for q in (50, 95, 99):
+                    if v and (name != "entry" or q != 99):
+                        p["%s_p%d" % (name, q)] = P.percentile(v, q)
+            cl = [r["clean"].split("/") for r in ran if r.get("clean")]
+            if cl:
+                p["clean"] = "%d/%d" % (sum(int(c[0]) if c[0].isdigit() else 0 for c in cl),
+                                        sum(int(c[1]) for c in cl))
+            if key[3] != "none":
+                self.entry_rows.append(self.entry_breakdown(p, [r["label"] for r in ran]))
+            if key[1] == "alone":
+                self.alone[float(key[0])] = p
+        self.rows = out
+        for row in self.rows:
+            ref = self.alone.get(float(row["size_ms"]), {})
+            if "round" in row or row.get("wall_p95") is None or row["mode"] == "alone-end":
+                continue
+            row["infl_ev_p95_pct"] = P.inflation(row.get("ev_p95"), ref.get("ev_p95"))
+            row["infl_wall_p95_pct"] = P.inflation(row.get("wall_p95"), ref.get("wall_p95"))
+            row["infl_wall_p99_pct"] = P.inflation(row.get("wall_p99"), ref.get("wall_p99"))
 
     def gapped_refs(self):
         """Each per-sample row against alone-gapped of its size."""
@@ -498,6 +582,8 @@ class Bench:
         if not parsed["parts"]:
             rows = [dict(note="no participant in krexd's log (%s)" % os.path.basename(
                 krexd.g.logpath))]
+        if self.round is not None:
+            note = ("round %d; %s" % (self.round, note)).strip("; ")
         for r in rows:
             r.update(mode=mode, mix=mix)
             if note:
@@ -515,14 +601,26 @@ class Bench:
             # siblings' 5 ms and 1 ms kernels included).
             for size in a.sizes + [5.0, 1.0] + ([a.spacer_ms] if a.spacer_ms > 0 else []):
                 self.calibrate(size)
-            if "alone" in a.modes:
-                self.run_group("alone", "none")
-            for mix in a.mixes:
-                for mode in a.modes:
-                    if mode in ("alone", "alone-gapped") or (
-                            mode in ABLATIONS and mix not in a.ablation_mixes):
-                        continue
-                    self.run_group(mode, mix)
+            # --rounds: alone and the groups in turn, each round a share
+            # of the samples, pooled: the GPU's own state wanders (a
+            # kernel's time moved in steps of 0.3 % for seconds on the
+            # H200, alone too: notebook/h200-session-22), and a reference
+            # taken only before and after can sit on another step.
+            try:
+                for k in range(a.rounds):
+                    self.round = k if a.rounds > 1 else None
+                    if "alone" in a.modes:
+                        self.run_group("alone", "none")
+                    for mix in a.mixes:
+                        for mode in a.modes:
+                            if mode in ("alone", "alone-gapped") or (
+                                    mode in ABLATIONS and mix not in a.ablation_mixes):
+                                continue
+                            self.run_group(mode, mix)
+            finally:
+                self.round = None
+                if a.rounds > 1:
+                    self.pool_rounds()
             if "alone-gapped" in a.modes:
                 self.run_gapped()
             if "alone" in a.modes:
@@ -541,6 +639,12 @@ class Bench:
                             os.path.join(self.out, "fidelity.md"),
                             "Timing fidelity (ms; inflation in % of alone, brk_* in % of "
                             "alone before and after pooled, gap_* in % of alone-gapped)", DIGITS)
+        if self.round_rows:
+            P.write_tables(self.round_rows, ["round"] + COLS[:COLS.index("infl_ev_p95_pct")] +
+                           ["entry_p50", "entry_p95", "clean", "note"],
+                           os.path.join(self.out, "fidelity-rounds.csv"),
+                           os.path.join(self.out, "fidelity-rounds.md"),
+                           "Each round's runs (pooled above)", DIGITS)
         if self.entry_rows:
             md += "\n" + P.write_tables(
                 self.entry_rows, ECOLS + ["note"],

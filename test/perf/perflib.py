@@ -476,13 +476,18 @@ def made_in(logpath):
 
 def raw_walls(path):
     """Wall times (ms) of krex-victim --raw's file: lines "i ev_ms wall_ms entry_ms"."""
+    return [r[1] for r in raw_rows(path)]
+
+
+def raw_rows(path):
+    """(ev_ms, wall_ms, entry_ms or -1) of each line of krex-victim --raw's file."""
     out = []
     try:
         with open(path) as f:
             for ln in f:
                 t = ln.split()
-                if len(t) >= 3 and num(t[2]) is not None:
-                    out.append(float(t[2]))
+                if len(t) >= 4 and None not in (num(t[1]), num(t[2]), num(t[3])):
+                    out.append((float(t[1]), float(t[2]), float(t[3])))
     except OSError:
         pass
     return out
