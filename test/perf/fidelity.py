@@ -310,10 +310,7 @@ class Bench:
             self.gapped[size] = row
         if region != "none":
             self.entry_rows.append(self.entry_breakdown(row, [label]))
-        ref = self.alone.get(size, {})
-        row["infl_ev_p95_pct"] = P.inflation(row["ev_p95"], ref.get("ev_p95"))
-        row["infl_wall_p95_pct"] = P.inflation(row["wall_p95"], ref.get("wall_p95"))
-        row["infl_wall_p99_pct"] = P.inflation(row["wall_p99"], ref.get("wall_p99"))
+        self.inflate(row)
         P.log("%s: ev_p95 %s wall_p95 %s entry_p95 %s" % (
             label, P.fmt(row["ev_p95"]), P.fmt(row["wall_p95"]), P.fmt(row["entry_p95"])))
 
@@ -360,6 +357,12 @@ class Bench:
                 row["brk_wall_p95_pct"] = P.bracketed_wall_p95(
                     os.path.join(self.out, "raw"), float(row["size_ms"]),
                     os.path.basename(self.raw_path(label, "")))
+
+    def inflate(self, row):
+        """The row's p95/p99 inflation against alone of its size."""
+        ref = self.alone.get(float(row["size_ms"]), {})
+        for k in ("ev_p95", "wall_p95", "wall_p99"):
+            row["infl_%s_pct" % k] = P.inflation(row.get(k), ref.get(k))
 
     def pool_rounds(self):
         """--rounds: each (size, mode, mix, region)'s runs of every round as
@@ -411,12 +414,8 @@ class Bench:
                 self.alone[float(key[0])] = p
         self.rows = out
         for row in self.rows:
-            ref = self.alone.get(float(row["size_ms"]), {})
-            if "round" in row or row.get("wall_p95") is None or row["mode"] == "alone-end":
-                continue
-            row["infl_ev_p95_pct"] = P.inflation(row.get("ev_p95"), ref.get("ev_p95"))
-            row["infl_wall_p95_pct"] = P.inflation(row.get("wall_p95"), ref.get("wall_p95"))
-            row["infl_wall_p99_pct"] = P.inflation(row.get("wall_p99"), ref.get("wall_p99"))
+            if row.get("wall_p95") is not None:
+                self.inflate(row)  # against the pooled alone
 
     def gapped_refs(self):
         """Each per-sample row against alone-gapped of its size."""
