@@ -155,19 +155,20 @@ ok "KREX_REGION_WARM_US=20ms: said once, the warm-up runs once" sh -c \
 # (it yields that CPU to its own threads each round); a bad value is said
 # once and the default used
 for v in 0 100000 100000:pinned 10ms; do
-	pin=
-	case $v in *:pinned) pin="taskset -c 0" v=${v%:pinned} ;; esac
+	pin= stamps=
+	case $v in *:pinned) pin="taskset -c 0" v=${v%:pinned} ;; 10ms) stamps=--stamps ;; esac
 	KREX_LOG=warn KREX_REGION_SPIN_US=$v timeout -k 5 120 "$KREX" run --gpus mock0 -- $pin \
-		"$WL/krex-victim" run "$IT" 3 --region sample --label spin --host-split \
+		"$WL/krex-victim" run "$IT" 3 --region sample --label spin --host-split $stamps \
 		--raw "$T/spin.raw" >"$T/spin" 2>"$T/spin.err"
 	rc=$?
 	ok "KREX_REGION_SPIN_US=$v${pin:+, on one CPU}: 3 regions, all clean, exit 0 (rc $rc)" sh -c \
 		"[ $rc = 0 ] && grep -q '^victim label=spin n=3 .*outcome_clean=3 regions=3 ' '$T/spin'"
 done
 # krex-victim --host-split (those runs): each raw line gains the host's time
-# in the sample's four calls, the output line their p50 and p95
-ok "--host-split: 3 raw lines of 8 fields, host_p50_us and host_p95_us of 4 calls each" sh -c \
-	"[ \$(awk 'NF == 8' '$T/spin.raw' | wc -l) = 3 ] &&
+# in the sample's four calls, the output line their p50 and p95; with
+# --stamps (the last run) then the sample's start on CLOCK_MONOTONIC, rising
+ok "--host-split --stamps: 3 raw lines of 9 fields, the last t=MS rising; host_p50_us and host_p95_us of 4 calls each" sh -c \
+	"[ \$(awk 'NF == 9 && \$9 ~ /^t=[0-9]+\\.[0-9]+\$/ { t = substr(\$9, 3) + 0; if (t > last) n++; last = t } END { print n + 0 }' '$T/spin.raw') = 3 ] &&
 	 grep -Eq ' host_p50_us=[0-9.]+/[0-9.]+/[0-9.]+/[0-9.]+ host_p95_us=[0-9.]+/[0-9.]+/[0-9.]+/[0-9.]+ ' '$T/spin'"
 ok "KREX_REGION_SPIN_US=10ms: said once" \
 	[ "$(grep -c 'KREX_REGION_SPIN_US=10ms: not 0 to 100000 microseconds; the default, 10000' "$T/spin.err")" = 1 ]

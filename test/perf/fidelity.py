@@ -146,11 +146,15 @@ def parse_args():
                     "(at least 50) when entries are slow (0 = no limit)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="interleave: alone and every KREX group this many times in turn, "
-                    "each with its share of the samples, pooled (default 1)")
+                    "each with its share of the samples, pooled (default 1); a batch "
+                    "region then holds at most a round's samples")
     ap.add_argument("--settle-s", type=float, default=0.5,
                     help="wait after the siblings started before timing")
     ap.add_argument("--torch-args", default="",
                     help="extra arguments for torch_loop.py (space separated)")
+    ap.add_argument("--victim-args", default="",
+                    help="extra arguments for every krex-victim run (space separated), "
+                    "e.g. \"--host-split --stamps\" to place slow samples in the raw files")
     ap.set_defaults(preset="quick")
     a = ap.parse_args()
     for k, v in PRESETS[a.preset].items():
@@ -238,7 +242,7 @@ class Bench:
                 cmd += ["--warm-events"]
         if a.spacer_ms > 0:
             cmd += ["--spacer", str(self.calibrate(a.spacer_ms))]
-        return cmd
+        return cmd + a.victim_args.split()
 
     def batch(self, size, samples):
         """Samples per region in batch style: about batch_ms of GPU time."""

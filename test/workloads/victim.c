@@ -6,8 +6,8 @@
  *	krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B]
  *	            [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]]
  *	            [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS]
- *	            [--warm-events] [--host-split] [--label L] [--raw FILE]
- *	            [--certs FILE]
+ *	            [--warm-events] [--host-split] [--stamps] [--label L]
+ *	            [--raw FILE] [--certs FILE]
  *
  * --region-warmup K: K untimed kernels right after each region begins (with
  * --region none and --idle: after each idle gap, as a region's would run).
@@ -20,6 +20,9 @@
  * --raw line as "rec0_us launch_us rec1_us sync_us" and their p50 and p95 to
  * the output line (host_p50_us=A/B/C/D host_p95_us=A/B/C/D): tells which host
  * call a region's edge slows.
+ * --stamps: each --raw line ends with "t=MS", the sample's start on
+ * CLOCK_MONOTONIC in milliseconds (krexd's clock and Python's
+ * time.monotonic()): places a slow stretch against other logs of the run.
  * --idle sleep:US / spin:US: before each sample the thread sleeps or spins US
  * microseconds with the GPU idle (what a region entry does to the owner,
  * without KREX): tells a host wake-up cost from a GPU idle cost.
@@ -150,7 +153,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: krex-victim calib MS\n"
-	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS] [--warm-events] [--host-split] [--label L] [--raw FILE] [--certs FILE]\n");
+	        "       krex-victim run ITERS SAMPLES [--region none|sample|batch] [--batch B] [--warmup W] [--region-warmup K] [--idle sleep|spin:US[+spin:US2]] [--warm-us S] [--drop-stream] [--churn] [--spacer ITERS] [--warm-events] [--host-split] [--stamps] [--label L] [--raw FILE] [--certs FILE]\n");
 	exit(2);
 }
 
@@ -296,11 +299,12 @@ int main(int argc, char **argv)
 	const char *label = "victim", *raw = NULL, *certs_path = NULL;
 	int mode = REG_NONE, batch = 10, warmup = 5, n, i, clean = 0, regions = 0, nentry = 0;
 	int region_warmup = 0, idle_spin = 0, drop_stream = 0, churn = 0, warm_events = 0;
-	int host_split = 0;
+	int host_split = 0, stamps = 0;
 	pthread_t churner;
 	long idle_us = 0, idle_then_spin = 0, warm_us = 0;
 	long long iters, spacer = 0;
-	double *ev, *wall, *entry, *hs = NULL, warm = 0, t_main = epoch_s(), t_ready, t_end;
+	double *ev, *wall, *entry, *hs = NULL, *t0s = NULL, warm = 0, t_main = epoch_s(), t_ready,
+	                           t_end;
 	CUevent e0, e1, tev[2];
 	FILE *f, *certs = NULL;
 
@@ -330,6 +334,10 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--host-split") == 0) {
 			host_split = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "--stamps") == 0) {
+			stamps = 1;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -384,7 +392,9 @@ int main(int argc, char **argv)
 	entry = calloc((size_t)n, sizeof(double));
 	if (host_split)
 		hs = calloc((size_t)n * HS_CALLS, sizeof(double));
-	if (!ev || !wall || !entry || (host_split && !hs)) {
+	if (stamps)
+		t0s = calloc((size_t)n, sizeof(double));
+	if (!ev || !wall || !entry || (host_split && !hs) || (stamps && !t0s)) {
 		fprintf(stderr, "krex-victim: out of memory\n");
 		return 1;
 	}
@@ -429,6 +439,8 @@ int main(int argc, char **argv)
 		if (spacer)
 			wl_launch(&k, spacer);
 		h0 = wl_now_ms();
+		if (t0s)
+			t0s[i] = h0;
 		k.cu.cuEventRecord(e0, NULL);
 		if (hs)
 			hs[i * HS_CALLS + 0] = wl_now_ms();
@@ -463,6 +475,8 @@ int main(int argc, char **argv)
 				fprintf(f, " %.3f %.3f %.3f %.3f", hs[i * HS_CALLS],
 				        hs[i * HS_CALLS + 1], hs[i * HS_CALLS + 2],
 				        hs[i * HS_CALLS + 3]);
+			if (t0s)
+				fprintf(f, " t=%.3f", t0s[i]);
 			fputc('\n', f);
 		}
 		fclose(f);
