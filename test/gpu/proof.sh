@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# proof.sh - issue 18's goals on the GPU in one call, under 8.5 minutes.
+# proof.sh - issue 18's goals on the GPU in one call, under 9 minutes.
 #
 #	bash test/gpu/proof.sh BUILDDIR                 (from the source tree's root)
 #	KREX_GPU_MOCK=1 bash test/gpu/proof.sh BUILDDIR (dry run on the mock driver)
@@ -10,7 +10,7 @@
 #
 #   1. fidelity.py, all siblings, sizes 0.1/1/10 ms, modes alone, krex (one
 #      region per sample and batch) and alone-gapped, settle=wait, alone and
-#      krex interleaved in 3 rounds (--rounds; 2 on the mock): fidelity
+#      krex interleaved in 6 rounds (--rounds; 2 on the mock): fidelity
 #      against both references, the entry breakdown, entry run 1;
 #   2. entry runs 2 and 3: fidelity.py, all siblings, 1 ms, krex per sample;
 #   3. agents.py at 16, 24, 32 sessions, modes cmd and krex, 24 s windows
@@ -22,7 +22,7 @@
 #
 # then prints one table, each goal of issue 18 MET or NOT MET
 # (test/gpu/proof_table.py; OUT/proof.md).  Every step runs under `timeout`
-# (limits: 200 + 2 x 60 + 190 s, so 8.5 minutes at worst); a step stopped there
+# (limits: 240 + 2 x 50 + 190 s, so 8.9 minutes at worst); a step stopped there
 # still leaves the table of what it ran.  Exit 0 when the table was printed
 # (the figures never fail it), 1 on a script error.  Reads GPU clocks, never
 # sets them.  KREX_GPU_MOCK=1 runs every step on the mock driver with small
@@ -72,7 +72,7 @@ else
 	fi
 	common=(--builddir "$build" --srcdir "$src")
 	fsamples="0.1:1000,1:1000,10:300"
-	frounds=3
+	frounds=6
 	esamples="1:300"
 	agents_n="16,24,32"
 	agents_opt=(--scale 0.2 --window 24 --warm-s 6 --budget-s 150)
@@ -97,14 +97,14 @@ step() {
 	echo "$name: rc $rc, $(($(date +%s) - t0)) s" | tee -a "$OUT/env.txt"
 }
 
-step fidelity 200 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/fidelity" \
+step fidelity 240 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/fidelity" \
 	--sizes 0.1,1,10 --samples "$fsamples" --mixes all --sample-mixes all \
-	--modes alone,krex,alone-gapped --regions sample,batch --budget-s 160 \
+	--modes alone,krex,alone-gapped --regions sample,batch --budget-s 200 \
 	--rounds "$frounds" --krexd-opt settle=wait
 for r in 2 3; do
-	step "entry$r" 60 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/entry$r" \
+	step "entry$r" 50 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/entry$r" \
 		--sizes 1 --samples "$esamples" --mixes all --sample-mixes all --modes krex \
-		--regions sample --budget-s 40 --krexd-opt settle=wait
+		--regions sample --budget-s 35 --krexd-opt settle=wait
 done
 # KREX_PROOF_MPS=1: the agents step over NVIDIA MPS (doc/admin.md "NVIDIA
 # MPS"): a control daemon of this script's own (its pipe and log directories

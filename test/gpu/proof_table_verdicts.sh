@@ -7,7 +7,9 @@
 # alone, alone-end and the KREX row, the verdict is against alone before and
 # after, pooled (the figure against alone at the start beside).  When alone
 # ran in rounds interleaved with the KREX rows (fidelity.py --rounds: its
-# note says "N of N rounds"), the verdict is against that alone.
+# note says "N of N rounds"), the verdict is against that alone, with the
+# standard error of the difference from alone's rounds (fidelity-rounds.csv)
+# beside; a miss smaller than it says so.
 . "$top_srcdir/test/lib.sh"
 command -v python3 >/dev/null || skip_all "no python3"
 T=$(mktemp -d) || exit 1
@@ -31,7 +33,7 @@ raw() {
 	awk -v n="$3" -v v="$4" 'BEGIN { for (i = 0; i < n; i++) printf "%d %s %s -1\n", i, v, v }' \
 		>"$1/fidelity/raw/$2.txt"
 }
-plan 12
+plan 16
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.3
@@ -104,4 +106,35 @@ R
 python3 "$PT" "$T/d" >"$T/table4" || diag "proof_table.py exited $?"
 ok "one round run is no interleaving: against alone at the start" \
 	grep -q '^| batch wall p95 1 ms.*| - vs alone before and after (vs alone at the start 0.40 %' "$T/table4"
+
+# Interleaved, alone's rounds apart: wall p95 0.098 / 0.100 / 0.102 ms (sd 2 %
+# of their mean, standard error of a difference 2 % x sqrt(2/3) = 1.63 %):
+# 0.1 ms misses its 1 % goal by 1.0 (within); 10 ms: 10.00 / 10.01 / 10.02
+# (standard error 0.08 %), its 0.15 % goal missed by 2.85 (not within).
+csv "$T/e" <<'R'
+0.1,alone,none,0.0,3 of 3 rounds
+0.1,krex,batch,2.0,3 of 3 rounds
+10,alone,none,0.0,3 of 3 rounds
+10,krex,batch,3.0,3 of 3 rounds
+R
+{
+	echo "round,size_ms,mode,mix,region,n,wall_p95"
+	for r in 0 1 2; do
+		echo "$r,0.1,alone,none,none,100,$(echo 0.098 0.100 0.102 | cut -d' ' -f$((r + 1)))"
+		echo "$r,0.1,krex,all,batch,100,0.2"
+		echo "$r,10,alone,none,none,100,10.0$r"
+	done
+} >"$T/e/fidelity/fidelity-rounds.csv"
+python3 "$PT" "$T/e" >"$T/table5" || diag "proof_table.py exited $?"
+sed 's/^/# /' "$T/table5"
+grep -F "| batch wall p95 0.1 ms" "$T/table5" >"$T/b01e"
+grep -F "| batch wall p95 10 ms" "$T/table5" >"$T/b10e"
+ok "in rounds: the standard error from alone's rounds beside (1.63 %)" \
+	grep -qF '2.00 % vs alone interleaved (3 rounds, standard error 1.63 %;' "$T/b01e"
+ok "a miss (1.0 %) within it says so" \
+	grep -qF "| NOT MET (by less than the standard error of alone's rounds, 1.63 %) |" "$T/b01e"
+ok "a miss larger than it is a plain NOT MET" \
+	sh -c "grep -qF '3.00 % vs alone interleaved (3 rounds, standard error 0.08 %;' '$T/b10e' &&
+	       grep -q ' | NOT MET |\$' '$T/b10e'"
+ok "without fidelity-rounds.csv: no standard error" sh -c "! grep -q 'standard error' '$T/b1c'"
 done_testing
