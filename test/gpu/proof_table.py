@@ -11,20 +11,20 @@ and prints one markdown table: each goal, what was measured, MET / NOT MET /
 NOT MEASURED (with why), or TOO FEW for a benchmarks-an-hour figure counted
 from fewer than MIN_BENCHES benchmarks.  Each fidelity line also gives the
 reference's own drift (alone timed again at the end, fidelity.py's alone-end);
-a miss smaller than that drift reads "NOT MET (by less than the reference's own
-drift, ...)".  The fidelity goals are judged against alone interleaved with
-the KREX rows when fidelity.py ran in rounds (--rounds: alone and the KREX
-group in turn, each row pooled over its rounds; the GPU's own state wanders,
-and both then sample the same stretch of it), with the figure against alone
-before and after beside, and the standard error of that difference from
-alone's rounds (fidelity-rounds.csv: the sd of their wall p95 times
-sqrt(2 / rounds)); a miss smaller than it says so; else against the reference taken before and after
-the KREX rows (alone at the start and alone-end, their raw samples pooled: a
-drift of the machine over the run then moves both sides alike), with the
-figure against alone at the start beside; without the raw samples, against
-alone at the start.  Writes it to OUT/proof.md too.  Exit status 0
-whatever the figures say (a timing never fails the script); 1 when no
-input at all could be read.
+a miss smaller than that drift reads "NOT MET (by less than the reference's
+own drift, ...)".  The fidelity goals are judged against alone interleaved
+with the KREX rows when fidelity.py ran in rounds (--rounds: alone and the
+KREX group in turn, each row pooled over its rounds; the GPU's own state
+wanders, and both then sample the same stretch of it), with the figure
+against alone before and after beside, and the standard error of that
+difference from alone's rounds (fidelity-rounds.csv: the sd of their wall
+p95 times sqrt(2 / rounds)); a miss smaller than it says so.  Else against
+the reference taken before and after the KREX rows (alone at the start and
+alone-end, their raw samples pooled: a drift of the machine over the run
+then moves both sides alike), with the figure against alone at the start
+beside; without the raw samples, against alone at the start.  Writes it to
+OUT/proof.md too.  Exit status 0 whatever the figures say (a timing never
+fails the script); 1 when no input at all could be read.
 """
 
 import csv
@@ -147,18 +147,19 @@ def main():
         return 100.0 * sd / m * (2.0 / len(p95)) ** 0.5
 
     def judged(size, region, r):
-        """(figure judged, its text): against alone interleaved with the KREX
-        rows when it was (the same stretch of the GPU's own wander), else
+        """(figure judged, its text, its standard error or None): against
+        alone interleaved with the KREX rows when it was (the same stretch of
+        the GPU's own wander; the standard error from alone's rounds), else
         against alone before and after, else alone at the start."""
         v, b, k = num(r.get("infl_wall_p95_pct")), bracketed(size, region), rounds(size)
         if k >= 2 and v is not None:
             e = spread(size)
             return v, "%s vs alone interleaved (%d rounds%s; vs alone before and after %s" % (
                 fmt(v, " %"), k, ", standard error %s" % fmt(e, " %") if e is not None else "",
-                fmt(b, " %"))
+                fmt(b, " %")), e
         return (b if b is not None else v,
                 "%s vs alone before and after (vs alone at the start %s" % (
-                    fmt(b, " %"), fmt(v, " %")))
+                    fmt(b, " %"), fmt(v, " %")), None)
 
     def judge(v, goal, d, e=None):
         """MET / NOT MET; a miss smaller than the reference's own drift, or
@@ -174,30 +175,26 @@ def main():
             return "NOT MET (by less than the standard error of alone's rounds, %.2f %%)" % e
         return "NOT MET"
 
-    def resolution(size):
-        """spread(size) where the verdict is against alone interleaved."""
-        return spread(size) if rounds(size) >= 2 else None
-
     # Per sample, wall p95 vs alone back to back: 0.1 ms <= 2 %, 1 ms <= 0.8 %;
     # vs alone-gapped reported beside.
     for size, goal in ((0.1, 2.0), (1.0, 0.8)):
         r = row(size, "krex", "sample")
         g, d = num(r.get("gap_wall_p95_pct")), drift(size)
-        v, text = judged(size, "sample", r)
+        v, text, e = judged(size, "sample", r)
         add("per-sample wall p95 %g ms vs alone, <= %g %%" % (size, goal),
             "%s; events %s; vs alone-gapped %s: %s; alone again at the end %s)" % (
                 text, fmt(num(r.get("infl_ev_p95_pct")), " %"), fmt(g, " %"),
                 (row(size, "alone-gapped", "none").get("note") or "-").replace("|", "/"),
                 fmt(d, " %")),
-            judge(v, goal, d, resolution(size)))
+            judge(v, goal, d, e))
 
     # Batch wall p95: 0.1 / 1 / 10 ms <= 1 / 0.5 / 0.15 %.
     for size, goal in ((0.1, 1.0), (1.0, 0.5), (10.0, 0.15)):
         d = drift(size)
-        v, text = judged(size, "batch", row(size, "krex", "batch"))
+        v, text, e = judged(size, "batch", row(size, "krex", "batch"))
         add("batch wall p95 %g ms vs alone, <= %g %%" % (size, goal),
             "%s; alone again at the end %s)" % (text, fmt(d, " %")),
-            judge(v, goal, d, resolution(size)))
+            judge(v, goal, d, e))
 
     # Agents: KREX / command lock >= 4x at 24 and 32; KREX's rate never falls.
     # A rate from fewer than MIN_BENCHES benchmarks is not judged: a short
