@@ -6,7 +6,9 @@ Reads what proof.sh left under OUT:
   fidelity/fidelity.csv, fidelity/raw/*.certs   run 1 (fidelity, batch and per sample)
   entry2/raw/*.certs, entry3/raw/*.certs        runs 2 and 3 (entry only)
   agents/agents.csv                             agents at N1/N2/N3 sessions (default
-                                                16,24,32), cmd and krex
+                                                16,24,32), cmd and krex (krex only
+                                                with KREX_PROOF_PART=agents)
+  agents-cmd/agents.csv                         KREX_PROOF_PART=agents: cmd at N2/N3
 and prints one markdown table: each goal, what was measured, MET / NOT MET /
 NOT MEASURED (with why), or TOO FEW for a benchmarks-an-hour figure counted
 from fewer than MIN_BENCHES benchmarks.  Each fidelity line also gives the
@@ -86,7 +88,8 @@ def main():
         return 2
     fid = rows(os.path.join(out, "fidelity", "fidelity.csv"))
     fid_rounds = rows(os.path.join(out, "fidelity", "fidelity-rounds.csv"))
-    ag = rows(os.path.join(out, "agents", "agents.csv"))
+    ag = rows(os.path.join(out, "agents", "agents.csv")) + \
+        rows(os.path.join(out, "agents-cmd", "agents.csv"))
     lines = ["| goal | measured | verdict |", "|---|---|---|"]
     read = bool(fid or ag)
 

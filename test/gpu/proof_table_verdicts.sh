@@ -9,7 +9,8 @@
 # ran in rounds interleaved with the KREX rows (fidelity.py --rounds: its
 # note says "N of N rounds"), the verdict is against that alone, with the
 # standard error of the difference from alone's rounds (fidelity-rounds.csv)
-# beside; a miss smaller than it says so.
+# beside; a miss smaller than it says so.  The agents' goals read from the
+# two runs of KREX_PROOF_PART=agents (agents/ and agents-cmd/).
 . "$top_srcdir/test/lib.sh"
 command -v python3 >/dev/null || skip_all "no python3"
 T=$(mktemp -d) || exit 1
@@ -33,7 +34,7 @@ raw() {
 	awk -v n="$3" -v v="$4" 'BEGIN { for (i = 0; i < n; i++) printf "%d %s %s -1\n", i, v, v }' \
 		>"$1/fidelity/raw/$2.txt"
 }
-plan 16
+plan 21
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.3
@@ -137,4 +138,32 @@ ok "a miss larger than it is a plain NOT MET" \
 	sh -c "grep -qF '3.00 % vs alone interleaved (3 rounds, standard error 0.08 %;' '$T/b10e' &&
 	       grep -q ' | NOT MET |\$' '$T/b10e'"
 ok "without fidelity-rounds.csv: no standard error" sh -c "! grep -q 'standard error' '$T/b1c'"
+
+# Agents in two runs (KREX_PROOF_PART=agents): KREX at 16, 24, 32 in
+# agents/, the command lock at 24 and 32 in agents-cmd/: the ratio takes
+# one from each; a lock counted from 20 benchmarks is not judged.
+mkdir -p "$T/g/agents" "$T/g/agents-cmd"
+cat >"$T/g/agents/agents.csv" <<'R'
+n,mode,bench_per_h,benches,bound_per_h
+16,krex,4500,70,4800
+24,krex,5000,80,5700
+32,krex,4400,66,5500
+R
+cat >"$T/g/agents-cmd/agents.csv" <<'R'
+n,mode,bench_per_h,benches,bound_per_h
+24,cmd,1000,31,1750
+32,cmd,1000,20,1400
+R
+python3 "$PT" "$T/g" >"$T/table6" || diag "proof_table.py exited $?"
+sed 's/^/# /' "$T/table6"
+ok "the ratio from both runs, judged (24 sessions: 5.00x, MET)" \
+	grep -q '^| benchmarks/h KREX vs command lock at 24 sessions, >= 4x | 5.00x (KREX 5000, cmd 1000) | MET |$' "$T/table6"
+ok "a lock counted from 20 benchmarks: TOO FEW" \
+	grep -q '^| benchmarks/h KREX vs command lock at 32 sessions.* | TOO FEW (cmd at 32: 20 benchmarks;' "$T/table6"
+ok "KREX falling from 24 to 32: NOT MET" \
+	grep -q "^| KREX's rate never falls as N grows (16, 24, 32) | 16: 4500/h, 24: 5000/h, 32: 4400/h | NOT MET |$" "$T/table6"
+ok "the rate against the bound per N: 94, 88, 80 %, NOT MET" \
+	grep -q "^| KREX's rate vs the bound, >= 90 % at 16, 24, 32 | 16: 94 %, 24: 88 %, 32: 80 % | NOT MET |$" "$T/table6"
+ok "no fidelity run: its goals NOT MEASURED" \
+	grep -q '^| batch wall p95 1 ms vs alone.* | NOT MEASURED |$' "$T/table6"
 done_testing
