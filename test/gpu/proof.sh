@@ -23,8 +23,10 @@
 # never are): KREX at 16, 24, 32 sessions, 52 s windows (44 s counted, about
 # 50 benchmarks at 4000 an hour), and the command lock at 24 and 32, 140 s
 # windows (125 s counted, 30 benchmarks at 870 an hour), limits 210 + 320 s,
-# so 9 minutes at worst too.  The two parts in two calls judge every
-# goal; each prints the table, its other lines NOT MEASURED.
+# so 9 minutes at worst too.  Each part first removes what it writes under
+# OUT (the whole proof: the agents part's too), nothing else: the two parts
+# run one after the other with one OUT print a table that judges every goal;
+# a part alone, its other lines NOT MEASURED.
 #
 # each run with the drain per sibling (--drain-log, on with --full: krexd at
 # log_level=debug, the siblings' gates at KREX_LOG=debug; fidelity-siblings.md,
@@ -54,6 +56,13 @@ all | fidelity | agents) ;;
 esac
 OUT=${OUT:-$PWD/proof-out}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
+# An earlier run's files under OUT would be read as this one's (its rounds'
+# raw files, the lock's run of the agents part): what this part writes goes.
+case $PART in
+all) rm -rf "$OUT/fidelity" "$OUT/entry2" "$OUT/entry3" "$OUT/agents" "$OUT/agents-cmd" ;;
+fidelity) rm -rf "$OUT/fidelity" "$OUT/entry2" "$OUT/entry3" ;;
+agents) rm -rf "$OUT/agents" "$OUT/agents-cmd" ;;
+esac
 export PYTHONDONTWRITEBYTECODE=1
 
 if [ "$MOCK" = 1 ]; then
@@ -67,7 +76,7 @@ if [ "$MOCK" = 1 ]; then
 	agents_n="2,3,4"
 	agents_opt=(--scale 0.03 --window 6 --warm-s 1 --budget-s 60)
 	# KREX_PROOF_PART=agents: krex at 2, 3, 4 and cmd at 3, 4
-	long_krex=(--scale 0.03 --window 6 --warm-s 1 --budget-s 60)
+	long_krex=("${agents_opt[@]}")
 	long_cmd=(--scale 0.03 --window 8 --warm-s 1 --budget-s 60)
 else
 	if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then

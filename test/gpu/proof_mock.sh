@@ -6,7 +6,8 @@
 # exits 0, the fidelity tables have alone interleaved with krex in rounds,
 # the alone-gapped reference, the entry
 # breakdown and the drain per sibling, the three entry runs and the agents are read, and the goal
-# table is printed with a verdict on every line; and KREX_PROOF_PART=agents.
+# table is printed with a verdict on every line; then KREX_PROOF_PART=agents
+# into the same OUT.
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
 [ -x "$top_builddir/krex/krex" ] || skip_all "krex CLI not built"
@@ -18,7 +19,7 @@ run_proof() {
 	env KREX_GPU_MOCK=1 OUT="$T/out" \
 		timeout 600 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/log" 2>&1
 }
-plan 14
+plan 16
 ok "proof.sh runs on the mock" run_proof
 sed 's/^/# /' "$T/out/env.txt" 2>/dev/null
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
@@ -38,20 +39,26 @@ ok "three entry runs read, each with its regions" \
 verdicts() { sed 1,2d "$T/out/proof.md" | grep -c ' | \(MET\|NOT MET\|NOT MET (.*)\|NOT MEASURED\|TOO FEW (.*)\) |$'; }
 ok "a verdict on each of the 11 goal lines ($(verdicts))" [ "$(verdicts)" = 11 ]
 
-# KREX_PROOF_PART=agents: KREX at 2, 3, 4 and the lock at 3, 4 in runs of
-# their own, the table judging from both; a wrong part is refused.
+# KREX_PROOF_PART=agents into the same OUT: KREX at 2, 3, 4 and the lock
+# at 3, 4 in runs of their own; it replaces the agents' files of the run
+# above, keeps its fidelity files, and the table judges from both.
 run_agents() {
-	env KREX_GPU_MOCK=1 KREX_PROOF_PART=agents OUT="$T/ag" \
+	touch "$T/out/agents/stale" "$T/out/fidelity/kept"
+	env KREX_GPU_MOCK=1 KREX_PROOF_PART=agents OUT="$T/out" \
 		timeout 300 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/aglog" 2>&1
 }
 ok "KREX_PROOF_PART=agents runs on the mock" run_agents
 ok "... only its two agents steps, both exit 0" sh -c \
-	"grep -q '^agents: rc 0' '$T/ag/env.txt' && grep -q '^agents-cmd: rc 0' '$T/ag/env.txt' &&
-	 ! grep -q '^fidelity:' '$T/ag/env.txt'"
+	"grep -q '^agents: rc 0' '$T/out/env.txt' && grep -q '^agents-cmd: rc 0' '$T/out/env.txt' &&
+	 ! grep -q '^fidelity:' '$T/out/env.txt'"
+ok "... its directories made afresh, the fidelity run's kept" sh -c \
+	"[ ! -e '$T/out/agents/stale' ] && [ -e '$T/out/fidelity/kept' ]"
 sed -n '/^| goal/,$p' "$T/aglog" | sed 's/^/# /'
 ok "... the ratio at 3 and 4 sessions from both runs" sh -c \
-	"grep -q '^| benchmarks/h KREX vs command lock at 3 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*) | [A-Z]' '$T/ag/proof.md' &&
-	 grep -q '^| benchmarks/h KREX vs command lock at 4 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*) | [A-Z]' '$T/ag/proof.md'"
+	"grep -q '^| benchmarks/h KREX vs command lock at 3 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*) | [A-Z]' '$T/out/proof.md' &&
+	 grep -q '^| benchmarks/h KREX vs command lock at 4 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*) | [A-Z]' '$T/out/proof.md'"
+ok "... and the entry from the fidelity run before it" \
+	grep -qs "^| entry p95.* ([1-9][0-9]* regions).* ([1-9][0-9]* regions).* ([1-9][0-9]* regions)" "$T/out/proof.md"
 wrong_part() {
 	KREX_PROOF_PART=fid bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >/dev/null 2>"$T/wp"
 	[ $? = 1 ] && grep -q "KREX_PROOF_PART must be all, fidelity or agents (got 'fid')" "$T/wp"
