@@ -214,7 +214,7 @@ def main():
         low = ["%s at %d: %d" % (m, n, num(rate[(n, m)][1].get("benches")) or 0)
                for n, m in keys if (n, m) in rate and
                (num(rate[(n, m)][1].get("benches")) or 0) < MIN_BENCHES]
-        return ("TOO FEW (%s benchmarks; judged from %d, a longer --window)" %
+        return ("TOO FEW (%s benchmarks; judged from %d: KREX_PROOF_PART=agents counts enough)" %
                 (", ".join(low), MIN_BENCHES)) if low else None
 
     for n in ns[1:]:
