@@ -65,8 +65,16 @@ against it.  And sharer_per_h, the same model run on a perfect sharer
 (sharer.py: a simulation of time-slicing and regions that cost nothing, the
 same think-time seeds): what sessions lose waiting for each other on any
 shared GPU; of_sharer_pct, the rate against it, is what the mode's own
-mechanism costs on top of sharing.  Durations are real-world seconds (doc/performance-gpu.md says
-why) multiplied by --scale.
+mechanism costs on top of sharing.  And the CPU: cpu_iter_s, the CPU
+seconds an iteration took (getrusage: the session's burns and Python, and
+its GPU commands', cmd_cpu_s, also per command in the third table: a
+command that spin-waits for its kernels burns a core while it waits), and
+cpu_util_pct, the machine's CPU busy share over the counted window
+(/proc/stat).  The CPU bound counts the nominal CPU of an iteration (its
+burns and start-ups); where cpu_iter_s is well above that, the bound is
+optimistic, and where cpu_util_pct nears 100 the CPU holds the rate.
+Durations are real-world seconds (doc/performance-gpu.md says why)
+multiplied by --scale.
 
 The drain per sibling (--drain-log, on with --full and with --quick on the
 mock), a third table: krexd at log_level=debug and each GPU command's gate at
@@ -83,6 +91,7 @@ import fcntl
 import json
 import os
 import random
+import resource
 import re
 import signal
 import sys
@@ -115,13 +124,13 @@ BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lo
          "bench_lost_s", "lock_wait_s", "gated_ms", "entry_ms", "queued_ms", "drain_ms",
          "freeze_ms", "isolate_ms", "settle_ms", "entry_other_ms", "first_kernel_ms", "held_ms",
          "exit_ms", "excl_s", "regions", "chained_pct", "made_p50_ms", "made_loop_pct",
-         "gpu_util_pct", "gpu_busy_s"]
+         "gpu_util_pct", "gpu_busy_s", "cpu_iter_s", "cmd_cpu_s", "cpu_util_pct"]
 BDIGITS = {k: 3 for k in BCOLS if k.endswith("_s")}
 BDIGITS.update({k: 1 for k in BCOLS if k.endswith("_ms") or k.endswith("_pct")})
 BDIGITS["regions"] = 1
 # A GPU command's wall time, split (the third table).
 CCOLS = ["n", "mode", "role", "commands", "burn_s", "start_s", "start_alone_s", "to_main_s",
-         "gpu_s", "gpu_nominal_s", "exit_s", "gpu_util_pct"]
+         "gpu_s", "gpu_nominal_s", "exit_s", "cpu_s", "gpu_util_pct"]
 CDIGITS = {k: 3 for k in CCOLS if k.endswith("_s")}
 CDIGITS["gpu_util_pct"] = 1
 BDIGITS["first_kernel_ms"] = 3
@@ -209,6 +218,14 @@ def read_raw(path):
     return r
 
 
+def cpu_s(who):
+    """CPU seconds (user + system) of this process (RUSAGE_SELF: its burns,
+    Python) or of its waited-for children (RUSAGE_CHILDREN: the GPU
+    commands, the wrapper and the victim)."""
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
 def worker(p):
     """Run sessions back to back until the deadline, appending one JSON line per
     finished benchmark and per finished session to p['results']."""
@@ -226,6 +243,7 @@ def worker(p):
     err = [None]
     gates = {}  # command -> its gate's drain lines (KREX_LOG=debug)
     phases = {}  # command -> its wall-clock marks (the commands table)
+    cpu = {}  # command -> its CPU seconds (user + system, its waited-for processes)
 
     def gpu_command(host_s, cmd, role):
         if p["mode"] == "cmd":
@@ -236,11 +254,13 @@ def worker(p):
         try:
             P.burn(max(0.0, host_s - p["startup"]) * p["rate"])
             t_spawn = time.time()
+            c0 = cpu_s(resource.RUSAGE_CHILDREN)
             # In the session's process group: when the window ends and the
             # session is killed, its running command dies with it instead of
             # running on into the next mode's window.
             rc, so, se = P.run_capture(cmd, env, 600, own_group=False)
             t_exit = time.time()
+            cpu[role] = cpu_s(resource.RUSAGE_CHILDREN) - c0
         finally:
             if p["mode"] == "cmd":
                 lock(False)
@@ -266,6 +286,7 @@ def worker(p):
             if time.time() >= p["deadline"]:
                 break
             t0 = time.time()
+            cpu0 = cpu_s(resource.RUSAGE_SELF) + cpu_s(resource.RUSAGE_CHILDREN)
             held[0] = waited[0] = 0.0
             time.sleep(d["think"] * rnd.uniform(0.5, 1.5))
             t1 = time.time()
@@ -273,6 +294,7 @@ def worker(p):
             t2 = time.time()
             gates.clear()
             phases.clear()
+            cpu.clear()
             gpu_command(d["correct_host"], victim_cmd(p, p["n_correct"], 0, "none", "correct"),
                         "correct")
             t3 = time.time()
@@ -281,7 +303,9 @@ def worker(p):
                                                             region, "bench") + ["--raw", raw],
                                 "bench")
             t4 = time.time()
+            cpu_iter = cpu_s(resource.RUSAGE_SELF) + cpu_s(resource.RUSAGE_CHILDREN) - cpu0
             out.write(json.dumps(dict(t=t4, kind="bench", rc=rc, v=v, iter_s=t4 - t0,
+                                      cpu_s=cpu_iter, cmd_cpu=dict(cpu),
                                       hold_s=held[0], err=err[0], think_s=t1 - t0,
                                       compile_s=t2 - t1, correct_s=t3 - t2, bench_s=t4 - t3,
                                       lock_wait_s=waited[0], raw=read_raw(raw),
@@ -368,6 +392,7 @@ class Sim:
         self.made = ([], 0.0)  # krexd's participants made (ms each), krexd's life (s)
         mock = P.MockGpu(env, "%s.%d" % (mode, n))
         util = P.GpuUtil()
+        cpu = P.CpuUtil()
         try:
             if mode.startswith("krex"):
                 opts = P.krexd_opts(a, a.queue_cap, "participants")
@@ -386,6 +411,7 @@ class Sim:
             start = time.time()
             deadline = start + a.window
             util.start()
+            cpu.start()
             for slot in range(n):
                 p = self.params(mode, slot, deadline, rate, iters, cmd_wrap)
                 if os.path.exists(p["results"]):
@@ -397,6 +423,7 @@ class Sim:
             time.sleep(max(0.0, deadline - time.time()))
         finally:
             util.stop()
+            cpu.stop()
             stop_all(groups)
             if krexd:
                 krexd.stop()
@@ -404,7 +431,8 @@ class Sim:
             mock.close()
         log = krexd.g.logpath if krexd and P.drain_log(a) else None
         u = util.mean(start + self.warm, deadline)
-        self.commands(n, mode, self.collect(row, n, mode, start, deadline, ref, log, u), u)
+        self.commands(n, mode, self.collect(row, n, mode, start, deadline, ref, log, u,
+                                            cpu.busy_pct(start + self.warm, deadline)), u)
         return row
 
     def nominal_iter(self):
@@ -416,9 +444,11 @@ class Sim:
                 max(d["bench_host"], self.startup) +
                 k * (self.n_correct + self.n_warmup + self.n_timed))
 
-    def collect(self, row, n, mode, start, deadline, ref, krexd_log=None, util=None):
+    def collect(self, row, n, mode, start, deadline, ref, krexd_log=None, util=None,
+                cpu_util=None):
         """The window's figures into row (util: NVML's mean GPU utilisation,
-        None without NVML); returns the counted benchmarks."""
+        None without NVML; cpu_util: the machine's CPU busy share, /proc/stat);
+        returns the counted benchmarks."""
         benches, sessions, bad = [], 0, 0
         gates = {}  # role -> the gate drain lines of every command (whole window)
         for slot in range(n):
@@ -475,7 +505,7 @@ class Sim:
         cl = [r["v"]["outcome_clean"] for r in benches if r["v"].get("outcome_clean", "-") != "-"]
         row["clean"] = "%d/%d" % (sum(int(c) for c in cl), len(cl)) if cl else "-"
         self.breakdown(row, benches, n, mode, pooled, self.siblings(n, mode, krexd_log, gates),
-                       util)
+                       util, cpu_util)
         if benches and not pooled:
             row["note"] = "per-benchmark percentiles (no raw samples)"
         if bad:
@@ -503,6 +533,7 @@ class Sim:
                 start_s=span("spawn", "ready"), start_alone_s=self.startup,
                 to_main_s=span("spawn", "main"), gpu_s=span("ready", "end"),
                 gpu_nominal_s=k * kernels[role], exit_s=span("end", "exit"),
+                cpu_s=P.mean([(r.get("cmd_cpu") or {}).get(role) for r in benches]),
                 gpu_util_pct=util))
 
     def siblings(self, n, mode, krexd_log, gates):
@@ -529,7 +560,7 @@ class Sim:
         self.srows += rows
         return rows, parsed["regions"]
 
-    def breakdown(self, row, benches, n, mode, pooled, sib=None, util=None):
+    def breakdown(self, row, benches, n, mode, pooled, sib=None, util=None, cpu_util=None):
         """Where an iteration's time went (a row of the second table), and the
         bound for this N into row: the smallest of the ideal, the CPU bound and
         the region bound (the module's docstring).  sib: siblings()."""
@@ -571,6 +602,13 @@ class Sim:
                 r["raw"]["wall"], 50) for r in benches if r["raw"]["wall"]])
         if sib:
             self.gated(b, row, mode, *sib)
+        # The CPU an iteration took (the session's burns and its GPU
+        # commands', the commands' spin-waits included) against the
+        # nominal CPU the CPU bound counts, and the machine's CPU use.
+        b["cpu_iter_s"] = P.mean([r.get("cpu_s") for r in benches])
+        b["cmd_cpu_s"] = P.mean([sum((r.get("cmd_cpu") or {}).values()) for r in benches
+                                 if r.get("cmd_cpu")])
+        b["cpu_util_pct"] = cpu_util
         if util is not None and benches:
             # the GPU's busy seconds per benchmark (NVML: any kernel running):
             # its kernels and whatever else keeps it busy (contexts made and
@@ -589,8 +627,7 @@ class Sim:
             b["excl_s"] = (entry + b["held_ms"] + (b.get("exit_ms") or 0.0)) / 1000.0
         self.brows.append(b)
         cores = len(os.sched_getaffinity(0))
-        cpu_iter = (d["compile"] + max(d["correct_host"], self.startup) +
-                    max(d["bench_host"], self.startup))
+        cpu_iter = self.cpu_iter()
         row["cpu_bound_per_h"] = cores * 3600.0 / cpu_iter if cpu_iter > 0 else None
         if b.get("excl_s"):
             row["region_bound_per_h"] = 3600.0 / b["excl_s"]
@@ -614,6 +651,13 @@ class Sim:
         row["sharer_per_h"] = self.sharer(n)
         if row["sharer_per_h"] and row.get("bench_per_h") is not None:
             row["of_sharer_pct"] = 100.0 * row["bench_per_h"] / row["sharer_per_h"]
+
+    def cpu_iter(self):
+        """The nominal CPU seconds of an iteration (the CPU bound's): compile
+        and each GPU command's host part (at least its start-up)."""
+        d = self.d
+        return (d["compile"] + max(d["correct_host"], self.startup) +
+                max(d["bench_host"], self.startup))
 
     def sharer(self, n):
         """sharer.py's rate for n sessions of this run's model (cached)."""
@@ -734,14 +778,17 @@ class Sim:
               "region slot, entry less queued + held + exit (cmd: the lock's hold); "
               "gpu_util_pct: NVML's utilization.gpu over the counted window; gpu_busy_s: "
               "the GPU's busy seconds per benchmark (util x window / benchmarks; its kernels "
-              "alone take 0.6 s at --scale 0.2)")
+              "alone take 0.6 s at --scale 0.2); cpu_iter_s: the CPU s an iteration took "
+              "(getrusage: the session's and its GPU commands', cmd_cpu_s of it the "
+              "commands'), against %.2f s nominal (the CPU bound's); cpu_util_pct: the "
+              "machine's CPU busy share over the counted window (/proc/stat)" % self.cpu_iter())
         print("commands: burn_s the host part before the command (after the lock in cmd); "
               "start_s spawn to the first launch (to_main_s of it before main(): the "
               "wrapper, exec, the gate's join), against start_alone_s; gpu_s the first "
               "launch to the last sample's end, against its kernels' gpu_nominal_s; exit_s "
-              "the last sample to the command's exit (the context's teardown); "
-              "gpu_util_pct: NVML's utilization.gpu over the counted window, '-' without "
-              "NVML (the mock)")
+              "the last sample to the command's exit (the context's teardown); cpu_s: the "
+              "command's CPU s (user + system, getrusage); gpu_util_pct: NVML's "
+              "utilization.gpu over the counted window, '-' without NVML (the mock)")
         print("results: %s (%.0f s)" % (self.out, P.elapsed()))
         return 1 if self.failed else 0
 

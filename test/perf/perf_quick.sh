@@ -91,6 +91,31 @@ ag_siblings() {
 	PY
 }
 
+# The CPU an iteration took (getrusage: the session's and its GPU commands')
+# and the machine's CPU use over each window (/proc/stat): every window that
+# counted benchmarks has them, the commands' share below the whole, the busy
+# share a percentage, each command's CPU in the commands table.
+ag_cpu() {
+	python3 - "$tmp/agents" <<-'PY'
+	import csv, sys
+	d = sys.argv[1]
+	rows = [r for r in csv.DictReader(open(d + "/agents-breakdown.csv"))
+	        if r["iter_s"] not in ("", "-")]
+	if not rows:
+	    print("no window counted a benchmark (time budget spent)")
+	    sys.exit(77)
+	ok = True
+	for r in rows:
+	    it, cmd, util = (float(r[k]) for k in ("cpu_iter_s", "cmd_cpu_s", "cpu_util_pct"))
+	    ok = ok and 0 < cmd < it and 0 < util <= 100
+	    print("# N=%s %s: cpu_iter_s %.3f cmd_cpu_s %.3f cpu_util_pct %.1f" % (
+	        r["n"], r["mode"], it, cmd, util))
+	cmds = [r for r in csv.DictReader(open(d + "/agents-commands.csv")) if r["commands"] != "0"]
+	ok = ok and bool(cmds) and all(float(r["cpu_s"]) > 0 for r in cmds)
+	sys.exit(0 if ok else 1)
+	PY
+}
+
 # check DESC FUNC: ok / not ok, or a skip when FUNC exits 77 (its last line says why).
 check() {
 	local out rc
@@ -149,7 +174,7 @@ start_bench() {
 		echo "$out" | grep -q '^start-bench: 10 starts of each, 1 at once, 20 ms apart, 1 busy loops;'
 }
 
-plan 8
+plan 9
 check "nvml-calls.py times each NVML call krexd makes (mock NVML)" nvml_calls
 check "wake-bench.py measures a woken process's wait for a CPU, per priority" wake_bench
 check "start-bench.py: krex run's start against a bare one, krexd's time per participant" start_bench
@@ -158,4 +183,5 @@ check "fidelity: the drain per sibling, a row per started sibling, each drained"
 check "entry_split.py --owner: the owner's side of each entry, against krexd's log" fid_owner
 bench agents "agents quick run"
 check "agents: the drain per role (correct, bench) at each N" ag_siblings
+check "agents: the CPU per iteration, per command and the machine's CPU use" ag_cpu
 done_testing

@@ -574,28 +574,28 @@ def nvml_open(index=0):
     return nv, dev
 
 
-class GpuUtil:
-    """NVML's utilization.gpu of GPU 0 (the share of each of the driver's
-    sample periods in which a kernel of any process ran), sampled every
-    period_s from a thread between start() and stop(); read only, never
-    changes a setting.  mean() is None where NVML does not load (no GPU, the
-    mock driver's runs)."""
+class Sampler:
+    """A reading (read(): a tuple, or None when there is none) taken every
+    period_s from a thread between start() and stop(), kept with its
+    time.time() in samples; start() does nothing when read() gives None."""
 
-    def __init__(self, period_s=0.1):
+    def __init__(self, period_s):
         self.period, self.samples, self.t = period_s, [], None
         self.stop_ev = threading.Event()
-        self.nvml, self.dev = nvml_open(0)
-        if not self.nvml:
-            self.dev = None
+
+    def read(self):
+        return None
 
     def _loop(self):
-        u = (ctypes.c_uint * 2)()  # nvmlUtilization_t: gpu, memory
         while not self.stop_ev.wait(self.period):
-            if self.nvml.nvmlDeviceGetUtilizationRates(self.dev, ctypes.byref(u)) == 0:
-                self.samples.append((time.time(), u[0]))
+            v = self.read()
+            if v is not None:
+                self.samples.append((time.time(),) + v)
 
     def start(self):
-        if self.nvml and not self.t:
+        v = None if self.t else self.read()
+        if v is not None:
+            self.samples.append((time.time(),) + v)
             self.t = threading.Thread(target=self._loop, daemon=True)
             self.t.start()
         return self
@@ -606,10 +606,58 @@ class GpuUtil:
             self.t.join()
         return self
 
+
+class GpuUtil(Sampler):
+    """NVML's utilization.gpu of GPU 0 (the share of each of the driver's
+    sample periods in which a kernel of any process ran), sampled every
+    period_s; read only, never changes a setting.  mean() is None where NVML
+    does not load (no GPU, the mock driver's runs)."""
+
+    def __init__(self, period_s=0.1):
+        Sampler.__init__(self, period_s)
+        self.nvml, self.dev = nvml_open(0)
+        self.u = (ctypes.c_uint * 2)()  # nvmlUtilization_t: gpu, memory
+
+    def read(self):
+        if self.nvml and self.nvml.nvmlDeviceGetUtilizationRates(
+                self.dev, ctypes.byref(self.u)) == 0:
+            return (self.u[0],)
+        return None
+
     def mean(self, t0=0.0, t1=float("inf")):
         """The mean of the samples taken between t0 and t1 (time.time())."""
         v = [x for t, x in self.samples if t0 <= t <= t1]
         return mean(v) if v else None
+
+
+class CpuUtil(Sampler):
+    """The machine's CPU busy share (/proc/stat's cpu line: user, nice,
+    system, irq, softirq, steal against those plus idle and iowait),
+    sampled every period_s.  busy_pct() is None without /proc/stat or with
+    fewer than two samples in the interval."""
+
+    def __init__(self, period_s=0.5):
+        Sampler.__init__(self, period_s)
+
+    def read(self):
+        """(busy, total) jiffies of all CPUs, or None."""
+        try:
+            with open("/proc/stat") as f:
+                x = [int(v) for v in f.readline().split()[1:9]]
+        except (OSError, ValueError):
+            return None
+        if len(x) < 8:
+            return None
+        idle = x[3] + x[4]
+        return sum(x) - idle, sum(x)
+
+    def busy_pct(self, t0=0.0, t1=float("inf")):
+        """The busy share, percent, from the first sample at or after t0 to
+        the last at or before t1 (time.time())."""
+        v = [x for x in self.samples if t0 <= x[0] <= t1]
+        if len(v) < 2 or v[-1][2] <= v[0][2]:
+            return None
+        return 100.0 * (v[-1][1] - v[0][1]) / (v[-1][2] - v[0][2])
 
 
 def out_dir(args, name):
