@@ -46,6 +46,7 @@ typedef struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_
 typedef struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS;
 typedef struct CUmemcpyAttributes_st CUmemcpyAttributes;
 typedef struct CUDA_MEMCPY3D_BATCH_OP_st CUDA_MEMCPY3D_BATCH_OP;
+typedef struct CUmemDecompressParams_st CUmemDecompressParams;
 typedef struct CUctxCreateParams_st CUctxCreateParams;
 typedef struct CUexecAffinityParam_st CUexecAffinityParam;
 typedef struct CUgreenCtx_st *CUgreenCtx;
