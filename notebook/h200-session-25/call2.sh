@@ -1,0 +1,10 @@
+#!/bin/bash
+# Device call 2 planned in session 25 (issue 18; not run in session 25).
+# Run it when call 1 shows KREX over MPS above KREX without it: the proof's
+# agents part (KREX_PROOF_PART=agents: KREX at 16, 24, 32 sessions, the
+# command lock at 24 and 32) over MPS, so that every throughput goal is
+# judged there.  About 470 s.
+. notebook/gpu-call-prologue.sh
+export KREX_PROOF_PART=agents
+CALL=call2 PROOF_LIMIT=540 PROOF_MPS=1
+. notebook/gpu-call-proof.sh
