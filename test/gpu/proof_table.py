@@ -27,8 +27,10 @@ then moves both sides alike), with the figure against alone at the start
 beside; without the raw samples, against alone at the start.  A rate's
 miss (benchmarks an hour: the ratio to the lock, a fall as N grows, the
 share of the bound) smaller than the standard error of its benchmark counts
-says so too: a count b taken as Poisson, its rate's relative standard error
-1 / sqrt(b) (sessions finish benchmarks at nearly independent times).  Writes it to
+says so too: with the lock (cmd) one benchmark (one at a time: the count is
+sequential); with sessions side by side agents.py's benches_se (sqrt(N x
+the variance of the sessions' counts)) or, in a run that has none, the
+count b taken as Poisson, sqrt(b); never under one benchmark.  Writes it to
 OUT/proof.md too.  Exit status 0 whatever the figures say (a timing never
 fails the script); 1 when no input at all could be read.
 """
@@ -221,10 +223,21 @@ def main():
         return ("TOO FEW (%s benchmarks; judged from %d: KREX_PROOF_PART=agents counts enough)" %
                 (", ".join(low), MIN_BENCHES)) if low else None
 
+    def count_se(key):
+        """The standard error of a row's benchmark count: one benchmark with
+        the lock (cmd: one at a time, the count is sequential), else
+        agents.py's benches_se (the sessions' spread) or, in a run without
+        it, the count taken as Poisson; never under one benchmark."""
+        r = rate[key][1]
+        if key[1] in ("cmd", "job"):
+            return 1.0
+        se = num(r.get("benches_se"))
+        return max(1.0, se if se is not None else (num(r.get("benches")) or 0) ** 0.5)
+
     def rel_se(*keys):
-        """The relative standard error of a rate (or of a ratio of rates)
-        from its benchmark counts, each taken as Poisson."""
-        return sum(1.0 / max(1.0, num(rate[key][1].get("benches")) or 0) for key in keys) ** 0.5
+        """The relative standard error of a rate, or of a ratio of rates."""
+        return sum((count_se(k) / max(1.0, num(rate[k][1].get("benches")) or 0)) ** 2
+                   for k in keys) ** 0.5
 
     def within(text):
         return "NOT MET (by less than the counts' standard error: %s)" % text

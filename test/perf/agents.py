@@ -32,7 +32,10 @@ Modes:
 
 Each (mode, N) runs for a window; benchmarks completed after a warm-up
 (--warm-s, default one think time: the sessions' staggered start) are counted
-and scaled to an hour.  Sessions per hour are iterations per hour /
+and scaled to an hour, with the count's standard error where sessions run
+side by side (benches_se: the count is the sum of N sessions' counts,
+sqrt(N x their sample variance); with a lock the count is sequential, its
+error about one benchmark).  Sessions per hour are iterations per hour /
 iterations per session (a window holds few whole sessions).  Every phase is
 timed, so the table also shows how long an iteration took against its
 nominal length, how long the lock was held per iteration (cmd: the lock's
@@ -113,11 +116,12 @@ PRESETS = {
     # krex-session at 16: 8 windows, about 6 minutes.
     "full": dict(n="4,8,16", scale=0.2, window=40.0, budget_s=400.0, session_n="16"),
 }
-COLS = ["n", "mode", "window_s", "benches", "sessions", "bench_per_h", "sessions_per_h",
-        "krex_over_mode", "iter_s", "iter_nominal_s", "hold_s", "ceiling_per_h", "ideal_per_h",
-        "wall_p50", "wall_p95", "ev_p50", "ev_p95", "infl_wall_p95_pct", "entry_p95", "clean",
-        "note", "cpu_bound_per_h", "region_bound_per_h", "gpu_bound_per_h", "bound_per_h",
-        "of_bound_pct", "sharer_per_h", "of_sharer_pct"]
+COLS = ["n", "mode", "window_s", "benches", "benches_se", "sessions", "bench_per_h",
+        "sessions_per_h", "krex_over_mode", "iter_s", "iter_nominal_s", "hold_s",
+        "ceiling_per_h", "ideal_per_h", "wall_p50", "wall_p95", "ev_p50", "ev_p95",
+        "infl_wall_p95_pct", "entry_p95", "clean", "note", "cpu_bound_per_h",
+        "region_bound_per_h", "gpu_bound_per_h", "bound_per_h", "of_bound_pct",
+        "sharer_per_h", "of_sharer_pct"]
 # Where the time goes (the second table): seconds per iteration, then per benchmark
 # (the regions of one benchmark summed, ms).
 BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lost_s", "bench_s",
@@ -135,10 +139,10 @@ CDIGITS = {k: 3 for k in CCOLS if k.endswith("_s")}
 CDIGITS["gpu_util_pct"] = 1
 BDIGITS["first_kernel_ms"] = 3
 BDIGITS["made_p50_ms"] = 2
-DIGITS = {"bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2, "infl_wall_p95_pct": 2,
-          "window_s": 1, "entry_p95": 3, "iter_s": 2, "iter_nominal_s": 2, "hold_s": 3,
-          "ceiling_per_h": 0, "ideal_per_h": 0, "cpu_bound_per_h": 0, "region_bound_per_h": 0,
-          "gpu_bound_per_h": 0,
+DIGITS = {"benches_se": 1, "bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2,
+          "infl_wall_p95_pct": 2, "window_s": 1, "entry_p95": 3, "iter_s": 2,
+          "iter_nominal_s": 2, "hold_s": 3, "ceiling_per_h": 0, "ideal_per_h": 0,
+          "cpu_bound_per_h": 0, "region_bound_per_h": 0, "gpu_bound_per_h": 0,
           "bound_per_h": 0, "of_bound_pct": 1, "sharer_per_h": 0, "of_sharer_pct": 1}
 
 
@@ -450,8 +454,10 @@ class Sim:
         None without NVML; cpu_util: the machine's CPU busy share, /proc/stat);
         returns the counted benchmarks."""
         benches, sessions, bad = [], 0, 0
+        per_slot = []  # benchmarks counted per session slot
         gates = {}  # role -> the gate drain lines of every command (whole window)
         for slot in range(n):
+            per_slot.append(len(benches))
             path = self.params(mode, slot, 0, 0, 0)["results"]
             try:
                 lines = open(path).read().splitlines()
@@ -476,6 +482,7 @@ class Sim:
         counted = self.a.window - self.warm
         row["window_s"] = counted
         row["benches"] = len(benches)
+        row["benches_se"] = self.count_se(mode, per_slot + [len(benches)])
         row["sessions"] = sessions
         row["bench_per_h"] = len(benches) * 3600.0 / counted
         row["sessions_per_h"] = row["bench_per_h"] / k
@@ -512,6 +519,20 @@ class Sim:
             self.failed += 1
             row["note"] = "%d benchmark runs failed (see w.*.log)" % bad
         return benches
+
+    @staticmethod
+    def count_se(mode, marks):
+        """The standard error of a window's benchmark count where N sessions
+        run side by side (marks: the running count before each slot, then
+        the total): the count is their sum, so sqrt(N x the sample variance
+        of the per-session counts).  None with the lock (cmd, job: one
+        benchmark at a time, the count is sequential, its error about one
+        benchmark) and with fewer than 2 sessions."""
+        c = [b - a for a, b in zip(marks, marks[1:])]
+        if mode in ("cmd", "job") or len(c) < 2:
+            return None
+        m = sum(c) / float(len(c))
+        return (len(c) * sum((x - m) ** 2 for x in c) / (len(c) - 1)) ** 0.5
 
     def commands(self, n, mode, benches, util):
         """A GPU command's wall time split (the third table): the host burn
@@ -754,7 +775,9 @@ class Sim:
               "%.2f s; first %.1f s of each window not counted" % (
                   self.startup, self.nominal_iter(), self.warm))
         print("krex_over_mode: KREX (a participant per GPU command) / that mode; ideal_per_h: N "
-              "sessions never waiting; ceiling_per_h (cmd): one iteration per lock hold")
+              "sessions never waiting; ceiling_per_h (cmd): one iteration per lock hold; "
+              "benches_se: the count's standard error, sqrt(N x the variance of the "
+              "sessions' counts), '-' with the lock (one benchmark at a time)")
         print("bound_per_h: the smallest of ideal_per_h, cpu_bound_per_h (%d cores / CPU s per "
               "iteration), gpu_bound_per_h (3600 / the GPU s of an iteration's kernels, its "
               "region slot less the drain in the KREX modes) and region_bound_per_h (3600 / "

@@ -116,6 +116,26 @@ ag_cpu() {
 	PY
 }
 
+# The count's standard error (benches_se): a number in every window where
+# sessions ran side by side and benchmarks were counted, none with a lock.
+ag_count_se() {
+	python3 - "$tmp/agents" <<-'PY'
+	import csv, sys
+	rows = [r for r in csv.DictReader(open(sys.argv[1] + "/agents.csv"))
+	        if r["benches"] not in ("", "0")]
+	side = [r for r in rows if r["mode"] not in ("cmd", "job")]
+	if not side:
+	    print("no window of sessions side by side counted a benchmark (time budget spent)")
+	    sys.exit(77)
+	ok = all(float(r["benches_se"]) >= 0 for r in side)
+	ok = ok and all(r["benches_se"] == "" for r in rows if r["mode"] in ("cmd", "job"))
+	for r in rows:
+	    print("# N=%s %s: %s benchmarks, standard error %s" % (
+	        r["n"], r["mode"], r["benches"], r["benches_se"] or "-"))
+	sys.exit(0 if ok else 1)
+	PY
+}
+
 # check DESC FUNC: ok / not ok, or a skip when FUNC exits 77 (its last line says why).
 check() {
 	local out rc
@@ -174,7 +194,7 @@ start_bench() {
 		echo "$out" | grep -q '^start-bench: 10 starts of each, 1 at once, 20 ms apart, 1 busy loops;'
 }
 
-plan 9
+plan 10
 check "nvml-calls.py times each NVML call krexd makes (mock NVML)" nvml_calls
 check "wake-bench.py measures a woken process's wait for a CPU, per priority" wake_bench
 check "start-bench.py: krex run's start against a bare one, krexd's time per participant" start_bench
@@ -184,4 +204,5 @@ check "entry_split.py --owner: the owner's side of each entry, against krexd's l
 bench agents "agents quick run"
 check "agents: the drain per role (correct, bench) at each N" ag_siblings
 check "agents: the CPU per iteration, per command and the machine's CPU use" ag_cpu
+check "agents: the count's standard error with sessions side by side, none with a lock" ag_count_se
 done_testing
