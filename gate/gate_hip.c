@@ -300,10 +300,11 @@ static int gate_hip_stream_busy(void *stream)
 }
 
 /* A call a closed gate may let through (a pass, onto a busy stream): not a
- * wait on a memory value or a host function (gate_cuda_passable()). */
+ * wait on a memory value or an external semaphore, nor a host function
+ * (gate_cuda_passable()). */
 #define HIP_PASSABLE(id)                                                                           \
 	((id) != HIPH_hipStreamWaitValue32 && (id) != HIPH_hipStreamWaitValue64 &&                 \
-	 (id) != HIPH_hipLaunchHostFunc)
+	 (id) != HIPH_hipWaitExternalSemaphoresAsync && (id) != HIPH_hipLaunchHostFunc)
 
 #define HIP_GQ_STREAMS 8
 static __thread struct gq hip_gq[HIP_GQ_STREAMS];

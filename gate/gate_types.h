@@ -97,9 +97,24 @@ typedef struct ihipGraph *hipGraph_t;
 typedef int hipStreamCaptureMode;
 typedef void (*hipHostFn_t)(void *userData);
 struct hipMemcpy3DParms;
+typedef struct hipArray hipArray;
+typedef const struct hipArray *hipArray_const_t;
+typedef struct hip_Memcpy2D hip_Memcpy2D;
+typedef struct HIP_MEMCPY3D HIP_MEMCPY3D;
+typedef void *hipExternalSemaphore_t;
+typedef struct hipExternalSemaphoreSignalParams_st hipExternalSemaphoreSignalParams;
+typedef struct hipExternalSemaphoreWaitParams_st hipExternalSemaphoreWaitParams;
 typedef struct dim3 {
 	uint32_t x, y, z;
 } dim3;
+/* Passed by value to hipMemset3D(Async): layouts checked by proto_hip.c. */
+typedef struct hipPitchedPtr {
+	void *ptr;
+	size_t pitch, xsize, ysize;
+} hipPitchedPtr;
+typedef struct hipExtent {
+	size_t width, height, depth;
+} hipExtent;
 
 #define hipSuccess 0
 #define hipErrorNotInitialized 3

@@ -2,8 +2,10 @@
 /*
  * proto_hip.c - compile-time check of hip_hooks.def against the HIP
  * headers (Debian libamdhip64-dev, HAVE_ROCM_H): each hook's parameter
- * list is the type of the header's declaration.
+ * list is the type of the header's declaration, and the layout of the
+ * structs the gate passes by value is gate_types.h's.
  */
+#include <stddef.h>
 #include <stdio.h>
 
 #include <hip/hip_runtime_api.h>
@@ -15,6 +17,14 @@
 #undef HIP_HOOK
 
 _Static_assert(sizeof(dim3) == 12, "dim3 is not three uint32_t");
+/* passed by value to hipMemset3D(Async): gate_types.h's stand-ins have these layouts */
+_Static_assert(sizeof(hipPitchedPtr) == 4 * sizeof(size_t) &&
+                       offsetof(hipPitchedPtr, pitch) == sizeof(void *) &&
+                       offsetof(hipPitchedPtr, ysize) == 3 * sizeof(size_t),
+               "hipPitchedPtr is not {ptr, pitch, xsize, ysize}");
+_Static_assert(sizeof(hipExtent) == 3 * sizeof(size_t) &&
+                       offsetof(hipExtent, depth) == 2 * sizeof(size_t),
+               "hipExtent is not {width, height, depth}");
 
 int main(void)
 {
