@@ -87,17 +87,21 @@ typedef hipError_t (*hip_getdev_fn)(int *);
 typedef hipError_t (*hip_setdev_fn)(int);
 static _Atomic(void *) hip_getdev;
 
-/* Remember the calling thread's current device for the drain. */
-static void gate_hip_track(void)
+/* Remember device d for the drain: the calling thread's current device
+ * when d < 0 (a HIP_HOOK_DEV's device column, hip_hooks.def). */
+static void gate_hip_track(int d)
 {
 	hip_getdev_fn get = (hip_getdev_fn)atomic_load(&hip_getdev);
-	int d = -1;
 
-	if (!get) {
-		get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
-		atomic_store(&hip_getdev, (void *)get);
+	if (d < 0) {
+		if (!get) {
+			get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
+			atomic_store(&hip_getdev, (void *)get);
+		}
+		if (!get || get(&d) != hipSuccess)
+			return;
 	}
-	if (get && get(&d) == hipSuccess && d >= 0 && d < 64 &&
+	if (d >= 0 && d < 64 &&
 	    !(atomic_load_explicit(&hip_devices, memory_order_relaxed) & (1ull << d)))
 		atomic_fetch_or(&hip_devices, 1ull << d);
 }
@@ -328,7 +332,7 @@ static hipError_t gate_hip_capture(int kind, hipError_t r)
 	return r;
 }
 
-#define HIP_HOOK(name, kind, params, args, stream)                                                 \
+#define HIP_WRAP(name, kind, params, args, stream, device)                                         \
 	hipError_t name params                                                                     \
 	{                                                                                          \
 		hipError_t(*gate_fn) params = (hipError_t(*) params)gate_hip_real(HIPH_##name);    \
@@ -350,15 +354,19 @@ static hipError_t gate_hip_capture(int kind, hipError_t r)
 		joined = gate_enter(HIP_PASSABLE(HIPH_##name), gate_hip_stream_busy,               \
 		                    (void *)(stream));                                             \
 		if (joined)                                                                        \
-			gate_hip_track();                                                          \
+			gate_hip_track(device);                                                    \
 		r = gate_fn args;                                                                  \
 		if (q && r == hipSuccess)                                                          \
 			gq_after(q, &hip_gq_ops, gate_queue_ns());                                 \
 		gate_leave(joined);                                                                \
 		return r;                                                                          \
 	}
+#define HIP_HOOK(name, kind, params, args, stream) HIP_WRAP(name, kind, params, args, stream, -1)
+#define HIP_HOOK_DEV(name, kind, params, args, stream, device)                                     \
+	HIP_WRAP(name, kind, params, args, stream, device)
 #include "hip_hooks.def"
 #undef HIP_HOOK
+#undef HIP_HOOK_DEV
 
 static int gate_hip_find(const char *name)
 {
