@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,6 +105,42 @@ static void gate_hip_track(int d)
 	if (d >= 0 && d < 64 &&
 	    !(atomic_load_explicit(&hip_devices, memory_order_relaxed) & (1ull << d)))
 		atomic_fetch_or(&hip_devices, 1ull << d);
+}
+
+typedef int (*hip_streamdev_fn)(hipStream_t);
+static _Atomic(void *) hip_streamdev;
+
+_Static_assert(offsetof(hipLaunchParams, stream) == 48, "hipLaunchParams.stream moved");
+
+/*
+ * A multi-device launch (hip_hooks.def): one entry per device, each on its
+ * own stream.  Remember every entry's device (hipGetStreamDeviceId, in HIP
+ * 5.2 and ROCm 6); returns -1, so the caller's current device is
+ * remembered too.  A list longer than the drain's 64 devices is not read
+ * (HIP rejects more entries than devices); an invalid stream (-1) fails
+ * the launch itself.
+ */
+static int gate_hip_list_devices(const hipLaunchParams *list, int n)
+{
+	static _Atomic int warned;
+	hip_streamdev_fn f = (hip_streamdev_fn)atomic_load(&hip_streamdev);
+	int i;
+
+	if (!list || n <= 0 || n > 64)
+		return -1;
+	if (!f) {
+		f = (hip_streamdev_fn)gate_hip_sym("hipGetStreamDeviceId");
+		atomic_store(&hip_streamdev, (void *)f);
+	}
+	if (!f) {
+		if (!atomic_exchange(&warned, 1))
+			log_warn(
+			        "no hipGetStreamDeviceId: the drain waits only on the current device of a multi-device launch");
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		gate_hip_track(f(list[i].stream));
+	return -1;
 }
 
 static _Atomic int hip_captures; /* captures begun through the gate, not ended */

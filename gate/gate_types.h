@@ -115,6 +115,15 @@ typedef struct hipPitchedPtr {
 typedef struct hipExtent {
 	size_t width, height, depth;
 } hipExtent;
+/* A multi-device launch's entry: the gate reads each one's stream; layout
+ * checked by proto_hip.c. */
+typedef struct hipLaunchParams_t {
+	void *func;
+	dim3 gridDim, blockDim;
+	void **args;
+	size_t sharedMem;
+	hipStream_t stream;
+} hipLaunchParams;
 
 #define hipSuccess 0
 #define hipErrorNotInitialized 3

@@ -6,7 +6,7 @@
 # bounds that work.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 24
+plan 27
 
 # bounded_hog CAP US COUNTER MIN CMD...: start CMD (writing its launch count to
 # COUNTER, the gate's counts to COUNTER.counts at its exit) under queue_cap
@@ -115,17 +115,24 @@ bounded_hog 2 1000 "$T/c3c" 2000 "$WL/krex-hog" 20 --seconds 90 --counter "$T/c3
 ok "queue_time 1 ms: 20 us kernels still queue several deep ($MAXQ)" [ "$MAXQ" -ge 4 ]
 kill "$HOG"; wait "$HOG" 2>/dev/null
 
-# 4. HIP (mock libamdhip64.so): blocked, drained, released (queue_cap 4)
-page init 4 0
-bg_gated ./hiphog 2000 "$T/c4"
-HOG=$!
-wait_for 10 counter_ge "$T/c4" 100
-page close
-ok "HIP: drain acknowledged" page wait-acks 1 10000
-ok "HIP: nothing runs after the ack" stable 300
-page open
-ok "HIP: kernels run again once the gate opens" grows 300
-kill "$HOG"; wait "$HOG" 2>/dev/null
+# 4. HIP (mock libamdhip64.so): blocked, drained, released (queue_cap 4).
+# hip_drained LABEL COUNTER CMD...: CMD, a HIP hog writing its launch count
+# to COUNTER, so.
+hip_drained() {
+	label=$1 c=$2
+	shift 2
+	page init 4 0
+	bg_gated "$@"
+	HOG=$!
+	wait_for 10 counter_ge "$c" 100
+	page close
+	ok "$label: drain acknowledged" page wait-acks 1 10000
+	ok "$label: nothing runs after the ack" stable 300
+	page open
+	ok "$label: kernels run again once the gate opens" grows 300
+	kill "$HOG"; wait "$HOG" 2>/dev/null
+}
+hip_drained HIP "$T/c4" ./hiphog 2000 "$T/c4"
 
 # 4b. HIP under queue_time 1 ms: the same bounded queue as CUDA
 bounded_hog 2 1000 "$T/c4b" 100 ./hiphog 2000 "$T/c4b"
@@ -150,6 +157,10 @@ ok "HIP shut down: the drain acknowledged" page wait-acks 1 10000
 ok "... with status 2, exiting ($(page get ack_status))" [ "$(page get ack_status)" = 2 ]
 page open
 kill "$HOG"; wait "$HOG" 2>/dev/null
+
+# 4d. HIP's multi-device cooperative launch (a list of the mock's one
+# device): blocked, drained, released as hipLaunchKernel
+hip_drained "HIP multi-device launch" "$T/c4d" ./hiphog multi 2000 "$T/c4d"
 
 # 5. a process that never touched the GPU acknowledges at once
 page init

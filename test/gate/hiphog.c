@@ -6,6 +6,9 @@
  * launch count to FILE every 100 launches.
  *
  *	hiphog US FILE
+ *	hiphog multi US FILE
+ *	    the same through hipLaunchCooperativeKernelMultiDevice (a list of
+ *	    one device)
  *	hiphog capture MODE DIR
  *	    queue 10 x 20 ms kernels on a stream, capture 3 kernels on another
  *	    (blocking) stream in MODE global|thread|relaxed, touch DIR/ready, wait
@@ -30,6 +33,7 @@ hipError_t hipStreamBeginCapture(hipStream_t, hipStreamCaptureMode);
 hipError_t hipStreamEndCapture(hipStream_t, hipGraph_t *);
 hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, void *, char *, size_t);
 hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
+hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams *, int, unsigned int);
 
 static int capture(const char *mode, const char *dir)
 {
@@ -79,25 +83,33 @@ static int capture(const char *mode, const char *dir)
 
 int main(int argc, char **argv)
 {
-	long long us = argc > 2 ? atoll(argv[1]) : 1000;
+	int multi = argc == 4 && strcmp(argv[1], "multi") == 0;
+	long long us = argc > 2 ? atoll(argv[1 + multi]) : 1000;
+	const char *file;
 	void *out = NULL;
 	void *args[] = {&out, &us};
 	dim3 grid = {1, 1, 1}, block = {32, 1, 1};
+	hipLaunchParams list[1] = {{(void *)main, {1, 1, 1}, {32, 1, 1}, args, 0, NULL}};
 	hipStream_t s;
 	time_t t0 = time(NULL);
 	unsigned long n = 0;
 	char stop[4096];
+	hipError_t r;
 	FILE *f;
 
 	if (argc == 4 && strcmp(argv[1], "capture") == 0)
 		return hipInit(0) == hipSuccess ? capture(argv[2], argv[3]) : 2;
-	if (argc != 3 || hipInit(0) != hipSuccess || hipStreamCreate(&s) != hipSuccess)
+	if (argc != 3 + multi || hipInit(0) != hipSuccess || hipStreamCreate(&s) != hipSuccess)
 		return 2;
-	snprintf(stop, sizeof(stop), "%s.stop", argv[2]);
+	file = argv[2 + multi];
+	list[0].stream = s;
+	snprintf(stop, sizeof(stop), "%s.stop", file);
 	while (time(NULL) - t0 < 60) {
-		if (hipLaunchKernel((const void *)main, grid, block, args, 0, s) != hipSuccess)
+		r = multi ? hipLaunchCooperativeKernelMultiDevice(list, 1, 0)
+		          : hipLaunchKernel((const void *)main, grid, block, args, 0, s);
+		if (r != hipSuccess)
 			return 1;
-		if (++n % 100 == 0 && (f = fopen(argv[2], "w"))) {
+		if (++n % 100 == 0 && (f = fopen(file, "w"))) {
 			fprintf(f, "%lu\n", n);
 			fclose(f);
 			if (access(stop, F_OK) == 0)

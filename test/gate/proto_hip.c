@@ -3,7 +3,7 @@
  * proto_hip.c - compile-time check of hip_hooks.def against the HIP
  * headers (Debian libamdhip64-dev, HAVE_ROCM_H): each hook's parameter
  * list is the type of the header's declaration, and the layout of the
- * structs the gate passes by value is gate_types.h's.
+ * structs the gate passes by value or reads is gate_types.h's.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -25,6 +25,9 @@ _Static_assert(sizeof(hipPitchedPtr) == 4 * sizeof(size_t) &&
 _Static_assert(sizeof(hipExtent) == 3 * sizeof(size_t) &&
                        offsetof(hipExtent, depth) == 2 * sizeof(size_t),
                "hipExtent is not {width, height, depth}");
+/* the gate reads each entry's stream of a multi-device launch (gate_types.h) */
+_Static_assert(offsetof(hipLaunchParams, stream) == 48 && sizeof(hipLaunchParams) == 56,
+               "hipLaunchParams layout changed");
 
 int main(void)
 {

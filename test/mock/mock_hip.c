@@ -4,7 +4,8 @@
  * the subset tests use, on the simulated GPU of mock_gpu.c.  No AMD GPU
  * was available to the project; HIP support is tested against this only.
  *
- * hipLaunchKernel / hipModuleLaunchKernel run a "kernel" of args[1]
+ * hipLaunchKernel / hipModuleLaunchKernel (and the one entry of
+ * hipLaunchCooperativeKernelMultiDevice) run a "kernel" of args[1]
  * (long long *) microseconds and write that number to *(void **)args[0].
  * Stream capture (hipStreamBeginCapture ... hipGraphLaunch) follows the
  * same rules as the CUDA mock (mock_gpu.h mock_unsafe).
@@ -99,6 +100,13 @@ EXPORT hipError_t hipSetDevice(int d)
 		return hipErrorInvalidValue;
 	cur_dev = d;
 	return hipSuccess;
+}
+
+/* The mock's one device (HIP: -1 for an invalid stream, not checked here). */
+EXPORT int hipGetStreamDeviceId(hipStream_t s)
+{
+	(void)s;
+	return cur_dev;
 }
 
 EXPORT hipError_t hipDeviceSynchronize(void)
@@ -245,6 +253,16 @@ hipError_t mock_hip_hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsi
                                           void **args, void **extra)
 {
 	return kernel(args, s);
+}
+
+/* One device: a list of one entry, its kernel on its stream (HIP rejects a
+ * null stream here). */
+hipError_t mock_hip_hipLaunchCooperativeKernelMultiDevice(hipLaunchParams *l, int n,
+                                                          unsigned int flags)
+{
+	if (!l || n != 1 || !l[0].stream)
+		return hipErrorInvalidValue;
+	return kernel(l[0].args, l[0].stream);
 }
 
 static hipError_t copy(void *dst, const void *src, size_t n, hipStream_t s, int sync)
