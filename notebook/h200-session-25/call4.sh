@@ -1,10 +1,10 @@
 #!/bin/bash
 # Device call 4 planned in session 25 (issue 18; not run in session 25).
-# With call 3: the proof's fidelity part (KREX_PROOF_PART=fidelity: per
-# sample and batch at 0.1 / 1 / 10 ms with alone-gapped, the entry three
-# times) over MPS, so that the table judges every goal in the configuration
-# call 3 ran.  About 320 s.
+# Run it when KREX's regions over MPS are clean again (calls 2-3): the proof's
+# agents part (KREX_PROOF_PART=agents: KREX at 16, 24, 32 sessions, the
+# command lock at 24 and 32) over MPS, so that every throughput goal is
+# judged there.  About 470 s.
 . notebook/gpu-call-prologue.sh
-export KREX_PROOF_PART=fidelity
-CALL=call4 PROOF_LIMIT=420 PROOF_MPS=1
+export KREX_PROOF_PART=agents
+CALL=call4 PROOF_LIMIT=540 PROOF_MPS=1
 . notebook/gpu-call-proof.sh
