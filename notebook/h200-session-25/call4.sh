@@ -5,6 +5,6 @@
 # command lock at 24 and 32) over MPS, so that every throughput goal is
 # judged there.  About 470 s.
 . notebook/gpu-call-prologue.sh
-export KREX_PROOF_PART=agents
-CALL=call4 PROOF_LIMIT=540 PROOF_MPS=1
+export KREX_PROOF_PART=agents KREX_PROOF_MPS=1 # proof.sh's own: its agents step over MPS
+CALL=call4 PROOF_LIMIT=540
 . notebook/gpu-call-proof.sh
