@@ -37,6 +37,11 @@ raw() {
 	awk -v n="$3" -v v="$4" 'BEGIN { for (i = 0; i < n; i++) printf "%d %s %s -1\n", i, v, v }' \
 		>"$1/fidelity/raw/$2.txt"
 }
+# table DIR TABLE: proof_table.py on DIR into TABLE, printed as diagnostics
+table() {
+	python3 "$PT" "$1" >"$2" || diag "proof_table.py exited $?"
+	sed 's/^/# /' "$2"
+}
 # agents DIR [COLUMN]: agents/agents.csv with the krex rows given on stdin
 # and agents-cmd/agents.csv with the cmd rows (n,mode,bench_per_h,benches,
 # bound_per_h, then COLUMN when given)
@@ -56,8 +61,7 @@ csv "$T/a" <<'R'
 0.1,alone-end,none,0.5
 0.1,krex,sample,5.0
 R
-python3 "$PT" "$T/a" >"$T/table" || diag "proof_table.py exited $?"
-sed 's/^/# /' "$T/table"
+table "$T/a" "$T/table"
 # each goal line of the table
 grep -F "| batch wall p95 1 ms" "$T/table" >"$T/b1"
 grep -F "| batch wall p95 10 ms" "$T/table" >"$T/b10"
@@ -85,8 +89,7 @@ raw "$T/b" alone-end_none_1_none 100 1.02
 raw "$T/b" krex_all_1_sample 100 1.015
 raw "$T/b" alone_none_0.1_none 100 0.100
 raw "$T/b" alone-end_none_0.1_none 100 0.100
-python3 "$PT" "$T/b" >"$T/table2" || diag "proof_table.py exited $?"
-sed 's/^/# /' "$T/table2"
+table "$T/b" "$T/table2"
 grep -F "| per-sample wall p95 1 ms" "$T/table2" >"$T/s1b"
 grep -F "| per-sample wall p95 0.1 ms" "$T/table2" >"$T/s01b"
 ok "with the raw samples: judged against alone before and after (MET)" \
@@ -106,8 +109,7 @@ R
 raw "$T/c" alone_none_1_none 100 1.00
 raw "$T/c" alone-end_none_1_none 100 1.01
 raw "$T/c" krex_all_1_batch 100 1.004
-python3 "$PT" "$T/c" >"$T/table3" || diag "proof_table.py exited $?"
-sed 's/^/# /' "$T/table3"
+table "$T/c" "$T/table3"
 grep -F "| batch wall p95 1 ms" "$T/table3" >"$T/b1c"
 ok "in rounds: judged against alone interleaved (MET)" \
 	grep -q '^| batch wall p95 1 ms.*| 0.40 % vs alone interleaved (3 rounds; .* | MET |$' "$T/b1c"
@@ -116,7 +118,7 @@ csv "$T/d" <<'R'
 1,alone,none,0.0,1 of 3 rounds; skipped: time budget spent
 1,krex,batch,0.40
 R
-python3 "$PT" "$T/d" >"$T/table4" || diag "proof_table.py exited $?"
+table "$T/d" "$T/table4"
 ok "one round run is no interleaving: against alone at the start" \
 	grep -q '^| batch wall p95 1 ms.*| - vs alone before and after (vs alone at the start 0.40 %' "$T/table4"
 
@@ -138,8 +140,7 @@ R
 		echo "$r,10,alone,none,none,100,10.0$r"
 	done
 } >"$T/e/fidelity/fidelity-rounds.csv"
-python3 "$PT" "$T/e" >"$T/table5" || diag "proof_table.py exited $?"
-sed 's/^/# /' "$T/table5"
+table "$T/e" "$T/table5"
 grep -F "| batch wall p95 0.1 ms" "$T/table5" >"$T/b01e"
 grep -F "| batch wall p95 10 ms" "$T/table5" >"$T/b10e"
 ok "in rounds: the standard error from alone's rounds beside (1.63 %)" \
@@ -161,8 +162,7 @@ agents "$T/g" <<'R'
 24,cmd,1000,31,1750
 32,cmd,1000,20,1400
 R
-python3 "$PT" "$T/g" >"$T/table6" || diag "proof_table.py exited $?"
-sed 's/^/# /' "$T/table6"
+table "$T/g" "$T/table6"
 ok "the ratio from both runs, judged (24 sessions: 5.00x, MET)" \
 	grep -q '^| benchmarks/h KREX vs command lock at 24 sessions, >= 4x | 5.00x (KREX 5000, cmd 1000) | MET |$' "$T/table6"
 ok "a lock counted from 20 benchmarks: TOO FEW" \
@@ -188,8 +188,7 @@ agents "$T/h" <<'R'
 24,cmd,1300,100,1750
 32,cmd,1300,100,1400
 R
-python3 "$PT" "$T/h" >"$T/table7" || diag "proof_table.py exited $?"
-sed 's/^/# /' "$T/table7"
+table "$T/h" "$T/table7"
 ok "a fall larger than its standard error: a plain NOT MET" \
 	grep -q "^| KREX's rate never falls as N grows (16, 24, 32) | .* | NOT MET |$" "$T/table7"
 ok "3.85x the lock within its standard error (0.20x): says so" \
@@ -208,8 +207,7 @@ agents "$T/i" benches_se <<'R'
 24,cmd,1300,100,1750,
 32,cmd,1300,100,1400,
 R
-python3 "$PT" "$T/i" >"$T/table8" || diag "proof_table.py exited $?"
-sed 's/^/# /' "$T/table8"
+table "$T/i" "$T/table8"
 ok "with benches_se: 3.85x a plain NOT MET" \
 	grep -q "^| benchmarks/h KREX vs command lock at 24 sessions.* | 3.85x .* | NOT MET |$" "$T/table8"
 ok "with benches_se: the fall's standard error from it" \
