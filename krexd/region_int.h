@@ -5,7 +5,8 @@
  *   region.c        begin, schedule, chains, the end, ticks, status, events
  *   region_entry.c  close gates, drain, freeze, settle, grant
  *   region_unwind.c isolate and its undo, thaw, the certificate and record
- *   region_judge.c  the GPU's telemetry, the clock judge, the certificate note
+ *   region_clocks.c the clock judge (gpujudge.c's rule)
+ *   region_judge.c  the GPU's telemetry, processes, the certificate note
  *   region_exit.c   whether the grant waits for exiting processes (exit_wait)
  * Each file calls only the files below it in this list.
  */
@@ -206,8 +207,10 @@ void region_unwind(struct krexd *k, struct region *r);
 void region_unwind_iso(struct krexd *k, struct region *r);
 void region_unwind_rest(struct krexd *k, struct region *r, uint64_t keep);
 
-/* ---- region_judge.c ---- */
+/* ---- region_clocks.c ---- */
 void region_judge_clocks(struct krexd *k, struct region *r);
+
+/* ---- region_judge.c ---- */
 void region_note(struct region *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int region_sample(struct krexd *k, struct region *r, struct nvml_sample *all);
 int region_sampling(const struct krexd *k, const struct region *r);
