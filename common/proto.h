@@ -61,8 +61,9 @@ struct proto_hdr {
 };
 
 /* PROTO_REGISTER flags */
-#define PROTO_REG_GATE 0x1u  /* this member runs a drain thread and will ACK drains */
-#define PROTO_REG_NEWCG 0x2u /* make it a participant of its own even inside another's cgroup */
+#define PROTO_REG_GATE 0x1u    /* this member runs a drain thread and will ACK drains */
+#define PROTO_REG_NEWCG 0x2u   /* make it a participant of its own even inside another's cgroup */
+#define PROTO_REG_HOLDCTX 0x4u /* with REG_GATE: its GPU contexts wait at the gate */
 
 #define PROTO_GPU_NAME_LEN (KREX_MAX_GPU_NAME + 1)
 

@@ -390,6 +390,7 @@ static void gate_join(void)
 
 	o.drain = gate_drain;
 	o.warm = gate_warm;
+	o.flags = gate_ctx_hold ? KREX_JOIN_HOLDS_CONTEXTS : 0; /* gate_context_wait() */
 	rc = krex_join(&o);
 	if (rc != KREX_OK) {
 		log_info("not joined (%s): passing through", krex_strerror(rc));

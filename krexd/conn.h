@@ -43,8 +43,9 @@ struct conn {
 	uint64_t read_deadline_ns; /* a message is half read; 0 when idle */
 	struct part *part;
 	pid_t member_pid;
-	int gate;                        /* registered with PROTO_REG_GATE */
-	struct region *region;           /* queued or held by this connection */
+	int gate;              /* registered with PROTO_REG_GATE */
+	int holdctx;           /* ... and PROTO_REG_HOLDCTX: its contexts wait at the gate */
+	struct region *region; /* queued or held by this connection */
 	struct krex_certificate expired; /* a revoked region's, kept for END */
 	int have_expired;
 	int dead;

@@ -80,6 +80,17 @@ struct part *part_find_pid_key(struct krexd *k, pid_t pid, const struct freezer_
 	return NULL;
 }
 
+int part_pid_holds_ctx(const struct krexd *k, const struct part *p, pid_t pid, uint64_t start)
+{
+	const struct conn *c;
+
+	for (c = k->conns; c; c = c->next)
+		if (c->part == p && !c->dead && c->holdctx && c->member_pid == pid &&
+		    c->pid == pid && c->start_ticks && c->start_ticks == start)
+			return 1;
+	return 0;
+}
+
 struct part *part_find_pid(struct krexd *k, pid_t pid)
 {
 	struct freezer_key key;
@@ -603,6 +614,7 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 	c->part = p;
 	c->member_pid = pid;
 	c->gate = !!(reg->flags & PROTO_REG_GATE);
+	c->holdctx = c->gate && (reg->flags & PROTO_REG_HOLDCTX);
 	p->conns++;
 	if (c->gate) {
 		p->members++;

@@ -58,6 +58,10 @@ struct part *part_find_id(struct krexd *k, uint32_t id);
 struct part *part_find_pid(struct krexd *k, pid_t pid);
 /* The same with pid's cgroup read already (freezer_key; NULL: it could not be). */
 struct part *part_find_pid_key(struct krexd *k, pid_t pid, const struct freezer_key *key);
+/* Whether pid, started at start (/proc/PID/stat field 22), is a live member
+ * of p that registered with PROTO_REG_HOLDCTX (its GPU contexts wait at the
+ * gate); the pid's start must match the one krexd saw at its connection. */
+int part_pid_holds_ctx(const struct krexd *k, const struct part *p, pid_t pid, uint64_t start);
 int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg);
 int part_unregister(struct krexd *k, struct conn *c, uint32_t seq,
                     const struct proto_unregister *u);

@@ -670,18 +670,29 @@ void region_telemetry_end(struct krexd *k, struct region *r)
  * degraded.  The context outlives the region: the list may come after the
  * thaw, from the thread (the certificate waits for it, and after the start's
  * list when that one is due), or on the loop without the thread.  Without
- * NVML nothing is known and nothing noted.
+ * NVML nothing is known and nothing noted.  Over MPS (a server listed) NVML
+ * lists a client from its CUDA initialisation on, before any context: one
+ * that registered with PROTO_REG_HOLDCTX (its contexts wait at the gate for
+ * this list) is not noted.
  */
 static void region_late_of(struct krexd *k, struct region *r, const struct gp_result *res)
 {
 	struct part *p;
 	size_t i;
-	int j;
+	int j, mps = 0;
 
+	for (j = 0; j < res->n; j++)
+		mps |= res->mps_known && res->mps_server[j];
 	for (j = 0; j < res->n; j++) {
 		p = part_find_pid_key(k, res->pid[j], res->key_err[j] ? NULL : &res->key[j]);
 		for (i = 0; p && i < r->nlate; i++)
-			if (r->late[i] == p->id) {
+			if (r->late[i] != p->id) {
+				continue;
+			} else if (mps && part_pid_holds_ctx(k, p, res->pid[j], res->start[j])) {
+				log_debug(
+				        "region %llu: over MPS, participant %u's process %d is listed (an MPS client from its CUDA initialisation); its contexts wait at the gate: not noted",
+				        (unsigned long long)r->rq.id, p->id, (int)res->pid[j]);
+			} else {
 				region_note(
 				        r,
 				        "participant %u, made during the region, has its process %d on the GPU: it started beside the owner's work",

@@ -72,6 +72,7 @@ static struct {
 	unsigned queue_cap;
 	unsigned queue_us;
 	unsigned gate_timeout_ms;
+	uint32_t reg_flags; /* PROTO_REG_HOLDCTX from krex_join_opts.flags, re-joins too */
 	int atfork_done;
 } join_state = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
@@ -227,7 +228,7 @@ static int join_register(struct join_view **out, int *kerr)
 		*kerr = KREX_ESYS;
 		goto fail;
 	}
-	client_fill_register(&req, &join_state.gpus, PROTO_REG_GATE);
+	client_fill_register(&req, &join_state.gpus, PROTO_REG_GATE | join_state.reg_flags);
 	*kerr = client_call(fd, PROTO_REGISTER, &req, PROTO_REGISTERED, &reply,
 	                    time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS), NULL, 0);
 	if (*kerr != KREX_OK)
@@ -398,7 +399,8 @@ KREX_EXPORT int krex_join(const struct krex_join_opts *opts)
 	unsigned i;
 	int rc = KREX_OK, fd;
 
-	if (opts && opts->size < sizeof(struct krex_join_opts))
+	if (opts && (opts->size < sizeof(struct krex_join_opts) ||
+	             (opts->flags & ~KREX_JOIN_HOLDS_CONTEXTS)))
 		return KREX_EINVAL;
 	pthread_mutex_lock(&join_state.lock);
 	if (join_state.joined)
@@ -433,6 +435,8 @@ KREX_EXPORT int krex_join(const struct krex_join_opts *opts)
 		join_state.warm = NULL;
 		join_state.warm_arg = NULL;
 	}
+	join_state.reg_flags =
+	        opts && opts->flags & KREX_JOIN_HOLDS_CONTEXTS ? PROTO_REG_HOLDCTX : 0;
 	fd = join_register(&v, &rc);
 	if (fd < 0)
 		goto out;

@@ -276,7 +276,7 @@ struct krex_join_opts {
 	unsigned ngpus;
 	krex_drain_fn drain; /* NULL: acknowledge at once (no GPU work) */
 	void *drain_arg;
-	unsigned flags; /* reserved, 0 */
+	unsigned flags; /* KREX_JOIN_* below; other bits: KREX_EINVAL */
 	/*
 	 * Called by krex_region_begin() in this process once the region is
 	 * granted, before it returns: make this process's GPU contexts resident
@@ -287,6 +287,16 @@ struct krex_join_opts {
 	krex_drain_fn warm;
 	void *warm_arg;
 };
+
+/*
+ * krex_join_opts.flags: KREX_JOIN_HOLDS_CONTEXTS promises that every GPU
+ * context this process makes first passes krex_gate_wait_contexts() (the
+ * preloaded gate with KREX_GATE_CONTEXTS=hold, its default).  Over NVIDIA
+ * MPS, where NVML lists a process from its CUDA initialisation on, krexd
+ * then does not take this process, listed at the end of a region it
+ * started during, for one that made its context beside the owner's work.
+ */
+#define KREX_JOIN_HOLDS_CONTEXTS 0x1u
 
 #define KREX_JOIN_OPTS_INIT                                                                        \
 	{                                                                                          \

@@ -4,7 +4,7 @@
  * and benchmark (libregion and the krex CLI are separate work).
  *
  *	krex-testclient [-s SOCKET] participant [--gpus g,..] [--counter FILE]
- *	                [--ack-drains | --gate-noack] [--label L] [--enter DIR]
+ *	                [--ack-drains | --gate-noack] [--holds-contexts] [--label L] [--enter DIR]
  *	                [--cgroup CG] [--newcomers-on-drain] [--ack-after FILE]
  *	                [--ack-status N]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--until FILE] [--count C]
@@ -255,6 +255,7 @@ static int cmd_participant(int argc, char **argv)
 {
 	const char *gpus = NULL, *counter = NULL, *label = NULL, *enter = NULL;
 	int ack = 0, gate_noack = 0, fd, cfd = -1, i, rc;
+	uint32_t holdctx = 0;
 	static struct drainer d;
 	unsigned long long n = 0;
 	uint64_t next = 0;
@@ -271,6 +272,8 @@ static int cmd_participant(int argc, char **argv)
 			ack = 1;
 		else if (!strcmp(argv[i], "--gate-noack"))
 			gate_noack = 1;
+		else if (!strcmp(argv[i], "--holds-contexts"))
+			holdctx = PROTO_REG_HOLDCTX; /* claims its contexts wait at a gate */
 		else if (!strcmp(argv[i], "--newcomers-on-drain"))
 			ack = d.newcomers = 1;
 		else if (!strcmp(argv[i], "--ack-status") && i + 1 < argc) {
@@ -297,7 +300,8 @@ static int cmd_participant(int argc, char **argv)
 		}
 	}
 	fd = xconnect();
-	rc = do_register(fd, gpus, ack || gate_noack ? PROTO_REG_GATE : 0, 0, label, &d.reg);
+	rc = do_register(fd, gpus, (ack || gate_noack ? PROTO_REG_GATE : 0) | holdctx, 0, label,
+	                 &d.reg);
 	if (rc)
 		return rc;
 	printf("registered %u\n", d.reg.participant);

@@ -148,7 +148,7 @@ int main(void)
 	pthread_t t, w;
 	int fd, waited = -1;
 
-	plan(25);
+	plan(27);
 	mkdtemp(dir);
 	snprintf(sockpath, sizeof(sockpath), "%s/krexd.sock", dir);
 	snprintf(gatepath, sizeof(gatepath), "%s/gate", dir);
@@ -233,8 +233,13 @@ int main(void)
 	jo.gpus = gpus;
 	jo.ngpus = 1;
 	jo.drain = drain_cb;
+	jo.flags = 0x80;
+	ok(krex_join(&jo) == KREX_EINVAL, "join with an unknown flag: KREX_EINVAL");
+	jo.flags = KREX_JOIN_HOLDS_CONTEXTS;
 	ok(krex_join(&jo) == KREX_OK && krex_queue_cap() == 4 && krex_queue_time_us() == 1500,
 	   "join, queue cap and queue time from krexd");
+	ok(seen.last_reg.reg.flags == (PROTO_REG_GATE | PROTO_REG_HOLDCTX),
+	   "KREX_JOIN_HOLDS_CONTEXTS registers as a gate member holding contexts");
 	ok(krex_gate_wait() == 0, "open gate: no wait");
 	__atomic_store_n(&page->slot[0].closed_by, 7, __ATOMIC_RELEASE);
 	ok(krex_gate_wait() == 0, "gate closed by our own participant: no wait");
