@@ -193,7 +193,25 @@ def victim_cmd(p, samples, warmup, region, label):
                        str(warmup), "--label", label, "--region", region]
     if region == "batch":
         cmd += ["--batch", str(samples)]  # one region around every timed sample
+    if region != "none":  # its regions' ids, for krexd's region log (read_region_ids)
+        cmd += ["--certs", p["results"] + ".certs"]
     return cmd
+
+
+def read_region_ids(path):
+    """krex-victim --certs lines (the 9th field the region's id) -> [ids]; the
+    file removed; [] if there is none."""
+    ids = []
+    try:
+        with open(path) as f:
+            for ln in f:
+                x = ln.split()
+                if len(x) >= 9 and x[8].isdigit():
+                    ids.append(int(x[8]))
+        os.unlink(path)
+    except OSError:
+        pass
+    return ids
 
 
 def samples(seconds, kernel_ms):
@@ -313,6 +331,7 @@ def worker(p):
                                       hold_s=held[0], err=err[0], think_s=t1 - t0,
                                       compile_s=t2 - t1, correct_s=t3 - t2, bench_s=t4 - t3,
                                       lock_wait_s=waited[0], raw=read_raw(raw),
+                                      regions=read_region_ids(p["results"] + ".certs"),
                                       gates=dict(gates), phases=dict(phases))) + "\n")
             out.flush()
             done += 1

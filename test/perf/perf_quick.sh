@@ -136,6 +136,31 @@ ag_count_se() {
 	PY
 }
 
+# Each benchmark under KREX names its region (its record's "regions", the
+# ids krexd's region log and log carry), one per batch-style benchmark, all
+# apart; the lock's benchmarks none.
+ag_region_ids() {
+	python3 - "$tmp/agents" <<-'PY'
+	import glob, json, os, sys
+	d, recs = sys.argv[1], {}
+	for path in glob.glob(os.path.join(d, "w.*.jsonl")):
+	    mode = os.path.basename(path).split(".")[1]
+	    for ln in open(path):
+	        r = json.loads(ln)
+	        if r.get("kind") == "bench" and r.get("rc") == 0:
+	            recs.setdefault(mode, []).append(r.get("regions"))
+	if not recs.get("krex"):
+	    print("no krex benchmark finished (time budget spent)")
+	    sys.exit(77)
+	ids = [i for x in recs["krex"] for i in x]
+	ok = all(isinstance(x, list) and len(x) == 1 for x in recs["krex"]) and len(set(ids)) == len(ids)
+	ok = ok and all(x == [] for m, v in recs.items() if m in ("cmd", "job") for x in v)
+	print("# " + "; ".join("%s: %d benchmarks, %d region ids" % (
+	    m, len(v), sum(len(x or []) for x in v)) for m, v in sorted(recs.items())))
+	sys.exit(0 if ok else 1)
+	PY
+}
+
 # check DESC FUNC: ok / not ok, or a skip when FUNC exits 77 (its last line says why).
 check() {
 	local out rc
@@ -194,7 +219,7 @@ start_bench() {
 		echo "$out" | grep -q '^start-bench: 10 starts of each, 1 at once, 20 ms apart, 1 busy loops;'
 }
 
-plan 10
+plan 11
 check "nvml-calls.py times each NVML call krexd makes (mock NVML)" nvml_calls
 check "wake-bench.py measures a woken process's wait for a CPU, per priority" wake_bench
 check "start-bench.py: krex run's start against a bare one, krexd's time per participant" start_bench
@@ -205,4 +230,5 @@ bench agents "agents quick run"
 check "agents: the drain per role (correct, bench) at each N" ag_siblings
 check "agents: the CPU per iteration, per command and the machine's CPU use" ag_cpu
 check "agents: the count's standard error with sessions side by side, none with a lock" ag_count_se
+check "agents: each benchmark under KREX names its region, the lock's none" ag_region_ids
 done_testing
