@@ -13,7 +13,8 @@
 # two runs of KREX_PROOF_PART=agents (agents/ and agents-cmd/); a rate's
 # miss smaller than the standard error of its benchmark counts (Poisson)
 # says so (the lock's count sequential: one benchmark; the sessions' from
-# agents.py's benches_se, else Poisson).
+# agents.py's benches_se, else Poisson), and so does a goal met by less
+# than the drift or that error.
 . "$top_srcdir/test/lib.sh"
 command -v python3 >/dev/null || skip_all "no python3"
 T=$(mktemp -d) || exit 1
@@ -51,10 +52,10 @@ agents() {
 	tee "$T/rows" | { echo "$h"; grep ',krex,'; } >"$1/agents/agents.csv"
 	{ echo "$h"; grep ',cmd,' "$T/rows"; } >"$1/agents-cmd/agents.csv"
 }
-plan 27
+plan 31
 csv "$T/a" <<'R'
 1,krex,batch,0.4
-1,alone-end,none,0.3
+1,alone-end,none,0.05
 10,krex,batch,0.25
 10,alone-end,none,0.20
 0.1,krex,batch,3.0
@@ -68,8 +69,8 @@ grep -F "| batch wall p95 10 ms" "$T/table" >"$T/b10"
 grep -F "| batch wall p95 0.1 ms" "$T/table" >"$T/b01"
 grep -F "| per-sample wall p95 0.1 ms" "$T/table" >"$T/s01"
 grep -F "| per-sample wall p95 1 ms" "$T/table" >"$T/s1"
-ok "under the goal: MET" grep -q ' | MET |$' "$T/b1"
-ok "the drift is printed beside" grep -q 'alone again at the end 0.30 %' "$T/b1"
+ok "under the goal by more than the drift: MET" grep -q ' | MET |$' "$T/b1"
+ok "the drift is printed beside" grep -q 'alone again at the end 0.05 %' "$T/b1"
 ok "a miss (0.10 %) within the drift (0.20 %) says so" \
 	grep -qF "NOT MET (by less than the reference's own drift, +0.20 %)" "$T/b10"
 ok "a miss (2 %) larger than the drift (0.5 %) is a plain NOT MET" grep -q ' | NOT MET |$' "$T/b01"
@@ -92,8 +93,8 @@ raw "$T/b" alone-end_none_0.1_none 100 0.100
 table "$T/b" "$T/table2"
 grep -F "| per-sample wall p95 1 ms" "$T/table2" >"$T/s1b"
 grep -F "| per-sample wall p95 0.1 ms" "$T/table2" >"$T/s01b"
-ok "with the raw samples: judged against alone before and after (MET)" \
-	grep -q '^| per-sample wall p95 1 ms.*| -0.49 % vs alone before and after .* | MET |$' "$T/s1b"
+ok "with the raw samples: judged against alone before and after (MET, within the 2 % drift)" \
+	grep -q "^| per-sample wall p95 1 ms.*| -0.49 % vs alone before and after .* | MET (by less than the reference's own drift, +2.00 %) |\$" "$T/s1b"
 ok "... the figure against alone at the start beside" grep -qF 'vs alone at the start 1.50 %' "$T/s1b"
 ok "without the KREX row's raw samples: judged against alone at the start" \
 	grep -q '| - vs alone before and after (vs alone at the start 3.00 %.* | NOT MET |$' "$T/s01b"
@@ -111,8 +112,8 @@ raw "$T/c" alone-end_none_1_none 100 1.01
 raw "$T/c" krex_all_1_batch 100 1.004
 table "$T/c" "$T/table3"
 grep -F "| batch wall p95 1 ms" "$T/table3" >"$T/b1c"
-ok "in rounds: judged against alone interleaved (MET)" \
-	grep -q '^| batch wall p95 1 ms.*| 0.40 % vs alone interleaved (3 rounds; .* | MET |$' "$T/b1c"
+ok "in rounds: judged against alone interleaved (MET, by 0.10 %, within the -0.6 % drift)" \
+	grep -q "^| batch wall p95 1 ms.*| 0.40 % vs alone interleaved (3 rounds; .* | MET (by less than the reference's own drift, -0.60 %) |\$" "$T/b1c"
 ok "... alone before and after beside" grep -qF 'vs alone before and after -0.59 %' "$T/b1c"
 csv "$T/d" <<'R'
 1,alone,none,0.0,1 of 3 rounds; skipped: time budget spent
@@ -212,4 +213,24 @@ ok "with benches_se: 3.85x a plain NOT MET" \
 	grep -q "^| benchmarks/h KREX vs command lock at 24 sessions.* | 3.85x .* | NOT MET |$" "$T/table8"
 ok "with benches_se: the fall's standard error from it" \
 	grep -qF "NOT MET (by less than the counts' standard error: 24 -> 32 fell 100/h, +-140/h) |" "$T/table8"
+
+# Goals met by less than the counts' standard error say so too (400
+# benchmarks a point, Poisson): 4.18x the lock at 24 (+-0.21x), 5.22x at 32
+# plainly; the rate rising 4500 -> 4600 -> 4700 (each rise +-320/h: it could
+# have fallen); 92 % of the bound at each N (+-5 %).
+agents "$T/j" <<'R'
+16,krex,4500,400,4900
+24,krex,4600,400,5000
+32,krex,4700,400,5100
+24,cmd,1100,100,1750
+32,cmd,900,100,1400
+R
+table "$T/j" "$T/table9"
+ok "4.18x the lock, met by less than its standard error: says so" \
+	grep -qF "| 4.18x (KREX 4600, cmd 1100) | MET (by less than the counts' standard error: +-0.21x) |" "$T/table9"
+ok "5.22x: a plain MET" grep -q "^| benchmarks/h KREX vs command lock at 32 sessions.* | 5.22x .* | MET |$" "$T/table9"
+ok "rises within their standard error: MET, saying so" \
+	grep -qF "| MET (by less than the counts' standard error: 16 -> 24 rose 100/h, +-322/h, 24 -> 32 rose 100/h, +-329/h) |" "$T/table9"
+ok "92 % of the bound, within its standard error of 90 %: MET, saying so" \
+	grep -qF "| 16: 92 %, 24: 92 %, 32: 92 % | MET (by less than the counts' standard error: 16: +-5 %, 24: +-5 %, 32: +-5 %) |" "$T/table9"
 done_testing
