@@ -81,6 +81,8 @@ static uint64_t gate_qns;
  * the closed gate, passes and drains.  -1: off. */
 static int gate_trace_fd = -1;
 static int gate_ctx_hold; /* KREX_GATE_CONTEXTS */
+/* this thread is inside a gated call: gate_enter() returned 1, no gate_leave() yet */
+static __thread int gate_inside;
 /* One line to the trace file (KREX_GATE_TRACE), prefixed with the wall
  * clock (to the microsecond, comparable with a framework's own log lines)
  * and the thread; a single write(2), O_APPEND. */
@@ -413,6 +415,7 @@ static void gate_atfork_child(void)
 	const struct gate_backend *const *b;
 
 	atomic_store(&gate_inflight, 0);
+	gate_inside = 0; /* the forking thread's, were it inside a gated call */
 	atomic_store(&gate_draining, 0);
 	atomic_store(&gate_rejoining, 0);
 	atomic_store(&gate_pass, 0);
@@ -505,7 +508,7 @@ static int gate_unpark(int passable, gate_busy_fn busy, void *stream)
 	       (busy && atomic_load(&gate_through_left) > 0 && busy(stream));
 }
 
-int gate_enter(int passable, gate_busy_fn busy, void *stream)
+static int gate_enter_once(int passable, gate_busy_fn busy, void *stream)
 {
 	int s = atomic_load_explicit(&gate_state, memory_order_relaxed);
 
@@ -596,10 +599,28 @@ void gate_context_wait(void)
 	}
 }
 
+/*
+ * A gated call that the runtime makes from inside another of the same
+ * thread (Debian's HIP 5.2: hipMemcpyPeer through the exported hipMemcpy,
+ * hipMemcpyPeerAsync through hipMemcpyAsync) passes uncounted: the outer
+ * call is counted in flight, so a drain waits for both, and one held at a
+ * gate that closed between the two would hold the drain until its pass.
+ */
+int gate_enter(int passable, gate_busy_fn busy, void *stream)
+{
+	if (gate_inside) {
+		gate_stat_add(GST_NESTED);
+		return 0;
+	}
+	gate_inside = gate_enter_once(passable, busy, stream);
+	return gate_inside;
+}
+
 void gate_leave(int joined)
 {
 	if (!joined)
 		return;
+	gate_inside = 0;
 	if (atomic_fetch_sub(&gate_inflight, 1) == 1 && atomic_load(&gate_draining))
 		gate_futex(&gate_inflight, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }

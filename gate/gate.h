@@ -99,6 +99,7 @@ enum gate_stat {
 	GST_THROUGH_LAUNCHES, /* submissions onto a stream busy at the close, not held */
 	GST_QUEUE_MARKS,      /* bounded queue: events recorded (marks) */
 	GST_CONTEXT_HELD,     /* contexts made only after waiting at a closed gate */
+	GST_NESTED,           /* gated calls made inside another of the same thread: passed */
 	GST_COUNT
 };
 /* ---- gate_counts.c -------------------------------------------------------- */

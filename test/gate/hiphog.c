@@ -9,6 +9,9 @@
  *	hiphog multi US FILE
  *	    the same through hipLaunchCooperativeKernelMultiDevice (a list of
  *	    one device)
+ *	hiphog peer DIR
+ *	    one hipMemcpyPeer of 64 bytes; writes "peer rc=R same=S" (S 1: the
+ *	    bytes arrived) to DIR/out, then waits (at most 30 s) for DIR/end
  *	hiphog capture MODE DIR
  *	    queue 10 x 20 ms kernels on a stream, capture 3 kernels on another
  *	    (blocking) stream in MODE global|thread|relaxed, touch DIR/ready, wait
@@ -34,6 +37,29 @@ hipError_t hipStreamEndCapture(hipStream_t, hipGraph_t *);
 hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, void *, char *, size_t);
 hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
 hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams *, int, unsigned int);
+hipError_t hipMemcpyPeer(void *, int, const void *, int, size_t);
+
+static int peer(const char *dir)
+{
+	static char src[64], dst[64];
+	char path[4096];
+	hipError_t r;
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 64; i++)
+		src[i] = (char)(i + 1);
+	r = hipMemcpyPeer(dst, 0, src, 0, sizeof(src));
+	snprintf(path, sizeof(path), "%s/out", dir);
+	if (!(f = fopen(path, "w")))
+		return 2;
+	fprintf(f, "peer rc=%d same=%d\n", (int)r, memcmp(src, dst, sizeof(src)) == 0);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/end", dir);
+	for (i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+		usleep(10000);
+	return r == hipSuccess ? 0 : 1;
+}
 
 static int capture(const char *mode, const char *dir)
 {
@@ -97,6 +123,8 @@ int main(int argc, char **argv)
 	hipError_t r;
 	FILE *f;
 
+	if (argc == 3 && strcmp(argv[1], "peer") == 0)
+		return hipInit(0) == hipSuccess ? peer(argv[2]) : 2;
 	if (argc == 4 && strcmp(argv[1], "capture") == 0)
 		return hipInit(0) == hipSuccess ? capture(argv[2], argv[3]) : 2;
 	if (argc != 3 + multi || hipInit(0) != hipSuccess || hipStreamCreate(&s) != hipSuccess)

@@ -9,11 +9,21 @@
  * (long long *) microseconds and write that number to *(void **)args[0].
  * Stream capture (hipStreamBeginCapture ... hipGraphLaunch) follows the
  * same rules as the CUDA mock (mock_gpu.h mock_unsafe).
+ *
+ * KREX_MOCK_HIP52=1: hipMemcpyPeer copies through the exported hipMemcpy,
+ * found with dlsym(RTLD_DEFAULT) (a preloaded gate's wrapper first), as
+ * Debian's HIP 5.2 runtime does; with KREX_MOCK_HIP52_WAIT=P it first
+ * creates P.in and waits (at most 30 s) for P.go, so that a test can close
+ * a gate between the two calls.
  */
 #include "config.h"
 
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gate_types.h"
@@ -282,6 +292,32 @@ static hipError_t copy(void *dst, const void *src, size_t n, hipStream_t s, int 
 hipError_t mock_hip_hipMemcpy(void *dst, const void *src, size_t n, hipMemcpyKind k)
 {
 	return copy(dst, src, n, NULL, 1);
+}
+
+/* KREX_MOCK_HIP52 (above): HIP 5.2's hipMemcpyPeer, through hipMemcpy. */
+hipError_t mock_hip_hipMemcpyPeer(void *dst, int dd, const void *src, int sd, size_t n)
+{
+	hipError_t (*cp)(void *, const void *, size_t, hipMemcpyKind);
+	const char *w = getenv("KREX_MOCK_HIP52_WAIT");
+	struct timespec tick = {0, 1000 * 1000};
+	char path[4096];
+	int i, fd;
+
+	(void)dd;
+	(void)sd;
+	if (!getenv("KREX_MOCK_HIP52"))
+		return copy(dst, src, n, NULL, 1);
+	if (w && snprintf(path, sizeof(path), "%s.in", w) < (int)sizeof(path) &&
+	    (fd = open(path, O_WRONLY | O_CREAT, 0644)) >= 0) {
+		close(fd);
+		snprintf(path, sizeof(path), "%s.go", w);
+		for (i = 0; i < 30000 && access(path, F_OK) != 0; i++)
+			nanosleep(&tick, NULL);
+	}
+	cp = (hipError_t(*)(void *, const void *, size_t, hipMemcpyKind))dlsym(RTLD_DEFAULT,
+	                                                                       "hipMemcpy");
+	return cp ? cp(dst, src, n, (hipMemcpyKind)3 /* hipMemcpyDeviceToDevice */)
+	          : hipErrorInvalidValue;
 }
 
 hipError_t mock_hip_hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind k,
