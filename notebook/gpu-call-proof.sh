@@ -5,6 +5,9 @@
 # KREX_PROOF_PART (exported by the caller) picks the part (from session 24
 # on; the agents part's tables are copied to $O too).  PROOF_MPS=1: over an
 # MPS control daemon of the call's own (gpu-call-mps.sh; from session 25 on).
+# From session 26 on: the KREX windows' region log (proof.sh's
+# agents/regions.jsonl) gzipped to $O and its causes counted
+# (notebook/h200-session-25/causes.py) into $O/proof-causes.md.
 export KREX_WL_MODULE=$B/test/workloads/fma.fatbin
 if [ "${PROOF_MPS:-0}" = 1 ]; then
 	. notebook/gpu-call-mps.sh
@@ -25,6 +28,11 @@ tar czf "$O/${CALL:-call}.tgz" -C /tmp/o proof.txt proof/fidelity/fidelity.md \
 	proof/agents/agents-commands.csv proof/agents/agents-siblings.csv \
 	proof/agents-cmd/agents-breakdown.csv proof/agents-cmd/agents-commands.csv proof/env.txt \
 	2>/dev/null
+if [ -f /tmp/o/proof/agents/regions.jsonl ]; then
+	gzip -c /tmp/o/proof/agents/regions.jsonl >"$O/${CALL:-call}-regions.jsonl.gz"
+	python3 notebook/h200-session-25/causes.py /tmp/o/proof/agents/regions.jsonl \
+		>"$O/proof-causes.md" 2>&1
+fi
 tables /tmp/o/proof agents/agents.md agents/agents-breakdown.md agents/agents-siblings.md \
 	agents/agents-commands.md agents-cmd/agents.md agents-cmd/agents-breakdown.md \
 	agents-cmd/agents-commands.md >"$O/proof-agents.md"

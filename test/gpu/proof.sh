@@ -15,7 +15,9 @@
 #      against both references, the entry breakdown, entry run 1;
 #   2. entry runs 2 and 3: fidelity.py, all siblings, 1 ms, krex per sample;
 #   3. agents.py at 16, 24, 32 sessions, modes cmd and krex, 24 s windows
-#      (KREX_PROOF_MPS=1: over an NVIDIA MPS daemon of its own, not on the mock);
+#      (KREX_PROOF_MPS=1: over an NVIDIA MPS daemon of its own, not on the mock),
+#      krexd's region log (every KREX window's certificates) in
+#      OUT/agents/regions.jsonl;
 #
 # KREX_PROOF_PART picks what runs: all (the default: steps 1-3 as above),
 # fidelity (steps 1 and 2) or agents: step 3 in windows long enough for its
@@ -155,11 +157,13 @@ if [ "${KREX_PROOF_MPS:-0}" = 1 ] && [ "$MOCK" != 1 ] && [ "$PART" != fidelity ]
 fi
 if [ "$PART" = all ]; then
 	step agents 190 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
-		--n "$agents_n" --modes cmd,krex "${agents_opt[@]}"
+		--n "$agents_n" --modes cmd,krex "${agents_opt[@]}" \
+		--krexd-opt region_log="$OUT/agents/regions.jsonl"
 elif [ "$PART" = agents ]; then
 	# the lock's rate is the slower to count: its own run, fewer N, longer
 	step agents 210 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
-		--n "$agents_n" --modes krex "${long_krex[@]}"
+		--n "$agents_n" --modes krex "${long_krex[@]}" \
+		--krexd-opt region_log="$OUT/agents/regions.jsonl"
 	step agents-cmd 320 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents-cmd" \
 		--n "${agents_n#*,}" --modes cmd "${long_cmd[@]}"
 fi
