@@ -39,7 +39,7 @@ three_entries() {
 	grep -qs "^| entry p95.* ([1-9][0-9]* regions).* ([1-9][0-9]* regions).* ([1-9][0-9]* regions)" "$T/out/proof.md"
 }
 ok "three entry runs read, each with its regions" three_entries
-verdicts() { sed 1,2d "$T/out/proof.md" | grep -c ' | \(MET\|NOT MET\|NOT MET (.*)\|NOT MEASURED\|TOO FEW (.*)\) |$'; }
+verdicts() { sed 1,2d "$T/out/proof.md" | grep -c ' | \(MET\|MET (.*)\|NOT MET\|NOT MET (.*)\|NOT MEASURED\|TOO FEW (.*)\) |$'; }
 ok "a verdict on each of the 11 goal lines ($(verdicts))" [ "$(verdicts)" = 11 ]
 
 # KREX_PROOF_PART=agents into the same OUT: KREX at 2, 3, 4 and the lock
