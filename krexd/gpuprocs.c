@@ -61,8 +61,8 @@ void gp_list(struct gp_result *res, const char *const *gpus, unsigned n, const s
 	res->n = 0;
 	res->mps_known = n > 0;
 	for (g = 0; g < n; g++) {
-		got = nvml_gpu_pids(gpus[g], res->pid + res->n, GP_MAX_PIDS - (unsigned)res->n,
-		                    &mps);
+		got = nvml_gpu_pids(gpus[g], res->pid + res->n, res->mem + res->n,
+		                    GP_MAX_PIDS - (unsigned)res->n, &mps);
 		if (got < 0) {
 			res->n = -1;
 			break;

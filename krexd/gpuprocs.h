@@ -36,6 +36,8 @@ struct gp_result {
 	 * listed the MPS clients on every GPU asked for */
 	unsigned char mps_server[GP_MAX_PIDS];
 	int mps_known;
+	/* each one's used GPU memory, bytes, as NVML says (all ones: unknown) */
+	unsigned long long mem[GP_MAX_PIDS];
 	/* the pid is exiting (PF_EXITING, or a zombie): its context on the GPU
 	 * goes when its exit is done; and its start time (/proc/PID/stat field
 	 * 22), which tells it from a later process of the same pid */

@@ -151,7 +151,7 @@ void nvml_edge(const char *gpu, struct nvml_edge *e)
 	}
 }
 
-int nvml_gpu_pids(const char *gpu, pid_t *pids, unsigned max, int *mps)
+int nvml_gpu_pids(const char *gpu, pid_t *pids, unsigned long long *mem, unsigned max, int *mps)
 {
 	struct nvml_process_info info[256];
 	nvml_device_t dev;
@@ -162,17 +162,24 @@ int nvml_gpu_pids(const char *gpu, pid_t *pids, unsigned max, int *mps)
 		return -1;
 	if (nv->procs(dev, &n, info) != NVML_SUCCESS)
 		return -1;
-	for (got = 0; got < n && got < max; got++)
+	for (got = 0; got < n && got < max; got++) {
 		pids[got] = (pid_t)info[got].pid;
+		if (mem)
+			mem[got] = info[got].used_gpu_memory;
+	}
 	n = 256;
 	if (!nv->mps_procs || nv->mps_procs(dev, &n, info) != NVML_SUCCESS)
 		return (int)got;
 	*mps = 1;
-	for (i = 0; i < n && got < max; i++) {
+	for (i = 0; i < n; i++) {
 		for (j = 0; j < got && pids[j] != (pid_t)info[i].pid; j++)
 			;
+		if (j == got && got == max)
+			continue;
 		if (j == got)
 			pids[got++] = (pid_t)info[i].pid;
+		if (mem)
+			mem[j] = info[i].used_gpu_memory;
 	}
 	return (int)got;
 }

@@ -55,8 +55,11 @@ void nvml_edge(const char *gpu, struct nvml_edge *e);
 
 /* Pids of compute processes on the GPU, MPS clients among them (each pid
  * once); returns their count (at most max), or -1 if NVML cannot tell.
- * *mps is 1 when NVML listed the MPS clients (none is an answer too), 0 when
- * it could not (the driver lacks the call, or it failed). */
-int nvml_gpu_pids(const char *gpu, pid_t *pids, unsigned max, int *mps);
+ * mem (NULL: not asked) gets each one's used GPU memory in bytes as NVML
+ * says (an MPS client's from the MPS list; NVML_VALUE_NOT_AVAILABLE, all
+ * ones, when it does not say).  *mps is 1 when NVML listed the MPS clients
+ * (none is an answer too), 0 when it could not (the driver lacks the call,
+ * or it failed). */
+int nvml_gpu_pids(const char *gpu, pid_t *pids, unsigned long long *mem, unsigned max, int *mps);
 
 #endif /* KREX_NVML_H */

@@ -690,8 +690,9 @@ static void region_late_of(struct krexd *k, struct region *r, const struct gp_re
 				continue;
 			} else if (mps && part_pid_holds_ctx(k, p, res->pid[j], res->start[j])) {
 				log_debug(
-				        "region %llu: over MPS, participant %u's process %d is listed (an MPS client from its CUDA initialisation); its contexts wait at the gate: not noted",
-				        (unsigned long long)r->rq.id, p->id, (int)res->pid[j]);
+				        "region %llu: over MPS, participant %u's process %d is listed (an MPS client from its CUDA initialisation; NVML: %lld bytes of GPU memory); its contexts wait at the gate: not noted",
+				        (unsigned long long)r->rq.id, p->id, (int)res->pid[j],
+				        res->mem[j] == ~0ULL ? -1LL : (long long)res->mem[j]);
 			} else {
 				region_note(
 				        r,

@@ -21,7 +21,7 @@ made_during() { grep -qsE "region $1: participant [0-9]+ made during it" "$KT_DI
 
 kt_nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" "1 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0,1" "log_level = debug"
-plan 25
+plan 26
 ok "krexd starts with the mock NVML" krexd_start
 
 # 1. Made during the region, its process on the GPU at the end: degraded.
@@ -100,7 +100,7 @@ if [ "$(id -u)" = 0 ]; then
 	"$KT_DIR/mps/nvidia-cuda-mps-server" 600 &
 	SRV=$!
 	KT_PIDS="$KT_PIDS $SRV"
-	mps() { kt_nvml "max=1980 app=1980 mps_pids=$1" "0 sm=1980 reasons=0 temp=40 pids=$SRV" "1 sm=1980 reasons=0 temp=40"; }
+	mps() { kt_nvml "max=1980 app=1980 mps_pids=$1 mps_mem=${MEM:-0}" "0 sm=1980 reasons=0 temp=40 pids=$SRV" "1 sm=1980 reasons=0 temp=40"; }
 	not_noted() { grep -qsE "region $1: over MPS, participant [0-9]+'s process $2 is listed .*: not noted" "$KT_DIR/krexd.log"; }
 	idle() { kt_nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" "1 sm=1980 reasons=0 temp=40"; }
 
@@ -108,11 +108,12 @@ if [ "$(id -u)" = 0 ]; then
 	kt_hold r5
 	kt_participant h5 --gpus 0 --ack-drains --holds-contexts --label h5
 	wait_for 10 made_during "$(rid r5)"
-	mps "$h5"
+	MEM=123 mps "$h5"
 	kt_unhold r5
 	ok "over MPS, a late member whose contexts wait at the gate, listed: clean" \
 		test "$(out r5 outcome)/$(out r5 note)" = clean/
 	ok "... krexd's log says why it was not noted" not_noted "$(rid r5)" "$h5"
+	ok "... with the memory NVML gives it" grep -qs "region $(rid r5): over MPS, .*process $h5 is listed (.*NVML: 123 bytes of GPU memory)" "$KT_DIR/krexd.log"
 
 	idle
 	kt_hold r6
@@ -176,6 +177,6 @@ if [ "$(id -u)" = 0 ]; then
 		for i in 1 2 3 4 5; do skip "the gate's hold over MPS" "capturer, krex or the mock libcuda not built"; done
 	fi
 else
-	for i in 1 2 3 4 5 6 7 8 9 10; do skip "late members over MPS" "needs root (the MPS server's stand-in is root's)"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11; do skip "late members over MPS" "needs root (the MPS server's stand-in is root's)"; done
 fi
 done_testing

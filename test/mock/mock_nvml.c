@@ -44,7 +44,8 @@
  * nvmlDeviceGetMPSComputeRunningProcesses_v3 lists on every GPU (an MPS
  * server's clients; the server's own pid goes in pids=), none by default;
  * "mps=off" makes that call fail with NOT_SUPPORTED (a driver that cannot
- * list MPS clients).
+ * list MPS clients); "mps_mem=BYTES" is the used GPU memory it gives each
+ * (0 by default).
  *
  * KREX_MOCK_NVML_LOG, when set, names a file that gets one line per SM
  * clock read ("clock T_MS GPU MHZ REASONS") and temperature read ("temp
@@ -96,6 +97,7 @@ static struct {
 	char procs_wait[256];                   /* and waits for this file to exist */
 	unsigned mps_pids[MAX_PIDS], n_mps;     /* the MPS clients listed */
 	int mps_off;                            /* the MPS list fails */
+	unsigned long long mps_mem;             /* each MPS client's used memory */
 	struct step steps[MAX_GPUS][MAX_STEPS]; /* per GPU */
 	int nsteps[MAX_GPUS];
 	struct delta_on {
@@ -186,6 +188,8 @@ static void parse_kv(char *tok, struct delta *d, int header)
 		S.n_mps = parse_pids(v, S.mps_pids);
 	else if (header && !strcmp(k, "mps"))
 		S.mps_off = !strcmp(v, "off");
+	else if (header && !strcmp(k, "mps_mem"))
+		S.mps_mem = strtoull(v, NULL, 10);
 	else if (header && !strcmp(k, "fail"))
 		S.fail = !strcmp(v, "all") ? 2 : !strcmp(v, "sample") ? 1 : 0;
 }
@@ -233,6 +237,7 @@ static int load(void)
 	S.procs_wait[0] = '\0';
 	S.n_mps = 0;
 	S.mps_off = 0;
+	S.mps_mem = 0;
 	S.non = 0;
 	for (g = 0; g < MAX_GPUS; g++) {
 		S.nsteps[g] = 0;
@@ -706,6 +711,7 @@ static int nvmlDeviceGetMPSComputeRunningProcesses_v3_u(void *dev, unsigned *n,
 	for (i = 0; i < S.n_mps; i++) {
 		memset(&p[i], 0, sizeof(p[i]));
 		p[i].pid = S.mps_pids[i];
+		p[i].used = S.mps_mem;
 	}
 	return OK;
 }
