@@ -18,11 +18,17 @@
 int gate_counting;
 static char *gate_counts_path;
 static _Atomic unsigned long gate_stats[GST_COUNT];
-static const char *const gate_stat_names[GST_COUNT] = {
-        "gate.queue_waits",     "gate.queue_gave_up",    "gate.drains",
-        "gate.drain_late",      "gate.drain_incomplete", "gate.drain_passes",
-        "gate.passed_launches", "gate.through_launches", "gate.queue_marks",
-        "gate.context_held",    "gate.nested"};
+static const char *const gate_stat_names[GST_COUNT] = {"gate.queue_waits",
+                                                       "gate.queue_gave_up",
+                                                       "gate.drains",
+                                                       "gate.drain_late",
+                                                       "gate.drain_incomplete",
+                                                       "gate.drain_passes",
+                                                       "gate.passed_launches",
+                                                       "gate.through_launches",
+                                                       "gate.queue_marks",
+                                                       "gate.context_held",
+                                                       "gate.nested"};
 
 unsigned long gate_stat_add(enum gate_stat st)
 {
