@@ -179,17 +179,13 @@ def main():
         machine's own moves)."""
         if v is None:
             return "NOT MEASURED"
-        if v <= goal:
-            if d is not None and goal - v <= abs(d):
-                return "MET (by less than the reference's own drift, %+.2f %%)" % d
-            if e is not None and goal - v <= e:
-                return "MET (by less than the standard error of alone's rounds, %.2f %%)" % e
-            return "MET"
-        if d is not None and v - goal <= abs(d):
-            return "NOT MET (by less than the reference's own drift, %+.2f %%)" % d
-        if e is not None and v - goal <= e:
-            return "NOT MET (by less than the standard error of alone's rounds, %.2f %%)" % e
-        return "NOT MET"
+        verdict = "MET" if v <= goal else "NOT MET"
+        if d is not None and abs(v - goal) <= abs(d):
+            return "%s (by less than the reference's own drift, %+.2f %%)" % (verdict, d)
+        if e is not None and abs(v - goal) <= e:
+            return "%s (by less than the standard error of alone's rounds, %.2f %%)" % (
+                verdict, e)
+        return verdict
 
     # Per sample, wall p95 vs alone back to back: 0.1 ms <= 2 %, 1 ms <= 0.8 %;
     # vs alone-gapped reported beside.
@@ -289,10 +285,10 @@ def main():
         b = num(k[1].get(bcol)) if k and bcol else None
         vs.append((n, k[0] / b * 100.0 if k and b else None))
     # the N that missed, each with its rate's standard error (the bound is computed)
-    miss = [(n, v, v * rel_se((n, "krex"))) for n, v in vs if v is not None and v < 90.0]
+    err = [(n, v, v * rel_se((n, "krex"))) for n, v in vs if v is not None]
+    miss = [x for x in err if x[1] < 90.0]
     # ... and those that met it by less than that error
-    close = [(n, v, v * rel_se((n, "krex"))) for n, v in vs if v is not None and v >= 90.0]
-    close = [(n, v, e) for n, v, e in close if v - 90.0 <= e]
+    close = [x for x in err if x[1] >= 90.0 and x[1] - 90.0 <= x[2]]
     add("KREX's rate vs the bound, >= 90 %% at %d, %d, %d" % tuple(ns),
         ", ".join("%d: %s" % (n, fmt(v, " %", 0)) for n, v in vs) if bcol else
         "agents.py printed no bound column",
