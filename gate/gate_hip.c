@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -110,6 +111,112 @@ static void gate_hip_track(int d)
 typedef int (*hip_streamdev_fn)(hipStream_t);
 static _Atomic(void *) hip_streamdev;
 
+/* The device of stream s (hipGetStreamDeviceId, in HIP 5.2 and ROCm 6), or
+ * -1. */
+static int gate_hip_stream_device(hipStream_t s)
+{
+	hip_streamdev_fn f = (hip_streamdev_fn)atomic_load(&hip_streamdev);
+
+	if (!f) {
+		f = (hip_streamdev_fn)gate_hip_sym("hipGetStreamDeviceId");
+		atomic_store(&hip_streamdev, (void *)f);
+	}
+	return f ? f(s) : -1;
+}
+
+/*
+ * Every explicit stream the process submitted to, with its device, for the
+ * drain: an event on each, as the CUDA backend does (gate_cuda_drain.c),
+ * since the null stream does not wait for a non-blocking stream.  A slot
+ * is filled at a stream's first submission (by the submitting thread) and
+ * emptied by hipStreamDestroy's wrapper before the runtime destroys it,
+ * under hip_strm_mu, which the drain holds while it records: the drain
+ * never touches a destroyed stream.  The slot keeps its event (of its
+ * device) for the next stream.
+ */
+#define HIP_MAX_STREAMS 256
+enum { HS_FREE = 0, HS_READY = 1 };
+struct hip_strm {
+	_Atomic int state;
+	hipStream_t s;
+	int dev;       /* the stream's device */
+	hipEvent_t ev; /* the drain's event, made on ev_dev */
+	int ev_dev;
+};
+static struct hip_strm hip_strms[HIP_MAX_STREAMS];
+static pthread_mutex_t hip_strm_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic unsigned hip_destroys;
+static _Atomic int hip_strms_full;
+/* The last stream this thread submitted to, valid while no stream has been
+ * destroyed since (a new stream may get a destroyed one's handle). */
+static __thread hipStream_t hip_last_stream;
+static __thread unsigned hip_last_gen;
+
+static struct hip_strm *gate_hip_find_stream(hipStream_t s)
+{
+	int i;
+
+	for (i = 0; i < HIP_MAX_STREAMS; i++)
+		if (atomic_load_explicit(&hip_strms[i].state, memory_order_acquire) == HS_READY &&
+		    hip_strms[i].s == s)
+			return &hip_strms[i];
+	return NULL;
+}
+
+/* A submission to stream s by this thread (joined); dev: s's device, or -1
+ * to ask the runtime.  The null and per-thread streams are blocking: the
+ * drain's event on the null stream of each device covers them. */
+static void gate_hip_track_stream(hipStream_t s, int dev)
+{
+	unsigned gen = atomic_load_explicit(&hip_destroys, memory_order_acquire);
+	int i;
+
+	if (!s || s == hipStreamPerThread || (s == hip_last_stream && gen == hip_last_gen))
+		return;
+	if (dev < 0)
+		dev = gate_hip_stream_device(s);
+	if (dev < 0) {
+		/* no hipGetStreamDeviceId: a launch goes to the current device */
+		hip_getdev_fn get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
+
+		if (!get || get(&dev) != hipSuccess)
+			dev = 0;
+	}
+	pthread_mutex_lock(&hip_strm_mu);
+	if (!gate_hip_find_stream(s)) {
+		for (i = 0; i < HIP_MAX_STREAMS; i++)
+			if (atomic_load_explicit(&hip_strms[i].state, memory_order_relaxed) ==
+			    HS_FREE)
+				break;
+		if (i < HIP_MAX_STREAMS) {
+			hip_strms[i].s = s;
+			hip_strms[i].dev = dev;
+			atomic_store_explicit(&hip_strms[i].state, HS_READY, memory_order_release);
+		} else if (!atomic_exchange(&hip_strms_full, 1)) {
+			log_warn("more than %d HIP streams: the drain does not see the others",
+			         HIP_MAX_STREAMS);
+		}
+	}
+	pthread_mutex_unlock(&hip_strm_mu);
+	hip_last_stream = s;
+	hip_last_gen = gen;
+}
+
+/* hipStreamDestroy, before the runtime: forget s. */
+static void gate_hip_destroy_before(hipStream_t s)
+{
+	struct hip_strm *st;
+
+	pthread_mutex_lock(&hip_strm_mu);
+	st = gate_hip_find_stream(s);
+	if (st) {
+		st->s = NULL;
+		atomic_store(&st->state, HS_FREE);
+	}
+	atomic_fetch_add(&hip_destroys, 1);
+	pthread_mutex_unlock(&hip_strm_mu);
+}
+
 _Static_assert(offsetof(hipLaunchParams, stream) == 48, "hipLaunchParams.stream moved");
 
 /*
@@ -123,23 +230,19 @@ _Static_assert(offsetof(hipLaunchParams, stream) == 48, "hipLaunchParams.stream 
 static int gate_hip_list_devices(const hipLaunchParams *list, int n)
 {
 	static _Atomic int warned;
-	hip_streamdev_fn f = (hip_streamdev_fn)atomic_load(&hip_streamdev);
-	int i;
+	int i, d;
 
 	if (!list || n <= 0 || n > 64)
 		return -1;
-	if (!f) {
-		f = (hip_streamdev_fn)gate_hip_sym("hipGetStreamDeviceId");
-		atomic_store(&hip_streamdev, (void *)f);
-	}
-	if (!f) {
-		if (!atomic_exchange(&warned, 1))
+	for (i = 0; i < n; i++) {
+		d = gate_hip_stream_device(list[i].stream);
+		if (d < 0 && !atomic_exchange(&warned, 1))
 			log_warn(
 			        "no hipGetStreamDeviceId: the drain waits only on the current device of a multi-device launch");
-		return -1;
+		if (d >= 0)
+			gate_hip_track(d);
+		gate_hip_track_stream(list[i].stream, d);
 	}
-	for (i = 0; i < n; i++)
-		gate_hip_track(f(list[i].stream));
 	return -1;
 }
 
@@ -157,13 +260,14 @@ static gate_xmode_fn hip_xmode(void)
 
 /*
  * Per device: an event on the null stream (which waits for every blocking
- * stream), polled until deadline, in relaxed capture mode; never
+ * stream), and one on every explicit stream tracked (a non-blocking stream
+ * is not waited for by the null stream), each made on its stream's device;
+ * polled until deadline, in relaxed capture mode; never
  * hipDeviceSynchronize (it invalidates captures, and waits without bound
  * behind a kernel the host releases).  While a capture begun through the
  * gate is open the null stream is out of reach (an implicit dependency on
- * a capturing blocking stream): the drain says it is incomplete rather
- * than risk the capture.  Non-blocking streams are not waited for (HIP is
- * tested on the mock only).
+ * a capturing blocking stream), as is a capturing stream: the drain waits
+ * for the rest and says it is incomplete rather than risk the capture.
  */
 static int hip_gq_query(void *ev);
 
@@ -177,42 +281,83 @@ static int hip_deinit(void)
 	return get && get(&d) == hipErrorDeinitialized;
 }
 
+static int hip_gq_capturing(void *s);
+
+/* Record *ev (made on dev on first use) on s, dev current; 0 or -1.  On
+ * failure *ev is forgotten (made again next time). */
+static int hip_drain_record(hipEvent_t *ev, int *ev_dev, int dev, hipStream_t s)
+{
+	hip_evcreate_fn create = (hip_evcreate_fn)gate_hip_sym("hipEventCreateWithFlags");
+	hip_evrecord_fn record = (hip_evrecord_fn)gate_hip_sym("hipEventRecord");
+	hip_ev_fn destroy = (hip_ev_fn)gate_hip_sym("hipEventDestroy");
+
+	if (*ev && *ev_dev != dev) {
+		if (destroy)
+			destroy(*ev);
+		*ev = NULL;
+	}
+	if (!create || !record)
+		return -1;
+	if (!*ev && create(ev, hipEventDisableTiming) != hipSuccess)
+		return *ev = NULL, -1;
+	*ev_dev = dev;
+	if (record(*ev, s) == hipSuccess)
+		return 0;
+	*ev = NULL;
+	return -1;
+}
+
 static int gate_hip_drain(uint64_t deadline)
 {
 	static hipEvent_t evs[64];
+	static int ev_devs[64];
 	uint64_t devs = atomic_load(&hip_devices);
-	hip_setdev_fn set;
-	hip_evcreate_fn create;
-	hip_evrecord_fn record;
+	hip_setdev_fn set = (hip_setdev_fn)gate_hip_sym("hipSetDevice");
 	hipStreamCaptureMode mode;
-	void *targets[64];
-	int d, n, rc = 0, relaxed, busy, errors = 0;
+	void *targets[64 + HIP_MAX_STREAMS];
+	int d, i, n = 0, rc = 0, relaxed, busy, errors = 0, cur = -1;
 
 	if (!devs)
 		return 0;
-	if (atomic_load(&hip_captures) > 0) {
-		log_info("drain: a HIP stream capture is open: not waiting on the null stream");
-		return -1;
-	}
-	set = (hip_setdev_fn)gate_hip_sym("hipSetDevice");
-	create = (hip_evcreate_fn)gate_hip_sym("hipEventCreateWithFlags");
-	record = (hip_evrecord_fn)gate_hip_sym("hipEventRecord");
-	if (!set || !create || !record)
+	if (!set)
 		return -1;
 	relaxed = gate_relax(hip_xmode(), &mode);
-	for (d = 0; d < 64; d++) {
-		if (!(devs & (1ull << d)))
-			continue;
-		if (set(d) != hipSuccess ||
-		    (!evs[d] && create(&evs[d], hipEventDisableTiming) != hipSuccess) ||
-		    record(evs[d], NULL) != hipSuccess) {
-			rc = -1;
-			devs &= ~(1ull << d);
+	pthread_mutex_lock(&hip_strm_mu);
+	if (atomic_load(&hip_captures) > 0) {
+		log_info("drain: a HIP stream capture is open: not waiting on the null stream");
+		rc = -1;
+	} else {
+		for (d = 0; d < 64; d++) {
+			if (!(devs & (1ull << d)))
+				continue;
+			if (set(d) == hipSuccess &&
+			    hip_drain_record(&evs[d], &ev_devs[d], d, NULL) == 0)
+				targets[n++] = evs[d];
+			else
+				rc = -1;
 		}
 	}
-	for (d = n = 0; d < 64; d++)
-		if (devs & (1ull << d))
-			targets[n++] = evs[d];
+	for (i = 0; i < HIP_MAX_STREAMS; i++) {
+		struct hip_strm *st = &hip_strms[i];
+
+		if (atomic_load(&st->state) != HS_READY)
+			continue;
+		if (hip_gq_capturing(st->s)) {
+			rc = -1; /* its work before the capture is not waited for */
+			continue;
+		}
+		if (cur != st->dev && set(st->dev) != hipSuccess) {
+			rc = -1;
+			cur = -1;
+			continue;
+		}
+		cur = st->dev;
+		if (hip_drain_record(&st->ev, &st->ev_dev, st->dev, st->s) == 0)
+			targets[n++] = st->ev;
+		else
+			rc = -1;
+	}
+	pthread_mutex_unlock(&hip_strm_mu);
 	busy = gate_poll_events(hip_gq_query, targets, n, deadline, &errors);
 	if (errors)
 		rc = -1;
@@ -226,9 +371,19 @@ static int gate_hip_drain(uint64_t deadline)
 	return rc;
 }
 
+/* In a forked child: the parent's streams and events are not its own. */
 static void gate_hip_forget(void)
 {
+	int i;
+
 	atomic_store(&hip_devices, 0);
+	pthread_mutex_init(&hip_strm_mu, NULL);
+	for (i = 0; i < HIP_MAX_STREAMS; i++) {
+		atomic_store(&hip_strms[i].state, HS_FREE);
+		hip_strms[i].s = NULL;
+		hip_strms[i].ev = NULL;
+	}
+	hip_last_stream = NULL;
 }
 
 /* ---- bounded queue (gate_queue.c) ------------------------------------------ */
@@ -385,13 +540,17 @@ static hipError_t gate_hip_capture(int kind, hipError_t r)
 			gate_context_wait();                                                       \
 			return gate_fn args;                                                       \
 		}                                                                                  \
+		if (kind == GK_STREAM_DESTROY)                                                     \
+			gate_hip_destroy_before((hipStream_t)(stream));                            \
 		if (kind >= GK_CAPTURE_BEGIN) /* not a submission: never gated */                  \
 			return gate_hip_capture(kind, gate_fn args);                               \
 		q = gate_hip_queue_before(kind, (hipStream_t)(stream));                            \
 		joined = gate_enter(HIP_PASSABLE(HIPH_##name), gate_hip_stream_busy,               \
 		                    (void *)(stream));                                             \
-		if (joined)                                                                        \
+		if (joined) {                                                                      \
 			gate_hip_track(device);                                                    \
+			gate_hip_track_stream((hipStream_t)(stream), -1);                          \
+		}                                                                                  \
 		r = gate_fn args;                                                                  \
 		if (q && r == hipSuccess)                                                          \
 			gq_after(q, &hip_gq_ops, gate_queue_ns());                                 \

@@ -11,7 +11,7 @@
 # (own streams, per-thread and legacy default streams) is fully drained.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 41
+plan 44
 CAP=./capturer
 
 # capture MODE BLOCKING: the capture survives a drain that waited for the
@@ -54,10 +54,12 @@ for m in global thread relaxed; do
 done
 
 # HIP (mock libamdhip64.so): the capture survives a drain, which says it is
-# incomplete (the HIP drain does not touch the null stream while a capture
-# it saw begin is open, and waits for nothing else: HIP is mock-tested only)
+# incomplete (the HIP drain does not touch the null stream or a capturing
+# stream while a capture it saw begin is open) after it waited for the
+# other stream's 200 ms of kernels (HIP is mock-tested only)
 for m in global thread relaxed; do
 	start_capture "hipcap-$m" ./hiphog capture "$m"
+	ok "HIP capture $m: nothing queued runs after the ack" stable 100
 	ok "HIP capture $m: the drain says it is incomplete (status $ST)" [ "$ST" != 0 ]
 	end_capture "HIP capture $m"
 done

@@ -17,6 +17,22 @@
  *	    (blocking) stream in MODE global|thread|relaxed, touch DIR/ready, wait
  *	    for DIR/go, end the capture, launch the graph; write
  *	    "capture rc=R graph=G" (G 1: the graph ran) to DIR/out.
+ *	hiphog streams DIR
+ *	    with two devices (KREX_MOCK_HIP_DEVICES=2): queue 8 x 25 ms kernels
+ *	    on a non-blocking stream of device 0, 8 on one of device 1 and one
+ *	    of 1 ms on device 1's null stream, make device 0 current again,
+ *	    touch DIR/queued, wait for DIR/go, synchronize the device, write
+ *	    "streams rc=R" to DIR/out.
+ *	hiphog multi2 DIR
+ *	    the same with one hipLaunchCooperativeKernelMultiDevice instead: a
+ *	    kernel of 1 ms on a non-blocking stream of device 0 and one of
+ *	    300 ms on a non-blocking stream of device 1 (made while device 1
+ *	    was current; nothing else submitted to it)
+ *	hiphog churn FILE
+ *	    until FILE.stop exists (at most 60 s): make a non-blocking stream
+ *	    (on devices 0 and 1 in turn when there are two), launch 2 kernels
+ *	    of 200 us on it, destroy it; the count of streams made to FILE
+ *	    every 10.
  */
 #include "config.h"
 
@@ -38,6 +54,118 @@ hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, void *, char *, siz
 hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
 hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams *, int, unsigned int);
 hipError_t hipMemcpyPeer(void *, int, const void *, int, size_t);
+hipError_t hipStreamCreateWithFlags(hipStream_t *, unsigned int);
+hipError_t hipStreamDestroy(hipStream_t);
+hipError_t hipSetDevice(int);
+hipError_t hipGetDeviceCount(int *);
+hipError_t hipDeviceSynchronize(void);
+
+static void touch(const char *dir, const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "w")))
+		fclose(f);
+}
+
+/* Wait (at most 30 s) for DIR/NAME. */
+static void await(const char *dir, const char *name)
+{
+	char path[4096];
+	int i;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+		usleep(10000);
+}
+
+/* Launch n kernels of us microseconds on s. */
+static hipError_t launch(hipStream_t s, int n, long long us)
+{
+	static uint32_t word;
+	dim3 grid = {1, 1, 1}, block = {32, 1, 1};
+	void *out = &word;
+	void *args[] = {&out, &us};
+	hipError_t r = hipSuccess;
+
+	while (n-- > 0 && r == hipSuccess)
+		r = hipLaunchKernel((const void *)launch, grid, block, args, 0, s);
+	return r;
+}
+
+/* streams and multi2 (above): queue, touch DIR/queued. */
+static hipError_t queue(int multi)
+{
+	static uint32_t word;
+	long long us0 = 1000, us1 = 300000;
+	void *out = &word;
+	void *args0[] = {&out, &us0}, *args1[] = {&out, &us1};
+	hipLaunchParams list[2] = {{(void *)queue, {1, 1, 1}, {32, 1, 1}, args0, 0, NULL},
+	                           {(void *)queue, {1, 1, 1}, {32, 1, 1}, args1, 0, NULL}};
+	hipStream_t a, b;
+	hipError_t r;
+
+	if (hipStreamCreateWithFlags(&a, 1) != hipSuccess || hipSetDevice(1) != hipSuccess ||
+	    hipStreamCreateWithFlags(&b, 1) != hipSuccess)
+		return 2;
+	if (multi) {
+		list[0].stream = a;
+		list[1].stream = b;
+		r = hipLaunchCooperativeKernelMultiDevice(list, 2, 0);
+	} else {
+		r = launch(a, 8, 25000);
+		if (r == hipSuccess)
+			r = launch(b, 8, 25000);
+		if (r == hipSuccess)
+			r = launch(NULL, 1, 1000);
+	}
+	return r == hipSuccess ? hipSetDevice(0) : r;
+}
+
+static int streams(const char *dir, int multi)
+{
+	hipError_t r;
+	char path[4096];
+	FILE *f;
+
+	if (queue(multi) != hipSuccess)
+		return 1;
+	touch(dir, "queued");
+	await(dir, "go");
+	r = hipDeviceSynchronize();
+	snprintf(path, sizeof(path), "%s/out", dir);
+	if (!(f = fopen(path, "w")))
+		return 1;
+	fprintf(f, "streams rc=%d\n", (int)r);
+	fclose(f);
+	return r == hipSuccess ? 0 : 1;
+}
+
+static int churn(const char *file)
+{
+	time_t t0 = time(NULL);
+	unsigned long n = 0;
+	char stop[4096];
+	hipStream_t s;
+	int devs = 1;
+	FILE *f;
+
+	hipGetDeviceCount(&devs);
+	snprintf(stop, sizeof(stop), "%s.stop", file);
+	while (time(NULL) - t0 < 60 && access(stop, F_OK) != 0) {
+		if (hipSetDevice((int)(n % (unsigned long)devs)) != hipSuccess ||
+		    hipStreamCreateWithFlags(&s, 1) != hipSuccess ||
+		    launch(s, 2, 200) != hipSuccess || hipStreamDestroy(s) != hipSuccess)
+			return 1;
+		if (++n % 10 == 0 && (f = fopen(file, "w"))) {
+			fprintf(f, "%lu\n", n);
+			fclose(f);
+		}
+	}
+	return 0;
+}
 
 static int peer(const char *dir)
 {
@@ -125,6 +253,12 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && strcmp(argv[1], "peer") == 0)
 		return hipInit(0) == hipSuccess ? peer(argv[2]) : 2;
+	if (argc == 3 && strcmp(argv[1], "streams") == 0)
+		return hipInit(0) == hipSuccess ? streams(argv[2], 0) : 2;
+	if (argc == 3 && strcmp(argv[1], "multi2") == 0)
+		return hipInit(0) == hipSuccess ? streams(argv[2], 1) : 2;
+	if (argc == 3 && strcmp(argv[1], "churn") == 0)
+		return hipInit(0) == hipSuccess ? churn(argv[2]) : 2;
 	if (argc == 4 && strcmp(argv[1], "capture") == 0)
 		return hipInit(0) == hipSuccess ? capture(argv[2], argv[3]) : 2;
 	if (argc != 3 + multi || hipInit(0) != hipSuccess || hipStreamCreate(&s) != hipSuccess)

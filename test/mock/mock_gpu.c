@@ -61,8 +61,9 @@ static pthread_once_t dev_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t dev_cv = PTHREAD_COND_INITIALIZER;
 static unsigned q_len, q_kernels; /* ops and kernels queued in the process */
-static struct mock_stream legacy_stream;
-static struct mock_stream *streams; /* registered streams (dev_mu) */
+static struct mock_stream legacy_stream = {.legacy = 1};
+static struct mock_stream legacy_more[MOCK_MAX_DEVICES]; /* devices 1.. (mock_legacy) */
+static struct mock_stream *streams;                      /* registered streams (dev_mu) */
 static __thread struct mock_stream *pt_stream;
 static __thread int cap_mode_tls; /* MOCK_MODE_GLOBAL */
 static uint64_t cap_ids;
@@ -417,6 +418,8 @@ static void dev_atfork_child(void)
 	q_kernels = 0;
 	streams = NULL;
 	memset(&legacy_stream, 0, sizeof(legacy_stream));
+	memset(legacy_more, 0, sizeof(legacy_more));
+	legacy_stream.legacy = 1;
 	pt_stream = NULL;
 	cap_active = 0;
 	dev_once = (pthread_once_t)PTHREAD_ONCE_INIT;
@@ -439,35 +442,57 @@ static struct mock_stream *real_stream(struct mock_stream *s)
 	return s ? s : &legacy_stream;
 }
 
+struct mock_stream *mock_legacy(int dev)
+{
+	struct mock_stream *l;
+
+	if (dev <= 0 || dev >= MOCK_MAX_DEVICES)
+		return NULL;
+	l = &legacy_more[dev];
+	l->dev = dev;
+	l->legacy = 1;
+	return l;
+}
+
+/* The legacy stream of s's device (dev_mu held). */
+static struct mock_stream *legacy_of(const struct mock_stream *s)
+{
+	return s->dev ? mock_legacy(s->dev) : &legacy_stream;
+}
+
 /* The legacy stream's implicit synchronization (dev_mu held). */
 static void add_implicit_deps(struct mock_stream *s, struct mock_op *op)
 {
 	struct mock_stream *o;
 	unsigned n = 0;
 
-	if (s == &legacy_stream) {
+	struct mock_stream *l;
+
+#define IMPLICIT(o)                                                                                \
+	(!(o)->legacy && !((o)->flags & MOCK_STREAM_NONBLOCKING) && (o)->dev == s->dev &&          \
+	 (o)->submitted > (o)->done)
+	if (s->legacy) {
 		for (o = streams; o; o = o->next)
-			if (o != s && !(o->flags & MOCK_STREAM_NONBLOCKING) &&
-			    o->submitted > o->done)
+			if (IMPLICIT(o))
 				n++;
 		if (!n)
 			return;
 		op->deps = calloc(n, sizeof(*op->deps));
 		op->dep_seqs = calloc(n, sizeof(*op->dep_seqs));
 		for (o = streams; o && op->ndeps < n; o = o->next)
-			if (o != s && !(o->flags & MOCK_STREAM_NONBLOCKING) &&
-			    o->submitted > o->done) {
+			if (IMPLICIT(o)) {
 				op->deps[op->ndeps] = o;
 				op->dep_seqs[op->ndeps++] = o->submitted;
 			}
-	} else if (!(s->flags & MOCK_STREAM_NONBLOCKING) &&
-	           legacy_stream.submitted > legacy_stream.done) {
+	} else if (!(s->flags & MOCK_STREAM_NONBLOCKING) && (l = legacy_of(s)) &&
+	           l->submitted > l->done) {
 		op->deps = calloc(1, sizeof(*op->deps));
 		op->dep_seqs = calloc(1, sizeof(*op->dep_seqs));
-		op->deps[0] = &legacy_stream;
-		op->dep_seqs[0] = legacy_stream.submitted;
+		op->deps[0] = l;
+		op->dep_seqs[0] = l->submitted;
 		op->ndeps = 1;
 	}
+#undef IMPLICIT
 }
 
 uint64_t mock_submit(struct mock_stream *s, const struct mock_op *src)
@@ -559,7 +584,7 @@ void mock_stream_release(struct mock_stream *s)
 {
 	struct mock_stream **pp;
 
-	if (!s || s == &legacy_stream)
+	if (!s || s->legacy)
 		return;
 	pthread_mutex_lock(&dev_mu);
 	if (s->registered) {

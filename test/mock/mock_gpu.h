@@ -60,7 +60,9 @@ enum { MOCK_MODE_GLOBAL = 0, MOCK_MODE_THREAD_LOCAL = 1, MOCK_MODE_RELAXED = 2 }
 
 /* Zero-initialized is a valid, unused, blocking stream. */
 struct mock_stream {
-	int flags; /* MOCK_STREAM_NONBLOCKING */
+	int flags;  /* MOCK_STREAM_NONBLOCKING */
+	int dev;    /* its device (mock_legacy()); 0 unless the HIP mock has more */
+	int legacy; /* a device's legacy default stream */
 	int registered, dying, worker_done;
 	pthread_t worker;
 	struct mock_op *head, *tail;
@@ -117,6 +119,14 @@ struct mock_op {
 	unsigned ndeps;
 	struct mock_op *next;
 };
+
+/* Device dev's legacy default stream: NULL (the legacy stream above) for
+ * device 0; for 0 < dev < MOCK_MAX_DEVICES a stream with the same implicit
+ * synchronization, but only with the blocking streams of its device (the
+ * HIP mock's KREX_MOCK_HIP_DEVICES).  Capture rules are modelled on
+ * device 0 only. */
+#define MOCK_MAX_DEVICES 8
+struct mock_stream *mock_legacy(int dev);
 
 /* The per-thread default stream of the calling thread. */
 struct mock_stream *mock_per_thread(void);

@@ -4,11 +4,22 @@
  * the subset tests use, on the simulated GPU of mock_gpu.c.  No AMD GPU
  * was available to the project; HIP support is tested against this only.
  *
- * hipLaunchKernel / hipModuleLaunchKernel (and the one entry of
+ * hipLaunchKernel / hipModuleLaunchKernel (and each entry of
  * hipLaunchCooperativeKernelMultiDevice) run a "kernel" of args[1]
  * (long long *) microseconds and write that number to *(void **)args[0].
  * Stream capture (hipStreamBeginCapture ... hipGraphLaunch) follows the
  * same rules as the CUDA mock (mock_gpu.h mock_unsafe).
+ *
+ * KREX_MOCK_HIP_DEVICES=N (1 to 8, default 1): N devices.  A stream and an
+ * event belong to the device current when they were made, the null stream
+ * to the caller's current device (each device has its own, mock_legacy());
+ * hipEventRecord of an event on a stream of another device fails with
+ * hipErrorInvalidHandle, as HIP's does.  The per-thread default stream is
+ * device 0's.  Every device runs on the one simulated GPU.
+ *
+ * hipStreamDestroy waits for the stream's work and keeps the handle dead,
+ * not freed: a later use of it aborts the process with a message (on a
+ * real runtime, a use after free).
  *
  * KREX_MOCK_HIP52=1: hipMemcpyPeer copies through the exported hipMemcpy,
  * found with dlsym(RTLD_DEFAULT) (a preloaded gate's wrapper first), as
@@ -32,6 +43,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define hipErrorInvalidValue 1
+#define hipErrorInvalidHandle 400
 #define hipErrorStreamCaptureUnsupported 900
 #define hipErrorStreamCaptureInvalidated 901
 #define hipErrorStreamCaptureImplicit 906
@@ -39,9 +51,11 @@
 
 struct ihipStream_t {
 	struct mock_stream s;
+	int dead; /* destroyed (hipStreamDestroy) */
 };
 struct ihipEvent_t {
 	struct mock_event e;
+	int dev;
 };
 struct ihipGraph {
 	struct mock_op *ops;
@@ -52,11 +66,32 @@ struct hipGraphExec {
 
 static __thread int cur_dev;
 
+/* KREX_MOCK_HIP_DEVICES, 1 to MOCK_MAX_DEVICES. */
+static int ndevices(void)
+{
+	const char *e = getenv("KREX_MOCK_HIP_DEVICES");
+	int n = e ? atoi(e) : 1;
+
+	return n < 1 ? 1 : n > MOCK_MAX_DEVICES ? MOCK_MAX_DEVICES : n;
+}
+
 static struct mock_stream *mstream(hipStream_t s)
 {
 	if (s == hipStreamPerThread)
 		return mock_per_thread();
-	return s ? &s->s : NULL;
+	if (s && s->dead) {
+		fprintf(stderr, "mock HIP: stream %p used after hipStreamDestroy\n", (void *)s);
+		abort();
+	}
+	return s ? &s->s : mock_legacy(cur_dev);
+}
+
+/* The device of stream s (the null stream: the current device's). */
+static int stream_dev(hipStream_t s)
+{
+	struct mock_stream *ms = mstream(s);
+
+	return s && s != hipStreamPerThread && ms ? ms->dev : s ? 0 : cur_dev;
 }
 
 /* Queue op on s or record it into s's capture; *seq 0 when captured. */
@@ -82,7 +117,7 @@ EXPORT hipError_t hipInit(unsigned int flags)
 
 EXPORT hipError_t hipGetDeviceCount(int *n)
 {
-	*n = 1;
+	*n = ndevices();
 	return hipSuccess;
 }
 
@@ -106,17 +141,16 @@ EXPORT hipError_t hipGetDevice(int *d)
 
 EXPORT hipError_t hipSetDevice(int d)
 {
-	if (d != 0)
+	if (d < 0 || d >= ndevices())
 		return hipErrorInvalidValue;
 	cur_dev = d;
 	return hipSuccess;
 }
 
-/* The mock's one device (HIP: -1 for an invalid stream, not checked here). */
+/* HIP: -1 for an invalid stream, not checked here. */
 EXPORT int hipGetStreamDeviceId(hipStream_t s)
 {
-	(void)s;
-	return cur_dev;
+	return stream_dev(s);
 }
 
 EXPORT hipError_t hipDeviceSynchronize(void)
@@ -140,18 +174,31 @@ EXPORT hipError_t hipFree(void *p)
 	return hipSuccess;
 }
 
-EXPORT hipError_t hipStreamCreate(hipStream_t *s)
-{
-	*s = calloc(1, sizeof(**s));
-	return *s ? hipSuccess : 2;
-}
-
 EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned int flags)
 {
 	*s = calloc(1, sizeof(**s));
 	if (!*s)
 		return 2;
 	(*s)->s.flags = flags & 1 ? MOCK_STREAM_NONBLOCKING : 0; /* hipStreamNonBlocking */
+	(*s)->s.dev = cur_dev;
+	return hipSuccess;
+}
+
+EXPORT hipError_t hipStreamCreate(hipStream_t *s)
+{
+	return hipStreamCreateWithFlags(s, 0);
+}
+
+hipError_t mock_hip_hipStreamDestroy(hipStream_t s)
+{
+	struct mock_stream *ms;
+
+	if (!s || s == hipStreamPerThread)
+		return hipErrorInvalidHandle;
+	ms = mstream(s); /* aborts on a second destroy */
+	mock_sync_stream(ms);
+	mock_stream_release(ms);
+	s->dead = 1; /* not freed: a later use is caught */
 	return hipSuccess;
 }
 
@@ -183,7 +230,10 @@ EXPORT hipError_t hipStreamQuery(hipStream_t s)
 EXPORT hipError_t hipEventCreate(hipEvent_t *e)
 {
 	*e = calloc(1, sizeof(**e));
-	return *e ? hipSuccess : 2;
+	if (!*e)
+		return 2;
+	(*e)->dev = cur_dev;
+	return hipSuccess;
 }
 
 EXPORT hipError_t hipEventRecord(hipEvent_t e, hipStream_t s)
@@ -192,6 +242,10 @@ EXPORT hipError_t hipEventRecord(hipEvent_t e, hipStream_t s)
 
 	if (deinitialized())
 		return hipErrorDeinitialized;
+	if (!e)
+		return hipErrorInvalidHandle;
+	if (e->dev != stream_dev(s))
+		return hipErrorInvalidHandle; /* an event of another device */
 	return submit(s, &op, NULL);
 }
 
@@ -265,14 +319,28 @@ hipError_t mock_hip_hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsi
 	return kernel(args, s);
 }
 
-/* One device: a list of one entry, its kernel on its stream (HIP rejects a
- * null stream here). */
+/* A list of one entry per device, each on a stream of its device (HIP
+ * rejects a null stream and a device named twice), each entry's kernel
+ * on its stream. */
 hipError_t mock_hip_hipLaunchCooperativeKernelMultiDevice(hipLaunchParams *l, int n,
                                                           unsigned int flags)
 {
-	if (!l || n != 1 || !l[0].stream)
+	unsigned seen = 0;
+	int i, d;
+
+	if (!l || n < 1 || n > ndevices())
 		return hipErrorInvalidValue;
-	return kernel(l[0].args, l[0].stream);
+	for (i = 0; i < n; i++) {
+		if (!l[i].stream || l[i].stream == hipStreamPerThread)
+			return hipErrorInvalidValue;
+		d = stream_dev(l[i].stream);
+		if (seen & (1u << d))
+			return hipErrorInvalidValue;
+		seen |= 1u << d;
+	}
+	for (i = 0; i < n; i++)
+		kernel(l[i].args, l[i].stream);
+	return hipSuccess;
 }
 
 static hipError_t copy(void *dst, const void *src, size_t n, hipStream_t s, int sync)
@@ -337,7 +405,7 @@ hipError_t mock_hip_hipMemset(void *dst, int v, size_t n)
 		return hipErrorStreamCaptureUnsupported;
 	r = submit(NULL, &op, &seq);
 	if (r == hipSuccess && seq)
-		mock_wait(NULL, seq);
+		mock_wait(mstream(NULL), seq);
 	return r;
 }
 
@@ -353,7 +421,7 @@ EXPORT hipError_t hipThreadExchangeStreamCaptureMode(int *mode)
 
 hipError_t mock_hip_hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode)
 {
-	if (!mstream(s))
+	if (!s)
 		return hipErrorStreamCaptureUnsupported;
 	return mock_capture_begin(mstream(s), mode) == 0 ? hipSuccess : hipErrorInvalidValue;
 }
