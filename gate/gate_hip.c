@@ -500,7 +500,8 @@ static int gate_hip_stream_busy(void *stream)
  * (gate_cuda_passable()). */
 #define HIP_PASSABLE(id)                                                                           \
 	((id) != HIPH_hipStreamWaitValue32 && (id) != HIPH_hipStreamWaitValue64 &&                 \
-	 (id) != HIPH_hipWaitExternalSemaphoresAsync && (id) != HIPH_hipLaunchHostFunc)
+	 (id) != HIPH_hipWaitExternalSemaphoresAsync && (id) != HIPH_hipLaunchHostFunc &&          \
+	 (id) != HIPH_hipLaunchHostFunc_spt)
 
 #define HIP_GQ_STREAMS 8
 static __thread struct gq hip_gq[HIP_GQ_STREAMS];

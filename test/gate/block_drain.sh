@@ -6,7 +6,7 @@
 # bounds that work.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 27
+plan 30
 
 # bounded_hog CAP US COUNTER MIN CMD...: start CMD (writing its launch count to
 # COUNTER, the gate's counts to COUNTER.counts at its exit) under queue_cap
@@ -161,6 +161,10 @@ kill "$HOG"; wait "$HOG" 2>/dev/null
 # 4d. HIP's multi-device cooperative launch (a list of the mock's one
 # device): blocked, drained, released as hipLaunchKernel
 hip_drained "HIP multi-device launch" "$T/c4d" ./hiphog multi 2000 "$T/c4d"
+
+# 4e. HIP's per-thread stream variant (hipLaunchKernel_spt on stream 0, a
+# program built with -fgpu-default-stream=per-thread): the same
+hip_drained "HIP per-thread stream (_spt)" "$T/c4e" ./hiphog spt 2000 "$T/c4e"
 
 # 5. a process that never touched the GPU acknowledges at once
 page init

@@ -9,6 +9,9 @@
  *	hiphog multi US FILE
  *	    the same through hipLaunchCooperativeKernelMultiDevice (a list of
  *	    one device)
+ *	hiphog spt US FILE
+ *	    the same through hipLaunchKernel_spt on stream 0 (the per-thread
+ *	    stream, as a program built with -fgpu-default-stream=per-thread)
  *	hiphog peer DIR
  *	    one hipMemcpyPeer of 64 bytes; writes "peer rc=R same=S" (S 1: the
  *	    bytes arrived) to DIR/out, then waits (at most 30 s) for DIR/end
@@ -53,6 +56,7 @@ hipError_t hipStreamEndCapture(hipStream_t, hipGraph_t *);
 hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, void *, char *, size_t);
 hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
 hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams *, int, unsigned int);
+hipError_t hipLaunchKernel_spt(const void *, dim3, dim3, void **, size_t, hipStream_t);
 hipError_t hipMemcpyPeer(void *, int, const void *, int, size_t);
 hipError_t hipStreamCreateWithFlags(hipStream_t *, unsigned int);
 hipError_t hipStreamDestroy(hipStream_t);
@@ -237,7 +241,8 @@ static int capture(const char *mode, const char *dir)
 
 int main(int argc, char **argv)
 {
-	int multi = argc == 4 && strcmp(argv[1], "multi") == 0;
+	int spt = argc == 4 && strcmp(argv[1], "spt") == 0;
+	int multi = (argc == 4 && strcmp(argv[1], "multi") == 0) || spt;
 	long long us = argc > 2 ? atoll(argv[1 + multi]) : 1000;
 	const char *file;
 	void *out = NULL;
@@ -267,8 +272,9 @@ int main(int argc, char **argv)
 	list[0].stream = s;
 	snprintf(stop, sizeof(stop), "%s.stop", file);
 	while (time(NULL) - t0 < 60) {
-		r = multi ? hipLaunchCooperativeKernelMultiDevice(list, 1, 0)
-		          : hipLaunchKernel((const void *)main, grid, block, args, 0, s);
+		r = spt     ? hipLaunchKernel_spt((const void *)main, grid, block, args, 0, 0)
+		    : multi ? hipLaunchCooperativeKernelMultiDevice(list, 1, 0)
+		            : hipLaunchKernel((const void *)main, grid, block, args, 0, s);
 		if (r != hipSuccess)
 			return 1;
 		if (++n % 100 == 0 && (f = fopen(file, "w"))) {

@@ -49,7 +49,7 @@ else
 	skip "cuda: every stream/work function hooked or exempt" "no cuda.h (configure --with-cuda)"
 fi
 if h=$(find_header "$ROCM_CPPFLAGS" hip/hip_runtime_api.h); then
-	coverage hip "$h" "$top_srcdir/gate/hip_hooks.def" 's/^HIP_HOOK[A-Z_]*(\([A-Za-z0-9_]*\),.*/\1/p'
+	coverage hip "$h" "$top_srcdir/gate/hip_hooks.def" 's/^HIP_HOOK[A-Z0-9_]*(\([A-Za-z0-9_]*\),.*/\1/p'
 else
 	skip "hip: every stream/work function hooked or exempt" "no hip_runtime_api.h (configure --with-rocm)"
 fi

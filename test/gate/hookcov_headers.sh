@@ -3,7 +3,9 @@
 # header that take a stream or launch/copy/set work, one name a line.
 #
 #	header_functions cuda FILE   cuda.h: CUresult CUDAAPI name(... CUstream ...)
-#	header_functions hip FILE    hip_runtime_api.h: hipError_t name(... hipStream_t ...)
+#	header_functions hip FILE    hip_runtime_api.h: hipError_t name(... hipStream_t ...),
+#	                             and the per-thread stream variants (_spt) of
+#	                             amd_detail/amd_hip_runtime_pt_api.h beside it
 #
 # Also every name that launches, copies or sets memory without a stream
 # (cuLaunch*, cuMemcpy*, cuMemset*, cuGraphLaunch; hip likewise).  Names
@@ -14,6 +16,9 @@ header_functions() {
 	cuda) start='CUresult[ \t]+CUDAAPI[ \t]+' stream='CUstream' work='^cu(Launch|Memcpy|Memset|GraphLaunch)' ;;
 	hip) start='hipError_t[ \t]+' stream='hipStream_t' work='^hip(Launch|Memcpy|Memset|GraphLaunch|ModuleLaunch|ExtLaunch|DrvMemcpy)' ;;
 	esac
+	pt=$(dirname "$2")/amd_detail/amd_hip_runtime_pt_api.h
+	if [ "$1" = hip ] && [ -r "$pt" ]; then set -- "$1" "$2" "$pt"; fi
+	shift
 	awk -v start="$start" -v stream="$stream" -v work="$work" '
 	function flush(   n) {
 		if (!match(buf, start "[A-Za-z0-9_]+[ \t]*\\(")) return
@@ -27,7 +32,7 @@ header_functions() {
 		next
 	}
 	inp { buf = buf " " $0; if ($0 ~ /[;{]/) { flush(); inp = 0 } }
-	' "$2" | sort -u
+	' "$@" | sort -u
 }
 
 # uncovered API FILE HOOKED EXEMPT: the header's functions that are neither

@@ -311,6 +311,13 @@ hipError_t mock_hip_hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, 
 	return kernel(args, s);
 }
 
+/* -fgpu-default-stream=per-thread: a stream of 0 is the per-thread stream */
+hipError_t mock_hip_hipLaunchKernel_spt(const void *f, dim3 g, dim3 b, void **args, size_t shm,
+                                        hipStream_t s)
+{
+	return kernel(args, s ? s : hipStreamPerThread);
+}
+
 hipError_t mock_hip_hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy,
                                           unsigned int gz, unsigned int bx, unsigned int by,
                                           unsigned int bz, unsigned int shm, hipStream_t s,
