@@ -283,9 +283,14 @@ static void *next_lookup(const void *caller, const char *name, const char *versi
 
 /* ---- the override ---------------------------------------------------------------- */
 
-/* name may be one that backend b hooks (it starts with b's prefix). */
+/* name may be one that backend b hooks: it starts with b's prefix, or is
+ * the C++-mangled name of a global function that does (_Z<length><name>...:
+ * HIP 5.2's hip_ext.h launches). */
 static int gate_name_hooked(const struct gate_backend *b, const char *name)
 {
+	if (name[0] == '_' && name[1] == 'Z')
+		for (name += 2; *name >= '0' && *name <= '9';)
+			name++;
 	return strncmp(name, b->prefix, strlen(b->prefix)) == 0;
 }
 

@@ -218,32 +218,53 @@ static void gate_hip_destroy_before(hipStream_t s)
 }
 
 _Static_assert(offsetof(hipLaunchParams, stream) == 48, "hipLaunchParams.stream moved");
+/* ROCm 6's hip_runtime_api.h: function, 7 unsigned ints, hStream, kernelParams */
+_Static_assert(offsetof(hipFunctionLaunchParams, hStream) == 40 &&
+                       sizeof(hipFunctionLaunchParams) == 56,
+               "hipFunctionLaunchParams layout");
 
 /*
  * A multi-device launch (hip_hooks.def): one entry per device, each on its
- * own stream.  Remember every entry's device (hipGetStreamDeviceId, in HIP
+ * own stream (list: n entries of stride bytes, each's stream at stream_off).
+ * Remember every entry's stream and device (hipGetStreamDeviceId, in HIP
  * 5.2 and ROCm 6); returns -1, so the caller's current device is
  * remembered too.  A list longer than the drain's 64 devices is not read
  * (HIP rejects more entries than devices); an invalid stream (-1) fails
  * the launch itself.
  */
-static int gate_hip_list_devices(const hipLaunchParams *list, int n)
+static int gate_hip_streams_devices(const char *list, size_t stride, size_t stream_off, long n)
 {
 	static _Atomic int warned;
-	int i, d;
+	hipStream_t s;
+	long i;
+	int d;
 
 	if (!list || n <= 0 || n > 64)
 		return -1;
 	for (i = 0; i < n; i++) {
-		d = gate_hip_stream_device(list[i].stream);
+		memcpy(&s, list + (size_t)i * stride + stream_off, sizeof(s));
+		d = gate_hip_stream_device(s);
 		if (d < 0 && !atomic_exchange(&warned, 1))
 			log_warn(
 			        "no hipGetStreamDeviceId: the drain waits only on the current device of a multi-device launch");
 		if (d >= 0)
 			gate_hip_track(d);
-		gate_hip_track_stream(list[i].stream, d);
+		gate_hip_track_stream(s, d);
 	}
 	return -1;
+}
+
+static int gate_hip_list_devices(const hipLaunchParams *list, int n)
+{
+	return gate_hip_streams_devices((const char *)list, sizeof(*list),
+	                                offsetof(hipLaunchParams, stream), n);
+}
+
+/* ROCm 6's hipModuleLaunchCooperativeKernelMultiDevice: the same. */
+static int gate_hip_flist_devices(const hipFunctionLaunchParams *list, unsigned n)
+{
+	return gate_hip_streams_devices((const char *)list, sizeof(*list),
+	                                offsetof(hipFunctionLaunchParams, hStream), (long)n);
 }
 
 static _Atomic int hip_captures; /* captures begun through the gate, not ended */
@@ -501,7 +522,7 @@ static int gate_hip_stream_busy(void *stream)
 #define HIP_PASSABLE(id)                                                                           \
 	((id) != HIPH_hipStreamWaitValue32 && (id) != HIPH_hipStreamWaitValue64 &&                 \
 	 (id) != HIPH_hipWaitExternalSemaphoresAsync && (id) != HIPH_hipLaunchHostFunc &&          \
-	 (id) != HIPH_hipLaunchHostFunc_spt)
+	 (id) != HIPH_hipLaunchHostFunc_spt && (id) != HIPH_hipStreamBatchMemOp)
 
 #define HIP_GQ_STREAMS 8
 static __thread struct gq hip_gq[HIP_GQ_STREAMS];
@@ -569,8 +590,8 @@ static int gate_hip_find(const char *name)
 {
 	int i;
 
-	if (strncmp(name, "hip", 3) != 0)
-		return -1;
+	if (strncmp(name, "hip", 3) != 0 && strncmp(name, "_Z", 2) != 0)
+		return -1; /* _Z: HIP 5.2's C++-mangled hip_ext.h launches */
 	for (i = 0; i < HIPH_COUNT; i++)
 		if (strcmp(name, hip_hooks[i].name) == 0)
 			return i;

@@ -125,6 +125,21 @@ typedef struct hipLaunchParams_t {
 	hipStream_t stream;
 } hipLaunchParams;
 
+/* ROCm 6's (not in HIP 5.2): hipModuleLaunchCooperativeKernelMultiDevice's
+ * entry, whose stream the gate reads (hip_hooks.def HIP_HOOK_HAND: from
+ * ROCm 6's hip_runtime_api.h, not checked by proto_hip.c), and opaque types
+ * of ROCm 6's hooked calls. */
+typedef struct hipFunctionLaunchParams_t {
+	hipFunction_t function;
+	unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	hipStream_t hStream;
+	void **kernelParams;
+} hipFunctionLaunchParams;
+typedef union hipStreamBatchMemOpParams_union hipStreamBatchMemOpParams;
+typedef struct hipGraphNode *hipGraphNode_t;
+typedef struct hipGraphEdgeData hipGraphEdgeData;
+
 #define hipSuccess 0
 #define hipErrorNotInitialized 3
 #define hipErrorDeinitialized 4

@@ -6,7 +6,7 @@
 # bounds that work.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
-plan 30
+plan 33
 
 # bounded_hog CAP US COUNTER MIN CMD...: start CMD (writing its launch count to
 # COUNTER, the gate's counts to COUNTER.counts at its exit) under queue_cap
@@ -165,6 +165,10 @@ hip_drained "HIP multi-device launch" "$T/c4d" ./hiphog multi 2000 "$T/c4d"
 # 4e. HIP's per-thread stream variant (hipLaunchKernel_spt on stream 0, a
 # program built with -fgpu-default-stream=per-thread): the same
 hip_drained "HIP per-thread stream (_spt)" "$T/c4e" ./hiphog spt 2000 "$T/c4e"
+
+# 4f. hip_ext.h's hipExtModuleLaunchKernel under HIP 5.2's C++ name (Tensile's
+# launch, so rocBLAS's and hipBLASLt's): the same
+hip_drained "HIP hipExtModuleLaunchKernel (C++ name)" "$T/c4f" ./hiphog ext 2000 "$T/c4f"
 
 # 5. a process that never touched the GPU acknowledges at once
 page init

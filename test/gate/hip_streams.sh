@@ -11,10 +11,10 @@
 . "$top_srcdir/test/gate/gate_env.sh"
 HH=$top_builddir/test/gate/hiphog
 [ -x "$HH" ] && [ -r "$MOCKLIB/libamdhip64.so" ] || skip_all "hiphog or the mock libamdhip64 not built"
-plan 18
+plan 24
 export KREX_MOCK_HIP_DEVICES=2
 
-# queued WHAT DIR N: hiphog WHAT (streams, multi2) queues on two devices,
+# queued WHAT DIR N: hiphog WHAT (streams, multi2, fmulti2) queues on two devices,
 # device 0 current at the close: the drain acknowledges, complete, after
 # all N queued kernels ran; the program's own synchronization then passes.
 queued() {
@@ -42,8 +42,10 @@ queued() {
 # one 1 ms kernel on device 1's null stream
 queued streams "$T/s" 17
 # 1b. one multi-device launch: 1 ms on a non-blocking stream of device 0,
-# 300 ms on one of device 1 that nothing else submitted to
+# 1 s on one of device 1 that nothing else submitted to
 queued multi2 "$T/m" 2
+# 1c. the same through ROCm 6's hipModuleLaunchCooperativeKernelMultiDevice
+queued fmulti2 "$T/f" 2
 
 # 2. streams made, used and destroyed on both devices while 15 drains come
 # and go: none is used after its destroy

@@ -9,6 +9,9 @@
  *	hiphog multi US FILE
  *	    the same through hipLaunchCooperativeKernelMultiDevice (a list of
  *	    one device)
+ *	hiphog ext US FILE
+ *	    the same through hip_ext.h's hipExtModuleLaunchKernel under HIP
+ *	    5.2's C++-mangled name (what Tensile, so rocBLAS, calls there)
  *	hiphog spt US FILE
  *	    the same through hipLaunchKernel_spt on stream 0 (the per-thread
  *	    stream, as a program built with -fgpu-default-stream=per-thread)
@@ -29,8 +32,10 @@
  *	hiphog multi2 DIR
  *	    the same with one hipLaunchCooperativeKernelMultiDevice instead: a
  *	    kernel of 1 ms on a non-blocking stream of device 0 and one of
- *	    300 ms on a non-blocking stream of device 1 (made while device 1
+ *	    1 s on a non-blocking stream of device 1 (made while device 1
  *	    was current; nothing else submitted to it)
+ *	hiphog fmulti2 DIR
+ *	    the same through ROCm 6's hipModuleLaunchCooperativeKernelMultiDevice
  *	hiphog churn FILE
  *	    until FILE.stop exists (at most 60 s): make a non-blocking stream
  *	    (on devices 0 and 1 in turn when there are two), launch 2 kernels
@@ -57,6 +62,15 @@ hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, void *, char *, siz
 hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
 hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams *, int, unsigned int);
 hipError_t hipLaunchKernel_spt(const void *, dim3, dim3, void **, size_t, hipStream_t);
+hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams *, unsigned int,
+                                                       unsigned int);
+/* HIP 5.2's hipExtModuleLaunchKernel (hip_ext.h, C++) */
+hipError_t
+_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
+        hipFunction_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, size_t,
+        hipStream_t, void **, void **, hipEvent_t, hipEvent_t, uint32_t);
+#define EXT_LAUNCH                                                                                 \
+	_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j
 hipError_t hipMemcpyPeer(void *, int, const void *, int, size_t);
 hipError_t hipStreamCreateWithFlags(hipStream_t *, unsigned int);
 hipError_t hipStreamDestroy(hipStream_t);
@@ -99,22 +113,28 @@ static hipError_t launch(hipStream_t s, int n, long long us)
 	return r;
 }
 
-/* streams and multi2 (above): queue, touch DIR/queued. */
+/* streams, multi2 and fmulti2 (above; multi 0, 1, 2): queue. */
 static hipError_t queue(int multi)
 {
 	static uint32_t word;
-	long long us0 = 1000, us1 = 300000;
+	long long us0 = 1000, us1 = 1000000;
 	void *out = &word;
 	void *args0[] = {&out, &us0}, *args1[] = {&out, &us1};
 	hipLaunchParams list[2] = {{(void *)queue, {1, 1, 1}, {32, 1, 1}, args0, 0, NULL},
 	                           {(void *)queue, {1, 1, 1}, {32, 1, 1}, args1, 0, NULL}};
+	hipFunctionLaunchParams flist[2] = {{NULL, 1, 1, 1, 32, 1, 1, 0, NULL, args0},
+	                                    {NULL, 1, 1, 1, 32, 1, 1, 0, NULL, args1}};
 	hipStream_t a, b;
 	hipError_t r;
 
 	if (hipStreamCreateWithFlags(&a, 1) != hipSuccess || hipSetDevice(1) != hipSuccess ||
 	    hipStreamCreateWithFlags(&b, 1) != hipSuccess)
 		return 2;
-	if (multi) {
+	if (multi == 2) {
+		flist[0].hStream = a;
+		flist[1].hStream = b;
+		r = hipModuleLaunchCooperativeKernelMultiDevice(flist, 2, 0);
+	} else if (multi) {
 		list[0].stream = a;
 		list[1].stream = b;
 		r = hipLaunchCooperativeKernelMultiDevice(list, 2, 0);
@@ -242,7 +262,8 @@ static int capture(const char *mode, const char *dir)
 int main(int argc, char **argv)
 {
 	int spt = argc == 4 && strcmp(argv[1], "spt") == 0;
-	int multi = (argc == 4 && strcmp(argv[1], "multi") == 0) || spt;
+	int ext = argc == 4 && strcmp(argv[1], "ext") == 0;
+	int multi = (argc == 4 && strcmp(argv[1], "multi") == 0) || spt || ext;
 	long long us = argc > 2 ? atoll(argv[1 + multi]) : 1000;
 	const char *file;
 	void *out = NULL;
@@ -262,6 +283,8 @@ int main(int argc, char **argv)
 		return hipInit(0) == hipSuccess ? streams(argv[2], 0) : 2;
 	if (argc == 3 && strcmp(argv[1], "multi2") == 0)
 		return hipInit(0) == hipSuccess ? streams(argv[2], 1) : 2;
+	if (argc == 3 && strcmp(argv[1], "fmulti2") == 0)
+		return hipInit(0) == hipSuccess ? streams(argv[2], 2) : 2;
 	if (argc == 3 && strcmp(argv[1], "churn") == 0)
 		return hipInit(0) == hipSuccess ? churn(argv[2]) : 2;
 	if (argc == 4 && strcmp(argv[1], "capture") == 0)
@@ -272,7 +295,8 @@ int main(int argc, char **argv)
 	list[0].stream = s;
 	snprintf(stop, sizeof(stop), "%s.stop", file);
 	while (time(NULL) - t0 < 60) {
-		r = spt     ? hipLaunchKernel_spt((const void *)main, grid, block, args, 0, 0)
+		r = ext     ? EXT_LAUNCH(NULL, 32, 1, 1, 32, 1, 1, 0, s, args, NULL, NULL, NULL, 0)
+		    : spt   ? hipLaunchKernel_spt((const void *)main, grid, block, args, 0, 0)
 		    : multi ? hipLaunchCooperativeKernelMultiDevice(list, 1, 0)
 		            : hipLaunchKernel((const void *)main, grid, block, args, 0, s);
 		if (r != hipSuccess)

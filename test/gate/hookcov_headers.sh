@@ -5,7 +5,8 @@
 #	header_functions cuda FILE   cuda.h: CUresult CUDAAPI name(... CUstream ...)
 #	header_functions hip FILE    hip_runtime_api.h: hipError_t name(... hipStream_t ...),
 #	                             and the per-thread stream variants (_spt) of
-#	                             amd_detail/amd_hip_runtime_pt_api.h beside it
+#	                             amd_detail/amd_hip_runtime_pt_api.h and the
+#	                             extensions of hip_ext.h beside it
 #
 # Also every name that launches, copies or sets memory without a stream
 # (cuLaunch*, cuMemcpy*, cuMemset*, cuGraphLaunch; hip likewise).  Names
@@ -16,8 +17,12 @@ header_functions() {
 	cuda) start='CUresult[ \t]+CUDAAPI[ \t]+' stream='CUstream' work='^cu(Launch|Memcpy|Memset|GraphLaunch)' ;;
 	hip) start='hipError_t[ \t]+' stream='hipStream_t' work='^hip(Launch|Memcpy|Memset|GraphLaunch|ModuleLaunch|ExtLaunch|DrvMemcpy)' ;;
 	esac
-	pt=$(dirname "$2")/amd_detail/amd_hip_runtime_pt_api.h
-	if [ "$1" = hip ] && [ -r "$pt" ]; then set -- "$1" "$2" "$pt"; fi
+	if [ "$1" = hip ]; then
+		d=$(dirname "$2")
+		for f in "$d/amd_detail/amd_hip_runtime_pt_api.h" "$d/hip_ext.h"; do
+			[ -r "$f" ] && set -- "$@" "$f"
+		done
+	fi
 	shift
 	awk -v start="$start" -v stream="$stream" -v work="$work" '
 	function flush(   n) {
@@ -26,7 +31,7 @@ header_functions() {
 		sub(start, "", n); sub(/[ \t]*\($/, "", n)
 		if (buf ~ (stream "[ \t,)]") || n ~ work) print n
 	}
-	!inp && $0 ~ ("^[ \t]*(__CUDA_DEPRECATED[ \t]+|DEPRECATED\\([^)]*\\)[ \t]+)?" start "[A-Za-z0-9_]+[ \t]*\\(") {
+	!inp && $0 ~ ("^[ \t]*(extern[ \t]+\"C\"[ \t]+)?(__CUDA_DEPRECATED[ \t]+|DEPRECATED\\([^)]*\\)[ \t]+)?" start "[A-Za-z0-9_]+[ \t]*\\(") {
 		buf = $0; inp = 1
 		if (buf ~ /;/) { flush(); inp = 0 }
 		next

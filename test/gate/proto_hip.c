@@ -14,10 +14,12 @@
 	_Static_assert(__builtin_types_compatible_p(__typeof__(&name), hipError_t(*) params),      \
 	               #name ": parameter list differs from hip_runtime_api.h");
 /* ROCm 6's own (hip_hooks.def): not declared by HIP 5.2's headers */
-#define HIP_HOOK_ROCM6(name, kind, params, args, stream)
+#define HIP_HOOK_HAND(name, kind, params, args, stream)
+#define HIP_HOOK_HAND_DEV(name, kind, params, args, stream, device)
 #include "hip_hooks.def"
 #undef HIP_HOOK
-#undef HIP_HOOK_ROCM6
+#undef HIP_HOOK_HAND
+#undef HIP_HOOK_HAND_DEV
 
 _Static_assert(sizeof(dim3) == 12, "dim3 is not three uint32_t");
 /* passed by value to hipMemset3D(Async): gate_types.h's stand-ins have these layouts */

@@ -31,6 +31,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,25 @@ hipError_t mock_hip_hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, 
 	return kernel(args, s);
 }
 
+/* hip_ext.h's module launches, ROCm 6's C names and HIP 5.2's mangled ones
+ * (hip_hooks.def): a kernel of kernelParams, as hipModuleLaunchKernel's */
+#define MOCK_EXT_LAUNCH(name, ...)                                                                 \
+	hipError_t mock_hip_##name(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz,         \
+	                           uint32_t bx, uint32_t by, uint32_t bz, size_t shm,              \
+	                           hipStream_t s, void **args, void **extra, hipEvent_t start,     \
+	                           hipEvent_t stop __VA_ARGS__)                                    \
+	{                                                                                          \
+		return kernel(args, s);                                                            \
+	}
+MOCK_EXT_LAUNCH(hipExtModuleLaunchKernel, , uint32_t flags)
+MOCK_EXT_LAUNCH(hipHccModuleLaunchKernel)
+MOCK_EXT_LAUNCH(
+        _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j,
+        , uint32_t flags)
+MOCK_EXT_LAUNCH(
+        _Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_)
+#undef MOCK_EXT_LAUNCH
+
 /* -fgpu-default-stream=per-thread: a stream of 0 is the per-thread stream */
 hipError_t mock_hip_hipLaunchKernel_spt(const void *f, dim3 g, dim3 b, void **args, size_t shm,
                                         hipStream_t s)
@@ -328,26 +348,49 @@ hipError_t mock_hip_hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsi
 
 /* A list of one entry per device, each on a stream of its device (HIP
  * rejects a null stream and a device named twice), each entry's kernel
- * on its stream. */
-hipError_t mock_hip_hipLaunchCooperativeKernelMultiDevice(hipLaunchParams *l, int n,
-                                                          unsigned int flags)
+ * on its stream: list, n entries of stride bytes, each's stream at
+ * stream_off and its kernel arguments at args_off. */
+static hipError_t multi_launch(const char *list, size_t stride, size_t stream_off, size_t args_off,
+                               long n)
 {
 	unsigned seen = 0;
-	int i, d;
+	hipStream_t s;
+	void **args;
+	long i;
+	int d;
 
-	if (!l || n < 1 || n > ndevices())
+	if (!list || n < 1 || n > ndevices())
 		return hipErrorInvalidValue;
 	for (i = 0; i < n; i++) {
-		if (!l[i].stream || l[i].stream == hipStreamPerThread)
+		memcpy(&s, list + (size_t)i * stride + stream_off, sizeof(s));
+		if (!s || s == hipStreamPerThread)
 			return hipErrorInvalidValue;
-		d = stream_dev(l[i].stream);
+		d = stream_dev(s);
 		if (seen & (1u << d))
 			return hipErrorInvalidValue;
 		seen |= 1u << d;
 	}
-	for (i = 0; i < n; i++)
-		kernel(l[i].args, l[i].stream);
+	for (i = 0; i < n; i++) {
+		memcpy(&s, list + (size_t)i * stride + stream_off, sizeof(s));
+		memcpy(&args, list + (size_t)i * stride + args_off, sizeof(args));
+		kernel(args, s);
+	}
 	return hipSuccess;
+}
+
+hipError_t mock_hip_hipLaunchCooperativeKernelMultiDevice(hipLaunchParams *l, int n,
+                                                          unsigned int flags)
+{
+	return multi_launch((const char *)l, sizeof(*l), offsetof(hipLaunchParams, stream),
+	                    offsetof(hipLaunchParams, args), n);
+}
+
+/* ROCm 6's */
+hipError_t mock_hip_hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams *l,
+                                                                unsigned int n, unsigned int flags)
+{
+	return multi_launch((const char *)l, sizeof(*l), offsetof(hipFunctionLaunchParams, hStream),
+	                    offsetof(hipFunctionLaunchParams, kernelParams), (long)n);
 }
 
 static hipError_t copy(void *dst, const void *src, size_t n, hipStream_t s, int sync)
