@@ -122,7 +122,9 @@ static void gate_cuda_track_stream(CUstream s, CUcontext c)
 		}
 	}
 	if (!atomic_exchange(&cu_strms_full, 1))
-		log_warn("more than %d streams: the drain does not see the others", CU_MAX_STREAMS);
+		log_warn(
+		        "more than %d streams: the drain does not see the others (from now on it says it is incomplete)",
+		        CU_MAX_STREAMS);
 }
 
 /* A submission to stream s (pt: a _ptsz/_ptds entry point) by this thread. */
@@ -349,6 +351,8 @@ int gate_cuda_drain(uint64_t deadline)
 		pop(&old);
 	}
 	pthread_mutex_unlock(&cu_cap_mu);
+	if (atomic_load(&cu_strms_full))
+		incomplete++; /* a stream past CU_MAX_STREAMS was never seen */
 	/* Poll, never block: a kernel the host releases may never end while
 	 * the host waits at the gate. */
 	left = gate_poll_events(gate_cuda_query, (void **)targets, n, deadline, &incomplete);
@@ -361,8 +365,9 @@ int gate_cuda_drain(uint64_t deadline)
 	if ((left || incomplete) && gate_cuda_deinit())
 		return KREX_DRAIN_EXITING; /* the process exits: its contexts go */
 	if (incomplete) {
-		log_info("drain: %d streams could not be waited for (capture, destroyed stream)",
-		         incomplete);
+		log_info(
+		        "drain: %d streams could not be waited for (capture, destroyed stream, more streams than the gate tracks)",
+		        incomplete);
 	}
 	return left || incomplete ? -1 : 0;
 }
@@ -615,6 +620,7 @@ void gate_cuda_forget(void)
 		cu_strms[i].ev = cu_strms[i].pre = NULL;
 		cu_strms[i].pre_valid = 0;
 	}
+	atomic_store(&cu_strms_full, 0);
 	pthread_mutex_init(&cu_cap_mu, NULL);
 	cu_last_stream = NULL;
 	/* the parent's warm-up handles mean nothing in a child */

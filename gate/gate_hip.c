@@ -193,8 +193,9 @@ static void gate_hip_track_stream(hipStream_t s, int dev)
 			hip_strms[i].dev = dev;
 			atomic_store_explicit(&hip_strms[i].state, HS_READY, memory_order_release);
 		} else if (!atomic_exchange(&hip_strms_full, 1)) {
-			log_warn("more than %d HIP streams: the drain does not see the others",
-			         HIP_MAX_STREAMS);
+			log_warn(
+			        "more than %d HIP streams: the drain does not see the others (from now on it says it is incomplete)",
+			        HIP_MAX_STREAMS);
 		}
 	}
 	pthread_mutex_unlock(&hip_strm_mu);
@@ -379,6 +380,10 @@ static int gate_hip_drain(uint64_t deadline)
 			rc = -1;
 	}
 	pthread_mutex_unlock(&hip_strm_mu);
+	if (atomic_load(&hip_strms_full)) {
+		log_info("drain: more HIP streams than the gate tracks: incomplete");
+		rc = -1; /* a stream past HIP_MAX_STREAMS was never seen */
+	}
 	busy = gate_poll_events(hip_gq_query, targets, n, deadline, &errors);
 	if (errors)
 		rc = -1;
@@ -404,6 +409,7 @@ static void gate_hip_forget(void)
 		hip_strms[i].s = NULL;
 		hip_strms[i].ev = NULL;
 	}
+	atomic_store(&hip_strms_full, 0);
 	hip_last_stream = NULL;
 }
 

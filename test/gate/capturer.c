@@ -32,6 +32,10 @@
  *	    DIR/at and wait for DIR/go (the test closes the gate there); write
  *	    "released status=S ms=T" (S 1: by the host, 2: the spin timed out);
  *	    exit once DIR/end exists.
+ *	capturer streams N DIR
+ *	    N non-blocking streams, a 1 us kernel on each but the last, 300 ms
+ *	    on the last; touch DIR/queued, wait for DIR/go, synchronize, write
+ *	    "streams rc=R" to DIR/out.
  *	capturer busyhold HOW DIR
  *	    a stream busy with a 300 ms kernel; touch DIR/at, wait for DIR/go
  *	    (the test closes the gate there), then submit a host-released op
@@ -570,6 +574,27 @@ static int do_threads(int n)
 	return 0;
 }
 
+/* streams N: N non-blocking streams, a 1 us kernel on each but the last,
+ * 300 ms on the last (made last); touch DIR/queued, wait for DIR/go,
+ * synchronize, "streams rc=R". */
+static int do_streams(int n)
+{
+	static uint32_t word;
+	CUstream s;
+	int i;
+
+	if (n < 1)
+		return 2;
+	for (i = 0; i < n; i++) {
+		CK(cuStreamCreate(&s, 1));
+		CK(kernel(s, i == n - 1 ? 300000 : 1, &word, 0));
+	}
+	touch("queued");
+	wait_file("go", 30);
+	out("streams rc=%d\n", (int)cuCtxSynchronize());
+	return 0;
+}
+
 static int do_context(const char *how)
 {
 	CUcontext c = NULL;
@@ -595,7 +620,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr,
-		        "usage: capturer capture|regioncap|regionflag|hostflag|hostdrain|xla|busyhold|threads|context ... DIR\n");
+		        "usage: capturer capture|regioncap|regionflag|hostflag|hostdrain|xla|busyhold|threads|streams|context ... DIR\n");
 		return 2;
 	}
 	dir = argv[argc - 1];
@@ -620,6 +645,8 @@ int main(int argc, char **argv)
 		return do_hostdrain();
 	if (strcmp(argv[1], "threads") == 0 && argc == 4)
 		return do_threads(atoi(argv[2]));
+	if (strcmp(argv[1], "streams") == 0 && argc == 4)
+		return do_streams(atoi(argv[2]));
 	fprintf(stderr, "capturer: bad arguments\n");
 	return 2;
 }

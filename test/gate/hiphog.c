@@ -36,6 +36,10 @@
  *	    was current; nothing else submitted to it)
  *	hiphog fmulti2 DIR
  *	    the same through ROCm 6's hipModuleLaunchCooperativeKernelMultiDevice
+ *	hiphog many N DIR
+ *	    N non-blocking streams, a 1 us kernel on each but the last, 300 ms
+ *	    on the last; touch DIR/queued, wait for DIR/go, synchronize the
+ *	    device, write "streams rc=R" to DIR/out.
  *	hiphog churn FILE
  *	    until FILE.stop exists (at most 60 s): make a non-blocking stream
  *	    (on devices 0 and 1 in turn when there are two), launch 2 kernels
@@ -148,14 +152,14 @@ static hipError_t queue(int multi)
 	return r == hipSuccess ? hipSetDevice(0) : r;
 }
 
-static int streams(const char *dir, int multi)
+/* After queueing: touch DIR/queued, wait for DIR/go, synchronize the
+ * device, write "streams rc=R" to DIR/out; 0 when it synchronized. */
+static int queued(const char *dir)
 {
 	hipError_t r;
 	char path[4096];
 	FILE *f;
 
-	if (queue(multi) != hipSuccess)
-		return 1;
 	touch(dir, "queued");
 	await(dir, "go");
 	r = hipDeviceSynchronize();
@@ -165,6 +169,23 @@ static int streams(const char *dir, int multi)
 	fprintf(f, "streams rc=%d\n", (int)r);
 	fclose(f);
 	return r == hipSuccess ? 0 : 1;
+}
+
+static int streams(const char *dir, int multi)
+{
+	return queue(multi) == hipSuccess ? queued(dir) : 1;
+}
+
+static int many(int n, const char *dir)
+{
+	hipStream_t s;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (hipStreamCreateWithFlags(&s, 1) != hipSuccess ||
+		    launch(s, 1, i == n - 1 ? 300000 : 1) != hipSuccess)
+			return 1;
+	return queued(dir);
 }
 
 static int churn(const char *file)
@@ -285,6 +306,8 @@ int main(int argc, char **argv)
 		return hipInit(0) == hipSuccess ? streams(argv[2], 1) : 2;
 	if (argc == 3 && strcmp(argv[1], "fmulti2") == 0)
 		return hipInit(0) == hipSuccess ? streams(argv[2], 2) : 2;
+	if (argc == 4 && strcmp(argv[1], "many") == 0)
+		return hipInit(0) == hipSuccess ? many(atoi(argv[2]), argv[3]) : 2;
 	if (argc == 3 && strcmp(argv[1], "churn") == 0)
 		return hipInit(0) == hipSuccess ? churn(argv[2]) : 2;
 	if (argc == 4 && strcmp(argv[1], "capture") == 0)
