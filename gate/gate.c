@@ -367,13 +367,33 @@ int gate_joined(void)
 	return atomic_load_explicit(&gate_state, memory_order_relaxed) == GS_JOINED;
 }
 
+_Atomic unsigned gate_ctx_gen;
+
+void gate_context_end(void)
+{
+	atomic_fetch_add(&gate_ctx_gen, 1);
+}
+
 struct gq *gate_queue_before(struct gq *tab, int len, void *s, const struct gq_ops *ops)
 {
+	unsigned gen = atomic_load_explicit(&gate_ctx_gen, memory_order_relaxed);
 	struct gq *q;
+	int i;
 
 	if (!gate_cap || !gate_joined())
 		return NULL;
 	q = gq_find(tab, len, s);
+	if (q && q->gen != gen) {
+		/* a context was destroyed since this table's events were made:
+		 * forget them (never destroyed: they went with it) and their
+		 * streams (maybe gone too), start afresh */
+		for (i = 0; i < len; i++)
+			if (tab[i].gen != gen)
+				tab[i].used = 0;
+		q = gq_find(tab, len, s);
+		if (q)
+			q->gen = gen;
+	}
 	if (krex_region_held()) {
 		gq_count(q);
 		return NULL;

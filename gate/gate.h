@@ -31,10 +31,24 @@ enum gate_kind {
 	GK_STREAM_DESTROY = 5,
 	/* making a GPU context: waits at a closed gate (gate_context_wait()),
 	 * never counted in flight, not a submission */
-	GK_CONTEXT = 6
+	GK_CONTEXT = 6,
+	/* destroying or resetting a context, its streams and events with it:
+	 * gated like a submission (never passed, so never inside the driver
+	 * while a drain records or polls), and gate_context_end() first */
+	GK_CONTEXT_END = 7
 };
 
 /* ---- gate.c --------------------------------------------------------------- */
+
+/*
+ * A context is about to be destroyed or reset (GK_CONTEXT_END, inside the
+ * gate): every event the gate made before belongs to a context that may be
+ * gone, and using one would be a use after free inside the driver.  Bumps
+ * gate_ctx_gen, which the bounded queue's tables check (their events are
+ * forgotten, not destroyed); each backend forgets its drain's tables itself.
+ */
+extern _Atomic unsigned gate_ctx_gen;
+void gate_context_end(void);
 
 /*
  * The gate check in front of one submission: waits while a gate of this

@@ -178,6 +178,18 @@ static int gate_cuda_passable(int id)
 	       id != CUH_cuLaunchHostFunc;
 }
 
+/* A GK_CONTEXT_END call's context or device (cuda_hooks.def's stream column
+ * for them: gate_cuda_ending()), for gate_cuda_before(). */
+static __thread CUcontext cu_ending_ctx;
+static __thread int cu_ending_dev;
+
+CUstream gate_cuda_ending(CUcontext c, int dev)
+{
+	cu_ending_ctx = c;
+	cu_ending_dev = dev;
+	return NULL;
+}
+
 static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 {
 	if (gate_counting)
@@ -189,6 +201,14 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 		t->q = NULL;
 		t->joined = 0;
 		gate_context_wait();
+		return;
+	}
+	if (t->kind == GK_CONTEXT_END) {
+		/* gated, never passed: not inside the driver while a drain
+		 * records or polls (gate.h) */
+		t->q = NULL;
+		t->joined = gate_enter(0, NULL, NULL);
+		gate_cuda_context_end(cu_ending_ctx, cu_ending_dev);
 		return;
 	}
 	if (t->kind >= GK_CAPTURE_BEGIN) {

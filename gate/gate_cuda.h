@@ -94,6 +94,10 @@ void gate_cuda_capture_after(void);
 
 /* The cuStreamDestroy wrapper, before the driver's call. */
 void gate_cuda_destroy_before(CUstream s);
+void gate_cuda_context_end(CUcontext c, int dev);
+/* cuda_hooks.def's stream column of a GK_CONTEXT_END call: notes the
+ * context (or, NULL, the device) it ends; returns no stream. */
+CUstream gate_cuda_ending(CUcontext c, int dev);
 
 /* The backend's drain, warm-up and fork (struct gate_backend, gate.h). */
 int gate_cuda_drain(uint64_t deadline);

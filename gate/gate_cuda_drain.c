@@ -52,6 +52,7 @@
 
 struct cu_ctx_slot {
 	_Atomic(CUcontext) ctx;
+	int dev;                /* its device (cuCtxGetDevice when first tracked), -1 unknown */
 	_Atomic int dflt_dirty; /* a default-stream submission since the last cover */
 	CUevent ev;             /* the drain's event on CU_STREAM_LEGACY */
 	CUevent pre;            /* recorded on CU_STREAM_LEGACY as a capture began */
@@ -93,12 +94,29 @@ static struct cu_ctx_slot *gate_cuda_ctx_slot(CUcontext c)
 		expect = atomic_load_explicit(&cu_ctx[i].ctx, memory_order_acquire);
 		if (expect == c)
 			return &cu_ctx[i];
-		if (!expect && atomic_compare_exchange_strong(&cu_ctx[i].ctx, &expect, c))
+		if (!expect && atomic_compare_exchange_strong(&cu_ctx[i].ctx, &expect, c)) {
+			ctx_dev_fn getdev = gate_cuCtxGetDevice();
+			CUdevice d;
+
+			/* c is the caller's current context */
+			cu_ctx[i].dev = getdev && getdev(&d) == CUDA_SUCCESS ? (int)d : -1;
 			return &cu_ctx[i];
+		}
 		if (expect == c)
 			return &cu_ctx[i];
 	}
 	return NULL;
+}
+
+/* Any context tracked?  Slots are freed by gate_cuda_context_end(). */
+static int gate_cuda_any_ctx(void)
+{
+	int i;
+
+	for (i = 0; i < CU_MAX_CTX; i++)
+		if (atomic_load_explicit(&cu_ctx[i].ctx, memory_order_acquire))
+			return 1;
+	return 0;
 }
 
 static void gate_cuda_track_stream(CUstream s, CUcontext c)
@@ -306,7 +324,7 @@ int gate_cuda_drain(uint64_t deadline)
 	struct cu_ctx_slot *cs;
 	CUcontext c, old;
 
-	if (!atomic_load(&cu_ctx[0].ctx))
+	if (!gate_cuda_any_ctx())
 		return 0; /* never submitted */
 	if (!push || !pop)
 		return -1;
@@ -316,7 +334,7 @@ int gate_cuda_drain(uint64_t deadline)
 		cs = &cu_ctx[i];
 		c = atomic_load(&cs->ctx);
 		if (!c)
-			break;
+			continue;
 		if (push(c) != CUDA_SUCCESS)
 			continue; /* destroyed since (its work with it) */
 		if (!gate_cuda_capturing(CU_STREAM_LEGACY)) {
@@ -560,7 +578,7 @@ int gate_cuda_warm(void)
 	for (i = 0; i < CU_MAX_CTX; i++) {
 		c = atomic_load(&cu_ctx[i].ctx);
 		if (!c)
-			break;
+			continue;
 		if (push(c) != CUDA_SUCCESS)
 			continue; /* destroyed since */
 		if (gate_cuda_warm_on(i, NULL, &ms) < 0)
@@ -604,6 +622,50 @@ int gate_cuda_warm(void)
 	        "region warm-up (CUDA): %d more kernel(s) by time, %llu us in all; last kernel %s; streams: the gate's and %s",
 	        rounds, (unsigned long long)((time_now_ns() - t0) / 1000), timed, where);
 	return rc;
+}
+
+/*
+ * cuCtxDestroy (c) or cuDevicePrimaryCtxReset (dev; c NULL): inside the gate,
+ * before the driver.  Forget that context (a reset: every context tracked
+ * on dev, or of an unknown device), its streams, events and warm-up
+ * objects, under cu_cap_mu: they go with it, and a drain or warm-up that
+ * used one would use freed memory inside the driver.  Their events are
+ * not destroyed (the driver does).  A live context forgotten with them is
+ * tracked again at its next submission.
+ */
+void gate_cuda_context_end(CUcontext c, int dev)
+{
+	CUstream w;
+	int i, j;
+
+	gate_context_end();
+	pthread_mutex_lock(&cu_cap_mu);
+	for (i = 0; i < CU_MAX_CTX; i++) {
+		CUcontext x = atomic_load(&cu_ctx[i].ctx);
+
+		if (!x || (c ? x != c : cu_ctx[i].dev >= 0 && cu_ctx[i].dev != dev))
+			continue;
+		for (j = 0; j < CU_MAX_STREAMS; j++)
+			if (cu_strms[j].ctx == x) {
+				atomic_store(&cu_strms[j].state, SS_FREE);
+				cu_strms[j].s = NULL;
+				cu_strms[j].ctx = NULL;
+				cu_strms[j].ev = cu_strms[j].pre = NULL;
+				cu_strms[j].pre_valid = 0;
+			}
+		cu_ctx[i].ev = cu_ctx[i].pre = NULL;
+		cu_ctx[i].pre_valid = 0;
+		atomic_store(&cu_ctx[i].dflt_dirty, 0);
+		memset(&cu_warm[i], 0, sizeof(cu_warm[i]));
+		if (atomic_load(&cu_warm_last_ctx) == x) {
+			atomic_store(&cu_warm_last_ctx, NULL);
+			w = atomic_load(&cu_warm_last_stream);
+			atomic_compare_exchange_strong(&cu_warm_last_stream, &w, NULL);
+		}
+		atomic_store(&cu_ctx[i].ctx, NULL);
+	}
+	atomic_fetch_add(&cu_destroys, 1);
+	pthread_mutex_unlock(&cu_cap_mu);
 }
 
 void gate_cuda_forget(void)

@@ -329,10 +329,14 @@ static int hip_drain_record(hipEvent_t *ev, int *ev_dev, int dev, hipStream_t s)
 	return -1;
 }
 
+/* The drain's event on each device's null stream, made on that device. */
+static hipEvent_t hip_null_evs[64];
+static int hip_null_ev_devs[64];
+
 static int gate_hip_drain(uint64_t deadline)
 {
-	static hipEvent_t evs[64];
-	static int ev_devs[64];
+	hipEvent_t *evs = hip_null_evs;
+	int *ev_devs = hip_null_ev_devs;
 	uint64_t devs = atomic_load(&hip_devices);
 	hip_setdev_fn set = (hip_setdev_fn)gate_hip_sym("hipSetDevice");
 	hipStreamCaptureMode mode;
@@ -395,6 +399,46 @@ static int gate_hip_drain(uint64_t deadline)
 		rc = -1;
 	}
 	return rc;
+}
+
+/* A GK_CONTEXT_END call's device (hip_hooks.def's stream column for them:
+ * gate_hip_ending()): -1 every device, -2 the caller's current one. */
+static __thread int hip_ending_dev;
+
+static hipStream_t gate_hip_ending(int dev)
+{
+	hip_ending_dev = dev;
+	return NULL;
+}
+
+/*
+ * hipDeviceReset, hipDevicePrimaryCtxReset (a device), hipCtxDestroy (every
+ * device: the gate does not know a context's): inside the gate, before the
+ * runtime.  Forget the streams of that device and the drain's events there
+ * (they go with it; not destroyed by the gate), under hip_strm_mu; the
+ * bounded queue forgets its own (gate_context_end()).  A live stream
+ * forgotten with them is tracked again at its next submission.
+ */
+static void gate_hip_context_end(int dev)
+{
+	hip_getdev_fn get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
+	int i;
+
+	if (dev == -2 && (!get || get(&dev) != hipSuccess))
+		dev = -1;
+	gate_context_end();
+	pthread_mutex_lock(&hip_strm_mu);
+	for (i = 0; i < HIP_MAX_STREAMS; i++)
+		if (dev < 0 || hip_strms[i].dev == dev) {
+			atomic_store(&hip_strms[i].state, HS_FREE);
+			hip_strms[i].s = NULL;
+			hip_strms[i].ev = NULL;
+		}
+	for (i = 0; i < 64; i++)
+		if (dev < 0 || i == dev)
+			hip_null_evs[i] = NULL;
+	atomic_fetch_add(&hip_destroys, 1);
+	pthread_mutex_unlock(&hip_strm_mu);
 }
 
 /* In a forked child: the parent's streams and events are not its own. */
@@ -567,6 +611,14 @@ static hipError_t gate_hip_capture(int kind, hipError_t r)
 		if (kind == GK_CONTEXT) {                                                          \
 			gate_context_wait();                                                       \
 			return gate_fn args;                                                       \
+		}                                                                                  \
+		if (kind == GK_CONTEXT_END) { /* gated, never passed (gate.h) */                   \
+			(void)(stream);                                                            \
+			joined = gate_enter(0, NULL, NULL);                                        \
+			gate_hip_context_end(hip_ending_dev);                                      \
+			r = gate_fn args;                                                          \
+			gate_leave(joined);                                                        \
+			return r;                                                                  \
 		}                                                                                  \
 		if (kind == GK_STREAM_DESTROY)                                                     \
 			gate_hip_destroy_before((hipStream_t)(stream));                            \

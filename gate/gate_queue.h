@@ -143,6 +143,7 @@ struct gq {
 	unsigned held;        /* gave up: launches let through since (0: not held) */
 	uint64_t gave_seq;    /* the last mark given up on (its sample is host time) */
 	int start_mark;       /* ev[0] was recorded before the first launch */
+	unsigned gen;         /* the context generation its events belong to (gate.h) */
 };
 
 /* The struct for stream s in a per-thread table of len entries (a free one

@@ -36,6 +36,11 @@
  *	    N non-blocking streams, a 1 us kernel on each but the last, 300 ms
  *	    on the last; touch DIR/queued, wait for DIR/go, synchronize, write
  *	    "streams rc=R" to DIR/out.
+ *	capturer reset DIR
+ *	    20 kernels of 1 ms on a stream and 20 on the legacy stream,
+ *	    cuDevicePrimaryCtxReset (cudaDeviceReset's), the same again in the
+ *	    new context on a new stream; touch DIR/queued, wait for DIR/go,
+ *	    synchronize, write "reset rc=R" to DIR/out.
  *	capturer busyhold HOW DIR
  *	    a stream busy with a 300 ms kernel; touch DIR/at, wait for DIR/go
  *	    (the test closes the gate there), then submit a host-released op
@@ -98,6 +103,7 @@ CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuStreamCreate(CUstream *, unsigned int);
 CUresult cuStreamSynchronize(CUstream);
 CUresult cuCtxSynchronize(void);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice);
 CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
 CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                         unsigned, CUstream, void **, void **);
@@ -595,6 +601,36 @@ static int do_streams(int n)
 	return 0;
 }
 
+/* reset: 20 kernels of 1 ms on a stream and 20 on the legacy stream, a
+ * synchronize, cuDevicePrimaryCtxReset (what cudaDeviceReset calls), the
+ * context again, the same on a new stream; touch DIR/queued, wait for
+ * DIR/go, synchronize, "reset rc=R". */
+static int do_reset(void)
+{
+	static uint32_t word;
+	CUdevice dev;
+	CUstream s;
+	int round, i;
+
+	for (round = 0; round < 2; round++) {
+		if (round) {
+			CK(cuCtxSynchronize());
+			CK(cuDeviceGet(&dev, 0));
+			CK(cuDevicePrimaryCtxReset_v2(dev));
+			setup();
+		}
+		CK(cuStreamCreate(&s, 1));
+		for (i = 0; i < 20; i++) {
+			CK(kernel(s, 1000, &word, 0));
+			CK(kernel(NULL, 1000, &word, 0));
+		}
+	}
+	touch("queued");
+	wait_file("go", 30);
+	out("reset rc=%d\n", (int)cuCtxSynchronize());
+	return 0;
+}
+
 static int do_context(const char *how)
 {
 	CUcontext c = NULL;
@@ -620,7 +656,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr,
-		        "usage: capturer capture|regioncap|regionflag|hostflag|hostdrain|xla|busyhold|threads|streams|context ... DIR\n");
+		        "usage: capturer capture|regioncap|regionflag|hostflag|hostdrain|xla|busyhold|threads|streams|reset|context ... DIR\n");
 		return 2;
 	}
 	dir = argv[argc - 1];
@@ -647,6 +683,8 @@ int main(int argc, char **argv)
 		return do_threads(atoi(argv[2]));
 	if (strcmp(argv[1], "streams") == 0 && argc == 4)
 		return do_streams(atoi(argv[2]));
+	if (strcmp(argv[1], "reset") == 0 && argc == 3)
+		return do_reset();
 	fprintf(stderr, "capturer: bad arguments\n");
 	return 2;
 }

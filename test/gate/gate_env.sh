@@ -53,3 +53,37 @@ grows() {
 
 # counter_ge FILE N
 counter_ge() { [ -r "$1" ] && [ "$(cat "$1")" -ge "$2" ]; }
+
+# CAP, HH: the CUDA (capturer) and HIP (hiphog) siblings; need_siblings
+# skips the whole test where either or the mock libamdhip64 is missing.
+CAP=$top_builddir/test/gate/capturer
+HH=$top_builddir/test/gate/hiphog
+need_siblings() {
+	[ -x "$CAP" ] && [ -x "$HH" ] && [ -r "$MOCKLIB/libamdhip64.so" ] ||
+		skip_all "capturer, hiphog or the mock libamdhip64 not built"
+}
+
+# drain_after LABEL DIR LINE CAP CMD...: CMD (gated, queue_cap CAP, DIR its
+# last argument) queues work and touches DIR/queued; then the gate closes
+# (checked: the drain acknowledged; ST its status, RAN the kernels run by
+# the ack), opens and DIR/go is touched (checked: "LINE rc=0" in DIR/out,
+# CMD's exit status 0).  Three checks.
+drain_after() {
+	_l=$1 _d=$2 _line=$3 _cap=$4
+	shift 4
+	mkdir -p "$_d"
+	page init "$_cap" 0
+	_k0=$(kernels)
+	bg_gated "$@" "$_d"
+	_p=$!
+	wait_for 30 test -e "$_d/queued" || diag "$_l: nothing queued"
+	page close
+	ok "$_l: the drain acknowledged" page wait-acks 1 10000
+	RAN=$(($(kernels) - _k0))
+	ST=$(page get ack_status)
+	page open
+	touch "$_d/go"
+	ok "$_l: the program synchronized" wait_for 30 grep -qs "^$_line rc=0$" "$_d/out"
+	wait "$_p"
+	ok "$_l: it exits 0" test $? = 0
+}

@@ -11,31 +11,16 @@
 . "$top_srcdir/test/gate/gate_env.sh"
 HH=$top_builddir/test/gate/hiphog
 [ -x "$HH" ] && [ -r "$MOCKLIB/libamdhip64.so" ] || skip_all "hiphog or the mock libamdhip64 not built"
-plan 24
+plan 21
 export KREX_MOCK_HIP_DEVICES=2
 
 # queued WHAT DIR N: hiphog WHAT (streams, multi2, fmulti2) queues on two devices,
 # device 0 current at the close: the drain acknowledges, complete, after
 # all N queued kernels ran; the program's own synchronization then passes.
 queued() {
-	page init
-	mkdir -p "$2"
-	K0=$(kernels)
-	bg_gated "$HH" "$1" "$2"
-	HP=$!
-	ok "$1: queued on two devices' streams" wait_for 10 test -e "$2/queued"
-	page close
-	ok "$1: the drain acknowledged" page wait-acks 1 10000
-	K1=$(kernels)
-	ok "$1: ... complete, every event made on its stream's device (status $(page get ack_status))" \
-		test "$(page get ack_status)" = 0
-	ok "$1: all $3 queued kernels had run at the ack ($((K1 - K0)))" test $((K1 - K0)) = "$3"
-	page open
-	touch "$2/go"
-	ok "$1: the program's own synchronization is untouched" \
-		wait_for 10 grep -qs "^streams rc=0$" "$2/out"
-	wait "$HP"
-	ok "$1: it exits 0" test $? = 0
+	drain_after "$1" "$2" streams 0 "$HH" "$1"
+	ok "$1: ... complete, every event made on its stream's device (status $ST)" test "$ST" = 0
+	ok "$1: all $3 queued kernels had run at the ack ($RAN)" test "$RAN" = "$3"
 }
 
 # 1. 8 x 25 ms on a non-blocking stream of device 0, 8 on one of device 1,

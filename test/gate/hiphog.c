@@ -40,6 +40,10 @@
  *	    N non-blocking streams, a 1 us kernel on each but the last, 300 ms
  *	    on the last; touch DIR/queued, wait for DIR/go, synchronize the
  *	    device, write "streams rc=R" to DIR/out.
+ *	hiphog reset DIR
+ *	    20 kernels of 1 ms on a stream and 20 on the null stream, a
+ *	    synchronize, hipDeviceReset, the same on a new stream; then as
+ *	    streams (DIR/queued, DIR/go, "streams rc=R").
  *	hiphog churn FILE
  *	    until FILE.stop exists (at most 60 s): make a non-blocking stream
  *	    (on devices 0 and 1 in turn when there are two), launch 2 kernels
@@ -81,6 +85,7 @@ hipError_t hipStreamDestroy(hipStream_t);
 hipError_t hipSetDevice(int);
 hipError_t hipGetDeviceCount(int *);
 hipError_t hipDeviceSynchronize(void);
+hipError_t hipDeviceReset(void);
 
 static void touch(const char *dir, const char *name)
 {
@@ -185,6 +190,22 @@ static int many(int n, const char *dir)
 		if (hipStreamCreateWithFlags(&s, 1) != hipSuccess ||
 		    launch(s, 1, i == n - 1 ? 300000 : 1) != hipSuccess)
 			return 1;
+	return queued(dir);
+}
+
+static int reset(const char *dir)
+{
+	hipStream_t s;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		if (round &&
+		    (hipDeviceSynchronize() != hipSuccess || hipDeviceReset() != hipSuccess))
+			return 1;
+		if (hipStreamCreateWithFlags(&s, 1) != hipSuccess ||
+		    launch(s, 20, 1000) != hipSuccess || launch(NULL, 20, 1000) != hipSuccess)
+			return 1;
+	}
 	return queued(dir);
 }
 
@@ -308,6 +329,8 @@ int main(int argc, char **argv)
 		return hipInit(0) == hipSuccess ? streams(argv[2], 2) : 2;
 	if (argc == 4 && strcmp(argv[1], "many") == 0)
 		return hipInit(0) == hipSuccess ? many(atoi(argv[2]), argv[3]) : 2;
+	if (argc == 3 && strcmp(argv[1], "reset") == 0)
+		return hipInit(0) == hipSuccess ? reset(argv[2]) : 2;
 	if (argc == 3 && strcmp(argv[1], "churn") == 0)
 		return hipInit(0) == hipSuccess ? churn(argv[2]) : 2;
 	if (argc == 4 && strcmp(argv[1], "capture") == 0)

@@ -54,11 +54,27 @@ struct CUgraphExec_st {
 };
 struct CUstream_st {
 	struct mock_stream s;
+	unsigned epoch; /* ctx_epoch at its making */
 };
 struct CUevent_st {
 	struct mock_event e;
 	unsigned flags; /* cuEventCreate's: CU_EVENT_DISABLE_TIMING */
+	unsigned epoch;
 };
+
+/*
+ * Bumped by cuDevicePrimaryCtxReset and cuCtxDestroy: the streams and
+ * events made before went with the context (not freed here: a use of one
+ * aborts the process with a message, where a real driver would use freed
+ * memory; every context counts as the one ended).
+ */
+static unsigned ctx_epoch;
+
+static void check_epoch(unsigned epoch, const char *what, const void *p)
+{
+	if (epoch != ctx_epoch)
+		mock_used_after_end("CUDA", what, p);
+}
 
 static int initialized;
 static struct CUctx_st primary_ctx;
@@ -76,7 +92,10 @@ static struct mock_stream *mstream(CUstream s)
 	 * CU_STREAM_LEGACY (1); CU_STREAM_PER_THREAD (2) */
 	if (s == CU_STREAM_PER_THREAD || (!s && mock_cu_per_thread))
 		return mock_per_thread();
-	return (uintptr_t)s <= 2 ? NULL : &s->s;
+	if ((uintptr_t)s <= 2)
+		return NULL;
+	check_epoch(s->epoch, "stream", s);
+	return &s->s;
 }
 
 /* Queue op on s, or record it into s's capture; *seq gets its sequence
@@ -160,6 +179,30 @@ CUresult mock_cu_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 {
+	return CUDA_SUCCESS;
+}
+
+/* Gated (cuda_hooks.def GK_CONTEXT_END): the work queued first, then every
+ * stream and event made before is gone (ctx_epoch). */
+CUresult mock_cu_cuDevicePrimaryCtxReset_v2(CUdevice d)
+{
+	if (!initialized)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (d != 0)
+		return 101; /* CUDA_ERROR_INVALID_DEVICE */
+	mock_sync_all();
+	ctx_epoch++;
+	return CUDA_SUCCESS;
+}
+
+CUresult mock_cu_cuCtxDestroy_v2(CUcontext c)
+{
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	mock_sync_all();
+	ctx_epoch++;
+	if (ctx_depth && ctx_stack[ctx_depth - 1] == c)
+		ctx_depth--;
 	return CUDA_SUCCESS;
 }
 
@@ -281,6 +324,7 @@ EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 	if (!*s)
 		return 2;
 	(*s)->s.flags = flags & 1 ? MOCK_STREAM_NONBLOCKING : 0; /* CU_STREAM_NON_BLOCKING */
+	(*s)->epoch = ctx_epoch;
 	return CUDA_SUCCESS;
 }
 
@@ -325,11 +369,14 @@ EXPORT CUresult cuEventCreate(CUevent *e, unsigned int flags)
 	if (!*e)
 		return 2;
 	(*e)->flags = flags;
+	(*e)->epoch = ctx_epoch;
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuEventDestroy_v2(CUevent e)
 {
+	if (e)
+		check_epoch(e->epoch, "event", e);
 	if (e && e->e.s && !e->e.captured)
 		mock_wait(e->e.s, e->e.seq);
 	free(e);
@@ -344,6 +391,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 		return CUDA_ERROR_DEINITIALIZED;
 	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
+	check_epoch(e->epoch, "event", e);
 	return submit(s, &op, NULL);
 }
 
@@ -353,6 +401,7 @@ static CUresult event_check(CUevent e)
 {
 	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
+	check_epoch(e->epoch, "event", e);
 	if (e->e.captured) {
 		mock_unsafe(e->e.s, 0);
 		return CUDA_ERROR_CAPTURED_EVENT;
@@ -386,6 +435,8 @@ EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
 	if (!a || !b || ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING))
 		return 400; /* CUDA_ERROR_INVALID_HANDLE, as the driver answers */
+	check_epoch(a->epoch, "event", a);
+	check_epoch(b->epoch, "event", b);
 	if (!a->e.s || !b->e.s || a->e.captured || b->e.captured || !mock_done(a->e.s, a->e.seq) ||
 	    !mock_done(b->e.s, b->e.seq))
 		return CUDA_ERROR_NOT_READY;
@@ -542,6 +593,7 @@ CUresult mock_cu_cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 
 	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
+	check_epoch(e->epoch, "event", e);
 	if (!e->e.captured) {
 		op.dep_s = e->e.s;
 		op.dep_seq = e->e.seq;

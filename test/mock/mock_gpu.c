@@ -810,3 +810,10 @@ int mock_deinitialized(const char *env)
 		atomic_store(&done, 1);
 	return atomic_load(&done);
 }
+
+void mock_used_after_end(const char *api, const char *what, const void *p)
+{
+	fprintf(stderr, "mock %s: %s %p used after its context or stream was ended\n", api, what,
+	        p);
+	abort();
+}

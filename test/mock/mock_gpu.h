@@ -204,4 +204,9 @@ void mock_graph_free(struct mock_op *graph);
  * the file named by the environment variable env exists (then for good). */
 int mock_deinitialized(const char *env);
 
+/* An object of API (CUDA, HIP) used although it went with an ended context
+ * or stream (a use after free on a real driver): says so and aborts. */
+__attribute__((noreturn)) void mock_used_after_end(const char *api, const char *what,
+                                                   const void *p);
+
 #endif /* KREX_MOCK_GPU_H */

@@ -52,12 +52,25 @@
 
 struct ihipStream_t {
 	struct mock_stream s;
-	int dead; /* destroyed (hipStreamDestroy) */
+	int dead;       /* destroyed (hipStreamDestroy) */
+	unsigned epoch; /* hip_epoch at its making */
 };
 struct ihipEvent_t {
 	struct mock_event e;
 	int dev;
+	unsigned epoch;
 };
+
+/* Bumped by hipDeviceReset, hipDevicePrimaryCtxReset and hipCtxDestroy:
+ * the streams and events made before are gone (a use aborts; every device
+ * counts as reset). */
+static unsigned hip_epoch;
+
+static void check_epoch(unsigned epoch, const char *what, const void *p)
+{
+	if (epoch != hip_epoch)
+		mock_used_after_end("HIP", what, p);
+}
 struct ihipGraph {
 	struct mock_op *ops;
 };
@@ -80,10 +93,10 @@ static struct mock_stream *mstream(hipStream_t s)
 {
 	if (s == hipStreamPerThread)
 		return mock_per_thread();
-	if (s && s->dead) {
-		fprintf(stderr, "mock HIP: stream %p used after hipStreamDestroy\n", (void *)s);
-		abort();
-	}
+	if (s && s->dead)
+		mock_used_after_end("HIP", "stream (destroyed)", s);
+	if (s)
+		check_epoch(s->epoch, "stream", s);
 	return s ? &s->s : mock_legacy(cur_dev);
 }
 
@@ -182,12 +195,37 @@ EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned int flags)
 		return 2;
 	(*s)->s.flags = flags & 1 ? MOCK_STREAM_NONBLOCKING : 0; /* hipStreamNonBlocking */
 	(*s)->s.dev = cur_dev;
+	(*s)->epoch = hip_epoch;
 	return hipSuccess;
 }
 
 EXPORT hipError_t hipStreamCreate(hipStream_t *s)
 {
 	return hipStreamCreateWithFlags(s, 0);
+}
+
+/* Gated (hip_hooks.def GK_CONTEXT_END): the work queued first, then every
+ * stream and event made before is gone (hip_epoch). */
+static hipError_t end_context(void)
+{
+	mock_sync_all();
+	hip_epoch++;
+	return hipSuccess;
+}
+
+hipError_t mock_hip_hipDeviceReset(void)
+{
+	return end_context();
+}
+
+hipError_t mock_hip_hipDevicePrimaryCtxReset(hipDevice_t d)
+{
+	return d < 0 || d >= ndevices() ? hipErrorInvalidValue : end_context();
+}
+
+hipError_t mock_hip_hipCtxDestroy(hipCtx_t c)
+{
+	return c ? end_context() : hipErrorInvalidValue;
 }
 
 hipError_t mock_hip_hipStreamDestroy(hipStream_t s)
@@ -234,6 +272,7 @@ EXPORT hipError_t hipEventCreate(hipEvent_t *e)
 	if (!*e)
 		return 2;
 	(*e)->dev = cur_dev;
+	(*e)->epoch = hip_epoch;
 	return hipSuccess;
 }
 
@@ -245,6 +284,7 @@ EXPORT hipError_t hipEventRecord(hipEvent_t e, hipStream_t s)
 		return hipErrorDeinitialized;
 	if (!e)
 		return hipErrorInvalidHandle;
+	check_epoch(e->epoch, "event", e);
 	if (e->dev != stream_dev(s))
 		return hipErrorInvalidHandle; /* an event of another device */
 	return submit(s, &op, NULL);
@@ -254,6 +294,7 @@ static hipError_t event_check(hipEvent_t e)
 {
 	if (!e)
 		return hipErrorInvalidValue;
+	check_epoch(e->epoch, "event", e);
 	if (e->e.captured) {
 		mock_unsafe(e->e.s, 0);
 		return hipErrorCapturedEvent;
