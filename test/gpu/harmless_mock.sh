@@ -69,13 +69,13 @@ r=$(recount)
 [ "$r" = ok ] || diag "$r"
 ok "columns recounted from certs.jsonl and the result lines agree: $r" [ "$r" = ok ]
 ok "every mock sibling ran in both passes and saw >= 20 regions" is "$J" \
-	'all(r["iterations"] > 0 and r["iterations_base"] > 0 and r["regions"] >= 20 for r in rows.values()) and len(rows) == 5' True
+	'all(r["iterations"] > 0 and r["iterations_base"] > 0 and r["regions"] >= 20 for r in rows.values()) and len(rows) == 6' True
 ok "regions aimed at a sibling's phase (a module load) landed in it" is "$J" \
 	't["triggered"]["phase"] >= 1 and rows["mock-async"]["regions_in_phase"]["compile"] >= 1' True
-ok "certificates came from a real krexd (siblings frozen: 5 in a clean one)" is "$J" \
-	'any(json.loads(l)["cert"]["frozen"] == 5 for l in open("'"$K"'/certs.jsonl") if "cert" in l)' True
+ok "certificates came from a real krexd (siblings frozen: 6 in a clean one)" is "$J" \
+	'any(json.loads(l)["cert"]["frozen"] == 6 for l in open("'"$K"'/certs.jsonl") if "cert" in l)' True
 ok "the markdown table has a row per sibling and the goal line" \
-	test "$(grep -cE '^\| mock-(async|sync|threads|procaddr|hostrelease) \|' "$tmp/ok/harmless.md")" = 5 -a \
+	test "$(grep -cE '^\| mock-(async|sync|threads|procaddr|hostrelease|reset) \|' "$tmp/ok/harmless.md")" = 6 -a \
 	"$(grep -c 'Goal.*PASS' "$tmp/ok/harmless.md")" = 1
 
 # ---- planted faults --------------------------------------------------------------

@@ -52,7 +52,8 @@ import procstate as PS  # noqa: E402
 REAL = ["torch-eager", "torch-graphs", "torch-compile", "jax", "cupy", "triton", "cuda-capture"]
 # mock-hostrelease: XLA's timer shape (a host function that blocks the
 # stream until its launching thread releases it after more launches).
-MOCK = ["mock-async", "mock-sync", "mock-threads", "mock-procaddr", "mock-hostrelease"]
+MOCK = ["mock-async", "mock-sync", "mock-threads", "mock-procaddr", "mock-hostrelease",
+        "mock-reset"]
 MOCK_EXTRA = []
 # Planted faults (self-test, --mock only).  The first seven are siblings of
 # their own (sib_mock.py --plant); undo: an undo error line in krexd's log;
@@ -127,7 +128,8 @@ def specs(a, tools, work):
                Spec("mock-sync", [py, m, "sync"]),
                Spec("mock-threads", [py, m, "threads"]),
                Spec("mock-procaddr", [py, m, "procaddr", "--procaddr", tools["procaddr"] or ""]),
-               Spec("mock-hostrelease", [py, m, "hostrelease"])]
+               Spec("mock-hostrelease", [py, m, "hostrelease"]),
+               Spec("mock-reset", [py, m, "reset"])]
         for p in a.plant:
             if p not in HARNESS_PLANTS:
                 out.append(Spec("plant-" + p, [py, m, "async", "--plant", p], plant=p))

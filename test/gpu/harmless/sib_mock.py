@@ -19,6 +19,10 @@ KIND: async   batches of fma_loop kernels queued on a stream, then checked;
               behind it, then the release; a launch that waited for the
               blocked stream makes the release late and the sibling prints
               "delay kernel timed out", as XLA's cuda_timer does
+      reset   async batches on the default and a new stream, and every third
+              iteration cudaDeviceReset's cuDevicePrimaryCtxReset, then the
+              context, module, buffers and stream again (the mock aborts on
+              an event or stream of the ended context: one the gate kept)
 The mock's fma_loop(out, iters) runs iters microseconds and writes iters
 into *out (uint32): each kernel's result is known exactly.
 
@@ -43,7 +47,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sib_common import Sibling  # noqa: E402
 
-KINDS = ("async", "sync", "threads", "procaddr", "hostrelease")
+KINDS = ("async", "sync", "threads", "procaddr", "hostrelease", "reset")
 PLANTS = ("crash", "wrong", "exc", "warn", "pin", "stop", "hang")
 
 
@@ -79,13 +83,24 @@ class Cuda:
         self.sig("cuStreamSynchronize", [p])
         self.sig("cuLaunchKernel", [p, u, u, u, u, u, u, u, p, ctypes.POINTER(vp), vp])
         self.sig("cuLaunchHostFunc", [p, HOSTFN, vp])
+        self.sig("cuDevicePrimaryCtxReset_v2", [ctypes.c_int])
         self.ck("cuInit", 0)
-        dev = ctypes.c_int()
-        self.ck("cuDeviceGet", ctypes.byref(dev), 0)
-        self.ctx = p()
-        self.ck("cuDevicePrimaryCtxRetain", ctypes.byref(self.ctx), dev)
+        self.dev = ctypes.c_int()
+        self.ck("cuDeviceGet", ctypes.byref(self.dev), 0)
+        self.open()
+
+    def open(self):
+        """The primary context, current, and the module: at start and after a reset."""
+        self.ctx = ctypes.c_void_p()
+        self.ck("cuDevicePrimaryCtxRetain", ctypes.byref(self.ctx), self.dev)
         self.ck("cuCtxSetCurrent", self.ctx)
         self.fma = self.load()
+
+    def reset(self):
+        """cudaDeviceReset: every stream, event and buffer of the context goes."""
+        self.ck("cuCtxSynchronize")
+        self.ck("cuDevicePrimaryCtxReset_v2", self.dev)
+        self.open()
 
     def load(self):
         """Load the module (again) and return its fma_loop: what a JIT does."""
@@ -184,6 +199,8 @@ def main():
             threads(sib, cu, a, plant)
         elif a.kind == "hostrelease":
             hostrelease(sib, cu, a)
+        elif a.kind == "reset":
+            reset(sib, cu, a, plant)
         else:
             b = Batches(sib, cu, cu.stream(), a.batch)
             nxt = [time.monotonic()]
@@ -291,6 +308,21 @@ def hostrelease(sib, cu, a):
     sib.loop(it)
     sib.note("delay timed out %d times; slowest launch sequence %.3f s" % (
         st["timed_out"], st["slowest_launch"]))
+
+
+def reset(sib, cu, a, plant):
+    """Batches on the default stream and on a stream of its own, the device
+    reset every third iteration (then everything made again)."""
+    made = [Batches(sib, cu, None, a.batch), Batches(sib, cu, cu.stream(), a.batch)]
+
+    def it(i):
+        if i % 3 == 2:
+            with sib.phase("compile"):  # the context made again, a module loaded
+                cu.reset()
+            made[:] = [Batches(sib, cu, None, a.batch), Batches(sib, cu, cu.stream(), a.batch)]
+        for b in made:
+            one(sib, b, i, False, plant)
+    sib.loop(it)
 
 
 def procaddr(sib, a, plant):
