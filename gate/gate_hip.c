@@ -89,20 +89,25 @@ typedef hipError_t (*hip_getdev_fn)(int *);
 typedef hipError_t (*hip_setdev_fn)(int);
 static _Atomic(void *) hip_getdev;
 
+/* hipGetDevice (resolved once): the calling thread's current device in
+ * *d; its answer, or hipErrorNotInitialized without the runtime. */
+static hipError_t gate_hip_current(int *d)
+{
+	hip_getdev_fn get = (hip_getdev_fn)atomic_load(&hip_getdev);
+
+	if (!get) {
+		get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
+		atomic_store(&hip_getdev, (void *)get);
+	}
+	return get ? get(d) : hipErrorNotInitialized;
+}
+
 /* Remember device d for the drain: the calling thread's current device
  * when d < 0 (a HIP_HOOK_DEV's device column, hip_hooks.def). */
 static void gate_hip_track(int d)
 {
-	hip_getdev_fn get = (hip_getdev_fn)atomic_load(&hip_getdev);
-
-	if (d < 0) {
-		if (!get) {
-			get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
-			atomic_store(&hip_getdev, (void *)get);
-		}
-		if (!get || get(&d) != hipSuccess)
-			return;
-	}
+	if (d < 0 && gate_hip_current(&d) != hipSuccess)
+		return;
 	if (d >= 0 && d < 64 &&
 	    !(atomic_load_explicit(&hip_devices, memory_order_relaxed) & (1ull << d)))
 		atomic_fetch_or(&hip_devices, 1ull << d);
@@ -175,13 +180,9 @@ static void gate_hip_track_stream(hipStream_t s, int dev)
 		return;
 	if (dev < 0)
 		dev = gate_hip_stream_device(s);
-	if (dev < 0) {
-		/* no hipGetStreamDeviceId: a launch goes to the current device */
-		hip_getdev_fn get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
-
-		if (!get || get(&dev) != hipSuccess)
-			dev = 0;
-	}
+	/* no hipGetStreamDeviceId: a launch goes to the current device */
+	if (dev < 0 && gate_hip_current(&dev) != hipSuccess)
+		dev = 0;
 	pthread_mutex_lock(&hip_strm_mu);
 	if (!gate_hip_find_stream(s)) {
 		for (i = 0; i < HIP_MAX_STREAMS; i++)
@@ -297,10 +298,9 @@ static int hip_gq_query(void *ev);
  * exit)?  1 or 0. */
 static int hip_deinit(void)
 {
-	hip_getdev_fn get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
 	int d;
 
-	return get && get(&d) == hipErrorDeinitialized;
+	return gate_hip_current(&d) == hipErrorDeinitialized;
 }
 
 static int hip_gq_capturing(void *s);
@@ -421,10 +421,9 @@ static hipStream_t gate_hip_ending(int dev)
  */
 static void gate_hip_context_end(int dev)
 {
-	hip_getdev_fn get = (hip_getdev_fn)gate_hip_sym("hipGetDevice");
 	int i;
 
-	if (dev == -2 && (!get || get(&dev) != hipSuccess))
+	if (dev == -2 && gate_hip_current(&dev) != hipSuccess)
 		dev = -1;
 	gate_context_end();
 	pthread_mutex_lock(&hip_strm_mu);
