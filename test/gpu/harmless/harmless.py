@@ -49,7 +49,10 @@ sys.path.insert(0, os.path.join(SRC, "test", "perf"))
 import perflib as P  # noqa: E402
 import procstate as PS  # noqa: E402
 
-REAL = ["torch-eager", "torch-graphs", "torch-compile", "jax", "cupy", "triton", "cuda-capture"]
+REAL = ["torch-eager", "torch-graphs", "torch-compile", "jax", "cupy", "triton", "cuda-capture",
+        "cuda-reset"]
+# cuda-reset: sib_capture --reset, mock-reset's twin on a real driver (its
+# device reset every third iteration, in a "compile" phase).
 # mock-hostrelease: XLA's timer shape (a host function that blocks the
 # stream until its launching thread releases it after more launches).
 MOCK = ["mock-async", "mock-sync", "mock-threads", "mock-procaddr", "mock-hostrelease",
@@ -142,7 +145,8 @@ def specs(a, tools, work):
                Spec("jax", [py, os.path.join(HERE, "sib_jax.py")], xla),
                Spec("cupy", [py, os.path.join(HERE, "sib_cupy.py")]),
                Spec("triton", [py, os.path.join(HERE, "sib_triton.py")]),
-               Spec("cuda-capture", [tools["capture"] or "/nonexistent/sib_capture"])]
+               Spec("cuda-capture", [tools["capture"] or "/nonexistent/sib_capture"]),
+               Spec("cuda-reset", [tools["capture"] or "/nonexistent/sib_capture", "--reset"])]
     keep = a.only.split(",") if a.only else [n for n in REAL + MOCK]
     return [s for s in out if s.name in keep or s.plant]
 
@@ -809,7 +813,7 @@ class Harness:
                 return "libkrexgate not built under %s" % a.builddir
             t["capture"], why = build_capture(a, self.out)
             if why:
-                P.log("cuda-capture: %s" % why)
+                P.log("cuda-capture, cuda-reset: %s" % why)
         self.specs = specs(a, t, self.out)
         if not self.specs:
             return "no sibling selected"

@@ -4,7 +4,8 @@
 // in a loop on one thread while another thread launches kernels and
 // synchronizes its own stream, every result checked exactly (integers).
 //
-//	sib_capture [--seconds S] [--seed N] [--phases FILE] [--linger FILE] [--hold-ms MS]
+//	sib_capture [--reset] [--seconds S] [--seed N] [--phases FILE] [--linger FILE]
+//	            [--hold-ms MS]
 //
 // The capture thread: BeginCapture(mode) on its stream, M add_one kernels, a
 // device-to-device copy, a double_it kernel, a host pause of up to --hold-ms
@@ -15,9 +16,20 @@
 // synchronize (that would be the program's own error, not KREX's); in the
 // other modes it synchronizes freely, which those modes allow.  All memory is
 // allocated before the first capture.
-// Phases (sib_common.py's format): "T begin|end capture", init, linger, run.
-// Prints one JSON line (sib_common.py's fields, plus captures per mode);
-// exit 0 when every check passed and no call failed.
+//
+// --reset (the sibling "cuda-reset", the real-driver twin of sib_mock.py's
+// mock-reset): no capture, no threads; one loop launches lin kernels
+// (c = 3a + r) on the legacy default stream and on a non-blocking stream of
+// its own, copies back, synchronizes and checks; every third iteration, in a
+// "compile" phase (a host pause of up to --hold-ms, so that a region lands in
+// it), cudaDeviceReset() ends the context with its stream and buffers still
+// there (nothing freed first), the context is made again, and so are the
+// stream, the device and the pinned host buffers and the inputs.
+//
+// Phases (sib_common.py's format): "T begin|end capture" (--reset: compile),
+// init, linger, run.  Prints one JSON line (sib_common.py's fields, plus
+// captures per mode, or with --reset the resets); exit 0 when every check
+// passed and no call failed.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +45,8 @@
 
 static std::atomic<long> n_errors{0}, n_wrong{0}, n_checks{0}, n_iters{0};
 static std::atomic<long> n_capt[3];
+static long n_resets;
+static const char *me = "cuda-capture"; // "cuda-reset" with --reset
 static std::atomic<bool> stop_now{false};
 // The launcher's set-up (cudaMalloc, an unsafe call during a global-mode
 // capture in any thread) is done before the first capture begins.
@@ -41,8 +55,9 @@ static std::shared_mutex sync_lock; // exclusive while a global-mode capture is 
 static std::mutex ph_lock;
 static FILE *ph;
 static const char *mode_name[3] = {"global", "thread_local", "relaxed"};
-static const cudaStreamCaptureMode modes[3] = {
-	cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed};
+static const cudaStreamCaptureMode modes[3] = {cudaStreamCaptureModeGlobal,
+                                               cudaStreamCaptureModeThreadLocal,
+                                               cudaStreamCaptureModeRelaxed};
 
 static double now_s()
 {
@@ -67,7 +82,7 @@ static bool ck(cudaError_t e, const char *what)
 		return true;
 	long n = ++n_errors;
 	if (n <= 10)
-		fprintf(stderr, "cuda-capture: error: %s: %s\n", what, cudaGetErrorString(e));
+		fprintf(stderr, "%s: error: %s: %s\n", me, what, cudaGetErrorString(e));
 	return false;
 }
 #define CK(x) ck((x), #x)
@@ -76,8 +91,8 @@ static void wrong(const char *what, long i, long got, long want)
 {
 	long n = ++n_wrong;
 	if (n <= 5)
-		fprintf(stderr, "cuda-capture: WRONG result %s at %ld: %ld, expected %ld\n", what, i,
-		        got, want);
+		fprintf(stderr, "%s: WRONG result %s at %ld: %ld, expected %ld\n", me, what, i, got,
+		        want);
 }
 
 __global__ void add_one(int *b, int n)
@@ -108,9 +123,9 @@ static unsigned rnd(unsigned *s)
 }
 
 static const int N = 1 << 18;
-static const int M = 8;  // add_one kernels per graph
-static const int R = 5;  // replays per graph
-static const int Q = 4;  // launcher buffers
+static const int M = 8; // add_one kernels per graph
+static const int R = 5; // replays per graph
+static const int Q = 4; // launcher buffers
 static double hold_ms = 30;
 
 static void capture_thread(unsigned seed)
@@ -152,7 +167,8 @@ static void capture_thread(unsigned seed)
 			                              cudaMemcpyDeviceToDevice, s));
 			if (ok)
 				double_it<<<(N + 255) / 256, 256, 0, s>>>(buf2, N);
-			usleep((useconds_t)(hold_ms * 1000 * (0.2 + 0.8 * (rnd(&st) % 1000) / 1000.0)));
+			usleep((useconds_t)(hold_ms * 1000 *
+			                    (0.2 + 0.8 * (rnd(&st) % 1000) / 1000.0)));
 			if (began) {
 				cudaError_t e = cudaStreamEndCapture(s, &g);
 				ok = ck(e, mode_name[m]) && ok && g;
@@ -163,7 +179,8 @@ static void capture_thread(unsigned seed)
 			for (int r = 0; r < R; r++)
 				CK(cudaGraphLaunch(ge, s));
 			CK(cudaMemcpyAsync(h_out, buf, N * sizeof(int), cudaMemcpyDeviceToHost, s));
-			CK(cudaMemcpyAsync(h_out2, buf2, N * sizeof(int), cudaMemcpyDeviceToHost, s));
+			CK(cudaMemcpyAsync(h_out2, buf2, N * sizeof(int), cudaMemcpyDeviceToHost,
+			                   s));
 			if (CK(cudaStreamSynchronize(s))) {
 				n_checks += 2;
 				for (int i = 0; i < N; i++)
@@ -173,7 +190,8 @@ static void capture_thread(unsigned seed)
 					}
 				for (int i = 0; i < N; i++)
 					if (h_out2[i] != 2 * (h_init[i] + R * M)) {
-						wrong("graph buf2", i, h_out2[i], 2 * (h_init[i] + R * M));
+						wrong("graph buf2", i, h_out2[i],
+						      2 * (h_init[i] + R * M));
 						break;
 					}
 				n_capt[m]++;
@@ -205,7 +223,8 @@ static void launch_thread(unsigned seed)
 	unsigned st = seed * 13 + 5;
 
 	bool ok = CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) &&
-	          CK(cudaMalloc(&a, N * sizeof(int))) && CK(cudaMallocHost(&h_a, N * sizeof(int))) &&
+	          CK(cudaMalloc(&a, N * sizeof(int))) &&
+	          CK(cudaMallocHost(&h_a, N * sizeof(int))) &&
 	          CK(cudaMallocHost(&h_c, Q * N * sizeof(int)));
 	for (int q = 0; ok && q < Q; q++)
 		ok = CK(cudaMalloc(&c[q], N * sizeof(int)));
@@ -224,8 +243,8 @@ static void launch_thread(unsigned seed)
 			r[q] = (int)(rnd(&st) & 0xffff);
 			lin<<<(N + 255) / 256, 256, 0, s>>>(a, c[q], r[q], N);
 			CK(cudaGetLastError());
-			CK(cudaMemcpyAsync(h_c + q * N, c[q], N * sizeof(int), cudaMemcpyDeviceToHost,
-			                   s));
+			CK(cudaMemcpyAsync(h_c + q * N, c[q], N * sizeof(int),
+			                   cudaMemcpyDeviceToHost, s));
 		}
 		bool synced;
 		{
@@ -250,16 +269,98 @@ static void launch_thread(unsigned seed)
 	CK(cudaStreamSynchronize(s));
 }
 
+// --reset: the buffers of one life of the context.  Stream 0 (the legacy
+// default stream) computes c[0], the stream of its own c[1], from one input.
+struct ResetSet {
+	cudaStream_t s;
+	int *a, *c[2], *h_a, *h_c;
+};
+
+// Make the stream and buffers (again, after a reset: the old ones went with
+// the context) and upload new inputs; false when a call failed.
+static bool reset_make(ResetSet *rs, unsigned *st)
+{
+	if (!CK(cudaStreamCreateWithFlags(&rs->s, cudaStreamNonBlocking)) ||
+	    !CK(cudaMalloc(&rs->a, N * sizeof(int))) ||
+	    !CK(cudaMalloc(&rs->c[0], N * sizeof(int))) ||
+	    !CK(cudaMalloc(&rs->c[1], N * sizeof(int))) ||
+	    !CK(cudaMallocHost(&rs->h_a, N * sizeof(int))) ||
+	    !CK(cudaMallocHost(&rs->h_c, 2 * N * sizeof(int))))
+		return false;
+	for (int i = 0; i < N; i++)
+		rs->h_a[i] = (int)(rnd(st) & 0xfff);
+	return CK(cudaMemcpyAsync(rs->a, rs->h_a, N * sizeof(int), cudaMemcpyHostToDevice,
+	                          rs->s)) &&
+	       CK(cudaStreamSynchronize(rs->s));
+}
+
+static void reset_loop(unsigned seed, double t0, double seconds)
+{
+	ResetSet rs;
+	unsigned st = seed * 17 + 3;
+
+	if (!reset_make(&rs, &st))
+		return;
+	for (long i = 0; now_s() - t0 < seconds; i++) {
+		if (i % 3 == 2) {
+			phase("begin", "compile");
+			usleep((useconds_t)(hold_ms * 1000 *
+			                    (0.2 + 0.8 * (rnd(&st) % 1000) / 1000.0)));
+			// Everything of the context still allocated: the reset ends it.
+			bool ok = CK(cudaDeviceReset()) && CK(cudaFree(0)); // the context again
+			phase("end", "compile");
+			if (!ok || !reset_make(&rs, &st))
+				return;
+			n_resets++;
+		}
+		int r[2];
+		cudaStream_t on[2] = {0, rs.s};
+		for (int q = 0; q < 2; q++) {
+			r[q] = (int)(rnd(&st) & 0xffff);
+			lin<<<(N + 255) / 256, 256, 0, on[q]>>>(rs.a, rs.c[q], r[q], N);
+			CK(cudaGetLastError());
+			CK(cudaMemcpyAsync(rs.h_c + q * N, rs.c[q], N * sizeof(int),
+			                   cudaMemcpyDeviceToHost, on[q]));
+		}
+		bool synced = CK(cudaStreamSynchronize(0));
+		synced = CK(cudaStreamSynchronize(rs.s)) && synced;
+		if (!synced)
+			continue;
+		for (int q = 0; q < 2; q++) {
+			n_checks++;
+			for (int j = 0; j < N; j++)
+				if (rs.h_c[q * N + j] != 3 * rs.h_a[j] + r[q]) {
+					wrong(q ? "own stream" : "default stream", j,
+					      rs.h_c[q * N + j], 3 * rs.h_a[j] + r[q]);
+					break;
+				}
+		}
+		n_iters++;
+	}
+	CK(cudaStreamDestroy(rs.s));
+	CK(cudaFree(rs.a));
+	CK(cudaFree(rs.c[0]));
+	CK(cudaFree(rs.c[1]));
+	CK(cudaFreeHost(rs.h_a));
+	CK(cudaFreeHost(rs.h_c));
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = 30, t0 = now_s();
 	unsigned seed = 1234;
 	const char *linger = nullptr;
+	bool reset = false;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
+		if (a == "--reset") { // the one option without a value
+			reset = true;
+			me = "cuda-reset";
+			continue;
+		}
 		if (i + 1 >= argc) {
-			fprintf(stderr, "cuda-capture: %s needs a value\n", argv[i]);
+			fprintf(stderr, "%s: %s needs a value\n", me, argv[i]);
 			return 2;
 		}
 		if (a == "--seconds")
@@ -273,25 +374,29 @@ int main(int argc, char **argv)
 		else if (a == "--hold-ms")
 			hold_ms = atof(argv[++i]);
 		else {
-			fprintf(stderr, "cuda-capture: bad argument %s\n", argv[i]);
+			fprintf(stderr, "%s: bad argument %s\n", me, argv[i]);
 			return 2;
 		}
 	}
 	phase("begin", "init");
 	if (!CK(cudaFree(0))) { // the context, up front
-		printf("{\"harmless\": 1, \"name\": \"cuda-capture\", \"iterations\": 0, "
+		printf("{\"harmless\": 1, \"name\": \"%s\", \"iterations\": 0, "
 		       "\"errors\": %ld, \"wrong\": 0, \"exceptions\": 0, \"checks\": 0, "
 		       "\"skipped\": null, \"notes\": [\"no CUDA context\"], \"pid\": %d}\n",
-		       n_errors.load(), (int)getpid());
+		       me, n_errors.load(), (int)getpid());
 		return 1;
 	}
 	phase("end", "init");
-	std::thread tc(capture_thread, seed), tl(launch_thread, seed);
-	while (now_s() - t0 < seconds)
-		usleep(20000);
-	stop_now = true;
-	tc.join();
-	tl.join();
+	if (reset) {
+		reset_loop(seed, t0, seconds);
+	} else {
+		std::thread tc(capture_thread, seed), tl(launch_thread, seed);
+		while (now_s() - t0 < seconds)
+			usleep(20000);
+		stop_now = true;
+		tc.join();
+		tl.join();
+	}
 	CK(cudaDeviceSynchronize());
 	if (linger) {
 		struct stat sb;
@@ -300,14 +405,22 @@ int main(int argc, char **argv)
 			usleep(20000);
 	}
 	phase("end", "run");
-	printf("{\"harmless\": 1, \"name\": \"cuda-capture\", \"iterations\": %ld, \"errors\": %ld, "
-	       "\"wrong\": %ld, \"exceptions\": 0, \"checks\": %ld, \"seconds\": %.3f, "
-	       "\"skipped\": null, \"notes\": [\"captures global %ld, thread_local %ld, relaxed "
-	       "%ld\"], \"captures\": {\"global\": %ld, \"thread_local\": %ld, \"relaxed\": %ld}, "
-	       "\"pid\": %d}\n",
-	       n_iters.load(), n_errors.load(), n_wrong.load(), n_checks.load(), now_s() - t0,
-	       n_capt[0].load(), n_capt[1].load(), n_capt[2].load(), n_capt[0].load(),
-	       n_capt[1].load(), n_capt[2].load(), (int)getpid());
+	if (reset)
+		printf("{\"harmless\": 1, \"name\": \"cuda-reset\", \"iterations\": %ld, "
+		       "\"errors\": %ld, \"wrong\": %ld, \"exceptions\": 0, \"checks\": %ld, "
+		       "\"seconds\": %.3f, \"skipped\": null, \"notes\": [\"resets %ld\"], "
+		       "\"resets\": %ld, \"pid\": %d}\n",
+		       n_iters.load(), n_errors.load(), n_wrong.load(), n_checks.load(),
+		       now_s() - t0, n_resets, n_resets, (int)getpid());
+	else
+		printf("{\"harmless\": 1, \"name\": \"cuda-capture\", \"iterations\": %ld, "
+		       "\"errors\": %ld, \"wrong\": %ld, \"exceptions\": 0, \"checks\": %ld, "
+		       "\"seconds\": %.3f, \"skipped\": null, \"notes\": [\"captures global %ld, "
+		       "thread_local %ld, relaxed %ld\"], \"captures\": {\"global\": %ld, "
+		       "\"thread_local\": %ld, \"relaxed\": %ld}, \"pid\": %d}\n",
+		       n_iters.load(), n_errors.load(), n_wrong.load(), n_checks.load(),
+		       now_s() - t0, n_capt[0].load(), n_capt[1].load(), n_capt[2].load(),
+		       n_capt[0].load(), n_capt[1].load(), n_capt[2].load(), (int)getpid());
 	fflush(stdout);
 	return n_errors || n_wrong ? 1 : 0;
 }
