@@ -160,6 +160,7 @@ static struct gq *gate_cuda_queue_before(CUstream s, int pt)
 
 struct cu_ticket {
 	int joined, kind;
+	int released; /* a primary context release's device, else -1 */
 	struct gq *q;
 };
 
@@ -174,20 +175,46 @@ struct cu_ticket {
 static int gate_cuda_passable(int id)
 {
 	return id != CUH_cuStreamWaitValue32_v2 && id != CUH_cuStreamWaitValue64_v2 &&
-	       id != CUH_cuStreamBatchMemOp_v2 && id != CUH_cuWaitExternalSemaphoresAsync &&
-	       id != CUH_cuLaunchHostFunc;
+	       id != CUH_cuStreamBatchMemOp_v2 && id != CUH_cuStreamWaitValue32 &&
+	       id != CUH_cuStreamWaitValue64 && id != CUH_cuStreamBatchMemOp &&
+	       id != CUH_cuWaitExternalSemaphoresAsync && id != CUH_cuLaunchHostFunc;
 }
 
 /* A GK_CONTEXT_END call's context or device (cuda_hooks.def's stream column
- * for them: gate_cuda_ending()), for gate_cuda_before(). */
+ * for them: gate_cuda_ending(), gate_cuda_releasing()), for
+ * gate_cuda_before(). */
 static __thread CUcontext cu_ending_ctx;
-static __thread int cu_ending_dev;
+static __thread int cu_ending_dev, cu_ending_release;
 
 CUstream gate_cuda_ending(CUcontext c, int dev)
 {
 	cu_ending_ctx = c;
 	cu_ending_dev = dev;
+	cu_ending_release = 0;
 	return NULL;
+}
+
+CUstream gate_cuda_releasing(int dev)
+{
+	cu_ending_ctx = NULL;
+	cu_ending_dev = dev;
+	cu_ending_release = 1;
+	return NULL;
+}
+
+/* After a successful cuDevicePrimaryCtxRelease of dev, still inside the
+ * gate: the last release destroyed the primary context (the driver says it
+ * is not active, or cannot say), so forget that device's contexts as a
+ * reset does.  A release that leaves it alive forgets nothing. */
+static void gate_cuda_released(int dev)
+{
+	prim_state_fn state = gate_cuDevicePrimaryCtxGetState();
+	unsigned int flags = 0;
+	int active = 0;
+
+	if (state && state(dev, &flags, &active) == CUDA_SUCCESS && active)
+		return;
+	gate_cuda_context_end(NULL, dev);
 }
 
 static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
@@ -195,6 +222,7 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 	if (gate_counting)
 		atomic_fetch_add_explicit(&cu_count[id][pt], 1, memory_order_relaxed);
 	t->kind = cu_hooks[id].kind;
+	t->released = -1;
 	if (pt && !s)
 		s = CU_STREAM_PER_THREAD; /* the _ptsz variant's stream 0 */
 	if (t->kind == GK_CONTEXT) {
@@ -208,7 +236,10 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 		 * records or polls (gate.h) */
 		t->q = NULL;
 		t->joined = gate_enter(0, NULL, NULL);
-		gate_cuda_context_end(cu_ending_ctx, cu_ending_dev);
+		if (cu_ending_release)
+			t->released = cu_ending_dev; /* after the call: gate_cuda_after() */
+		else
+			gate_cuda_context_end(cu_ending_ctx, cu_ending_dev);
 		return;
 	}
 	if (t->kind >= GK_CAPTURE_BEGIN) {
@@ -240,6 +271,8 @@ static void gate_cuda_after(struct cu_ticket *t, CUresult r)
 		gate_cuda_capture_after();
 	if (t->q && r == CUDA_SUCCESS)
 		gq_after(t->q, &cu_gq_ops, gate_queue_ns());
+	if (t->released >= 0 && r == CUDA_SUCCESS)
+		gate_cuda_released(t->released);
 	gate_leave(t->joined);
 }
 

@@ -35,6 +35,7 @@ typedef CUresult (*mod_load_fn)(CUmodule *, const void *);
 typedef CUresult (*mod_fn_fn)(CUfunction *, CUmodule, const char *);
 typedef CUresult (*ctx_dev_fn)(CUdevice *);
 typedef CUresult (*dev_attr_fn)(int *, int, CUdevice);
+typedef CUresult (*prim_state_fn)(CUdevice, unsigned int *, int *);
 typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
                               unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
 /* The unhooked driver functions the gate calls itself, each resolved from
@@ -56,6 +57,7 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned i
 	X(mod_fn_fn, cuModuleGetFunction)                                                          \
 	X(ctx_dev_fn, cuCtxGetDevice)                                                              \
 	X(dev_attr_fn, cuDeviceGetAttribute)                                                       \
+	X(prim_state_fn, cuDevicePrimaryCtxGetState)                                               \
 	X(launch_fn, cuLaunchKernel)
 #define CU_SYM_DECL(type, name) type gate_##name(void);
 CU_SYMS(CU_SYM_DECL)
@@ -98,6 +100,9 @@ void gate_cuda_context_end(CUcontext c, int dev);
 /* cuda_hooks.def's stream column of a GK_CONTEXT_END call: notes the
  * context (or, NULL, the device) it ends; returns no stream. */
 CUstream gate_cuda_ending(CUcontext c, int dev);
+/* The same for a primary context's release (cuDevicePrimaryCtxRelease):
+ * the gate forgets after the call, and only when it was the last. */
+CUstream gate_cuda_releasing(int dev);
 
 /* The backend's drain, warm-up and fork (struct gate_backend, gate.h). */
 int gate_cuda_drain(uint64_t deadline);

@@ -36,11 +36,17 @@
  *	    N non-blocking streams, a 1 us kernel on each but the last, 300 ms
  *	    on the last; touch DIR/queued, wait for DIR/go, synchronize, write
  *	    "streams rc=R" to DIR/out.
- *	capturer reset DIR
- *	    20 kernels of 1 ms on a stream and 20 on the legacy stream,
- *	    cuDevicePrimaryCtxReset (cudaDeviceReset's), the same again in the
- *	    new context on a new stream; touch DIR/queued, wait for DIR/go,
- *	    synchronize, write "reset rc=R" to DIR/out.
+ *	capturer reset [HOW] DIR
+ *	    20 kernels of 1 ms on a stream and 20 on the legacy stream, the
+ *	    context ended, the same again in a new context on a new stream;
+ *	    touch DIR/queued, wait for DIR/go, synchronize, write "reset rc=R"
+ *	    to DIR/out.  HOW: v2 (the default) cuDevicePrimaryCtxReset_v2; gpa
+ *	    cuDevicePrimaryCtxReset from cuGetProcAddress_v2 at CUDA 7.0, as
+ *	    cudart 13's cudaDeviceReset asks for it (the 7.0 ABI); release its
+ *	    cuDevicePrimaryCtxRelease (7.0 ABI the same way), the last retain;
+ *	    live: a second retain first, a 300 ms kernel after the first
+ *	    round, then that release, which leaves the context alive, and no
+ *	    second round.
  *	capturer busyhold HOW DIR
  *	    a stream busy with a 300 ms kernel; touch DIR/at, wait for DIR/go
  *	    (the test closes the gate there), then submit a host-released op
@@ -104,6 +110,7 @@ CUresult cuStreamCreate(CUstream *, unsigned int);
 CUresult cuStreamSynchronize(CUstream);
 CUresult cuCtxSynchronize(void);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice);
+CUresult cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);
 CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
 CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                         unsigned, CUstream, void **, void **);
@@ -601,22 +608,45 @@ static int do_streams(int n)
 	return 0;
 }
 
-/* reset: 20 kernels of 1 ms on a stream and 20 on the legacy stream, a
- * synchronize, cuDevicePrimaryCtxReset (what cudaDeviceReset calls), the
- * context again, the same on a new stream; touch DIR/queued, wait for
- * DIR/go, synchronize, "reset rc=R". */
-static int do_reset(void)
+/* The CUDA 7.0 ABI of a primary context call, as cudart 13 gets it. */
+static CUresult (*proc7000(const char *name))(CUdevice)
+{
+	void *p = NULL;
+
+	CK(cuGetProcAddress_v2(name, &p, 7000, 0, NULL));
+	return (CUresult(*)(CUdevice))p;
+}
+
+/* reset HOW: 20 kernels of 1 ms on a stream and 20 on the legacy stream, a
+ * synchronize, the context ended, made again, the same on a new stream
+ * (live: a 300 ms kernel on the stream, the release, nothing more);
+ * touch DIR/queued, wait for DIR/go, synchronize, "reset rc=R". */
+static int do_reset(const char *how)
 {
 	static uint32_t word;
+	CUcontext extra;
 	CUdevice dev;
 	CUstream s;
-	int round, i;
+	int round, i, live = strcmp(how, "live") == 0;
 
+	CK(cuDeviceGet(&dev, 0));
+	if (live)
+		CK(cuDevicePrimaryCtxRetain(&extra, dev));
 	for (round = 0; round < 2; round++) {
-		if (round) {
+		if (round && live) {
+			/* nothing after it: only the gate's memory of s and
+			 * the context makes the drain wait for this kernel */
+			CK(kernel(s, 300000, &word, 0));
+			CK(proc7000("cuDevicePrimaryCtxRelease")(dev));
+			break;
+		} else if (round) {
 			CK(cuCtxSynchronize());
-			CK(cuDeviceGet(&dev, 0));
-			CK(cuDevicePrimaryCtxReset_v2(dev));
+			if (strcmp(how, "gpa") == 0)
+				CK(proc7000("cuDevicePrimaryCtxReset")(dev));
+			else if (strcmp(how, "release") == 0)
+				CK(proc7000("cuDevicePrimaryCtxRelease")(dev));
+			else
+				CK(cuDevicePrimaryCtxReset_v2(dev));
 			setup();
 		}
 		CK(cuStreamCreate(&s, 1));
@@ -684,7 +714,9 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "streams") == 0 && argc == 4)
 		return do_streams(atoi(argv[2]));
 	if (strcmp(argv[1], "reset") == 0 && argc == 3)
-		return do_reset();
+		return do_reset("v2");
+	if (strcmp(argv[1], "reset") == 0 && argc == 4)
+		return do_reset(argv[2]);
 	fprintf(stderr, "capturer: bad arguments\n");
 	return 2;
 }

@@ -6,15 +6,28 @@
 # bounded queue at its next launches, not by a drain.  The mock driver and
 # mock libamdhip64 (test doubles) abort the process on such a use, as a
 # real driver may crash in freed memory.  The reset waits at a closed gate
-# (gated, never passed).
+# (gated, never passed).  The same for the ABI cudart 13 asks
+# cuGetProcAddress for (cuDevicePrimaryCtxReset of CUDA 7.0: before, it
+# passed unhooked, and a cudaDeviceReset sibling crashed in the H200's
+# driver at the next drain), and for the last cuDevicePrimaryCtxRelease;
+# a release that leaves the context alive forgets nothing (the drain
+# still waits for the work queued there before it).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
 need_siblings
-plan 8
+plan 20
 
 # CMD launches (bounded queue on: queue_cap 4), resets, launches again
 drain_after cuda "$T/cuda" reset 4 "$CAP" reset
 ok "cuda: the drain after the reset complete (status $ST)" test "$ST" = 0
+drain_after "cuda, cudart's 7.0 ABI" "$T/gpa" reset 4 "$CAP" reset gpa
+ok "cuda, cudart's 7.0 ABI: the drain after the reset complete (status $ST)" test "$ST" = 0
+drain_after "cuda, last release" "$T/rel" reset 4 "$CAP" reset release
+ok "cuda, last release: the drain after it complete (status $ST)" test "$ST" = 0
+# 20 + 20, then a 300 ms kernel, the release, nothing after it
+drain_after "cuda, release, context alive" "$T/live" reset 0 "$CAP" reset live
+ok "cuda, release, context alive: complete (status $ST), all 41 kernels run at the ack ($RAN)" \
+	test "$ST" = 0 -a "$RAN" = 41
 drain_after hip "$T/hip" streams 4 "$HH" reset
 ok "hip: the drain after the reset complete (status $ST)" test "$ST" = 0
 done_testing

@@ -7,7 +7,10 @@
 # And nothing is missed: every function of cuda.h (CUDA 13 where configure
 # found it) and of hip_runtime_api.h that takes a stream or launches, copies
 # or sets memory is hooked or listed in gate/hook_exempt.txt with
-# a reason.
+# a reason.  And every driver ABI the CUDA runtime (libcudart.so beside
+# cuda.h) asks cuGetProcAddress for by a hooked name is hooked
+# (scripts/cudart-procs.py): cudart 13's cudaDeviceReset asks for CUDA
+# 7.0's cuDevicePrimaryCtxReset.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/hookcov_headers.sh"
 EXEMPT=$top_srcdir/gate/hook_exempt.txt
@@ -41,7 +44,7 @@ LD_LIBRARY_PATH=$top_builddir/test/mock/.libs KREX_GATE_COUNTS=$T/counts LD_PREL
 rc=$?
 rm -f /dev/shm/krex-hookcov-$$
 n=$(grep -c '^mock ' "$T/mock")
-plan $((n + 6))
+plan $((n + 7))
 ok "hookcov ran (rc $rc)" [ "$rc" = 0 ]
 ok "every exempt entry has a reason" sh -c "! grep -v '^#' '$EXEMPT' | grep -v '^\$' | grep -qv '^[A-Za-z_0-9]*[[:space:]][[:space:]]*[^[:space:]]'"
 if h=$(find_header "$CUDA_CPPFLAGS" cuda.h); then
@@ -50,6 +53,22 @@ if h=$(find_header "$CUDA_CPPFLAGS" cuda.h); then
 else
 	skip "cuda: every stream/work function hooked or exempt" "no cuda.h (configure --with-cuda)"
 	skip "cuda: scripts/hook-gaps.sh says the same" "no cuda.h (configure --with-cuda)"
+fi
+cudart=
+[ -n "${h:-}" ] && for d in lib64 lib; do
+	[ -r "${h%/include/cuda.h}/$d/libcudart.so" ] && { cudart=${h%/include/cuda.h}/$d/libcudart.so; break; }
+done
+if [ -n "$cudart" ] && command -v objdump >/dev/null && command -v python3 >/dev/null; then
+	python3 "$top_srcdir/scripts/cudart-procs.py" "$cudart" "$top_srcdir/gate/cuda_hooks.def" >"$T/cudart"
+	rc=$?
+	sed 's/^/# /' "$T/cudart"
+	if [ "$rc" = 3 ]; then
+		skip "cudart's cuGetProcAddress requests hooked" "$(head -1 "$T/cudart")"
+	else
+		ok "cudart: every ABI it asks cuGetProcAddress for by a hooked name is hooked" test "$rc" = 0
+	fi
+else
+	skip "cudart's cuGetProcAddress requests hooked" "no libcudart.so beside cuda.h, objdump or python3"
 fi
 if h=$(find_header "$ROCM_CPPFLAGS" hip/hip_runtime_api.h); then
 	coverage hip "$h" "$top_srcdir/gate/hip_hooks.def" 's/^HIP_HOOK[A-Z0-9_]*(\([A-Za-z0-9_]*\),.*/\1/p'

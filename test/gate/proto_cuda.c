@@ -36,6 +36,12 @@
 #define CU_HOOK(PT, name, proc, since, kind, params, args, stream)                                 \
 	_Static_assert(SAME(__typeof__(&proc), CUresult(CUDAAPI *) params),                        \
 	               #name ": parameter list differs from cuda.h");
+/* cudaTypedefs.h declares these older ABIs for NVIDIA's own build only
+ * (__CUDA_API_VERSION_INTERNAL, which also changes cuda.h's names): the same
+ * types, spelled out from that block. */
+typedef CUresult(CUDAAPI *PFN_cuDevicePrimaryCtxReset_v7000)(CUdevice_v1 dev);
+typedef CUresult(CUDAAPI *PFN_cuDevicePrimaryCtxRelease_v7000)(CUdevice_v1 dev);
+typedef CUresult(CUDAAPI *PFN_cuStreamBeginCapture_v10000)(CUstream hStream);
 /* an older ABI: cudaTypedefs.h's type of that version */
 #define CU_HOOK_OLD(PT, name, proc, since, kind, params, args, stream)                             \
 	_Static_assert(SAME(PFN_##proc##_v##since, CUresult(CUDAAPI *) params),                    \

@@ -169,16 +169,51 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d)
 
 /* cuDevicePrimaryCtxRetain and cuCtxCreate_v2/_v4 are gated (cuda_hooks.def):
  * mock_cuda_stubs.c exports them, counting, and calls these. */
+/* The primary context's retains: the last release destroys it, as the
+ * driver does (its streams and events with it: ctx_epoch). */
+static int primary_refs;
+
 CUresult mock_cu_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	*c = &primary_ctx;
+	primary_refs++;
 	return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+/* Gated (cuda_hooks.def GK_CONTEXT_END, forgotten after the call when it was
+ * the last): both ABIs. */
+CUresult mock_cu_cuDevicePrimaryCtxRelease_v2(CUdevice d)
 {
+	if (!initialized)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (d != 0)
+		return 101; /* CUDA_ERROR_INVALID_DEVICE */
+	if (primary_refs <= 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (--primary_refs == 0) {
+		mock_sync_all();
+		ctx_epoch++;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult mock_cu_cuDevicePrimaryCtxRelease(CUdevice d)
+{
+	return mock_cu_cuDevicePrimaryCtxRelease_v2(d);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int *active)
+{
+	if (!initialized)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (d != 0)
+		return 101;
+	if (!flags || !active)
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = 0;
+	*active = primary_refs > 0;
 	return CUDA_SUCCESS;
 }
 
@@ -193,6 +228,12 @@ CUresult mock_cu_cuDevicePrimaryCtxReset_v2(CUdevice d)
 	mock_sync_all();
 	ctx_epoch++;
 	return CUDA_SUCCESS;
+}
+
+/* CUDA 7.0's ABI, the one cudart 13's cudaDeviceReset asks for */
+CUresult mock_cu_cuDevicePrimaryCtxReset(CUdevice d)
+{
+	return mock_cu_cuDevicePrimaryCtxReset_v2(d);
 }
 
 CUresult mock_cu_cuCtxDestroy_v2(CUcontext c)
@@ -636,6 +677,17 @@ CUresult mock_cu_cuStreamWriteValue64_v2(CUstream s, CUdeviceptr a, cuuint64_t v
 {
 	return write_value(s, a, v, 8);
 }
+/* The CUDA 8.0/9.0 ABIs (cudart 13 asks for them): the same here */
+#define MOCK_SAME(name, v2, params)                                                                \
+	CUresult mock_cu_##name params __attribute__((alias("mock_cu_" #v2)))
+MOCK_SAME(cuStreamWaitValue32, cuStreamWaitValue32_v2,
+          (CUstream, CUdeviceptr, cuuint32_t, unsigned));
+MOCK_SAME(cuStreamWaitValue64, cuStreamWaitValue64_v2,
+          (CUstream, CUdeviceptr, cuuint64_t, unsigned));
+MOCK_SAME(cuStreamWriteValue32, cuStreamWriteValue32_v2,
+          (CUstream, CUdeviceptr, cuuint32_t, unsigned));
+MOCK_SAME(cuStreamWriteValue64, cuStreamWriteValue64_v2,
+          (CUstream, CUdeviceptr, cuuint64_t, unsigned));
 
 /* ---- stream capture and graphs ------------------------------------------------ */
 
@@ -659,6 +711,12 @@ static CUresult begin_capture(CUstream s, int mode)
 CUresult mock_cu_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
 {
 	return begin_capture(s, mode);
+}
+
+/* CUDA 10.0's ABI, without a mode: global */
+CUresult mock_cu_cuStreamBeginCapture(CUstream s)
+{
+	return begin_capture(s, 0);
 }
 
 static CUresult end_capture(CUstream s, CUgraph *g)
