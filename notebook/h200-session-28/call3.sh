@@ -5,7 +5,7 @@
 # its first reset under KREX).  1. scripts/cudart-procs.py on every
 # libcudart.so on the machine (the gate hooks each ABI it asks for);
 # 2. harmless.sh with every real sibling, cuda-reset among them, 30 s a
-# pass.  About 300 s.
+# pass (ONLY=a,b and SECS=S: those siblings, S s a pass).  About 300 s.
 . notebook/gpu-call-prologue.sh
 st cudart-procs
 {
@@ -16,8 +16,8 @@ st cudart-procs
 } >"$O/cudart-procs.txt" 2>&1
 cat "$O/cudart-procs.txt"
 st harmless
-KREX_BUILDDIR=$B KREX_HARMLESS_LIMIT=330 timeout 345 bash test/gpu/harmless.sh --seconds 30 \
-	--min-regions 50 --out /tmp/o/harmless >"$O/harmless.txt" 2>&1
+KREX_BUILDDIR=$B KREX_HARMLESS_LIMIT=330 timeout 345 bash test/gpu/harmless.sh --seconds "${SECS:-30}" \
+	${ONLY:+--only "$ONLY"} --min-regions 50 --out /tmp/o/harmless >"$O/harmless.txt" 2>&1
 echo "harmless rc=$?" >>"$O/harmless.txt"
 st done
 mkdir -p "$O/err"
