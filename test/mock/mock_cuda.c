@@ -169,6 +169,11 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d)
 
 /* cuDevicePrimaryCtxRetain and cuCtxCreate_v2/_v4 are gated (cuda_hooks.def):
  * mock_cuda_stubs.c exports them, counting, and calls these. */
+/* An older ABI of a function (cudart 13 asks cuGetProcAddress for some),
+ * the same here as the newer one: an alias of its mock. */
+#define MOCK_SAME(name, v2, params)                                                                \
+	CUresult mock_cu_##name params __attribute__((alias("mock_cu_" #v2)))
+
 /* The primary context's retains: the last release destroys it, as the
  * driver does (its streams and events with it: ctx_epoch). */
 static int primary_refs;
@@ -199,10 +204,7 @@ CUresult mock_cu_cuDevicePrimaryCtxRelease_v2(CUdevice d)
 	return CUDA_SUCCESS;
 }
 
-CUresult mock_cu_cuDevicePrimaryCtxRelease(CUdevice d)
-{
-	return mock_cu_cuDevicePrimaryCtxRelease_v2(d);
-}
+MOCK_SAME(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, (CUdevice));
 
 EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int *active)
 {
@@ -231,10 +233,7 @@ CUresult mock_cu_cuDevicePrimaryCtxReset_v2(CUdevice d)
 }
 
 /* CUDA 7.0's ABI, the one cudart 13's cudaDeviceReset asks for */
-CUresult mock_cu_cuDevicePrimaryCtxReset(CUdevice d)
-{
-	return mock_cu_cuDevicePrimaryCtxReset_v2(d);
-}
+MOCK_SAME(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2, (CUdevice));
 
 CUresult mock_cu_cuCtxDestroy_v2(CUcontext c)
 {
@@ -678,8 +677,6 @@ CUresult mock_cu_cuStreamWriteValue64_v2(CUstream s, CUdeviceptr a, cuuint64_t v
 	return write_value(s, a, v, 8);
 }
 /* The CUDA 8.0/9.0 ABIs (cudart 13 asks for them): the same here */
-#define MOCK_SAME(name, v2, params)                                                                \
-	CUresult mock_cu_##name params __attribute__((alias("mock_cu_" #v2)))
 MOCK_SAME(cuStreamWaitValue32, cuStreamWaitValue32_v2,
           (CUstream, CUdeviceptr, cuuint32_t, unsigned));
 MOCK_SAME(cuStreamWaitValue64, cuStreamWaitValue64_v2,
