@@ -184,11 +184,13 @@ static int gate_cuda_passable(int id)
  * for them: gate_cuda_ending(), gate_cuda_releasing()), for
  * gate_cuda_before(). */
 static __thread CUcontext cu_ending_ctx;
+static __thread CUgreenCtx cu_ending_green;
 static __thread int cu_ending_dev, cu_ending_release;
 
 CUstream gate_cuda_ending(CUcontext c, int dev)
 {
 	cu_ending_ctx = c;
+	cu_ending_green = NULL;
 	cu_ending_dev = dev;
 	cu_ending_release = 0;
 	return NULL;
@@ -196,9 +198,31 @@ CUstream gate_cuda_ending(CUcontext c, int dev)
 
 CUstream gate_cuda_releasing(int dev)
 {
-	cu_ending_ctx = NULL;
-	cu_ending_dev = dev;
+	gate_cuda_ending(NULL, dev);
 	cu_ending_release = 1;
+	return NULL;
+}
+
+/* Its CUcontext and device, read before the call (queries, no work). */
+CUstream gate_cuda_ending_green(CUgreenCtx g)
+{
+	from_green_fn conv = gate_cuCtxFromGreenCtx();
+	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
+	ctx_get_fn pop = gate_cuCtxPopCurrent_v2();
+	ctx_dev_fn getdev = gate_cuCtxGetDevice();
+	CUcontext c = NULL, old;
+	CUdevice d;
+
+	gate_cuda_releasing(-1);
+	cu_ending_green = g;
+	if (!g || !conv || conv(&c, g) != CUDA_SUCCESS || !c)
+		return NULL;
+	cu_ending_ctx = c;
+	if (push && pop && getdev && push(c) == CUDA_SUCCESS) {
+		if (getdev(&d) == CUDA_SUCCESS)
+			cu_ending_dev = (int)d;
+		pop(&old);
+	}
 	return NULL;
 }
 
@@ -236,6 +260,8 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 		 * records or polls (gate.h) */
 		t->q = NULL;
 		t->joined = gate_enter(0, NULL, NULL);
+		if (cu_ending_green)
+			gate_cuda_green_end(cu_ending_green, cu_ending_ctx);
 		if (cu_ending_release)
 			t->released = cu_ending_dev; /* after the call: gate_cuda_after() */
 		else

@@ -36,6 +36,8 @@ typedef CUresult (*mod_fn_fn)(CUfunction *, CUmodule, const char *);
 typedef CUresult (*ctx_dev_fn)(CUdevice *);
 typedef CUresult (*dev_attr_fn)(int *, int, CUdevice);
 typedef CUresult (*prim_state_fn)(CUdevice, unsigned int *, int *);
+typedef CUresult (*from_green_fn)(CUcontext *, CUgreenCtx);
+typedef CUresult (*stream_green_fn)(CUstream, CUgreenCtx *);
 typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
                               unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
 /* The unhooked driver functions the gate calls itself, each resolved from
@@ -58,6 +60,8 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned i
 	X(ctx_dev_fn, cuCtxGetDevice)                                                              \
 	X(dev_attr_fn, cuDeviceGetAttribute)                                                       \
 	X(prim_state_fn, cuDevicePrimaryCtxGetState)                                               \
+	X(from_green_fn, cuCtxFromGreenCtx)                                                        \
+	X(stream_green_fn, cuStreamGetGreenCtx)                                                    \
 	X(launch_fn, cuLaunchKernel)
 #define CU_SYM_DECL(type, name) type gate_##name(void);
 CU_SYMS(CU_SYM_DECL)
@@ -96,13 +100,23 @@ void gate_cuda_capture_after(void);
 
 /* The cuStreamDestroy wrapper, before the driver's call. */
 void gate_cuda_destroy_before(CUstream s);
+/* Forget what the gate made or tracked in context c, or with c NULL every
+ * context of device dev (every context when dev < 0). */
 void gate_cuda_context_end(CUcontext c, int dev);
+/* A green context g ends (c: its CUcontext, or NULL): forget the streams
+ * made in it (cuStreamGetGreenCtx), whichever context was current at their
+ * submissions, and c. */
+void gate_cuda_green_end(CUgreenCtx g, CUcontext c);
 /* cuda_hooks.def's stream column of a GK_CONTEXT_END call: notes the
  * context (or, NULL, the device) it ends; returns no stream. */
 CUstream gate_cuda_ending(CUcontext c, int dev);
 /* The same for a primary context's release (cuDevicePrimaryCtxRelease):
  * the gate forgets after the call, and only when it was the last. */
 CUstream gate_cuda_releasing(int dev);
+/* The same for cuGreenCtxDestroy: forgets the green context's streams and
+ * context before the call, and, as a release of its device's primary
+ * context, that device's contexts after it when it was the last. */
+CUstream gate_cuda_ending_green(CUgreenCtx g);
 
 /* The backend's drain, warm-up and fork (struct gate_backend, gate.h). */
 int gate_cuda_drain(uint64_t deadline);

@@ -633,6 +633,16 @@ int gate_cuda_warm(void)
  * not destroyed (the driver does).  A live context forgotten with them is
  * tracked again at its next submission.
  */
+/* Forget a tracked stream (cu_cap_mu held): its events are not destroyed. */
+static void gate_cuda_strm_free(struct cu_strm *st)
+{
+	atomic_store(&st->state, SS_FREE);
+	st->s = NULL;
+	st->ctx = NULL;
+	st->ev = st->pre = NULL;
+	st->pre_valid = 0;
+}
+
 void gate_cuda_context_end(CUcontext c, int dev)
 {
 	CUstream w;
@@ -643,16 +653,11 @@ void gate_cuda_context_end(CUcontext c, int dev)
 	for (i = 0; i < CU_MAX_CTX; i++) {
 		CUcontext x = atomic_load(&cu_ctx[i].ctx);
 
-		if (!x || (c ? x != c : cu_ctx[i].dev >= 0 && cu_ctx[i].dev != dev))
+		if (!x || (c ? x != c : dev >= 0 && cu_ctx[i].dev >= 0 && cu_ctx[i].dev != dev))
 			continue;
 		for (j = 0; j < CU_MAX_STREAMS; j++)
-			if (cu_strms[j].ctx == x) {
-				atomic_store(&cu_strms[j].state, SS_FREE);
-				cu_strms[j].s = NULL;
-				cu_strms[j].ctx = NULL;
-				cu_strms[j].ev = cu_strms[j].pre = NULL;
-				cu_strms[j].pre_valid = 0;
-			}
+			if (cu_strms[j].ctx == x)
+				gate_cuda_strm_free(&cu_strms[j]);
 		cu_ctx[i].ev = cu_ctx[i].pre = NULL;
 		cu_ctx[i].pre_valid = 0;
 		atomic_store(&cu_ctx[i].dflt_dirty, 0);
@@ -666,6 +671,34 @@ void gate_cuda_context_end(CUcontext c, int dev)
 	}
 	atomic_fetch_add(&cu_destroys, 1);
 	pthread_mutex_unlock(&cu_cap_mu);
+}
+
+/*
+ * cuGreenCtxDestroy leaves the green context's streams in place, every later
+ * call on them failing (CUDA_ERROR_CONTEXT_IS_DESTROYED): a drain recording
+ * there would find its process's work out of reach at every region.  Such a
+ * stream may have been tracked under another context (the one current at
+ * its submissions), so it is found by its green context.
+ */
+void gate_cuda_green_end(CUgreenCtx g, CUcontext c)
+{
+	stream_green_fn green_of = gate_cuStreamGetGreenCtx();
+	CUgreenCtx x;
+	int j;
+
+	pthread_mutex_lock(&cu_cap_mu);
+	for (j = 0; j < CU_MAX_STREAMS && green_of; j++) {
+		x = NULL;
+		if (atomic_load(&cu_strms[j].state) == SS_READY &&
+		    green_of(cu_strms[j].s, &x) == CUDA_SUCCESS && x == g)
+			gate_cuda_strm_free(&cu_strms[j]);
+	}
+	atomic_fetch_add(&cu_destroys, 1);
+	pthread_mutex_unlock(&cu_cap_mu);
+	if (c)
+		gate_cuda_context_end(c, -1);
+	else
+		gate_context_end();
 }
 
 void gate_cuda_forget(void)

@@ -47,6 +47,17 @@
  *	    live: a second retain first, a 300 ms kernel after the first
  *	    round, then that release, which leaves the context alive, and no
  *	    second round.
+ *	capturer green HOW DIR
+ *	    20 kernels of 1 ms on a stream of the primary context; a green
+ *	    context of it, 20 kernels on its
+ *	    stream (the primary context current) and 20 on its default stream
+ *	    (its own context current), a synchronize, the green context
+ *	    destroyed without its streams (each call on them fails after it);
+ *	    HOW last: before that, the primary context's own retain released,
+ *	    so that the green context's end is its last release, and retained
+ *	    again after it.  Then 20 + 20 kernels on a new stream and the
+ *	    legacy stream; touch DIR/queued, wait for DIR/go, synchronize,
+ *	    "green rc=R" to DIR/out.
  *	capturer busyhold HOW DIR
  *	    a stream busy with a 300 ms kernel; touch DIR/at, wait for DIR/go
  *	    (the test closes the gate there), then submit a host-released op
@@ -110,6 +121,13 @@ CUresult cuStreamCreate(CUstream *, unsigned int);
 CUresult cuStreamSynchronize(CUstream);
 CUresult cuCtxSynchronize(void);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice);
+CUresult cuGreenCtxCreate(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned int);
+CUresult cuGreenCtxDestroy(CUgreenCtx);
+CUresult cuGreenCtxStreamCreate(CUstream *, CUgreenCtx, unsigned int, int);
+CUresult cuCtxFromGreenCtx(CUcontext *, CUgreenCtx);
+CUresult cuCtxPushCurrent_v2(CUcontext);
+CUresult cuCtxPopCurrent_v2(CUcontext *);
 CUresult cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);
 CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
 CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -617,6 +635,30 @@ static CUresult (*proc7000(const char *name))(CUdevice)
 	return (CUresult(*)(CUdevice))p;
 }
 
+/* 20 kernels of 1 ms on a new stream, 20 on the legacy stream between them;
+ * the stream. */
+static CUstream twenty_pairs(uint32_t *word)
+{
+	CUstream s;
+	int i;
+
+	CK(cuStreamCreate(&s, 1));
+	for (i = 0; i < 20; i++) {
+		CK(kernel(s, 1000, word, 0));
+		CK(kernel(NULL, 1000, word, 0));
+	}
+	return s;
+}
+
+/* touch DIR/queued, wait for DIR/go, synchronize, "WHAT rc=R" to DIR/out. */
+static int queued_then_sync(const char *what)
+{
+	touch("queued");
+	wait_file("go", 30);
+	out("%s rc=%d\n", what, (int)cuCtxSynchronize());
+	return 0;
+}
+
 /* reset HOW: 20 kernels of 1 ms on a stream and 20 on the legacy stream, a
  * synchronize, the context ended, made again, the same on a new stream
  * (live: a 300 ms kernel on the stream, the release, nothing more);
@@ -627,7 +669,7 @@ static int do_reset(const char *how)
 	CUcontext extra;
 	CUdevice dev;
 	CUstream s;
-	int round, i, live = strcmp(how, "live") == 0;
+	int round, live = strcmp(how, "live") == 0;
 
 	CK(cuDeviceGet(&dev, 0));
 	if (live)
@@ -649,16 +691,42 @@ static int do_reset(const char *how)
 				CK(cuDevicePrimaryCtxReset_v2(dev));
 			setup();
 		}
-		CK(cuStreamCreate(&s, 1));
-		for (i = 0; i < 20; i++) {
-			CK(kernel(s, 1000, &word, 0));
-			CK(kernel(NULL, 1000, &word, 0));
-		}
+		s = twenty_pairs(&word);
 	}
-	touch("queued");
-	wait_file("go", 30);
-	out("reset rc=%d\n", (int)cuCtxSynchronize());
-	return 0;
+	return queued_then_sync("reset");
+}
+
+/* green HOW: see the usage above */
+static int do_green(const char *how)
+{
+	static uint32_t word;
+	CUcontext gc, old;
+	CUstream s, gs;
+	CUgreenCtx g;
+	CUdevice dev;
+	int i;
+
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuStreamCreate(&s, 1));
+	for (i = 0; i < 20; i++)
+		CK(kernel(s, 1000, &word, 0));
+	CK(cuGreenCtxCreate(&g, NULL, dev, 0));
+	CK(cuCtxFromGreenCtx(&gc, g));
+	CK(cuGreenCtxStreamCreate(&gs, g, 1, 0));
+	for (i = 0; i < 20; i++)
+		CK(kernel(gs, 1000, &word, 0));
+	CK(cuCtxPushCurrent_v2(gc));
+	for (i = 0; i < 20; i++)
+		CK(kernel(NULL, 1000, &word, 0));
+	CK(cuCtxPopCurrent_v2(&old));
+	CK(cuCtxSynchronize());
+	if (strcmp(how, "last") == 0)
+		CK(cuDevicePrimaryCtxRelease_v2(dev));
+	CK(cuGreenCtxDestroy(g));
+	if (strcmp(how, "last") == 0)
+		setup();
+	twenty_pairs(&word);
+	return queued_then_sync("green");
 }
 
 static int do_context(const char *how)
@@ -686,7 +754,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr,
-		        "usage: capturer capture|regioncap|regionflag|hostflag|hostdrain|xla|busyhold|threads|streams|reset|context ... DIR\n");
+		        "usage: capturer capture|regioncap|regionflag|hostflag|hostdrain|xla|busyhold|threads|streams|reset|green|context ... DIR\n");
 		return 2;
 	}
 	dir = argv[argc - 1];
@@ -717,6 +785,8 @@ int main(int argc, char **argv)
 		return do_reset("v2");
 	if (strcmp(argv[1], "reset") == 0 && argc == 4)
 		return do_reset(argv[2]);
+	if (strcmp(argv[1], "green") == 0 && argc == 4)
+		return do_green(argv[2]);
 	fprintf(stderr, "capturer: bad arguments\n");
 	return 2;
 }

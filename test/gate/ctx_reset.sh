@@ -11,11 +11,15 @@
 # passed unhooked, and a cudaDeviceReset sibling crashed in the H200's
 # driver at the next drain), and for the last cuDevicePrimaryCtxRelease;
 # a release that leaves the context alive forgets nothing (the drain
-# still waits for the work queued there before it).
+# still waits for the work queued there before it).  A green context's
+# streams outlive its cuGreenCtxDestroy, every call on them failing (the
+# mock answers CUDA_ERROR_CONTEXT_IS_DESTROYED as the driver does): the
+# gate forgets them, else every drain after would be incomplete; and a
+# destroy that is the primary context's last release forgets that too.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
 need_siblings
-plan 20
+plan 28
 
 # CMD launches (bounded queue on: queue_cap 4), resets, launches again
 drain_after cuda "$T/cuda" reset 4 "$CAP" reset
@@ -28,6 +32,10 @@ ok "cuda, last release: the drain after it complete (status $ST)" test "$ST" = 0
 drain_after "cuda, release, context alive" "$T/live" reset 0 "$CAP" reset live
 ok "cuda, release, context alive: complete (status $ST), all 41 kernels run at the ack ($RAN)" \
 	test "$ST" = 0 -a "$RAN" = 41
+drain_after "cuda, green context" "$T/green" green 4 "$CAP" green plain
+ok "cuda, green context: the drain after its end complete (status $ST)" test "$ST" = 0
+drain_after "cuda, green context, last release" "$T/greenlast" green 4 "$CAP" green last
+ok "cuda, green context, last release: the drain after it complete (status $ST)" test "$ST" = 0
 drain_after hip "$T/hip" streams 4 "$HH" reset
 ok "hip: the drain after the reset complete (status $ST)" test "$ST" = 0
 done_testing

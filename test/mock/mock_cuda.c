@@ -33,6 +33,7 @@
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_DEINITIALIZED 4
 #define CUDA_ERROR_INVALID_CONTEXT 201
+#define CUDA_ERROR_CONTEXT_IS_DESTROYED 709
 #define CUDA_ERROR_NOT_FOUND 500
 #define CUDA_ERROR_NOT_READY 600
 #define CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED 900
@@ -42,6 +43,14 @@
 
 struct CUctx_st {
 	int dev;
+	struct CUgreenCtx_st *green; /* a green context's CUcontext: its green context */
+};
+/* A green context (cuGreenCtxCreate retains the primary context, its
+ * destruction releases it); never freed, so that a use after it fails as the
+ * driver's does: CUDA_ERROR_CONTEXT_IS_DESTROYED. */
+struct CUgreenCtx_st {
+	struct CUctx_st ctx;
+	int dead;
 };
 struct CUfunc_st {
 	int kind; /* 0 fma_loop, 1 empty, 2 spin_flag */
@@ -54,7 +63,8 @@ struct CUgraphExec_st {
 };
 struct CUstream_st {
 	struct mock_stream s;
-	unsigned epoch; /* ctx_epoch at its making */
+	unsigned epoch;              /* ctx_epoch at its making */
+	struct CUgreenCtx_st *green; /* made in a green context */
 };
 struct CUevent_st {
 	struct mock_event e;
@@ -98,16 +108,26 @@ static struct mock_stream *mstream(CUstream s)
 	return &s->s;
 }
 
+/* A stream of a destroyed green context: every call on it fails. */
+static int gone(CUstream s)
+{
+	return (uintptr_t)s > 2 && s->green && s->green->dead;
+}
+
 /* Queue op on s, or record it into s's capture; *seq gets its sequence
  * number (0 when captured). */
 static CUresult submit(CUstream s, const struct mock_op *op, uint64_t *seq)
 {
-	struct mock_stream *ms = mstream(s);
-	int c = mock_capture_op(ms, op);
+	struct mock_stream *ms;
 	uint64_t n;
+	int c;
 
 	if (seq)
 		*seq = 0;
+	if (gone(s))
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	ms = mstream(s);
+	c = mock_capture_op(ms, op);
 	if (c < 0)
 		return ms ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
 		          : CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
@@ -269,6 +289,8 @@ CUresult mock_cu_cuCtxCreate_v4(CUcontext *c, CUctxCreateParams *p, unsigned int
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext c)
 {
+	if (c && c->green && c->green->dead)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	ctx_depth = ctx_depth ? ctx_depth : 1;
 	ctx_stack[ctx_depth - 1] = c;
 	return CUDA_SUCCESS;
@@ -286,6 +308,8 @@ EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c)
 {
 	if (!c || ctx_depth >= 16)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (c->green && c->green->dead)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	ctx_stack[ctx_depth++] = c;
 	return CUDA_SUCCESS;
 }
@@ -303,6 +327,16 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *c)
 static int have_ctx(void)
 {
 	return ctx_depth && ctx_stack[ctx_depth - 1];
+}
+
+EXPORT CUresult cuCtxGetDevice(CUdevice *d)
+{
+	if (!d)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!have_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*d = 0; /* one device */
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxSynchronize(void)
@@ -365,6 +399,76 @@ EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 		return 2;
 	(*s)->s.flags = flags & 1 ? MOCK_STREAM_NONBLOCKING : 0; /* CU_STREAM_NON_BLOCKING */
 	(*s)->epoch = ctx_epoch;
+	(*s)->green = have_ctx() ? ctx_stack[ctx_depth - 1]->green : NULL;
+	return CUDA_SUCCESS;
+}
+
+/* ---- green contexts ---- */
+
+/* Gated (cuda_hooks.def GK_CONTEXT): retains the primary context. */
+CUresult mock_cu_cuGreenCtxCreate(CUgreenCtx *g, CUdevResourceDesc desc, CUdevice d,
+                                  unsigned int flags)
+{
+	if (!initialized)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!g || d != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*g = calloc(1, sizeof(**g));
+	if (!*g)
+		return 2;
+	(*g)->ctx.green = *g;
+	primary_refs++;
+	return CUDA_SUCCESS;
+}
+
+/* Gated (GK_CONTEXT_END): its streams stay, failing every call; the
+ * primary context released (the last release ends it: ctx_epoch). */
+CUresult mock_cu_cuGreenCtxDestroy(CUgreenCtx g)
+{
+	if (!g)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (g->dead)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	g->dead = 1;
+	if (primary_refs > 0 && --primary_refs == 0) {
+		mock_sync_all();
+		ctx_epoch++;
+	}
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxFromGreenCtx(CUcontext *c, CUgreenCtx g)
+{
+	if (!c || !g)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (g->dead)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	*c = &g->ctx;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGreenCtxStreamCreate(CUstream *s, CUgreenCtx g, unsigned int flags, int prio)
+{
+	CUresult r;
+
+	if (!s || !g || !(flags & 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (g->dead)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	r = cuStreamCreate(s, flags);
+	if (r == CUDA_SUCCESS)
+		(*s)->green = g;
+	return r;
+}
+
+EXPORT CUresult cuStreamGetGreenCtx(CUstream s, CUgreenCtx *g)
+{
+	if (!g)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((uintptr_t)s > 2)
+		*g = s->green;
+	else
+		*g = have_ctx() ? ctx_stack[ctx_depth - 1]->green : NULL;
 	return CUDA_SUCCESS;
 }
 
@@ -380,6 +484,8 @@ CUresult mock_cu_cuStreamDestroy_v2(CUstream s)
 {
 	if ((uintptr_t)s <= 2)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (gone(s))
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED; /* the driver's word: leaked */
 	mock_sync_stream(mstream(s));
 	mock_stream_release(mstream(s));
 	free(s);
@@ -388,6 +494,8 @@ CUresult mock_cu_cuStreamDestroy_v2(CUstream s)
 
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
+	if (gone(s))
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	if (mock_unsafe(mstream(s), 0))
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	mock_sync_stream(mstream(s));
@@ -396,8 +504,11 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 
 EXPORT CUresult cuStreamQuery(CUstream s)
 {
-	struct mock_stream *ms = mstream(s);
+	struct mock_stream *ms;
 
+	if (gone(s))
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	ms = mstream(s);
 	if (mock_unsafe(ms, 0))
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	return mock_done(ms, ms ? ms->submitted : 0) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
@@ -741,8 +852,11 @@ CUresult mock_cu_cuStreamEndCapture(CUstream s, CUgraph *g)
 
 static CUresult is_capturing(CUstream s, int *status, cuuint64_t *id)
 {
-	int st = mock_capture_status(mstream(s), (uint64_t *)id);
+	int st;
 
+	if (gone(s))
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	st = mock_capture_status(mstream(s), (uint64_t *)id);
 	if (st < 0)
 		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 	*status = st;
