@@ -50,9 +50,10 @@ import perflib as P  # noqa: E402
 import procstate as PS  # noqa: E402
 
 REAL = ["torch-eager", "torch-graphs", "torch-compile", "jax", "cupy", "triton", "cuda-capture",
-        "cuda-reset"]
+        "cuda-reset", "cuda-green"]
 # cuda-reset: sib_capture --reset, mock-reset's twin on a real driver (its
-# device reset every third iteration, in a "compile" phase).
+# device reset every third iteration, in a "compile" phase); cuda-green:
+# sib_capture --green, a green context made, used and destroyed instead.
 # mock-hostrelease: XLA's timer shape (a host function that blocks the
 # stream until its launching thread releases it after more launches).
 MOCK = ["mock-async", "mock-sync", "mock-threads", "mock-procaddr", "mock-hostrelease",
@@ -146,7 +147,8 @@ def specs(a, tools, work):
                Spec("cupy", [py, os.path.join(HERE, "sib_cupy.py")]),
                Spec("triton", [py, os.path.join(HERE, "sib_triton.py")]),
                Spec("cuda-capture", [tools["capture"] or "/nonexistent/sib_capture"]),
-               Spec("cuda-reset", [tools["capture"] or "/nonexistent/sib_capture", "--reset"])]
+               Spec("cuda-reset", [tools["capture"] or "/nonexistent/sib_capture", "--reset"]),
+               Spec("cuda-green", [tools["capture"] or "/nonexistent/sib_capture", "--green"])]
     keep = a.only.split(",") if a.only else [n for n in REAL + MOCK]
     return [s for s in out if s.name in keep or s.plant]
 
@@ -161,7 +163,7 @@ def build_capture(a, work):
     # Hopper code and its PTX (newer GPUs JIT it), as test/workloads' fma.fatbin.
     cmd = [nvcc, "-O2", "-std=c++17", "-gencode", "arch=compute_90,code=sm_90", "-gencode",
            "arch=compute_90,code=compute_90", "-o", exe, os.path.join(HERE, "sib_capture.cu"),
-           "-lpthread"]
+           "-lpthread", "-lcuda"]
     rc, out, err = P.run_capture(cmd, dict(os.environ), 300, os.path.join(work, "nvcc.log"))
     if rc != 0:
         return None, "nvcc failed (rc %s): %s" % (rc, (err or out).strip()[-300:])
@@ -813,7 +815,7 @@ class Harness:
                 return "libkrexgate not built under %s" % a.builddir
             t["capture"], why = build_capture(a, self.out)
             if why:
-                P.log("cuda-capture, cuda-reset: %s" % why)
+                P.log("cuda-capture, cuda-reset, cuda-green: %s" % why)
         self.specs = specs(a, t, self.out)
         if not self.specs:
             return "no sibling selected"

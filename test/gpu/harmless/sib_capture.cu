@@ -4,7 +4,7 @@
 // in a loop on one thread while another thread launches kernels and
 // synchronizes its own stream, every result checked exactly (integers).
 //
-//	sib_capture [--reset] [--seconds S] [--seed N] [--phases FILE] [--linger FILE]
+//	sib_capture [--reset | --green] [--seconds S] [--seed N] [--phases FILE] [--linger FILE]
 //	            [--hold-ms MS]
 //
 // The capture thread: BeginCapture(mode) on its stream, M add_one kernels, a
@@ -26,6 +26,15 @@
 // there (nothing freed first), the context is made again, and so are the
 // stream, the device and the pinned host buffers and the inputs.
 //
+// --green (the sibling "cuda-green", the real-driver twin of the gate tier's
+// `capturer green`): the --reset loop, but every third iteration makes a
+// green context of all the device's SMs instead of resetting, runs lin on a
+// stream of the green context (the primary context current) and on its
+// default stream (the green context current), checks both, and in the
+// "compile" phase destroys the green context with that stream left in
+// place (the driver's documentation: the stream leaks and every call on it
+// fails after; a careless program does so, and the gate had tracked it).
+//
 // Phases (sib_common.py's format): "T begin|end capture" (--reset: compile),
 // init, linger, run.  Prints one JSON line (sib_common.py's fields, plus
 // captures per mode, or with --reset the resets); exit 0 when every check
@@ -41,12 +50,14 @@
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 static std::atomic<long> n_errors{0}, n_wrong{0}, n_checks{0}, n_iters{0};
 static std::atomic<long> n_capt[3];
-static long n_resets;
-static const char *me = "cuda-capture"; // "cuda-reset" with --reset
+static long n_resets, n_greens;
+static const char *me = "cuda-capture"; // "cuda-reset" with --reset, "cuda-green"
+static bool green;                      // --green
 static std::atomic<bool> stop_now{false};
 // The launcher's set-up (cudaMalloc, an unsafe call during a global-mode
 // capture in any thread) is done before the first capture begins.
@@ -86,6 +97,21 @@ static bool ck(cudaError_t e, const char *what)
 	return false;
 }
 #define CK(x) ck((x), #x)
+
+// The same for the driver API's calls (--green).
+static bool ckd(CUresult e, const char *what)
+{
+	const char *s = nullptr;
+
+	if (e == CUDA_SUCCESS)
+		return true;
+	long n = ++n_errors;
+	cuGetErrorString(e, &s);
+	if (n <= 10)
+		fprintf(stderr, "%s: error: %s: %s\n", me, what, s ? s : "?");
+	return false;
+}
+#define CKD(x) ckd((x), #x)
 
 static void wrong(const char *what, long i, long got, long want)
 {
@@ -294,6 +320,58 @@ static bool reset_make(ResetSet *rs, unsigned *st)
 	       CK(cudaStreamSynchronize(rs->s));
 }
 
+// Check lin's result in rs->h_c's half q against r.
+static void lin_check(ResetSet *rs, int q, int r, const char *what)
+{
+	n_checks++;
+	for (int j = 0; j < N; j++)
+		if (rs->h_c[q * N + j] != 3 * rs->h_a[j] + r) {
+			wrong(what, j, rs->h_c[q * N + j], 3 * rs->h_a[j] + r);
+			break;
+		}
+}
+
+// --green: one green context's life (see the top); false when a call failed.
+static bool green_round(ResetSet *rs, unsigned *st)
+{
+	CUdevice dev;
+	CUdevResource res;
+	CUdevResourceDesc desc;
+	CUgreenCtx g;
+	CUcontext gc, old;
+	CUstream gs;
+
+	if (!CKD(cuCtxGetDevice(&dev)) ||
+	    !CKD(cuDeviceGetDevResource(dev, &res, CU_DEV_RESOURCE_TYPE_SM)) ||
+	    !CKD(cuDevResourceGenerateDesc(&desc, &res, 1)) ||
+	    !CKD(cuGreenCtxCreate(&g, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM)))
+		return false;
+	bool ok = CKD(cuCtxFromGreenCtx(&gc, g)) &&
+	          CKD(cuGreenCtxStreamCreate(&gs, g, CU_STREAM_NON_BLOCKING, 0));
+	for (int q = 0; q < 2 && ok; q++) {
+		int r = (int)(rnd(st) & 0xffff);
+		cudaStream_t on = q ? (cudaStream_t)0 : (cudaStream_t)gs;
+
+		if (q == 1 && !CKD(cuCtxPushCurrent(gc)))
+			return false;
+		lin<<<(N + 255) / 256, 256, 0, on>>>(rs->a, rs->c[q], r, N);
+		ok = CK(cudaGetLastError()) &&
+		     CK(cudaMemcpyAsync(rs->h_c + q * N, rs->c[q], N * sizeof(int),
+		                        cudaMemcpyDeviceToHost, on)) &&
+		     CK(cudaStreamSynchronize(on));
+		if (q == 1)
+			ok = CKD(cuCtxPopCurrent(&old)) && ok;
+		if (ok)
+			lin_check(rs, q, r, q ? "green default stream" : "green stream");
+	}
+	phase("begin", "compile");
+	usleep((useconds_t)(hold_ms * 1000 * (0.2 + 0.8 * (rnd(st) % 1000) / 1000.0)));
+	ok = CKD(cuGreenCtxDestroy(g)) && ok; // gs left in place
+	phase("end", "compile");
+	n_greens += ok;
+	return ok;
+}
+
 static void reset_loop(unsigned seed, double t0, double seconds)
 {
 	ResetSet rs;
@@ -302,7 +380,10 @@ static void reset_loop(unsigned seed, double t0, double seconds)
 	if (!reset_make(&rs, &st))
 		return;
 	for (long i = 0; now_s() - t0 < seconds; i++) {
-		if (i % 3 == 2) {
+		if (i % 3 == 2 && green) {
+			if (!green_round(&rs, &st))
+				return;
+		} else if (i % 3 == 2) {
 			phase("begin", "compile");
 			usleep((useconds_t)(hold_ms * 1000 *
 			                    (0.2 + 0.8 * (rnd(&st) % 1000) / 1000.0)));
@@ -326,15 +407,8 @@ static void reset_loop(unsigned seed, double t0, double seconds)
 		synced = CK(cudaStreamSynchronize(rs.s)) && synced;
 		if (!synced)
 			continue;
-		for (int q = 0; q < 2; q++) {
-			n_checks++;
-			for (int j = 0; j < N; j++)
-				if (rs.h_c[q * N + j] != 3 * rs.h_a[j] + r[q]) {
-					wrong(q ? "own stream" : "default stream", j,
-					      rs.h_c[q * N + j], 3 * rs.h_a[j] + r[q]);
-					break;
-				}
-		}
+		for (int q = 0; q < 2; q++)
+			lin_check(&rs, q, r[q], q ? "own stream" : "default stream");
 		n_iters++;
 	}
 	CK(cudaStreamDestroy(rs.s));
@@ -357,6 +431,11 @@ int main(int argc, char **argv)
 		if (a == "--reset") { // the one option without a value
 			reset = true;
 			me = "cuda-reset";
+			continue;
+		}
+		if (a == "--green") { // --reset's loop, a green context for the reset
+			reset = green = true;
+			me = "cuda-green";
 			continue;
 		}
 		if (i + 1 >= argc) {
@@ -405,7 +484,14 @@ int main(int argc, char **argv)
 			usleep(20000);
 	}
 	phase("end", "run");
-	if (reset)
+	if (green)
+		printf("{\"harmless\": 1, \"name\": \"cuda-green\", \"iterations\": %ld, "
+		       "\"errors\": %ld, \"wrong\": %ld, \"exceptions\": 0, \"checks\": %ld, "
+		       "\"seconds\": %.3f, \"skipped\": null, \"notes\": [\"green contexts %ld\"], "
+		       "\"greens\": %ld, \"pid\": %d}\n",
+		       n_iters.load(), n_errors.load(), n_wrong.load(), n_checks.load(),
+		       now_s() - t0, n_greens, n_greens, (int)getpid());
+	else if (reset)
 		printf("{\"harmless\": 1, \"name\": \"cuda-reset\", \"iterations\": %ld, "
 		       "\"errors\": %ld, \"wrong\": %ld, \"exceptions\": 0, \"checks\": %ld, "
 		       "\"seconds\": %.3f, \"skipped\": null, \"notes\": [\"resets %ld\"], "
