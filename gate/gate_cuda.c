@@ -207,22 +207,14 @@ CUstream gate_cuda_releasing(int dev)
 CUstream gate_cuda_ending_green(CUgreenCtx g)
 {
 	from_green_fn conv = gate_cuCtxFromGreenCtx();
-	ctx_push_fn push = gate_cuCtxPushCurrent_v2();
-	ctx_get_fn pop = gate_cuCtxPopCurrent_v2();
-	ctx_dev_fn getdev = gate_cuCtxGetDevice();
-	CUcontext c = NULL, old;
-	CUdevice d;
+	CUcontext c = NULL;
 
 	gate_cuda_releasing(-1);
 	cu_ending_green = g;
 	if (!g || !conv || conv(&c, g) != CUDA_SUCCESS || !c)
 		return NULL;
 	cu_ending_ctx = c;
-	if (push && pop && getdev && push(c) == CUDA_SUCCESS) {
-		if (getdev(&d) == CUDA_SUCCESS)
-			cu_ending_dev = (int)d;
-		pop(&old);
-	}
+	cu_ending_dev = gate_cuda_ctx_dev(c);
 	return NULL;
 }
 

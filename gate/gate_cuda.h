@@ -34,6 +34,7 @@ typedef CUresult (*stream_create_fn)(CUstream *, unsigned int);
 typedef CUresult (*mod_load_fn)(CUmodule *, const void *);
 typedef CUresult (*mod_fn_fn)(CUfunction *, CUmodule, const char *);
 typedef CUresult (*ctx_dev_fn)(CUdevice *);
+typedef CUresult (*ctx_dev2_fn)(CUdevice *, CUcontext);
 typedef CUresult (*dev_attr_fn)(int *, int, CUdevice);
 typedef CUresult (*prim_state_fn)(CUdevice, unsigned int *, int *);
 typedef CUresult (*from_green_fn)(CUcontext *, CUgreenCtx);
@@ -58,6 +59,7 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned i
 	X(mod_load_fn, cuModuleLoadData)                                                           \
 	X(mod_fn_fn, cuModuleGetFunction)                                                          \
 	X(ctx_dev_fn, cuCtxGetDevice)                                                              \
+	X(ctx_dev2_fn, cuCtxGetDevice_v2)                                                          \
 	X(dev_attr_fn, cuDeviceGetAttribute)                                                       \
 	X(prim_state_fn, cuDevicePrimaryCtxGetState)                                               \
 	X(from_green_fn, cuCtxFromGreenCtx)                                                        \
@@ -107,6 +109,9 @@ void gate_cuda_context_end(CUcontext c, int dev);
  * made in it (cuStreamGetGreenCtx), whichever context was current at their
  * submissions, and c. */
 void gate_cuda_green_end(CUgreenCtx g, CUcontext c);
+/* Context c's device, -1 unknown; never makes c current (a green context
+ * may be current to one thread only). */
+int gate_cuda_ctx_dev(CUcontext c);
 /* cuda_hooks.def's stream column of a GK_CONTEXT_END call: notes the
  * context (or, NULL, the device) it ends; returns no stream. */
 CUstream gate_cuda_ending(CUcontext c, int dev);

@@ -673,6 +673,27 @@ void gate_cuda_context_end(CUcontext c, int dev)
 	pthread_mutex_unlock(&cu_cap_mu);
 }
 
+/* cuCtxGetDevice_v2 (CUDA 13), else cuCtxGetDevice when c is current, else
+ * the device noted when c was first tracked. */
+int gate_cuda_ctx_dev(CUcontext c)
+{
+	ctx_dev2_fn v2 = gate_cuCtxGetDevice_v2();
+	ctx_dev_fn v1 = gate_cuCtxGetDevice();
+	ctx_get_fn get = gate_cuCtxGetCurrent();
+	CUcontext cur = NULL;
+	CUdevice d;
+	int i;
+
+	if (v2 && v2(&d, c) == CUDA_SUCCESS)
+		return (int)d;
+	if (v1 && get && get(&cur) == CUDA_SUCCESS && cur == c && v1(&d) == CUDA_SUCCESS)
+		return (int)d;
+	for (i = 0; i < CU_MAX_CTX; i++)
+		if (atomic_load(&cu_ctx[i].ctx) == c)
+			return cu_ctx[i].dev;
+	return -1;
+}
+
 /*
  * cuGreenCtxDestroy leaves the green context's streams in place, every later
  * call on them failing (CUDA_ERROR_CONTEXT_IS_DESTROYED): a drain recording

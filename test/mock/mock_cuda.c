@@ -339,6 +339,18 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *d)
 	return CUDA_SUCCESS;
 }
 
+EXPORT CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c)
+{
+	if (!d)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c && c->green && c->green->dead)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if (!c)
+		return cuCtxGetDevice(d);
+	*d = 0; /* one device */
+	return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuCtxSynchronize(void)
 {
 	if (!have_ctx())
