@@ -12,7 +12,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -32,7 +31,6 @@
 #include "gate_queue.h"
 #include "krex/region.h"
 #include "log.h"
-#include "proc.h"
 #include "timeutil.h"
 
 enum gate_state { GS_PASS = 0, GS_JOINED = 1, GS_REJOIN = 2 };
@@ -284,69 +282,22 @@ int gate_poll_events(int (*query)(void *ev), void **evs, int n, uint64_t deadlin
 	}
 }
 
-/* Read a small /proc file of this process into buf: its length, or -1. */
-static ssize_t gate_read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
-}
-
 /*
  * A drain that made no progress for GATE_SNAP_NS: where are this process's
- * threads?  One debug line per drain, each thread as NAME:STATE:SYSCALL from
- * /proc/self/task (SYSCALL: the number it is in, "running" in user space;
- * 202 futex: a lock or a condition, 16 ioctl: inside the GPU driver, 7
- * poll), so that a stall no thread at the gate explains can be told apart
- * (issue 20: XLA's delay kernel not released by its host thread while
- * nothing is parked or inside a gated call).
+ * threads?  One debug line per drain (gate_threads_line(), gate_counts.c),
+ * so that a stall no thread at the gate explains can be told apart (issue
+ * 20: XLA's delay kernel not released by its host thread while nothing is
+ * parked or inside a gated call).
  */
 static void gate_stall_snapshot(uint64_t stalled_ns)
 {
-	char line[1536], path[64], st[512], name[32], sc[128];
-	size_t off = 0;
-	unsigned more = 0;
-	struct proc_stat ps;
-	struct dirent *e;
-	DIR *d;
+	char line[1536];
+	unsigned more;
 
 	if (gate_drain_snapped || stalled_ns < GATE_SNAP_NS || log_get_level() < LOG_LVL_DEBUG)
 		return;
 	gate_drain_snapped = 1;
-	d = opendir("/proc/self/task");
-	if (!d)
-		return;
-	line[0] = 0;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%.16s/stat", e->d_name);
-		if (gate_read_small(path, st, sizeof(st)) < 0 || proc_stat_parse(st, &ps) < 3)
-			continue; /* gone meanwhile */
-		snprintf(path, sizeof(path), "/proc/self/task/%.16s/comm", e->d_name);
-		if (gate_read_small(path, name, sizeof(name)) < 0)
-			strcpy(name, "?");
-		name[strcspn(name, "\n")] = 0;
-		snprintf(path, sizeof(path), "/proc/self/task/%.16s/syscall", e->d_name);
-		if (gate_read_small(path, sc, sizeof(sc)) < 0)
-			strcpy(sc, "?");
-		sc[strcspn(sc, " \n")] = 0;
-		if (off + 64 >= sizeof(line)) {
-			more++;
-			continue;
-		}
-		off += (size_t)snprintf(line + off, sizeof(line) - off, " %s/%s:%c:%s", e->d_name,
-		                        name, ps.state, sc);
-	}
-	closedir(d);
+	more = gate_threads_line(line, sizeof(line));
 	log_debug("drain: no progress for %llu ms, %u parked, %d inside the driver; threads:%s%s",
 	          (unsigned long long)(stalled_ns / NS_PER_MS), gate_parked_now(),
 	          atomic_load(&gate_inflight), line, more ? " (more not shown)" : "");

@@ -3,7 +3,7 @@
  * gate.h - internals of libkrexgate.so shared by its files.
  *
  * gate.c        constructor, join, fork, the gate check and the drain
- * gate_counts.c the gate's counts (KREX_GATE_COUNTS)
+ * gate_counts.c the gate's counts (KREX_GATE_COUNTS), a stalled drain's thread list
  * gate_dlsym.c  the dlsym override
  * gate_queue.c  the bounded queue, for every backend
  * gate_cuda*.c  the CUDA backend (cuda_hooks.def; gate_cuda.h)
@@ -124,6 +124,11 @@ unsigned long gate_stat(enum gate_stat st);
 void gate_counts_init(int debug);
 /* At exit: every backend's wrapper counts, then the gate's own. */
 void gate_write_counts(void);
+/* This process's threads into line (len bytes), each " TID/NAME:STATE:SYSCALL"
+ * from /proc/self/task (SYSCALL: the number it is in, "running" in user
+ * space; 202 futex: a lock or a condition, 16 ioctl: inside the GPU driver,
+ * 7 poll); returns how many did not fit. */
+unsigned gate_threads_line(char *line, size_t len);
 
 /*
  * A drain that saw no event of its complete for GATE_STALL_NS while threads

@@ -2,10 +2,13 @@
 /*
  * gate_counts.c - the gate's counts: its own (enum gate_stat) and, at exit,
  * every backend's wrapper entries, to KREX_GATE_COUNTS=FILE (or stderr with
- * KREX_LOG=debug).  Tests and the GPU checks read them.
+ * KREX_LOG=debug).  Tests and the GPU checks read them.  And the list of the
+ * process's threads that a stalled drain logs.
  */
 #include "config.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 #include "defs.h"
 #include "gate.h"
+#include "proc.h"
 
 int gate_counting;
 static char *gate_counts_path;
@@ -82,4 +86,58 @@ void gate_write_counts(void)
 		return;
 	gate_write_all_counts(f);
 	fclose(f);
+}
+
+/* Read a small /proc file of this process into buf: its length, or -1. */
+static ssize_t gate_read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+unsigned gate_threads_line(char *line, size_t len)
+{
+	char path[64], st[512], name[32], sc[128];
+	size_t off = 0;
+	unsigned more = 0;
+	struct proc_stat ps;
+	struct dirent *e;
+	DIR *d;
+
+	line[0] = 0;
+	d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/stat", e->d_name);
+		if (gate_read_small(path, st, sizeof(st)) < 0 || proc_stat_parse(st, &ps) < 3)
+			continue; /* gone meanwhile */
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/comm", e->d_name);
+		if (gate_read_small(path, name, sizeof(name)) < 0)
+			strcpy(name, "?");
+		name[strcspn(name, "\n")] = 0;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/syscall", e->d_name);
+		if (gate_read_small(path, sc, sizeof(sc)) < 0)
+			strcpy(sc, "?");
+		sc[strcspn(sc, " \n")] = 0;
+		if (off + 64 >= len) {
+			more++;
+			continue;
+		}
+		off += (size_t)snprintf(line + off, len - off, " %s/%s:%c:%s", e->d_name, name,
+		                        ps.state, sc);
+	}
+	closedir(d);
+	return more;
 }
