@@ -624,15 +624,6 @@ int gate_cuda_warm(void)
 	return rc;
 }
 
-/*
- * cuCtxDestroy (c) or cuDevicePrimaryCtxReset (dev; c NULL): inside the gate,
- * before the driver.  Forget that context (a reset: every context tracked
- * on dev, or of an unknown device), its streams, events and warm-up
- * objects, under cu_cap_mu: they go with it, and a drain or warm-up that
- * used one would use freed memory inside the driver.  Their events are
- * not destroyed (the driver does).  A live context forgotten with them is
- * tracked again at its next submission.
- */
 /* Forget a tracked stream (cu_cap_mu held): its events are not destroyed. */
 static void gate_cuda_strm_free(struct cu_strm *st)
 {
@@ -643,6 +634,15 @@ static void gate_cuda_strm_free(struct cu_strm *st)
 	st->pre_valid = 0;
 }
 
+/*
+ * cuCtxDestroy (c) or cuDevicePrimaryCtxReset (dev; c NULL): inside the gate,
+ * before the driver.  Forget that context (a reset: every context tracked
+ * on dev, or of an unknown device; every context with dev < 0), its
+ * streams, events and warm-up objects, under cu_cap_mu: they go with it,
+ * and a drain or warm-up that used one would use freed memory inside the
+ * driver.  Their events are not destroyed (the driver does).  A live
+ * context forgotten with them is tracked again at its next submission.
+ */
 void gate_cuda_context_end(CUcontext c, int dev)
 {
 	CUstream w;
