@@ -714,12 +714,13 @@ void gate_cuda_green_end(CUgreenCtx g, CUcontext c)
 		    green_of(cu_strms[j].s, &x) == CUDA_SUCCESS && x == g)
 			gate_cuda_strm_free(&cu_strms[j]);
 	}
-	atomic_fetch_add(&cu_destroys, 1);
 	pthread_mutex_unlock(&cu_cap_mu);
-	if (c)
-		gate_cuda_context_end(c, -1);
-	else
-		gate_context_end();
+	if (c) {
+		gate_cuda_context_end(c, -1); /* bumps both generations too */
+		return;
+	}
+	gate_context_end();
+	atomic_fetch_add(&cu_destroys, 1);
 }
 
 void gate_cuda_forget(void)

@@ -48,11 +48,11 @@
  *	    round, then that release, which leaves the context alive, and no
  *	    second round.
  *	capturer green HOW DIR
- *	    20 kernels of 1 ms on a stream of the primary context; a green
- *	    context of it, 20 kernels on its
- *	    stream (the primary context current) and 20 on its default stream
- *	    (its own context current), a synchronize, the green context
- *	    destroyed without its streams (each call on them fails after it);
+ *	    20 kernels of 1 ms on a stream of the primary context and 20 on
+ *	    the legacy stream; a green context of it, 20 kernels on its stream
+ *	    (the primary context current) and 20 on its default stream (its
+ *	    own context current), a synchronize, the green context destroyed
+ *	    without its streams (each call on them fails after it);
  *	    HOW last: before that, the primary context's own retain released,
  *	    so that the green context's end is its last release, and retained
  *	    again after it.  Then 20 + 20 kernels on a new stream and the
@@ -701,15 +701,13 @@ static int do_green(const char *how)
 {
 	static uint32_t word;
 	CUcontext gc, old;
-	CUstream s, gs;
 	CUgreenCtx g;
+	CUstream gs;
 	CUdevice dev;
 	int i;
 
 	CK(cuDeviceGet(&dev, 0));
-	CK(cuStreamCreate(&s, 1));
-	for (i = 0; i < 20; i++)
-		CK(kernel(s, 1000, &word, 0));
+	twenty_pairs(&word);
 	CK(cuGreenCtxCreate(&g, NULL, dev, 0));
 	CK(cuCtxFromGreenCtx(&gc, g));
 	CK(cuGreenCtxStreamCreate(&gs, g, 1, 0));
