@@ -63,6 +63,8 @@
 #define KREX_MAX_CHAIN_MS 60000              /* chain_max and chain_gap: at most a minute */
 #define KREX_MAX_SIGN_TIMEOUT_MS 10000       /* stays within the client's reply deadline */
 #define KREX_SETTLE_POLL_MS 2                /* NVML poll period while settling */
+#define KREX_FREEZE_FAST_MS 10               /* freeze_poll's span in a freeze */
+#define KREX_FREEZE_POLL_DUTY 4              /* a freeze poll >= 4x its own cost */
 #define KREX_CLOCK_SAMPLE_MS 20              /* NVML sample period during a region */
 #define KREX_DEFAULT_IO_TIMEOUT_MS 5000      /* deadline for one message read or write */
 #define KREX_DEFAULT_CONNECT_TIMEOUT_MS 2000

@@ -23,6 +23,7 @@ struct krexd_config {
 	uint64_t max_region_ns;    /* lease cap */
 	uint64_t drain_timeout_ns; /* longest wait for DRAIN_ACKs */
 	uint64_t freeze_timeout_ns;
+	uint64_t freeze_poll_ns; /* the poll interval in a freeze's first 10 ms, 0 = doubling */
 	uint64_t
 	        queue_timeout_ns; /* longest a begin waits in the queue (when it asks for no less) */
 	uint64_t gate_timeout_ns;     /* handed to gates: longest a gated thread waits */

@@ -605,8 +605,7 @@ void region_tick(struct krexd *k, uint64_t now)
 		if (r->phase == PH_DRAIN && now >= r->drain_deadline)
 			region_freeze(k, r, now);
 		else if (r->phase == PH_FREEZE && (now >= r->poll_at || fz_event))
-			region_poll(k, r,
-			            now); /* v2: woken by cgroup.events, the timer backs it up */
+			region_poll(k, r, now, now < r->poll_at); /* early: cgroup.events (v2) */
 		else if (r->phase == PH_SETTLE && now >= r->settle_poll_at)
 			region_settle_poll(k, r, now);
 		else if (r->phase == PH_HELD && region_sampling(k, r) && now >= r->sample_at) {

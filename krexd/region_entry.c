@@ -245,16 +245,61 @@ void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a
 
 /* ---- freeze ---- */
 
-void region_poll(struct krexd *k, struct region *r, uint64_t now)
+/* When to poll next: in the freeze's first KREX_FREEZE_FAST_MS every
+ * freeze_poll (after one look at 100 us), never more often than
+ * KREX_FREEZE_POLL_DUTY times the last round's own cost; past that, or with
+ * freeze_poll = 0, from 100 us doubling to 10 ms.  A cgroup v2 change wakes
+ * the poll too (region_tick), but the kernel notifies cgroup.events at most
+ * once per 10 ms per cgroup, and the thaw at the end of the previous region
+ * often took that turn: without a steady poll a freeze that completes at
+ * 1.6 ms was seen at 3.1 ms (notebook/h200-session-29). */
+static uint64_t poll_step(const struct krexd *k, struct region *r, uint64_t now, uint64_t cost)
 {
-	uint64_t t0 = time_now_ns();
+	uint64_t step = k->cfg.freeze_poll_ns;
+
+	if (step && r->poll_step && now - r->t_freeze < KREX_FREEZE_FAST_MS * NS_PER_MS) {
+		if (step < KREX_FREEZE_POLL_DUTY * cost)
+			step = KREX_FREEZE_POLL_DUTY * cost;
+		return step;
+	}
+	step = r->poll_step ? r->poll_step * 2 : 100 * NS_PER_US;
+	return step > 10 * NS_PER_MS ? 10 * NS_PER_MS : step;
+}
+
+/* Test hook: KREX_TEST_FREEZE_POLLS=N in krexd's environment: the first N
+ * poll rounds of every freeze look at nothing and find it not yet over, as a
+ * slow freeze would (test/integration/krexd-freezepoll.sh). */
+static unsigned test_freeze_polls(void)
+{
+	static int n = -1;
+	const char *e;
+
+	if (n < 0) {
+		e = getenv("KREX_TEST_FREEZE_POLLS");
+		n = e ? atoi(e) : 0;
+		if (n < 0 || n > 1000)
+			n = 0;
+		if (n)
+			log_info(
+			        "test hook KREX_TEST_FREEZE_POLLS=%d: every freeze takes %d more poll rounds",
+			        n, n);
+	}
+	return (unsigned)n;
+}
+
+void region_poll(struct krexd *k, struct region *r, uint64_t now, int woken)
+{
+	uint64_t t0 = time_now_ns(), cost;
 	struct part *p;
-	int all = 1, rc;
+	int all = 1, held, over, rc;
+	unsigned nfrozen = 0;
 	size_t i;
 
 	r->cost.fz_polls++;
+	r->cost.fz_woken += woken ? 1 : 0;
 	freezer_round_begin(&k->fz); /* signals: one /proc scan for every sibling's rescan */
-	for (i = 0; i < 2 * r->nsibs; i++) {
+	held = r->cost.fz_polls <= test_freeze_polls() && now < r->freeze_deadline;
+	for (i = 0; !held && i < 2 * r->nsibs; i++) {
 		struct sib *s = &r->sibs[i % r->nsibs];
 		if (!s->ref || s->frozen)
 			continue;
@@ -282,16 +327,21 @@ void region_poll(struct krexd *k, struct region *r, uint64_t now)
 			all = 0;
 	}
 	freezer_round_end(&k->fz);
-	r->cost.fz_poll_ns += time_now_ns() - t0;
-	if (all || now >= r->freeze_deadline) {
-		region_settle(k, r, now);
-		return;
+	cost = time_now_ns() - t0;
+	r->cost.fz_poll_ns += cost;
+	for (i = 0; i < r->nsibs; i++)
+		nfrozen += r->sibs[i].frozen ? 1u : 0u;
+	over = (all && !held) || now >= r->freeze_deadline;
+	if (!over) {
+		r->poll_step = poll_step(k, r, now, cost);
+		r->poll_at = now + r->poll_step;
 	}
-	/* Poll fast first (a cgroup usually freezes within a millisecond), then back off. */
-	r->poll_step = r->poll_step ? r->poll_step * 2 : 100 * NS_PER_US;
-	if (r->poll_step > 10 * NS_PER_MS)
-		r->poll_step = 10 * NS_PER_MS;
-	r->poll_at = now + r->poll_step;
+	log_debug("region %llu: freeze poll %u at +%llu us (%s): %u of %zu frozen; next in %llu us",
+	          (unsigned long long)r->rq.id, r->cost.fz_polls,
+	          (unsigned long long)us(now - r->t_freeze), woken ? "cgroup.events" : "timer",
+	          nfrozen, r->nsibs, over ? 0ULL : (unsigned long long)us(r->poll_step));
+	if (over)
+		region_settle(k, r, now);
 }
 
 /* Take a freeze reference on sibling s (its cgroup or pids go to the state
@@ -422,7 +472,7 @@ void region_freeze(struct krexd *k, struct region *r, uint64_t now)
 	sib_freeze_batch(k, r, 0);
 	r->freeze_deadline = now + k->cfg.freeze_timeout_ns;
 	r->poll_step = 0;
-	region_poll(k, r, now);
+	region_poll(k, r, now, 0);
 }
 
 /* The freeze is over (all frozen, or freeze_timeout): account for it. */

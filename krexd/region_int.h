@@ -57,6 +57,7 @@ struct region_cost {
 	uint64_t fz_start_ns;   /* the freeze writes / signals */
 	uint64_t fz_poll_ns;    /* reading whether they are frozen */
 	unsigned fz_polls;      /* poll rounds until all were frozen */
+	unsigned fz_woken;      /* of them, rounds a cgroup.events change began */
 	uint64_t undo_ns, thaw_ns;
 	unsigned iso_cpuset,
 	        iso_affinity;  /* isolation undo lines: cgroups written, processes moved */
@@ -189,7 +190,7 @@ static inline int region_late_listed(const struct region *r)
 	return r->phase == PH_HELD && r->nlate && nvml_open() >= 0;
 }
 void region_ctx_release(struct krexd *k, struct region *r);
-void region_poll(struct krexd *k, struct region *r, uint64_t now);
+void region_poll(struct krexd *k, struct region *r, uint64_t now, int woken);
 void region_settle_poll(struct krexd *k, struct region *r, uint64_t now);
 struct sib *sib_find(struct region *r, uint32_t part);
 void sib_freeze_batch(struct krexd *k, struct region *r, int soon_only);

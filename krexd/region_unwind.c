@@ -506,11 +506,11 @@ void region_cost_log(struct krexd *k, const struct region *r)
 	if (log_get_level() < LOG_LVL_DEBUG)
 		return;
 	log_debug(
-	        "region %llu: cost siblings=%zu entry_us=%llu isolate_us=%llu iso_cpuset=%u iso_affinity=%u fz_prepare_us=%llu fz_start_us=%llu fz_poll_us=%llu fz_polls=%u freeze_us=%llu undo_us=%llu thaw_us=%llu exit_us=%llu state_writes=%lu state_us=%llu conn_ns=%llu enq_ns=%llu close_ns=%llu grant_ns=%llu",
+	        "region %llu: cost siblings=%zu entry_us=%llu isolate_us=%llu iso_cpuset=%u iso_affinity=%u fz_prepare_us=%llu fz_start_us=%llu fz_poll_us=%llu fz_polls=%u fz_woken=%u freeze_us=%llu undo_us=%llu thaw_us=%llu exit_us=%llu state_writes=%lu state_us=%llu conn_ns=%llu enq_ns=%llu close_ns=%llu grant_ns=%llu",
 	        (unsigned long long)r->rq.id, r->nsibs, (unsigned long long)us(entry),
 	        (unsigned long long)r->cert.isolate_us, c->iso_cpuset, c->iso_affinity,
 	        (unsigned long long)us(c->fz_prepare_ns), (unsigned long long)us(c->fz_start_ns),
-	        (unsigned long long)us(c->fz_poll_ns), c->fz_polls,
+	        (unsigned long long)us(c->fz_poll_ns), c->fz_polls, c->fz_woken,
 	        (unsigned long long)r->cert.freeze_us, (unsigned long long)us(c->undo_ns),
 	        (unsigned long long)us(c->thaw_ns),
 	        (unsigned long long)us(time_now_ns() - c->t_unwind), k->st.writes - c->writes0,

@@ -11,8 +11,10 @@ This prints, per phase, how many grants, p50 and p95 in milliseconds (doc/perfor
 "One region per sample with every sibling"; fidelity.py --krexd-opt log_level=debug
 keeps such a log).  It also writes one line per region when it ends:
   region N: cost siblings=S entry_us=.. isolate_us=.. iso_cpuset=.. ... state_us=..
-from which this prints p50/p95/p99 of krexd's own work per region, and the
-parts of the process list at a region's start (its thread's lines).
+from which this prints p50/p95/p99 of krexd's own work per region, the
+parts of the process list at a region's start (its thread's lines), and from
+its 'freeze poll' lines the last poll round of each freeze: what started it
+(the timer or a cgroup.events change) and the gap since the round before.
 With --owner, krex-victim's --certs file (each krex_region_begin's call and
 return, CLOCK_MONOTONIC) is set against the same regions' cost lines
 (conn_ns: the accept of the region's connection, or, on the connection
@@ -36,7 +38,7 @@ def pct(v, p):
 
 
 COST = ["entry_us", "freeze_us", "fz_prepare_us", "fz_start_us", "fz_poll_us", "fz_polls",
-        "isolate_us", "iso_cpuset", "iso_affinity", "undo_us", "thaw_us", "exit_us",
+        "fz_woken", "isolate_us", "iso_cpuset", "iso_affinity", "undo_us", "thaw_us", "exit_us",
         "state_writes", "state_us"]
 
 
@@ -132,6 +134,35 @@ def procs_print(lines):
         print("\n".join(rows))
 
 
+POLL = re.compile(r"region (\d+): freeze poll (\d+) at \+(\d+) us \((\S+)\): "
+                  r"(\d+) of (\d+) frozen")
+
+
+def polls_print(lines):
+    """The freeze's last poll round of each region (its debug lines: 'freeze
+    poll K at +T us (timer|cgroup.events): F of S frozen; next in N us'):
+    what started it, when it came, and the gap since the round before it, in
+    which the last sibling froze (krexd saw it at most that late)."""
+    last = {}
+    for ln in lines:
+        m = POLL.search(ln)
+        if m:
+            rid, k, t = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            prev = last.get(rid, (0, 0, 0, ""))[2] if k > 1 else 0
+            last[rid] = (k, prev, t, m.group(4))
+    multi = [v for v in last.values() if v[0] > 1]
+    if not multi:
+        return
+    print("\nthe freeze's last poll round, %d regions (%d over at the first look):"
+          % (len(last), len(last) - len(multi)))
+    for src in sorted({v[3] for v in multi}):
+        v = [x for x in multi if x[3] == src]
+        at, gap = [x[2] for x in v], [x[2] - x[1] for x in v]
+        print("  started by %-14s %5d   at +us p50/p95 %6d %6d   gap since the round before "
+              "p50/p95 %6d %6d" % (src, len(v), pct(at, 0.5), pct(at, 0.95), pct(gap, 0.5),
+                                   pct(gap, 0.95)))
+
+
 def owner_split(certs, log):
     """The owner's krex_region_begin (krex-victim --certs: region id, call
     and return in CLOCK_MONOTONIC ns) against krexd's cost line of the same
@@ -185,6 +216,7 @@ def main(paths):
         print("%-8s %6d %8.3f %8.3f" % (ph, len(v), pct(v, 0.5), pct(v, 0.95)))
     cost_print([ln for p in paths for ln in open(p, errors="replace") if ": cost siblings=" in ln])
     procs_print([ln for p in paths for ln in open(p, errors="replace")])
+    polls_print([ln for p in paths for ln in open(p, errors="replace") if ": freeze poll " in ln])
     return 0
 
 

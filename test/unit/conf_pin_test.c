@@ -74,6 +74,7 @@ static int dump(const struct krexd_config *c, char f[][600])
 	U(max_region_ns);
 	U(drain_timeout_ns);
 	U(freeze_timeout_ns);
+	U(freeze_poll_ns);
 	U(queue_timeout_ns);
 	U(gate_timeout_ns);
 	U(queue_cap);
@@ -176,6 +177,7 @@ static const struct probe {
         {"max_region", {DUR, NULL}},
         {"drain_timeout", {DUR, NULL}},
         {"freeze_timeout", {DUR, NULL}},
+        {"freeze_poll", {DUR, "49us", "50us", "10ms", "10001us", NULL}},
         {"queue_timeout", {DUR, NULL}},
         {"gate_timeout", {DUR, NULL}},
         {"share_window", {DUR, NULL}},
@@ -272,6 +274,7 @@ static const char *const reload_vals[][2] = {
         {"max_region", "5s"},
         {"drain_timeout", "3s"},
         {"freeze_timeout", "3s"},
+        {"freeze_poll", "1ms"},
         {"queue_timeout", "3s"},
         {"gate_timeout", "3s"},
         {"share_window", "3s"},

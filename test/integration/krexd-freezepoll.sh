@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# krexd's freeze poll schedule (krexd.conf(5) freeze_poll), with every
+# freezer this node has.  The test hook KREX_TEST_FREEZE_POLLS=N makes every
+# freeze take N more poll rounds, as a slow one would, whatever the load; the
+# checks read krexd's debug lines ("freeze poll K at +T us (timer): ...; next
+# in S us"): the planned steps, and that no timer round came before its step.
+#   freeze_poll = 1ms: 100 us after the first look, then 1000 us (or more,
+#     never more often than 4x a round's own cost) until 10 ms, then doubling;
+#   freeze_poll = 0: 100, 200, 400, ... us, at most 10 ms.
+. "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/integration/krexd-lib.sh"
+
+cert_clean() { test "$(kt_field "$KT_DIR/owner.out" outcome)/$(kt_field "$KT_DIR/owner.out" frozen)" = clean/1; }
+cert_done() { grep -qs '^outcome=' "$KT_DIR/owner.out"; }
+
+# polls_check MODE: the region's poll lines against MODE's rule (awk prints why not).
+polls_check() {
+	grep ': freeze poll ' "$KT_DIR/krexd.log" | sed 's/.*: freeze poll //' | awk -v mode="$1" -v want="$2" '
+	function bad(m) { print "poll " n ": " m " (" $0 ")" > "/dev/stderr"; err = 1 }
+	{
+		n++
+		if ($1 != n) bad("numbered " $1)
+		t = substr($3, 2) + 0; step = $(NF - 1) + 0; src = $5
+		if (n == 1 && step != 100) bad("first step " step)
+		# (us truncated on both sides: a round may read 1 us short)
+		if (n > 1 && src == "(timer):" && t - pt < pstep - 1) bad("timer round " t - pt " us after the last, step " pstep)
+		if (n > 1 && n <= want) {
+			if (mode == "steady" && t < 10000 && step < 1000) bad("step " step " under freeze_poll")
+			if ((mode == "double" || t >= 10000) && step != (2 * pstep > 10000 ? 10000 : 2 * pstep)) bad("step " step ", not double " pstep)
+		}
+		if (n <= want && step == 0) bad("over before the hook let it")
+		pt = t; pstep = step
+	}
+	END {
+		if (n != want + 1) { print "polls " n ", want " want + 1 > "/dev/stderr"; err = 1 }
+		if (pstep != 0) { print "last poll planned another" > "/dev/stderr"; err = 1 }
+		exit err
+	}'
+}
+
+cost_polls() { grep -o 'fz_polls=[0-9]* fz_woken=[0-9]*' "$KT_DIR/krexd.log" | head -n 1; }
+
+kt_setup
+kt_conf "gpus = g0" "log_level = debug"
+freezers=$(kt_freezers)
+n=0
+for f in $freezers; do n=$((n + 14)); done
+plan $n
+
+for f in $freezers; do
+	for mode in steady double; do
+		polls=14 fp=1ms
+		[ $mode = double ] && polls=8 fp=0
+		: >"$KT_DIR/krexd.log"
+		KREX_TEST_FREEZE_POLLS=$polls ok "$f/$mode: krexd starts (freeze_poll=$fp)" \
+			krexd_start -o freezer=$f -o freeze_poll=$fp
+		ok "$f/$mode: a participant runs" kt_participant b --gpus g0
+		kt_bg owner "$CLIENT" region --gpus g0 --hold-ms 20
+		ok "$f/$mode: the region ends with a certificate" wait_for 10 cert_done
+		ok "$f/$mode: clean, the sibling frozen" cert_clean
+		ok "$f/$mode: $((polls + 1)) poll rounds, their steps as freeze_poll=$fp says" \
+			polls_check $mode $polls
+		if [ $f = cgroup2 ]; then
+			skip "$f/$mode: cost line (cgroup.events may wake a round)"
+		else
+			ok "$f/$mode: the cost line counts them, none woken" \
+				test "$(cost_polls)" = "fz_polls=$((polls + 1)) fz_woken=0"
+		fi
+		ok "$f/$mode: the sibling runs again" kt_progress b
+		kill -KILL $b 2>/dev/null
+		wait $b $owner 2>/dev/null
+		krexd_stop
+	done
+done
+done_testing
