@@ -121,6 +121,7 @@ void region_close(struct krexd *k, struct region *r, uint64_t now, const struct 
 	unsigned i;
 
 	r->t_close = now;
+	r->cost.rd_close = region_run_delay();
 	r->cost.writes0 = k->st.writes;
 	r->cost.write_ns0 = k->st.write_ns;
 	r->cert.wait_us = us(now - r->rq.enq_ns);
@@ -591,6 +592,7 @@ static void region_grant(struct krexd *k, struct region *r, uint64_t now)
 	m.grant.drain_us = r->cert.drain_us;
 	m.grant.freeze_us = r->cert.freeze_us;
 	m.grant.isolate_us = r->cert.isolate_us;
+	r->cost.rd_grant = region_run_delay();
 	log_debug(
 	        "region %llu: granted to participant %u (wait %llu drain %llu freeze %llu us; settle %llu us; isolate %llu us, after the freeze; chained %u)",
 	        (unsigned long long)r->rq.id, r->owner, (unsigned long long)m.grant.wait_us,

@@ -64,6 +64,9 @@ struct region_cost {
 	unsigned long writes0; /* state file writes before the close */
 	uint64_t write_ns0;
 	uint64_t t_unwind; /* the end's start */
+	/* krexd's thread waiting for a CPU (run_delay, region_run_delay()), at
+	 * the close, the grant, the end's start and around the thaw writes */
+	uint64_t rd_close, rd_grant, rd_unwind, rd_thaw;
 };
 
 struct gp_result;
@@ -191,6 +194,7 @@ static inline int region_late_listed(const struct region *r)
 }
 void region_ctx_release(struct krexd *k, struct region *r);
 void region_poll(struct krexd *k, struct region *r, uint64_t now, int woken);
+uint64_t region_run_delay(void);
 void region_settle_poll(struct krexd *k, struct region *r, uint64_t now);
 struct sib *sib_find(struct region *r, uint32_t part);
 void sib_freeze_batch(struct krexd *k, struct region *r, int soon_only);

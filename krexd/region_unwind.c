@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "region_int.h"
+#include "fdio.h"
 #include "gpuslot.h"
 #include "history.h"
 #include "isolate.h"
@@ -375,6 +376,7 @@ void region_unwind_iso(struct krexd *k, struct region *r)
 	uint64_t t0 = time_now_ns();
 
 	r->cost.t_unwind = t0;
+	r->cost.rd_unwind = region_run_delay();
 	isolate_fds_release(); /* what the undo still opens finds fds */
 	region_undo(k, r);
 	r->cost.undo_ns = time_now_ns() - t0;
@@ -388,7 +390,7 @@ void region_unwind_iso(struct krexd *k, struct region *r)
  */
 void region_unwind_rest(struct krexd *k, struct region *r, uint64_t keep)
 {
-	uint64_t t0 = time_now_ns(), w0 = k->st.write_ns;
+	uint64_t t0 = time_now_ns(), w0 = k->st.write_ns, rd;
 	char line[64];
 	struct part *p;
 	size_t i;
@@ -396,6 +398,7 @@ void region_unwind_rest(struct krexd *k, struct region *r, uint64_t keep)
 	 * during it (region_late_judge()), released at the certificate */
 	int opened = 0, hold_ctx = region_late_listed(r);
 
+	r->cost.rd_thaw = region_run_delay();
 	for (i = 0; i < r->nsibs; i++) {
 		p = part_find_id(k, r->sibs[i].part);
 		if (!p)
@@ -406,6 +409,8 @@ void region_unwind_rest(struct krexd *k, struct region *r, uint64_t keep)
 		p->gated--;
 	}
 	r->cost.thaw_ns = time_now_ns() - t0 - (k->st.write_ns - w0); /* its state writes apart */
+	rd = region_run_delay();
+	r->cost.rd_thaw = rd > r->cost.rd_thaw ? rd - r->cost.rd_thaw : 0;
 	for (i = 0; i < k->ngpus; i++) {
 		if (!(r->rq.mask >> i & 1))
 			continue;
@@ -498,6 +503,31 @@ void region_record(struct krexd *k, struct region *r, int why, uint64_t now)
  * its connection's accept, the request's, the close's and the grant's
  * CLOCK_MONOTONIC (entry_split.py
  * --owner sets them against the owner's). */
+/*
+ * How long krexd's calling thread has waited for a CPU, in ns (the second
+ * field of /proc/thread-self/schedstat: run_delay); 0 without it, and at
+ * any level but debug (only the cost line reads it).  The cost line's
+ * *_rq_us are its growth over a region's entry, its exit and its thaw
+ * writes: the part of them spent runnable, not running (on a node whose
+ * cores busy siblings hold).
+ */
+uint64_t region_run_delay(void)
+{
+	unsigned long long run, delay;
+	char buf[128];
+
+	if (log_get_level() < LOG_LVL_DEBUG ||
+	    file_read("/proc/thread-self/schedstat", buf, sizeof(buf)) <= 0)
+		return 0;
+	return sscanf(buf, "%llu %llu", &run, &delay) == 2 ? (uint64_t)delay : 0;
+}
+
+/* b - a when b is past a (a counter read at two points), else 0. */
+static uint64_t grew(uint64_t a, uint64_t b)
+{
+	return b > a ? b - a : 0;
+}
+
 void region_cost_log(struct krexd *k, const struct region *r)
 {
 	const struct region_cost *c = &r->cost;
@@ -506,7 +536,7 @@ void region_cost_log(struct krexd *k, const struct region *r)
 	if (log_get_level() < LOG_LVL_DEBUG)
 		return;
 	log_debug(
-	        "region %llu: cost siblings=%zu entry_us=%llu isolate_us=%llu iso_cpuset=%u iso_affinity=%u fz_prepare_us=%llu fz_start_us=%llu fz_poll_us=%llu fz_polls=%u fz_woken=%u freeze_us=%llu undo_us=%llu thaw_us=%llu exit_us=%llu state_writes=%lu state_us=%llu conn_ns=%llu enq_ns=%llu close_ns=%llu grant_ns=%llu",
+	        "region %llu: cost siblings=%zu entry_us=%llu isolate_us=%llu iso_cpuset=%u iso_affinity=%u fz_prepare_us=%llu fz_start_us=%llu fz_poll_us=%llu fz_polls=%u fz_woken=%u freeze_us=%llu undo_us=%llu thaw_us=%llu exit_us=%llu state_writes=%lu state_us=%llu entry_rq_us=%llu exit_rq_us=%llu thaw_rq_us=%llu conn_ns=%llu enq_ns=%llu close_ns=%llu grant_ns=%llu",
 	        (unsigned long long)r->rq.id, r->nsibs, (unsigned long long)us(entry),
 	        (unsigned long long)r->cert.isolate_us, c->iso_cpuset, c->iso_affinity,
 	        (unsigned long long)us(c->fz_prepare_ns), (unsigned long long)us(c->fz_start_ns),
@@ -515,8 +545,11 @@ void region_cost_log(struct krexd *k, const struct region *r)
 	        (unsigned long long)us(c->thaw_ns),
 	        (unsigned long long)us(time_now_ns() - c->t_unwind), k->st.writes - c->writes0,
 	        (unsigned long long)us(k->st.write_ns - c->write_ns0),
-	        (unsigned long long)r->conn_ns, (unsigned long long)r->rq.enq_ns,
-	        (unsigned long long)r->t_close, (unsigned long long)r->rq.grant_ns);
+	        (unsigned long long)us(grew(c->rd_close, c->rd_grant)),
+	        (unsigned long long)us(grew(c->rd_unwind, region_run_delay())),
+	        (unsigned long long)us(c->rd_thaw), (unsigned long long)r->conn_ns,
+	        (unsigned long long)r->rq.enq_ns, (unsigned long long)r->t_close,
+	        (unsigned long long)r->rq.grant_ns);
 }
 
 void region_unlink(struct region *r)

@@ -39,7 +39,7 @@ def pct(v, p):
 
 COST = ["entry_us", "freeze_us", "fz_prepare_us", "fz_start_us", "fz_poll_us", "fz_polls",
         "fz_woken", "isolate_us", "iso_cpuset", "iso_affinity", "undo_us", "thaw_us", "exit_us",
-        "state_writes", "state_us"]
+        "state_writes", "state_us", "entry_rq_us", "exit_rq_us", "thaw_rq_us"]
 
 
 def cost_lines(path):
