@@ -377,6 +377,32 @@ static void report_fixed(const char *key)
  * user) it runs at normal priority.  k->sched_now: > 0 the FIFO priority,
  * KREXD_SCHED_NICE, or 0 (normal).
  */
+/*
+ * The nice of krexd's autogroup.  With the kernel's autogroup on (Linux's
+ * default where no cpu cgroup separates tasks) the CPU is shared first
+ * between sessions, each weighed by its autogroup's nice, and a thread's
+ * own nice counts only inside its session: a krexd in a session of its
+ * own (daemon mode, or -F started by a supervisor that gave it one) at
+ * nice -20 still waited a scheduler slice behind every busy sibling (the
+ * thaw's writes: notebook/h200-session-30).  Only krexd's own session is
+ * touched: nothing when krexd does not lead its session (a shell's).
+ */
+static void sched_autogroup(int nice)
+{
+	char buf[16];
+	int fd, n;
+
+	if (getsid(0) != getpid())
+		return;
+	fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* no autogroup in this kernel */
+	n = snprintf(buf, sizeof(buf), "%d\n", nice);
+	if (write(fd, buf, (size_t)n) != n)
+		log_debug("autogroup nice %d: %s", nice, strerror(errno));
+	close(fd);
+}
+
 static void sched_apply(struct krexd *k)
 {
 	int want = (int)k->cfg.sched_priority, err;
@@ -389,6 +415,8 @@ static void sched_apply(struct krexd *k)
 	    0) {
 		/* a fallback's nice goes back to 0 (this thread: Linux) */
 		(void)setpriority(PRIO_PROCESS, 0, 0);
+		if (k->sched_now < 0)
+			sched_autogroup(0);
 		k->sched_now = want;
 		log_debug("scheduling: %s", want ? "real-time (SCHED_FIFO)" : "normal");
 		return;
@@ -397,6 +425,7 @@ static void sched_apply(struct krexd *k)
 	sp.sched_priority = 0; /* a child of krexd gets nice 0 (permitted to anyone) */
 	(void)sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp);
 	if (setpriority(PRIO_PROCESS, 0, KREXD_SCHED_NICE) == 0) {
+		sched_autogroup(KREXD_SCHED_NICE);
 		k->sched_now = KREXD_SCHED_NICE;
 		log_info(
 		        "sched_priority %d: real-time priority refused (%s): running at nice %d instead",

@@ -5,7 +5,8 @@
 # for a CPU that busy siblings hold; its helper threads (the log writer,
 # the signer) stay at normal scheduling; a reload changes it; 0 turns it
 # off; where real-time priority is refused (libnort, a TEST DOUBLE, as the
-# H200 machine's kernel refuses it) krexd runs at nice -20 and says so; a
+# H200 machine's kernel refuses it) krexd runs at nice -20 and says so, its
+# autogroup too when it leads its session; a
 # krexd that may do neither (an unprivileged user's) runs normally and still
 # serves regions.
 . "$top_srcdir/test/lib.sh"
@@ -13,7 +14,7 @@
 
 need_root
 kt_setup
-plan 14
+plan 17
 
 # policy TID: "POLICY PRIORITY" of a thread of krexd (/proc stat fields 41, 40)
 policy() { awk '{ sub(/^.*\) /, ""); print $39, $38 }' "/proc/$KREXD_PID/task/$1/stat" 2>/dev/null; }
@@ -24,6 +25,7 @@ others() { # the policies of krexd's threads but the main one
 }
 nice_of() { awk '{ sub(/^.*\) /, ""); print $17 }' "/proc/$KREXD_PID/task/$1/stat" 2>/dev/null; }
 log_has() { wait_for 10 grep -qs "$1" "$KT_DIR/krexd.log"; }
+autogroup_nice() { sed -n 's/.* nice //p' "/proc/$1/autogroup" 2>/dev/null; }
 
 if ! chrt -f 1 true 2>/dev/null; then
 	# e.g. a container without real-time CPU time: krexd must say so and run
@@ -84,7 +86,33 @@ printf 'gpus = g0\nregion_log = %s\nsched_priority = 0\n' "$KT_DIR/regions.log" 
 kill -HUP "$KREXD_PID"
 log_has "configuration reloaded"
 ok "... a reload with sched_priority = 0: nice 0 ($(nice_of "$KREXD_PID"))" test "$(nice_of "$KREXD_PID")" = 0
+ok "... its session's autogroup left alone: krexd does not lead it ($(autogroup_nice "$KREXD_PID") / ours $(autogroup_nice $$))" \
+	test "$(autogroup_nice "$KREXD_PID")" = "$(autogroup_nice $$)"
 krexd_stop
+
+# The same krexd leading a session of its own (as in daemon mode): its
+# autogroup, which the kernel weighs against the siblings' sessions, goes
+# to nice -20 with it, and back to 0 on a reload to sched_priority = 0.
+if [ -r /proc/self/autogroup ]; then
+	: >"$KT_DIR/krexd.log"
+	printf 'gpus = g0\nsched_priority = 1\n' >"$KT_DIR/krexd.conf"
+	LD_PRELOAD="$top_builddir/test/integration/.libs/libnort.so" setsid "$KREXD" -F \
+		-c "$KT_DIR/krexd.conf" -r "$KT_DIR" -o "cgroup_subtree=$KT_SUB" >>"$KT_DIR/krexd.log" 2>&1 &
+	KREXD_PID=$!
+	wait_for 5 "$CLIENT" status >/dev/null 2>&1
+	ok "a session leader at nice -20: its autogroup at nice -20 too ($(cat /proc/$KREXD_PID/autogroup))" \
+		test "$(autogroup_nice "$KREXD_PID")" = -20
+	printf 'gpus = g0\nsched_priority = 0\n' >"$KT_DIR/krexd.conf"
+	: >"$KT_DIR/krexd.log"
+	kill -HUP "$KREXD_PID"
+	log_has "configuration reloaded"
+	ok "... back to 0 with a reload to sched_priority = 0 ($(cat /proc/$KREXD_PID/autogroup))" \
+		test "$(autogroup_nice "$KREXD_PID")" = 0
+	krexd_stop
+else
+	skip "no autogroup in this kernel (/proc/self/autogroup)"
+	skip "no autogroup in this kernel"
+fi
 
 # An unprivileged krexd (a private krexd in embedded mode): normal scheduling, it works.
 D=$(mktemp -d /tmp/krexd-sched-user.XXXXXX)
