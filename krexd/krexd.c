@@ -366,18 +366,6 @@ static void report_fixed(const char *key)
 }
 
 /*
- * sched_priority: the main thread (the event loop: requests, acks, the
- * freeze, the grant) at SCHED_FIFO, so that a region's entry does not wait
- * for a CPU that busy siblings hold (a scheduler slice, ~4 ms, at the
- * request and again at the acks).  Reset on fork; the helper threads run
- * at normal priority (proc_thread_normal).  Where real-time priority is
- * refused (a kernel that gives a non-root cgroup no real-time time, as the
- * H200 machine's) krexd takes the highest normal priority, nice -20, and
- * says so; without the privilege for that either (a private krexd of a
- * user) it runs at normal priority.  k->sched_now: > 0 the FIFO priority,
- * KREXD_SCHED_NICE, or 0 (normal).
- */
-/*
  * The nice of krexd's autogroup.  With the kernel's autogroup on (Linux's
  * default where no cpu cgroup separates tasks) the CPU is shared first
  * between sessions, each weighed by its autogroup's nice, and a thread's
@@ -403,6 +391,18 @@ static void sched_autogroup(int nice)
 	close(fd);
 }
 
+/*
+ * sched_priority: the main thread (the event loop: requests, acks, the
+ * freeze, the grant) at SCHED_FIFO, so that a region's entry does not wait
+ * for a CPU that busy siblings hold (a scheduler slice, ~4 ms, at the
+ * request and again at the acks).  Reset on fork; the helper threads run
+ * at normal priority (proc_thread_normal).  Where real-time priority is
+ * refused (a kernel that gives a non-root cgroup no real-time time, as the
+ * H200 machine's) krexd takes the highest normal priority, nice -20, and
+ * says so; without the privilege for that either (a private krexd of a
+ * user) it runs at normal priority.  k->sched_now: > 0 the FIFO priority,
+ * KREXD_SCHED_NICE, or 0 (normal).
+ */
 static void sched_apply(struct krexd *k)
 {
 	int want = (int)k->cfg.sched_priority, err;

@@ -499,10 +499,6 @@ void region_record(struct krexd *k, struct region *r, int why, uint64_t now)
 	history_region_end(k, &e, r->phase == PH_HELD);
 }
 
-/* The cost line (struct region_cost): one per region, at debug level; with
- * its connection's accept, the request's, the close's and the grant's
- * CLOCK_MONOTONIC (entry_split.py
- * --owner sets them against the owner's). */
 /*
  * How long krexd's calling thread has waited for a CPU, in ns (the second
  * field of /proc/thread-self/schedstat: run_delay); 0 without it, and at
@@ -528,6 +524,10 @@ static uint64_t grew(uint64_t a, uint64_t b)
 	return b > a ? b - a : 0;
 }
 
+/* The cost line (struct region_cost): one per region, at debug level; with
+ * its connection's accept, the request's, the close's and the grant's
+ * CLOCK_MONOTONIC (entry_split.py
+ * --owner sets them against the owner's). */
 void region_cost_log(struct krexd *k, const struct region *r)
 {
 	const struct region_cost *c = &r->cost;

@@ -8,6 +8,8 @@
 #   freeze_poll = 1ms: 100 us after the first look, then 1000 us (or more,
 #     never more often than 4x a round's own cost) until 10 ms, then doubling;
 #   freeze_poll = 0: 100, 200, 400, ... us, at most 10 ms.
+# And the cost line's fz_polls / fz_woken, and its CPU waits (entry_rq_us,
+# exit_rq_us, thaw_rq_us) no longer than the phases they are part of.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -40,12 +42,24 @@ polls_check() {
 }
 
 cost_polls() { grep -o 'fz_polls=[0-9]* fz_woken=[0-9]*' "$KT_DIR/krexd.log" | head -n 1; }
+# The cost line's CPU waits (run_delay's growth) within the wall time they
+# are part of: the entry's, the exit's, the thaw writes' (+1 ms: the exit's
+# two clocks are read one after the other).
+rq_within() {
+	grep -m1 ': cost siblings=' "$KT_DIR/krexd.log" | tr ' ' '\n' | awk -F= '
+		{ v[$1] = $2 }
+		END {
+			if (v["entry_rq_us"] == "" || v["exit_rq_us"] == "" || v["thaw_rq_us"] == "") exit 1
+			exit !(v["entry_rq_us"] <= v["entry_us"] && v["exit_rq_us"] <= v["exit_us"] + 1000 &&
+				v["thaw_rq_us"] <= v["thaw_us"] + 1000)
+		}'
+}
 
 kt_setup
 kt_conf "gpus = g0" "log_level = debug"
 freezers=$(kt_freezers)
 n=0
-for f in $freezers; do n=$((n + 14)); done
+for f in $freezers; do n=$((n + 16)); done
 plan $n
 
 for f in $freezers; do
@@ -67,6 +81,7 @@ for f in $freezers; do
 			ok "$f/$mode: the cost line counts them, none woken" \
 				test "$(cost_polls)" = "fz_polls=$((polls + 1)) fz_woken=0"
 		fi
+		ok "$f/$mode: the cost line's CPU waits lie within their phases" rq_within
 		ok "$f/$mode: the sibling runs again" kt_progress b
 		kill -KILL $b 2>/dev/null
 		wait $b $owner 2>/dev/null
