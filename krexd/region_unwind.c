@@ -382,6 +382,12 @@ void region_unwind_iso(struct krexd *k, struct region *r)
 	r->cost.undo_ns = time_now_ns() - t0;
 }
 
+/* b - a when b is past a (a counter read at two points), else 0. */
+static uint64_t grew(uint64_t a, uint64_t b)
+{
+	return b > a ? b - a : 0;
+}
+
 /*
  * The way out, second half: drop r's freeze references (the last thaws),
  * open its gates but those of keep (a chained region closed them again for
@@ -410,7 +416,7 @@ void region_unwind_rest(struct krexd *k, struct region *r, uint64_t keep)
 	}
 	r->cost.thaw_ns = time_now_ns() - t0 - (k->st.write_ns - w0); /* its state writes apart */
 	rd = region_run_delay();
-	r->cost.rd_thaw = rd > r->cost.rd_thaw ? rd - r->cost.rd_thaw : 0;
+	r->cost.rd_thaw = grew(r->cost.rd_thaw, rd);
 	for (i = 0; i < k->ngpus; i++) {
 		if (!(r->rq.mask >> i & 1))
 			continue;
@@ -516,12 +522,6 @@ uint64_t region_run_delay(void)
 	    file_read("/proc/thread-self/schedstat", buf, sizeof(buf)) <= 0)
 		return 0;
 	return sscanf(buf, "%llu %llu", &run, &delay) == 2 ? (uint64_t)delay : 0;
-}
-
-/* b - a when b is past a (a counter read at two points), else 0. */
-static uint64_t grew(uint64_t a, uint64_t b)
-{
-	return b > a ? b - a : 0;
 }
 
 /* The cost line (struct region_cost): one per region, at debug level; with
