@@ -221,7 +221,12 @@ CUstream gate_cuda_ending_green(CUgreenCtx g)
 /* After a successful cuDevicePrimaryCtxRelease of dev, still inside the
  * gate: the last release destroyed the primary context (the driver says it
  * is not active, or cannot say), so forget that device's contexts as a
- * reset does.  A release that leaves it alive forgets nothing. */
+ * reset does.  A release that leaves it alive forgets nothing.  A context
+ * of the process's own making (cuCtxCreate) on dev is forgotten with it and
+ * tracked again at its next submission: work it queued before the release
+ * and nothing after is then not waited for by a drain (not made safe: the
+ * gate cannot tell which tracked streams are the primary context's, see
+ * gate_cuda_context_end()). */
 static void gate_cuda_released(int dev)
 {
 	prim_state_fn state = gate_cuDevicePrimaryCtxGetState();

@@ -642,6 +642,12 @@ static void gate_cuda_strm_free(struct cu_strm *st)
  * and a drain or warm-up that used one would use freed memory inside the
  * driver.  Their events are not destroyed (the driver does).  A live
  * context forgotten with them is tracked again at its next submission.
+ * A reset forgets every context of dev, not only the primary one: the
+ * driver's contract (cuDevicePrimaryCtxReset, cudaDeviceReset) is that it
+ * cleans up every resource of the device in the process and that nothing
+ * else in the process uses the device then, and a stream is tracked under
+ * the context current at its submissions, not always its own, so keeping
+ * another context's would risk a drain on freed memory.
  */
 void gate_cuda_context_end(CUcontext c, int dev)
 {
