@@ -5,7 +5,7 @@
 # and without a settle (a sibling's counter does not move from the first
 # grant to the last end); the chain is cut after chain_max, and the siblings
 # then run for chain_gap; a chain is no way around region_time_per_uid; an
-# owner dying mid-chain or krexd stopping mid-chain leaves nothing frozen;
+# owner dying mid-chain or krexd stopping or killed mid-chain leaves nothing frozen;
 # the isolation is redone for each owner and undone at the end.
 # Every step waits on an event: a client's output, krexd's status or log.
 # With the mock NVML (a GPU always at its clock), so that a region that
@@ -55,7 +55,7 @@ export LD_LIBRARY_PATH=$NVML_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KREX_MOCK_NVML=$KT_DIR/nvml.txt
 printf '%s\n' "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" >"$KREX_MOCK_NVML"
 kt_conf "gpus = 0" "log_level = debug"
-plan 34
+plan 43
 
 # 1. Two owners queued behind a holder: chained, the sibling never runs.
 ok "krexd starts (chain_max 60s)" krexd_start -o chain_max=60s
@@ -137,6 +137,27 @@ ok "mid-chain again" wait_for 10 held_by a
 krexd_stop
 ok "krexd stopped mid-chain: the sibling runs" kt_progress s
 ok "and nothing is left stopped" none_stopped
+
+# 4b. krexd killed (SIGKILL) mid-chain: the chain carried the sibling's and
+# the old owner's freeze from one region to the next; the state file must
+# say so, and a new krexd thaws them from it.
+ok "krexd restarts (chain_max 60s)" restart -o chain_max=60s
+holder
+owner a
+wait_for 5 queued 1
+touch "$KT_DIR/h.go"
+ok "mid-chain once more" wait_for 10 held_by a
+ok "the state file lists the chained region's freeze" \
+	grep -Eq '^(cgroup1|cgroup2|pid) ' "$KT_DIR/krexd.state"
+kill -KILL "$KREXD_PID"
+wait "$KREXD_PID" 2>/dev/null
+KREXD_PID=
+ok "krexd killed mid-chain: the sibling still stopped" kt_stalled s
+ok "krexd starts again" krexd_start -o chain_max=60s
+ok "the new krexd thawed the sibling" kt_progress s
+ok "and the old owner: it runs again and ends" wait_for 10 kt_gone "$h"
+ok "nothing is left stopped" none_stopped
+ok "the state file emptied" test ! -s "$KT_DIR/krexd.state"
 
 # 5. A chain is no way around region_time_per_uid (two participants of one uid).
 if ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
