@@ -15,6 +15,7 @@
 #include "region_int.h"
 #include "outbox.h"
 #include "conn.h"
+#include "fdio.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -288,6 +289,106 @@ static unsigned test_freeze_polls(void)
 	return (unsigned)n;
 }
 
+/* ---- a slow freeze: where its laggards' tasks are (debug) ---- */
+
+/* Task tid's state letter, wchan and syscall (the number, -1 in user mode,
+ * "running") into w (wn bytes), as "STATE:WCHAN:SYSCALL"; *frozen 1 when
+ * it sits in a freezer or a stop.  -1 when it is gone. */
+static int task_where(pid_t tid, char *w, size_t wn, int *frozen)
+{
+	char path[64], stat[512], wch[64], sc[128], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	if (file_read(path, stat, sizeof(stat)) <= 0 || !(p = strrchr(stat, ')')) || p[1] != ' ')
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)tid);
+	if (file_read(path, wch, sizeof(wch)) <= 0 || !wch[0])
+		snprintf(wch, sizeof(wch), "-");
+	wch[strcspn(wch, "\n ")] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	if (file_read(path, sc, sizeof(sc)) <= 0 || !sc[0])
+		snprintf(sc, sizeof(sc), "?");
+	sc[strcspn(sc, "\n ")] = '\0';
+	/* cgroup v1: __refrigerator; v2: do_freezer_trap, or get_signal where
+	 * the kernel inlined it (6.18); a stop: T */
+	*frozen = p[2] == 'T' || p[2] == 't' || !strcmp(wch, "__refrigerator") ||
+	          (p[2] == 'S' && (!strcmp(wch, "do_freezer_trap") || !strcmp(wch, "get_signal")));
+	snprintf(w, wn, "%c:%.40s:%.15s", p[2], wch, sc);
+	return 0;
+}
+
+/* The tasks of sibling p into tids (at most n): its cgroup's (v2
+ * cgroup.threads, v1 tasks), else the threads of the pids it stopped. */
+static size_t laggard_tasks(const struct part *p, pid_t *tids, size_t n)
+{
+	char buf[16384], path[600], *q, *e;
+	size_t got = 0, i;
+
+	if (p->ft.cg[0]) {
+		snprintf(path, sizeof(path), "%s/cgroup.threads", p->ft.cg);
+		if (file_read(path, buf, sizeof(buf)) < 0) {
+			snprintf(path, sizeof(path), "%s/tasks", p->ft.cg);
+			if (file_read(path, buf, sizeof(buf)) < 0)
+				return 0;
+		}
+		for (q = buf; *q && got < n; q = e) {
+			long t = strtol(q, &e, 10);
+			if (e == q)
+				break;
+			tids[got++] = (pid_t)t;
+			e += strspn(e, "\n");
+		}
+		return got;
+	}
+	for (i = 0; i < p->ft.nstopped && got < n; i++)
+		tids[got++] = p->ft.stopped[i];
+	return got;
+}
+
+/*
+ * A freeze still going at KREX_FREEZE_SLOW_MS: once per region, at debug
+ * level, one line per sibling not yet frozen (at most 8) with where its
+ * tasks are: frozen, runnable (R: waiting for a CPU or running), in an
+ * uninterruptible wait (D, a driver call among them), asleep (S), and up to
+ * 3 of those not frozen as STATE:WCHAN:SYSCALL (entry_split.py counts
+ * them).  What a freeze waits for at scale (notebook/h200-session-31).
+ */
+static void region_freeze_laggards(struct krexd *k, struct region *r, uint64_t now)
+{
+	pid_t tids[256];
+	char ex[3][96], w[96];
+	unsigned told = 0, nex, cnt[4]; /* frozen, R, D, S */
+	size_t i, j, n;
+	int frozen;
+
+	r->fz_slow_told = 1;
+	for (i = 0; i < r->nsibs && told < 8; i++) {
+		struct sib *s = &r->sibs[i];
+		const struct part *p;
+		if (!s->ref || s->frozen || !(p = part_find_id(k, s->part)))
+			continue;
+		memset(cnt, 0, sizeof(cnt));
+		memset(ex, 0, sizeof(ex));
+		nex = 0;
+		n = laggard_tasks(p, tids, sizeof(tids) / sizeof(tids[0]));
+		for (j = 0; j < n; j++) {
+			if (task_where(tids[j], w, sizeof(w), &frozen) < 0)
+				continue;
+			if (frozen)
+				cnt[0]++;
+			else if (w[0] == 'R' || w[0] == 'D' || w[0] == 'S')
+				cnt[w[0] == 'R' ? 1 : w[0] == 'D' ? 2 : 3]++;
+			if (!frozen && nex < 3)
+				snprintf(ex[nex++], sizeof(ex[0]), "%d:%.60s", (int)tids[j], w);
+		}
+		told++;
+		log_debug(
+		        "region %llu: freeze laggard at +%llu us: participant %u (pid %d): %zu tasks, %u frozen, %u R, %u D, %u S; not frozen: %s %s %s",
+		        (unsigned long long)r->rq.id, (unsigned long long)us(now - r->t_freeze),
+		        p->id, (int)p->pid, n, cnt[0], cnt[1], cnt[2], cnt[3], ex[0], ex[1], ex[2]);
+	}
+}
+
 void region_poll(struct krexd *k, struct region *r, uint64_t now, int woken)
 {
 	uint64_t t0 = time_now_ns(), cost;
@@ -341,6 +442,9 @@ void region_poll(struct krexd *k, struct region *r, uint64_t now, int woken)
 	          (unsigned long long)r->rq.id, r->cost.fz_polls,
 	          (unsigned long long)us(now - r->t_freeze), woken ? "cgroup.events" : "timer",
 	          nfrozen, r->nsibs, over ? 0ULL : (unsigned long long)us(r->poll_step));
+	if (!over && !r->fz_slow_told && now - r->t_freeze >= KREX_FREEZE_SLOW_MS * NS_PER_MS &&
+	    log_get_level() >= LOG_LVL_DEBUG)
+		region_freeze_laggards(k, r, now);
 	if (over)
 		region_settle(k, r, now);
 }

@@ -87,6 +87,7 @@ struct region {
 	int late_pending; /* ... asked for once the start's list has come */
 	int ctx_held;     /* its GPUs opened with new contexts held (region_ctx_release) */
 	uint64_t drain_deadline, freeze_deadline, poll_at, poll_step;
+	int fz_slow_told; /* its laggards' tasks were logged (region_freeze_laggards) */
 	struct sib *sibs;
 	size_t nsibs;
 	uint64_t *pending; /* conn serials that owe an ack */

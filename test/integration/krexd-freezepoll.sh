@@ -9,7 +9,9 @@
 #     never more often than 4x a round's own cost) until 10 ms, then doubling;
 #   freeze_poll = 0: 100, 200, 400, ... us, at most 10 ms.
 # And the cost line's fz_polls / fz_woken, and its CPU waits (entry_rq_us,
-# exit_rq_us, thaw_rq_us) no longer than the phases they are part of.
+# exit_rq_us, thaw_rq_us) no longer than the phases they are part of; and
+# the one "freeze laggard" line of a freeze past 5 ms (where the tasks of a
+# sibling not yet frozen are).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -55,11 +57,20 @@ rq_within() {
 		}'
 }
 
+# The slow freeze's laggard line, once a region (KREX_FREEZE_SLOW_MS, 5 ms):
+# the sibling PID's tasks, all frozen (the hook held the freeze, not them).
+laggard_check() {
+	l=$(grep ': freeze laggard at ' "$KT_DIR/krexd.log")
+	[ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] || return 1
+	printf '%s\n' "$l" |
+		grep -Eq "participant [0-9]+ \\(pid $1\\): ([1-9][0-9]*) tasks, \\1 frozen, 0 R, 0 D, 0 S; not frozen: *\$"
+}
+
 kt_setup
 kt_conf "gpus = g0" "log_level = debug"
 freezers=$(kt_freezers)
 n=0
-for f in $freezers; do n=$((n + 16)); done
+for f in $freezers; do n=$((n + 18)); done
 plan $n
 
 for f in $freezers; do
@@ -82,6 +93,7 @@ for f in $freezers; do
 				test "$(cost_polls)" = "fz_polls=$((polls + 1)) fz_woken=0"
 		fi
 		ok "$f/$mode: the cost line's CPU waits lie within their phases" rq_within
+		ok "$f/$mode: one laggard line past 5 ms: the sibling's tasks, all frozen" laggard_check $b
 		ok "$f/$mode: the sibling runs again" kt_progress b
 		kill -KILL $b 2>/dev/null
 		wait $b $owner 2>/dev/null

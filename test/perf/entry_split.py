@@ -14,7 +14,9 @@ keeps such a log).  It also writes one line per region when it ends:
 from which this prints p50/p95/p99 of krexd's own work per region, the
 parts of the process list at a region's start (its thread's lines), and from
 its 'freeze poll' lines the last poll round of each freeze: what started it
-(the timer or a cgroup.events change) and the gap since the round before.
+(the timer or a cgroup.events change) and the gap since the round before;
+and from its 'freeze laggard' lines (a freeze still going at 5 ms) where the
+siblings not yet frozen were: their tasks' states, wait channels, syscalls.
 With --owner, krex-victim's --certs file (each krex_region_begin's call and
 return, CLOCK_MONOTONIC) is set against the same regions' cost lines
 (conn_ns: the accept of the region's connection, or, on the connection
@@ -163,6 +165,39 @@ def polls_print(lines):
                                    pct(gap, 0.95)))
 
 
+LAG = re.compile(r"freeze laggard at \+(\d+) us: participant (\d+) \(pid -?\d+\): (\d+) tasks, "
+                 r"(\d+) frozen, (\d+) R, (\d+) D, (\d+) S; not frozen: ?(.*)$")
+
+
+def laggards_print(lines):
+    """The freezes still going at 5 ms (krexd's 'freeze laggard' lines, one
+    per sibling not yet frozen, at most 8 a region): where those siblings'
+    tasks were, and the not-frozen examples' wait channels and syscalls
+    (STATE:WCHAN:SYSCALL; syscall -1: in user mode, 'running': on a CPU)."""
+    regions, sibs, tot, where = set(), 0, [0, 0, 0, 0, 0], {}
+    for ln in lines:
+        m = LAG.search(ln)
+        if not m:
+            continue
+        rid = re.search(r"region (\d+):", ln)
+        regions.add(rid.group(1) if rid else ln)
+        sibs += 1
+        n, fz, r, d, sl = (int(m.group(i)) for i in range(3, 8))
+        for i, v in enumerate((fz, r, d, sl, n - fz - r - d - sl)):
+            tot[i] += v
+        for ex in m.group(8).split():
+            parts = ex.split(":")
+            if len(parts) == 4:
+                key = ":".join(parts[1:])
+                where[key] = where.get(key, 0) + 1
+    if not sibs:
+        return
+    print("\nfreezes past 5 ms: %d regions, %d siblings not yet frozen; their tasks: "
+          "%d frozen, %d R (runnable), %d D, %d S, %d other" % (len(regions), sibs, *tot))
+    for key, c in sorted(where.items(), key=lambda kv: -kv[1])[:12]:
+        print("  %5d  %s" % (c, key))
+
+
 def owner_split(certs, log):
     """The owner's krex_region_begin (krex-victim --certs: region id, call
     and return in CLOCK_MONOTONIC ns) against krexd's cost line of the same
@@ -217,6 +252,8 @@ def main(paths):
     cost_print([ln for p in paths for ln in open(p, errors="replace") if ": cost siblings=" in ln])
     procs_print([ln for p in paths for ln in open(p, errors="replace")])
     polls_print([ln for p in paths for ln in open(p, errors="replace") if ": freeze poll " in ln])
+    laggards_print([ln for p in paths for ln in open(p, errors="replace")
+                    if ": freeze laggard at " in ln])
     return 0
 
 
