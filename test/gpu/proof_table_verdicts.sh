@@ -14,7 +14,8 @@
 # miss smaller than the standard error of its benchmark counts (Poisson)
 # says so (the lock's count sequential: one benchmark; the sessions' from
 # agents.py's benches_se, else Poisson), and so does a goal met by less
-# than the drift or that error.
+# than the drift or that error; a ratio whose two runs saw the host's CPU
+# at paces more than 15 % apart says it is not like for like.
 . "$top_srcdir/test/lib.sh"
 command -v python3 >/dev/null || skip_all "no python3"
 T=$(mktemp -d) || exit 1
@@ -52,7 +53,7 @@ agents() {
 	tee "$T/rows" | { echo "$h"; grep ',krex,'; } >"$1/agents/agents.csv"
 	{ echo "$h"; grep ',cmd,' "$T/rows"; } >"$1/agents-cmd/agents.csv"
 }
-plan 31
+plan 33
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.05
@@ -233,4 +234,20 @@ ok "rises within their standard error: MET, saying so" \
 	grep -qF "| MET (by less than the counts' standard error: 16 -> 24 rose 100/h, +-322/h, 24 -> 32 rose 100/h, +-329/h) |" "$T/table9"
 ok "92 % of the bound, within its standard error of 90 %: MET, saying so" \
 	grep -qF "| 16: 92 %, 24: 92 %, 32: 92 % | MET (by less than the counts' standard error: 16: +-5 %, 24: +-5 %, 32: +-5 %) |" "$T/table9"
+
+# The host's CPU pace (agents.py's cpu_pace) beside each ratio; where KREX's
+# and the lock's windows differ by more than 15 % the verdict says the ratio
+# is not like for like (session 31: the lock's windows at half the pace).
+agents "$T/k" cpu_pace <<'R'
+16,krex,4500,400,5000,45.0
+24,krex,5000,400,5000,45.0
+32,krex,5000,400,5000,45.0
+24,cmd,1000,100,1750,44.0
+32,cmd,1000,100,1400,26.0
+R
+table "$T/k" "$T/table10"
+ok "pace within 15 %: printed, the verdict plain" \
+	grep -qF "| 5.00x (KREX 5000, cmd 1000; host pace KREX 45.0, lock 44.0 M loops/CPU s) | MET |" "$T/table10"
+ok "pace 42 % slower in the lock's windows: the verdict says so" \
+	grep -qF "| MET (the host's CPU ran 42 % slower in the lock's windows than in KREX's: not a like-for-like ratio) |" "$T/table10"
 done_testing

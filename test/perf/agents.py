@@ -6,7 +6,8 @@ N simulated agent sessions (default 4, 8, 16) run at once.  Each is a loop of
 iterations, and an iteration is
 
   think      sleep (waiting for the model's answer)
-  compile    CPU work (fixed work, calibrated on this machine)
+  compile    CPU work (a fixed CPU time: the host's speed in a window does
+             not stretch it; waiting for a CPU does)
   correct    a correctness run: host work, then GPU kernels outside any region
   bench      a timed benchmark: host work, warm-up kernels, then timed kernels
              (inside one region in the KREX mode)
@@ -76,6 +77,13 @@ cpu_util_pct, the machine's CPU busy share over the counted window
 (/proc/stat).  The CPU bound counts the nominal CPU of an iteration (its
 burns and start-ups); where cpu_iter_s is well above that, the bound is
 optimistic, and where cpu_util_pct nears 100 the CPU holds the rate.
+The burns (compile, a command's host part) are CPU time, not a loop count:
+on the H200 machine the same loop count took twice the CPU seconds in the
+command lock's windows as in KREX's of the same call (session 31), which
+doubled the lock's hold.  cpu_pace, the last column of the first table, is
+the host's pace in the window: the burns' million loops per CPU second;
+modes compared at different paces still differ in the rest of a command's
+host part (its start, its Python), and test/gpu/proof_table.py says so.
 Durations are real-world seconds (doc/performance-gpu.md says why)
 multiplied by --scale.
 
@@ -121,7 +129,7 @@ COLS = ["n", "mode", "window_s", "benches", "benches_se", "sessions", "bench_per
         "ceiling_per_h", "ideal_per_h", "wall_p50", "wall_p95", "ev_p50", "ev_p95",
         "infl_wall_p95_pct", "entry_p95", "clean", "note", "cpu_bound_per_h",
         "region_bound_per_h", "gpu_bound_per_h", "bound_per_h", "of_bound_pct",
-        "sharer_per_h", "of_sharer_pct"]
+        "sharer_per_h", "of_sharer_pct", "cpu_pace"]
 # Where the time goes (the second table): seconds per iteration, then per benchmark
 # (the regions of one benchmark summed, ms).
 BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lost_s", "bench_s",
@@ -143,7 +151,8 @@ DIGITS = {"benches_se": 1, "bench_per_h": 0, "sessions_per_h": 1, "krex_over_mod
           "infl_wall_p95_pct": 2, "window_s": 1, "entry_p95": 3, "iter_s": 2,
           "iter_nominal_s": 2, "hold_s": 3, "ceiling_per_h": 0, "ideal_per_h": 0,
           "cpu_bound_per_h": 0, "region_bound_per_h": 0, "gpu_bound_per_h": 0,
-          "bound_per_h": 0, "of_bound_pct": 1, "sharer_per_h": 0, "of_sharer_pct": 1}
+          "bound_per_h": 0, "of_bound_pct": 1, "sharer_per_h": 0, "of_sharer_pct": 1,
+          "cpu_pace": 1}
 
 
 def parse_args():
@@ -284,6 +293,13 @@ def worker(p):
     phases = {}  # command -> its wall-clock marks (the commands table)
     cpu = {}  # command -> its CPU seconds (user + system, its waited-for processes)
 
+    burned = [0, 0.0]  # this iteration's burns: loops, CPU seconds
+
+    def burn(seconds):
+        c = time.thread_time()
+        burned[0] += P.burn_cpu(seconds)
+        burned[1] += time.thread_time() - c
+
     def gpu_command(host_s, cmd, role):
         if p["mode"] == "cmd":
             t = time.time()
@@ -291,7 +307,7 @@ def worker(p):
             waited[0] += time.time() - t
         t0 = time.time()
         try:
-            P.burn(max(0.0, host_s - p["startup"]) * p["rate"])
+            burn(max(0.0, host_s - p["startup"]))
             t_spawn = time.time()
             c0 = cpu_s(resource.RUSAGE_CHILDREN)
             # In the session's process group: when the window ends and the
@@ -327,9 +343,10 @@ def worker(p):
             t0 = time.time()
             cpu0 = cpu_s(resource.RUSAGE_SELF) + cpu_s(resource.RUSAGE_CHILDREN)
             held[0] = waited[0] = 0.0
+            burned[:] = [0, 0.0]
             time.sleep(d["think"] * rnd.uniform(0.5, 1.5))
             t1 = time.time()
-            P.burn(d["compile"] * p["rate"])
+            burn(d["compile"])
             t2 = time.time()
             gates.clear()
             phases.clear()
@@ -345,6 +362,7 @@ def worker(p):
             cpu_iter = cpu_s(resource.RUSAGE_SELF) + cpu_s(resource.RUSAGE_CHILDREN) - cpu0
             out.write(json.dumps(dict(t=t4, kind="bench", rc=rc, v=v, iter_s=t4 - t0,
                                       cpu_s=cpu_iter, cmd_cpu=dict(cpu),
+                                      burn_loops=burned[0], burn_cpu=burned[1],
                                       hold_s=held[0], err=err[0], think_s=t1 - t0,
                                       compile_s=t2 - t1, correct_s=t3 - t2, bench_s=t4 - t3,
                                       lock_wait_s=waited[0], raw=read_raw(raw),
@@ -523,6 +541,12 @@ class Sim:
         row["sessions"] = sessions
         row["bench_per_h"] = len(benches) * 3600.0 / counted
         row["sessions_per_h"] = row["bench_per_h"] / k
+        # the host's CPU pace in the window: the burns' million loops per
+        # CPU second (burns are CPU time: a slow host does not stretch them,
+        # but the rest of a command's host part it does)
+        loops = sum(r.get("burn_loops") or 0 for r in benches)
+        bcpu = sum(r.get("burn_cpu") or 0.0 for r in benches)
+        row["cpu_pace"] = loops / bcpu / 1e6 if bcpu > 0 else None
         row["iter_s"] = P.mean([r.get("iter_s") for r in benches])
         nominal = self.nominal_iter()
         row["iter_nominal_s"] = nominal

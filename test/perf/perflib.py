@@ -667,12 +667,13 @@ def out_dir(args, name):
 
 
 def burn_rate():
-    """Loop iterations per second of burn() on this core (calibrated once)."""
+    """Loop iterations per CPU second of burn() (calibrated once; CPU time,
+    so that a busy machine at the calibration does not make it low)."""
     n = 200000
     while True:
-        t = time.perf_counter()
+        t = time.thread_time()
         burn(n)
-        dt = time.perf_counter() - t
+        dt = time.thread_time() - t
         if dt > 0.1:
             return n / dt
         n *= 4
@@ -684,6 +685,20 @@ def burn(n):
     for i in range(int(n)):
         x += i
     return x
+
+
+def burn_cpu(seconds):
+    """Fixed CPU time: burn() until this thread has used `seconds` of CPU
+    (user + system), whatever the CPU's speed at the moment; returns the
+    loops done, so that the caller can tell the pace (loops per CPU second
+    against burn_rate()'s).  A host whose CPU runs at half speed in one
+    window does not double that window's host parts."""
+    end = time.thread_time() + seconds
+    loops = 0
+    while time.thread_time() < end:
+        burn(20000)
+        loops += 20000
+    return loops
 
 
 def cpu_busy(ncores, seconds):
