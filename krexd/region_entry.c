@@ -347,17 +347,18 @@ static size_t laggard_tasks(const struct part *p, pid_t *tids, size_t n)
 
 /*
  * A freeze still going at KREX_FREEZE_SLOW_MS: once per region, at debug
- * level, one line per sibling not yet frozen (at most 8) with where its
- * tasks are: frozen, runnable (R: waiting for a CPU or running), in an
+ * level, one line per sibling not yet frozen (at most 8, 64 tasks each) with
+ * where its tasks are: frozen, runnable (R: waiting for a CPU or running), in an
  * uninterruptible wait (D, a driver call among them), asleep (S), and up to
  * 3 of those not frozen as STATE:WCHAN:SYSCALL (entry_split.py counts
  * them).  What a freeze waits for at scale (notebook/h200-session-31).
  */
 static void region_freeze_laggards(struct krexd *k, struct region *r, uint64_t now)
 {
-	pid_t tids[256];
+	pid_t tids[64];
 	char ex[3][96], w[96];
 	unsigned told = 0, nex, cnt[4]; /* frozen, R, D, S */
+	uint64_t t0 = time_now_ns();
 	size_t i, j, n;
 	int frozen;
 
@@ -387,6 +388,9 @@ static void region_freeze_laggards(struct krexd *k, struct region *r, uint64_t n
 		        (unsigned long long)r->rq.id, (unsigned long long)us(now - r->t_freeze),
 		        p->id, (int)p->pid, n, cnt[0], cnt[1], cnt[2], cnt[3], ex[0], ex[1], ex[2]);
 	}
+	/* its own cost, on krexd's loop while the freeze goes on */
+	log_debug("region %llu: freeze laggards read in %llu us", (unsigned long long)r->rq.id,
+	          (unsigned long long)us(time_now_ns() - t0));
 }
 
 void region_poll(struct krexd *k, struct region *r, uint64_t now, int woken)

@@ -58,12 +58,14 @@ rq_within() {
 }
 
 # The slow freeze's laggard line, once a region (KREX_FREEZE_SLOW_MS, 5 ms):
-# the sibling PID's tasks, all frozen (the hook held the freeze, not them).
+# the sibling PID's tasks, all frozen (the hook held the freeze, not them);
+# and the line with what reading them cost krexd.
 laggard_check() {
 	l=$(grep ': freeze laggard at ' "$KT_DIR/krexd.log")
 	[ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] || return 1
 	printf '%s\n' "$l" |
-		grep -Eq "participant [0-9]+ \\(pid $1\\): ([1-9][0-9]*) tasks, \\1 frozen, 0 R, 0 D, 0 S; not frozen: *\$"
+		grep -Eq "participant [0-9]+ \\(pid $1\\): ([1-9][0-9]*) tasks, \\1 frozen, 0 R, 0 D, 0 S; not frozen: *\$" &&
+		grep -Eq ': freeze laggards read in [0-9]+ us$' "$KT_DIR/krexd.log"
 }
 
 kt_setup

@@ -192,8 +192,12 @@ def laggards_print(lines):
                 where[key] = where.get(key, 0) + 1
     if not sibs:
         return
+    cost = [int(m.group(1)) for ln in lines for m in [re.search(r"laggards read in (\d+) us", ln)]
+            if m]
     print("\nfreezes past 5 ms: %d regions, %d siblings not yet frozen; their tasks: "
           "%d frozen, %d R (runnable), %d D, %d S, %d other" % (len(regions), sibs, *tot))
+    if cost:
+        print("  krexd's reads of them: p50 / max %d / %d us a region" % (pct(cost, 0.5), max(cost)))
     for key, c in sorted(where.items(), key=lambda kv: -kv[1])[:12]:
         print("  %5d  %s" % (c, key))
 
@@ -253,7 +257,7 @@ def main(paths):
     procs_print([ln for p in paths for ln in open(p, errors="replace")])
     polls_print([ln for p in paths for ln in open(p, errors="replace") if ": freeze poll " in ln])
     laggards_print([ln for p in paths for ln in open(p, errors="replace")
-                    if ": freeze laggard at " in ln])
+                    if ": freeze laggard" in ln])
     return 0
 
 
