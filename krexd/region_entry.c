@@ -317,8 +317,9 @@ static int task_where(pid_t tid, char *w, size_t wn, int *frozen)
 	return 0;
 }
 
-/* The tasks of sibling p into tids (at most n): its cgroup's (v2
- * cgroup.threads, v1 tasks), else the threads of the pids it stopped. */
+/* The tasks of sibling p into tids (at most n): its cgroup's threads (v2
+ * cgroup.threads, v1 tasks), else the processes the signal freezer stops
+ * (their main threads only). */
 static size_t laggard_tasks(const struct part *p, pid_t *tids, size_t n)
 {
 	char buf[16384], path[600], *q, *e;
