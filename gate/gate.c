@@ -192,19 +192,33 @@ static void gate_park_wake(void)
 	gate_futex(&gate_epoch, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
+/* test/unit/gate_pass_test.c includes this file with its own: run where a
+ * drain that found a stall is about to count the parked threads */
+#ifndef GATE_TEST_STALL_FOUND
+#define GATE_TEST_STALL_FOUND() ((void)0)
+#endif
+
 /*
  * The drain made no progress for GATE_STALL_NS: if threads of ours are
  * parked, let them through (at most GATE_PASS_MAX times a drain), counted.
  * What they submit is drained by the drain's next round (gate_drain()).
+ * low: from gate_wait_inflight(), the fewest calls inside the driver it
+ * saw in this stall (INT_MAX from a backend's drain).  A thread counts
+ * itself inside before it looks for a drain, and one that finds it steps
+ * back and parks (gate_enter_once()): a count below low, read after the
+ * parked threads, is such a step back (that thread, now parked), i.e.
+ * progress, not a stall (a preempted step back on a loaded machine, then
+ * read as parked, made a pass nothing needed).
  */
-static void gate_pass_begin(void)
+static void gate_pass_begin(int low)
 {
 	unsigned parked;
 
 	if (atomic_load(&gate_pass) > 0 || gate_drain_passes >= GATE_PASS_MAX)
 		return;
+	GATE_TEST_STALL_FOUND();
 	parked = gate_parked_now();
-	if (!parked)
+	if (!parked || atomic_load(&gate_inflight) < low)
 		return;
 	gate_drain_passes++;
 	gate_stat_add(GST_DRAIN_PASSES);
@@ -273,7 +287,7 @@ int gate_poll_events(int (*query)(void *ev), void **evs, int n, uint64_t deadlin
 			progress = now;
 			gate_pass_end();
 		} else if (now - progress >= GATE_STALL_NS) {
-			gate_pass_begin();
+			gate_pass_begin(INT_MAX);
 			gate_stall_snapshot(now - progress);
 		}
 		gate_sleep_us(us);
@@ -622,7 +636,7 @@ static int gate_wait_inflight(uint64_t deadline)
 			low = n;
 			since = now;
 		} else if (now - since >= GATE_STALL_NS) {
-			gate_pass_begin();
+			gate_pass_begin(low);
 			gate_stall_snapshot(now - since);
 		}
 		gate_futex(&gate_inflight, FUTEX_WAIT_PRIVATE, n, &slice);
