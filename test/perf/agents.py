@@ -296,9 +296,9 @@ def worker(p):
     burned = [0, 0.0]  # this iteration's burns: loops, CPU seconds
 
     def burn(seconds):
-        c = time.thread_time()
-        burned[0] += P.burn_cpu(seconds)
-        burned[1] += time.thread_time() - c
+        loops, used = P.burn_cpu(seconds)
+        burned[0] += loops
+        burned[1] += used
 
     def gpu_command(host_s, cmd, role):
         if p["mode"] == "cmd":
@@ -402,10 +402,10 @@ class Sim:
         self.sharer_rates = {}
         self.mps = a.mps == "on" or (a.mps == "auto" and mps_running())
 
-    def params(self, mode, slot, deadline, rate, iters, wrap=()):
+    def params(self, mode, slot, deadline, iters, wrap=()):
         log = mode.startswith("krex") and P.drain_log(self.a)
         return dict(mode=mode, slot=slot, drain_log=log, seed=self.a.seed * 1000 + slot,
-                    deadline=deadline, rate=rate,
+                    deadline=deadline,
                     wrap=list(wrap), startup=self.startup,
                     iters=iters, victim=self.tools["victim"], k=self.a.iters_per_session,
                     d=self.d, n_correct=self.n_correct, n_warmup=self.n_warmup,
@@ -415,7 +415,7 @@ class Sim:
     def reference(self, iters, runs=5):
         """The timed benchmark alone on a quiet GPU, run a few times and pooled
         as the modes are (one short run's p95 is too noisy a reference)."""
-        p = self.params("alone", 0, 0, 0, iters)
+        p = self.params("alone", 0, 0, iters)
         raw = os.path.join(self.out, "alone.raw")
         ev, wall, starts = [], [], []
         for _ in range(runs):
@@ -437,7 +437,7 @@ class Sim:
         return {"wall_p50": P.percentile(wall, 50), "wall_p95": P.percentile(wall, 95),
                 "ev_p50": P.percentile(ev, 50), "ev_p95": P.percentile(ev, 95)}
 
-    def window(self, n, mode, rate, iters, ref):
+    def window(self, n, mode, iters, ref):
         """Run n sessions in mode for the window; return a row."""
         a, t = self.a, self.tools
         row = dict(n=n, mode=mode, window_s=a.window)
@@ -472,7 +472,7 @@ class Sim:
             util.start()
             cpu.start()
             for slot in range(n):
-                p = self.params(mode, slot, deadline, rate, iters, cmd_wrap)
+                p = self.params(mode, slot, deadline, iters, cmd_wrap)
                 if os.path.exists(p["results"]):
                     os.unlink(p["results"])
                 cmd = P.labelled(wrap, "s%d.session" % slot) + [
@@ -513,7 +513,7 @@ class Sim:
         gates = {}  # role -> the gate drain lines of every command (whole window)
         for slot in range(n):
             per_slot.append(len(benches))
-            path = self.params(mode, slot, 0, 0, 0)["results"]
+            path = self.params(mode, slot, 0, 0)["results"]
             try:
                 lines = open(path).read().splitlines()
             except OSError:
@@ -783,8 +783,8 @@ class Sim:
         iters = int(so.split()[-1])
         rate = P.burn_rate()
         ref = self.reference(iters)
-        P.log("calib %g ms -> %d iters; burn %.3g loops/s; alone wall_p95 %s" % (
-            a.kernel_ms, iters, rate, P.fmt(ref.get("wall_p95"))))
+        P.log("calib %g ms -> %d iters; burn %.3g loops/CPU s (the pace before the windows); "
+              "alone wall_p95 %s" % (a.kernel_ms, iters, rate, P.fmt(ref.get("wall_p95"))))
         stopped = ""
         try:
             job = None
@@ -797,7 +797,7 @@ class Sim:
                         # One session at a time whatever N is: the first N's figure.
                         rows[mode] = dict(job, n=n, note="measured at N=%d" % job["n"])
                         continue
-                    rows[mode] = self.window(n, mode, rate, iters, ref)
+                    rows[mode] = self.window(n, mode, iters, ref)
                     if mode == "job":
                         job = rows[mode]
                     P.log("N=%d %s: %s benches %s" % (n, mode, rows[mode].get("benches"),

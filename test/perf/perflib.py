@@ -690,15 +690,19 @@ def burn(n):
 def burn_cpu(seconds):
     """Fixed CPU time: burn() until this thread has used `seconds` of CPU
     (user + system), whatever the CPU's speed at the moment; returns the
-    loops done, so that the caller can tell the pace (loops per CPU second
-    against burn_rate()'s).  A host whose CPU runs at half speed in one
-    window does not double that window's host parts."""
-    end = time.thread_time() + seconds
+    loops done and the CPU seconds used (a little over `seconds`), so that
+    the caller can tell the pace (loops per CPU second).  A host whose CPU
+    runs at half speed in one window does not double that window's host
+    parts."""
+    t0 = time.thread_time()
+    end = t0 + seconds
     loops = 0
-    while time.thread_time() < end:
+    now = t0
+    while now < end:
         burn(20000)
         loops += 20000
-    return loops
+        now = time.thread_time()
+    return loops, now - t0
 
 
 def cpu_busy(ncores, seconds):
