@@ -53,6 +53,10 @@ MIN_BENCHES = 30
 # may differ by this factor before a ratio is said not to be like for like:
 # on the H200 machine it differed 2x within one call (session 31).
 PACE_SPREAD = 1.15
+# Unless the slower windows kept the host's CPU busier by at least this many
+# points (agents-breakdown.csv's cpu_util_pct): then the pace is the load's
+# own (a busy host runs each thread slower), part of what the mode costs.
+BUSIER_PTS = 10.0
 
 
 def rows(path):
@@ -102,6 +106,12 @@ def main():
     fid_rounds = rows(os.path.join(out, "fidelity", "fidelity-rounds.csv"))
     ag = rows(os.path.join(out, "agents", "agents.csv")) + \
         rows(os.path.join(out, "agents-cmd", "agents.csv"))
+    # the host's CPU busy share of each window (the breakdown's), into its row
+    busy = {(r.get("n"), r.get("mode")): r.get("cpu_util_pct")
+            for d in ("agents", "agents-cmd")
+            for r in rows(os.path.join(out, d, "agents-breakdown.csv"))}
+    for r in ag:
+        r.setdefault("cpu_util_pct", busy.get((r.get("n"), r.get("mode"))))
     lines = ["| goal | measured | verdict |", "|---|---|---|"]
     read = bool(fid or ag)
 
@@ -253,16 +263,27 @@ def main():
     def pace(k, c):
         """The host's CPU pace in both windows (agents.py's cpu_pace, million
         burn loops per CPU second), and a note when they differ by more than
-        PACE_SPREAD: the commands' host parts ran at different speeds."""
+        PACE_SPREAD: the commands' host parts ran at different speeds.  Not
+        like for like, unless the slower windows were the busier by
+        BUSIER_PTS or more (then the load slowed them: the mode's cost)."""
         pk, pc = (num(x[1].get("cpu_pace")) if x else None for x in (k, c))
         if not pk or not pc:
             return "", ""
         text = "; host pace KREX %.1f, lock %.1f M loops/CPU s" % (pk, pc)
         if max(pk, pc) / min(pk, pc) <= PACE_SPREAD:
             return text, ""
-        return text, (" (the host's CPU ran %.0f %% %s in the lock's windows than in KREX's: "
-                      "not a like-for-like ratio)" %
-                      (abs(pc / pk - 1) * 100, "slower" if pc < pk else "faster"))
+        bk, bc = (num(x[1].get("cpu_util_pct")) for x in (k, c))
+        how = "%.0f %% %s in the lock's windows than in KREX's" % (
+            abs(pc / pk - 1) * 100, "slower" if pc < pk else "faster")
+        if bk is not None and bc is not None:
+            slow, fast = (bc, bk) if pc < pk else (bk, bc)
+            if slow - fast >= BUSIER_PTS:
+                return text, (" (the host's CPU ran %s; the slower, %s, kept it busier: "
+                              "%.0f %% against %.0f %%, the load's own pace, part of the "
+                              "ratio)" % (how, "the lock's" if pc < pk else "KREX's", slow,
+                                          fast))
+            how += ", its CPU %.0f %% busy against %.0f %%" % (slow, fast)
+        return text, " (the host's CPU ran %s: not a like-for-like ratio)" % how
 
     for n in ns[1:]:
         k, c = rate.get((n, "krex")), rate.get((n, "cmd"))
