@@ -43,6 +43,15 @@ static struct {
 	uint64_t next_ticket;
 	uint64_t busy_ticket, busy_since; /* the request the thread is in, 0 none */
 	int slow; /* found hung or full: gp_recovered() says when it has caught up */
+	/* The nominal clocks of the GPUs named by requests that asked for
+	 * them, read when the thread has no request left (clk_due), never
+	 * before a list: a list waits for nothing but itself.  -1 unknown. */
+	unsigned clk_n;
+	int clk_due;
+	char clk_gpu[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
+	int32_t clk_mhz[KREX_MAX_GPUS];
+	uint64_t clk_ns;    /* the last read's time (both calls, every GPU) */
+	uint64_t clk_since; /* the read going on began then, 0 none */
 } gp = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .efd = -1};
 
 int gp_inline(void)
@@ -112,6 +121,61 @@ int gp_mps_server(pid_t pid)
 	return sb.st_uid == 0 && !(sb.st_mode & (S_IWGRP | S_IWOTH));
 }
 
+/* With gp.mu held: note that the nominal clocks of q's GPUs are wanted. */
+static void gp_clocks_want(const struct gp_req *q)
+{
+	unsigned i, j;
+
+	for (i = 0; i < q->n; i++) {
+		for (j = 0; j < gp.clk_n && strcmp(gp.clk_gpu[j], q->gpu[i]) != 0; j++)
+			;
+		if (j == gp.clk_n && gp.clk_n < KREX_MAX_GPUS) {
+			snprintf(gp.clk_gpu[j], sizeof(gp.clk_gpu[j]), "%s", q->gpu[i]);
+			gp.clk_mhz[j] = -1;
+			gp.clk_n++;
+		}
+	}
+	gp.clk_due = 1;
+}
+
+/* With gp.mu held, released meanwhile: read the nominal clocks wanted. */
+static void gp_clocks_read(void)
+{
+	char gpu[KREX_MAX_GPUS][KREX_MAX_GPU_NAME + 1];
+	int32_t mhz[KREX_MAX_GPUS];
+	unsigned i, n = gp.clk_n;
+	uint64_t t0;
+
+	gp.clk_due = 0;
+	memcpy(gpu, gp.clk_gpu, sizeof(gpu));
+	gp.clk_since = time_now_ns(); /* gp_hung(): NVML may hang here too */
+	pthread_mutex_unlock(&gp.mu);
+	t0 = time_now_ns();
+	for (i = 0; i < n; i++)
+		mhz[i] = nvml_nominal_clock(gpu[i]);
+	t0 = time_now_ns() - t0;
+	pthread_mutex_lock(&gp.mu);
+	for (i = 0; i < n; i++)
+		gp.clk_mhz[i] = mhz[i];
+	gp.clk_ns = t0;
+	gp.clk_since = 0;
+}
+
+int32_t gp_nominal(const char *gpu, uint64_t *read_ns)
+{
+	int32_t mhz = -1;
+	unsigned j;
+
+	pthread_mutex_lock(&gp.mu);
+	for (j = 0; j < gp.clk_n; j++)
+		if (strcmp(gp.clk_gpu[j], gpu) == 0)
+			mhz = gp.clk_mhz[j];
+	if (read_ns)
+		*read_ns = gp.clk_ns;
+	pthread_mutex_unlock(&gp.mu);
+	return mhz;
+}
+
 static void *gp_main(void *arg)
 {
 	struct gp_result *res;
@@ -124,8 +188,13 @@ static void *gp_main(void *arg)
 	proc_thread_normal(); /* not krexd's raised priority */
 	pthread_mutex_lock(&gp.mu);
 	for (;;) {
-		while (!gp.stop && !gp.qhead)
+		while (!gp.stop && !gp.qhead) {
+			if (gp.clk_due) {
+				gp_clocks_read(); /* no list waits: none is asked for */
+				continue;
+			}
 			pthread_cond_wait(&gp.work, &gp.mu);
+		}
 		if (gp.stop)
 			break;
 		q = gp.qhead;
@@ -135,17 +204,14 @@ static void *gp_main(void *arg)
 		gp.queued--;
 		gp.busy_ticket = q->ticket;
 		gp.busy_since = time_now_ns();
+		if (q->clocks)
+			gp_clocks_want(q);
 		pthread_mutex_unlock(&gp.mu);
 
 		res = calloc(1, sizeof(*res));
 		if (res) {
-			uint64_t t0 = time_now_ns();
 			res->ticket = q->ticket;
-			res->queued_ns = t0 - q->queued_ns;
-			for (i = 0; i < KREX_MAX_GPUS; i++)
-				res->nominal[i] =
-				        i < q->n && q->clocks ? nvml_nominal_clock(q->gpu[i]) : -1;
-			res->clock_ns = time_now_ns() - t0;
+			res->queued_ns = time_now_ns() - q->queued_ns;
 			for (i = 0; i < q->n; i++)
 				names[i] = q->gpu[i];
 			gp_list(res, names, q->n, q->f);
@@ -261,7 +327,8 @@ int gp_hung(unsigned ms)
 	int hung;
 
 	pthread_mutex_lock(&gp.mu);
-	hung = gp.busy_ticket && time_now_ns() - gp.busy_since >= (uint64_t)ms * NS_PER_MS;
+	hung = (gp.busy_ticket && time_now_ns() - gp.busy_since >= (uint64_t)ms * NS_PER_MS) ||
+	       (gp.clk_since && time_now_ns() - gp.clk_since >= (uint64_t)ms * NS_PER_MS);
 	gp.slow |= hung;
 	pthread_mutex_unlock(&gp.mu);
 	return hung;

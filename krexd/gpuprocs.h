@@ -7,11 +7,14 @@
  * 1-1.6 ms each (a driver round trip) and the list 25 us idle, up to 1.9 ms
  * under load: on the event loop they held up the acks of the drain and
  * every other region's entry.  The loop hands a request (its GPUs) to this
- * thread, which reads the nominal clocks, lists the processes, reads each
- * one's cgroup (freezer_key), posts the result and wakes the loop through
- * an eventfd (EP_PROCS); the loop maps the pids to participants
- * (region_judge.c) and keeps the clocks for the next regions (struct
- * krexd's nominal).
+ * thread, which lists the processes, reads each one's cgroup (freezer_key),
+ * posts the result and wakes the loop through an eventfd (EP_PROCS); the
+ * loop maps the pids to participants (region_judge.c).  The nominal clocks
+ * a request asks for are read once the thread has no request left (with 32
+ * sessions on the H200 they took 6 ms at p50, 25 ms at p95, the driver's
+ * lock contended: read first, they delayed every list behind them); the
+ * loop takes them for the next regions (gp_nominal(), struct krexd's
+ * nominal).
  * doc/architecture.md "Telemetry".
  */
 #ifndef KREXD_GPUPROCS_H
@@ -43,10 +46,8 @@ struct gp_result {
 	 * 22), which tells it from a later process of the same pid */
 	unsigned char exiting[GP_MAX_PIDS];
 	unsigned long long start[GP_MAX_PIDS];
-	int32_t nominal
-	        [KREX_MAX_GPUS]; /* each GPU's nominal SM clock, in request order (-1 unknown) */
-	uint64_t clock_ns, list_ns, keys_ns; /* the nominal clocks, the list, the cgroup reads */
-	uint64_t queued_ns;                  /* submitted to picked up by the thread */
+	uint64_t list_ns, keys_ns; /* the list, the cgroup reads */
+	uint64_t queued_ns;        /* submitted to picked up by the thread */
 	struct gp_result *next;
 };
 
@@ -58,14 +59,19 @@ int gp_start(struct krexd *k);
  * reference): the loop lists inline, as before the thread. */
 int gp_inline(void);
 
-/* Ask for the processes on these GPUs, and their nominal clocks when clocks
- * is 1 (1-1.6 ms an NVML call on the H200).  The ticket (> 0), or 0 when the
- * thread is not running (list inline with gp_list()), or -1 when it is
- * busy with GP_MAX_QUEUED requests (NVML hung: the processes stay unknown). */
+/* Ask for the processes on these GPUs, and, when clocks is 1, their nominal
+ * clocks afterwards (1-1.6 ms an NVML call on the H200; read once no list
+ * is asked for: gp_nominal()).  The ticket (> 0), or 0 when the thread is
+ * not running (list inline with gp_list()), or -1 when it is busy with
+ * GP_MAX_QUEUED requests (NVML hung: the processes stay unknown). */
 int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f, int clocks);
 
+/* The nominal SM clock of gpu the thread last read (MHz), -1 when it has
+ * read none; *read_ns (may be NULL): how long its last read took. */
+int32_t gp_nominal(const char *gpu, uint64_t *read_ns);
+
 /* The work itself, on the caller's thread: fills res (n, pids, keys,
- * exiting, start times, times; the nominal clocks only from the thread). */
+ * exiting, start times, times). */
 void gp_list(struct gp_result *res, const char *const *gpus, unsigned n, const struct freezer *f);
 
 /* 1 when pid runs NVIDIA's MPS server: its executable is named

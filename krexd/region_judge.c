@@ -367,8 +367,19 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 	t = gp_inline() ? 0 : gp_submit(names, region_gpu_names(k, r, names), &k->fz, 1);
 	FOR_GPU(k, r, i)
 	{
-		/* krexd's cache; read now only without the thread (not while
+		/* krexd's cache, from the thread's last read (after an earlier
+		 * region's list); read now only without the thread (not while
 		 * its queue is full: NVML may hang), or when unknown */
+		uint64_t read_ns = 0;
+		int32_t mhz = t == 0 ? -1 : gp_nominal(k->gpu[i], &read_ns);
+
+		if (mhz > 0) {
+			if (mhz != k->nominal[i])
+				log_debug(
+				        "GPU %s: nominal SM clock %d MHz (read on the process-list thread in %llu us)",
+				        k->gpu[i], (int)mhz, (unsigned long long)us(read_ns));
+			k->nominal[i] = mhz;
+		}
 		if (t == 0 || k->nominal[i] < 0)
 			k->nominal[i] = nvml_nominal_clock(k->gpu[i]);
 		r->nominal[i] = k->nominal[i];
@@ -407,7 +418,6 @@ int region_procs_done(struct krexd *k, struct region *r, struct gp_result *res)
 {
 	const struct krex_certificate *c = &r->cert;
 	uint64_t t0 = time_now_ns();
-	unsigned i, j;
 	int kept = 0;
 
 	procs_late = procs_full = 0;
@@ -419,13 +429,6 @@ int region_procs_done(struct krexd *k, struct region *r, struct gp_result *res)
 		          (unsigned long long)r->rq.id, res->n,
 		          (unsigned long long)us(res->list_ns));
 		return 0;
-	}
-	j = 0;
-	FOR_GPU(k, r, i)
-	{
-		if (j < KREX_MAX_GPUS && res->nominal[j] > 0) /* for the next regions */
-			k->nominal[i] = res->nominal[j];
-		j++;
 	}
 	if (r->procs_stale) {
 		/* asked before a sibling's exiting ack: says nothing of it */
@@ -443,10 +446,10 @@ int region_procs_done(struct krexd *k, struct region *r, struct gp_result *res)
 			region_foreign_merge(r);
 	}
 	log_debug(
-	        "region %llu: processes on the GPU: %d listed in %llu us (queued %llu us, nominal clocks %llu us), cgroups read in %llu us, mapped in %llu us on the loop, %llu us after the close",
+	        "region %llu: processes on the GPU: %d listed in %llu us (queued %llu us), cgroups read in %llu us, mapped in %llu us on the loop, %llu us after the close",
 	        (unsigned long long)r->rq.id, res->n, (unsigned long long)us(res->list_ns),
-	        (unsigned long long)us(res->queued_ns), (unsigned long long)us(res->clock_ns),
-	        (unsigned long long)us(res->keys_ns), (unsigned long long)us(time_now_ns() - t0),
+	        (unsigned long long)us(res->queued_ns), (unsigned long long)us(res->keys_ns),
+	        (unsigned long long)us(time_now_ns() - t0),
 	        (unsigned long long)us(time_now_ns() - r->procs_t0));
 	return kept;
 }

@@ -11,7 +11,8 @@
 # STATUS meanwhile; once the list comes back, regions have it again; with
 # KREXD_PROCS_INLINE=1 (the measurement's reference) the list runs on the
 # loop again, before the grant; the nominal clock comes from krexd's cache,
-# refreshed by each region's request.
+# which the thread refreshes after a region's list (a held read of it never
+# delays a list).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
@@ -34,7 +35,7 @@ known_foreign() { echo $(($(field "$1" known) & 1)); }
 
 nvml "max=1980 app=1980 procs_wait=$REL" "0 sm=1980 reasons=0 temp=40 procs=2"
 kt_conf "gpus = 0" "log_level = debug"
-plan 38
+plan 41
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd sees the mock GPU" grep -qs "NVML sees 1 GPU(s)" "$KT_DIR/krexd.log"
 
@@ -118,14 +119,22 @@ ok "a region after the list came back counts the processes" sh -c "
 	'$CLIENT' region --gpus 0 --hold-ms 10 >'$KT_DIR/e.out' 2>&1 && grep -q '^foreign=2' '$KT_DIR/e.out'"
 ok "krexd still answers" "$CLIENT" status
 
-# 4b. The nominal clock comes from krexd's cache, which each region's
-# request to the thread refreshes: a changed application clock counts from
-# the region after the one that read it.
-nvml "max=1980 app=1755 procs_wait=$REL" "0 sm=1980 reasons=0 temp=40 procs=2"
+# 4b. The nominal clock comes from krexd's cache, which the thread
+# refreshes after a region's list, once no list is asked for (never before
+# one): a list does not wait for the nominal clock's calls (held here by the
+# mock, nominal_wait), and a changed application clock counts from a region
+# after the thread read it.
+NOM=$KT_DIR/nominal-release
+nvml "max=1980 app=1755 procs_wait=$REL nominal_wait=$NOM" "0 sm=1980 reasons=0 temp=40 procs=2"
 "$CLIENT" region --gpus 0 --hold-ms 10 >"$KT_DIR/x.out" 2>&1
-"$CLIENT" region --gpus 0 --hold-ms 10 >"$KT_DIR/y.out" 2>&1
-ok "nominal clock: the cached 1980, then the new 1755" \
-	test "$(field x sm_clock_nominal_mhz)/$(field y sm_clock_nominal_mhz)" = 1980/1755
+ok "the thread reads the nominal clock after the region's list" \
+	wait_for 10 grep -qs '^nominal_begin' "$KREX_MOCK_NVML_LOG"
+ok "the region's list came while the nominal clock's read is held (foreign $(field x foreign))" \
+	test "$(field x foreign)" = 2
+ok "nominal clock: the cached 1980 in that region" test "$(field x sm_clock_nominal_mhz)" = 1980
+touch "$NOM"
+ok "once the read is done, a region has the new 1755" wait_for 10 sh -c "
+	'$CLIENT' region --gpus 0 --hold-ms 10 >'$KT_DIR/y.out' 2>&1 && grep -q '^sm_clock_nominal_mhz=1755' '$KT_DIR/y.out'"
 
 # 5. KREXD_PROCS_INLINE=1: the list on the loop, before the grant (as before).
 krexd_stop

@@ -39,7 +39,9 @@
  *
  * Header keys for the process list: "procs_ms=N" makes it take N ms,
  * "procs_wait=PATH" holds it until PATH exists (at most 60 s): a test
- * holds krexd's process list while the rest of NVML answers.  MPS:
+ * holds krexd's process list while the rest of NVML answers.  Likewise
+ * "nominal_wait=PATH" holds the max and application clock calls (the
+ * nominal clock's), logged "nominal_begin T_MS GPU", "nominal_end T_MS GPU".  MPS:
  * "mps_pids=P,Q" (at most 64) are the real pids that
  * nvmlDeviceGetMPSComputeRunningProcesses_v3 lists on every GPU (an MPS
  * server's clients; the server's own pid goes in pids=), none by default;
@@ -95,6 +97,7 @@ static struct {
 	int fail;                               /* 0 none, 1 sample, 2 all */
 	unsigned procs_ms;                      /* the process list takes this long */
 	char procs_wait[256];                   /* and waits for this file to exist */
+	char nominal_wait[256];                 /* the nominal clock's calls wait for it */
 	unsigned mps_pids[MAX_PIDS], n_mps;     /* the MPS clients listed */
 	int mps_off;                            /* the MPS list fails */
 	unsigned long long mps_mem;             /* each MPS client's used memory */
@@ -184,6 +187,8 @@ static void parse_kv(char *tok, struct delta *d, int header)
 		S.procs_ms = (unsigned)strtoul(v, NULL, 0);
 	else if (header && !strcmp(k, "procs_wait"))
 		snprintf(S.procs_wait, sizeof(S.procs_wait), "%s", v);
+	else if (header && !strcmp(k, "nominal_wait"))
+		snprintf(S.nominal_wait, sizeof(S.nominal_wait), "%s", v);
 	else if (header && !strcmp(k, "mps_pids"))
 		S.n_mps = parse_pids(v, S.mps_pids);
 	else if (header && !strcmp(k, "mps"))
@@ -235,6 +240,7 @@ static int load(void)
 	S.fail = 0;
 	S.procs_ms = 0;
 	S.procs_wait[0] = '\0';
+	S.nominal_wait[0] = '\0';
 	S.n_mps = 0;
 	S.mps_off = 0;
 	S.mps_mem = 0;
@@ -580,8 +586,33 @@ static int nvmlDeviceGetMaxClockInfo_u(void *dev, int type, unsigned *mhz)
 	return OK;
 }
 
+/* The nominal clock's calls held until nominal_wait's file exists (at most
+ * 60 s), without the lock, logged. */
+static void nominal_hold(void *dev)
+{
+	char path[256];
+	int g = dev ? *(int *)dev : -1;
+	unsigned i;
+
+	pthread_mutex_lock(&mu);
+	path[0] = '\0';
+	if (load() == 0)
+		snprintf(path, sizeof(path), "%s", S.nominal_wait);
+	if (path[0])
+		read_log("nominal_begin", g, NULL);
+	pthread_mutex_unlock(&mu);
+	if (!path[0])
+		return;
+	for (i = 0; access(path, F_OK) != 0 && i < 60000; i++)
+		usleep(1000);
+	pthread_mutex_lock(&mu);
+	read_log("nominal_end", g, NULL);
+	pthread_mutex_unlock(&mu);
+}
+
 EXPORT int nvmlDeviceGetMaxClockInfo(void *dev, int type, unsigned *mhz)
 {
+	nominal_hold(dev);
 	LOCKED(nvmlDeviceGetMaxClockInfo_u(dev, type, mhz));
 }
 
@@ -599,6 +630,7 @@ static int nvmlDeviceGetApplicationsClock_u(void *dev, int type, unsigned *mhz)
 
 EXPORT int nvmlDeviceGetApplicationsClock(void *dev, int type, unsigned *mhz)
 {
+	nominal_hold(dev);
 	LOCKED(nvmlDeviceGetApplicationsClock_u(dev, type, mhz));
 }
 

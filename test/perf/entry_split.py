@@ -116,7 +116,8 @@ PROCS = [
     ("telemetry at start, on the loop", r"telemetry at start (\d+) us"),
     ("process list (NVML)", r"processes on the GPU: \d+ listed in (\d+) us"),
     ("  queued for its thread", r"listed in \d+ us \(queued (\d+) us"),
-    ("  nominal clocks (thread)", r"nominal clocks (\d+) us\)"),
+    ("nominal clock changed (thread read)", r"nominal SM clock \d+ MHz \(read on the "
+     r"process-list thread in (\d+) us"),
     ("  cgroups read", r"cgroups read in (\d+) us"),
     ("  mapped, on the loop", r"mapped in (\d+) us on the loop"),
     ("  in after the close", r"on the loop, (\d+) us after the close"),
@@ -261,9 +262,20 @@ def main(paths):
     return 0
 
 
+def usage():
+    sys.stderr.write(__doc__.split("\n\n")[0] + "\n")
+    return 2
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--owner":
         sys.exit(owner_split(sys.argv[2], sys.argv[3]))
     if len(sys.argv) > 2 and sys.argv[1] == "--cost-table":
         sys.exit(cost_table(sys.argv[2], sys.argv[3:] or ["now"]))
-    sys.exit(main(sys.argv[1:]) if len(sys.argv) > 1 else 2)
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+        sys.exit(usage())
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except OSError as e:
+        sys.stderr.write("entry_split: %s\n" % e)
+        sys.exit(1)
