@@ -279,7 +279,7 @@ def main():
             slow, fast = (bc, bk) if pc < pk else (bk, bc)
             if slow - fast >= BUSIER_PTS:
                 return text, (" (the host's CPU ran %s; the slower, %s, kept it busier: "
-                              "%.0f %% against %.0f %%, the load's own pace, part of the "
+                              "%.0f %% against %.0f %%, likely the load's own pace, part of the "
                               "ratio)" % (how, "the lock's" if pc < pk else "KREX's", slow,
                                           fast))
             how += ", its CPU %.0f %% busy against %.0f %%" % (slow, fast)

@@ -280,7 +280,7 @@ breakdown "$T/p" <<'R'
 R
 table "$T/p" "$T/table11"
 ok "KREX's windows slower and busier: the load's own pace, not flagged" \
-	grep -qF "| MET (the host's CPU ran 24 % faster in the lock's windows than in KREX's; the slower, KREX's, kept it busier: 69 % against 16 %, the load's own pace, part of the ratio) |" "$T/table11"
+	grep -qF "| MET (the host's CPU ran 24 % faster in the lock's windows than in KREX's; the slower, KREX's, kept it busier: 69 % against 16 %, likely the load's own pace, part of the ratio) |" "$T/table11"
 ok "slower but not busier by 10 points: not like for like, the busy shares printed" \
 	grep -qF "| MET (the host's CPU ran 36 % faster in the lock's windows than in KREX's, its CPU 79 % busy against 75 %: not a like-for-like ratio) |" "$T/table11"
 ok "no ratio of table11 left without its pace note" \
