@@ -66,6 +66,7 @@
 #define KREX_FREEZE_FAST_MS 10               /* freeze_poll's span in a freeze */
 #define KREX_FREEZE_POLL_DUTY 4              /* a freeze poll >= 4x its own cost */
 #define KREX_FREEZE_SLOW_MS 5                /* a freeze this long: its laggards logged (debug) */
+#define KREX_LAG_FOLLOW 8                    /* laggard tasks followed to the freeze's end */
 #define KREX_CLOCK_SAMPLE_MS 20              /* NVML sample period during a region */
 #define KREX_DEFAULT_IO_TIMEOUT_MS 5000      /* deadline for one message read or write */
 #define KREX_DEFAULT_CONNECT_TIMEOUT_MS 2000

@@ -86,6 +86,36 @@ int proc_state(pid_t pid, char *state, pid_t *ppid)
 	return 0;
 }
 
+int proc_schedstat_parse(const char *text, uint64_t *run_ns, uint64_t *wait_ns)
+{
+	unsigned long long run, wait;
+	int end = 0;
+
+	if (sscanf(text, "%llu %llu%n", &run, &wait, &end) != 2 || !end ||
+	    (text[end] && text[end] != ' ' && text[end] != '\n')) {
+		errno = EINVAL;
+		return -1;
+	}
+	*run_ns = run;
+	*wait_ns = wait;
+	return 0;
+}
+
+int proc_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns)
+{
+	char path[64], buf[128];
+	ssize_t n;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/thread-self/schedstat");
+	n = file_read(path, buf, sizeof(buf));
+	if (n < 0)
+		return -1;
+	return proc_schedstat_parse(buf, run_ns, wait_ns);
+}
+
 int proc_start(pid_t pid, unsigned long long *start)
 {
 	struct proc_stat s;

@@ -95,6 +95,16 @@ int fault_take(struct fault_hook *h);
 /* Drop the next n writes (a test in the same process). */
 void fault_set(struct fault_hook *h, int n);
 
+/*
+ * A thread's CPU time and its time runnable but waiting for a CPU, in ns
+ * (the first two fields of /proc/TID/schedstat: sum_exec_runtime,
+ * run_delay; the kernel's CONFIG_SCHED_INFO).  tid 0: the calling thread
+ * (/proc/thread-self).  The parse: 0, or -1 when text does not start with
+ * two numbers; the read: 0, or -1/errno (gone, or no schedstat).
+ */
+int proc_schedstat_parse(const char *text, uint64_t *run_ns, uint64_t *wait_ns);
+int proc_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns);
+
 /* The calling thread at normal scheduling (SCHED_OTHER), whatever it
  * inherited: a helper thread of a real-time krexd (sched_priority). */
 void proc_thread_normal(void);

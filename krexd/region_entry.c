@@ -17,6 +17,7 @@
 #include "conn.h"
 #include "fdio.h"
 #include "log.h"
+#include "proc.h"
 #include "timeutil.h"
 
 static void region_settle(struct krexd *k, struct region *r, uint64_t now);
@@ -346,13 +347,70 @@ static size_t laggard_tasks(const struct part *p, pid_t *tids, size_t n)
 	return got;
 }
 
+/* Follow task tid (state letter st at the look) to the freeze's end. */
+static void lag_add(struct region *r, pid_t tid, char st)
+{
+	struct lag_task *t = &r->lag[r->nlag];
+
+	if (r->nlag >= KREX_LAG_FOLLOW || proc_schedstat(tid, &t->run_ns, &t->wait_ns) < 0)
+		return;
+	t->tid = tid;
+	t->state = st;
+	r->nlag++;
+}
+
+/*
+ * The freeze is over: what the tasks followed since the look did until now,
+ * in one debug line: per state letter at the look, their CPU time and their
+ * wait for a CPU summed, then each task as TID:STATE:RAN_US:WAITED_US (a
+ * task gone since: no token).  A task runnable at the look that waited for
+ * a CPU all along was queued behind other work; one that ran was running
+ * (in the kernel: a driver call).  entry_split.py sums them.
+ */
+static void region_lag_follow(struct region *r, uint64_t now)
+{
+	static const char st[] = "RDS";
+	uint64_t run, wait, sum[3][2] = {{0}};
+	char toks[KREX_LAG_FOLLOW * 48] = "", *q = toks;
+	unsigned i, cnt[3] = {0}, gone = 0;
+	const char *c;
+
+	for (i = 0; i < r->nlag; i++) {
+		const struct lag_task *t = &r->lag[i];
+		size_t a;
+		if (proc_schedstat(t->tid, &run, &wait) < 0 || run < t->run_ns ||
+		    wait < t->wait_ns) {
+			gone++;
+			continue;
+		}
+		run -= t->run_ns;
+		wait -= t->wait_ns;
+		c = strchr(st, t->state);
+		a = c ? (size_t)(c - st) : 2;
+		cnt[a]++;
+		sum[a][0] += run;
+		sum[a][1] += wait;
+		q += snprintf(q, sizeof(toks) - (size_t)(q - toks), " %d:%c:%llu:%llu", (int)t->tid,
+		              t->state, (unsigned long long)us(run), (unsigned long long)us(wait));
+	}
+	log_debug(
+	        "region %llu: freeze laggards followed %llu us to the freeze's end: %u R ran %llu us, waited %llu us; %u D ran %llu us, waited %llu us; %u other ran %llu us, waited %llu us; %u gone;%s",
+	        (unsigned long long)r->rq.id, (unsigned long long)us(now - r->t_lag), cnt[0],
+	        (unsigned long long)us(sum[0][0]), (unsigned long long)us(sum[0][1]), cnt[1],
+	        (unsigned long long)us(sum[1][0]), (unsigned long long)us(sum[1][1]), cnt[2],
+	        (unsigned long long)us(sum[2][0]), (unsigned long long)us(sum[2][1]), gone, toks);
+	r->nlag = 0;
+}
+
 /*
  * A freeze still going at KREX_FREEZE_SLOW_MS: once per region, at debug
  * level, one line per sibling not yet frozen (at most 8, 64 tasks each) with
  * where its tasks are: frozen, runnable (R: waiting for a CPU or running), in an
  * uninterruptible wait (D, a driver call among them), asleep (S), and up to
  * 3 of those not frozen as STATE:WCHAN:SYSCALL (entry_split.py counts
- * them).  What a freeze waits for at scale (notebook/h200-session-31).
+ * them); up to KREX_LAG_FOLLOW of the tasks not frozen are followed to the
+ * freeze's end (region_lag_follow).  What a freeze waits for at scale
+ * (notebook/h200-session-31).
  */
 static void region_freeze_laggards(struct krexd *k, struct region *r, uint64_t now)
 {
@@ -364,6 +422,7 @@ static void region_freeze_laggards(struct krexd *k, struct region *r, uint64_t n
 	int frozen;
 
 	r->fz_slow_told = 1;
+	r->t_lag = now;
 	for (i = 0; i < r->nsibs && told < 8; i++) {
 		struct sib *s = &r->sibs[i];
 		const struct part *p;
@@ -382,6 +441,9 @@ static void region_freeze_laggards(struct krexd *k, struct region *r, uint64_t n
 				cnt[w[0] == 'R' ? 1 : w[0] == 'D' ? 2 : 3]++;
 			if (!frozen && nex < 3)
 				snprintf(ex[nex++], sizeof(ex[0]), "%d:%.60s", (int)tids[j], w);
+			/* the hook holds a freeze whose tasks are frozen: follow those */
+			if (!frozen || test_freeze_polls())
+				lag_add(r, tids[j], w[0]);
 		}
 		told++;
 		log_debug(
@@ -450,6 +512,8 @@ void region_poll(struct krexd *k, struct region *r, uint64_t now, int woken)
 	if (!over && !r->fz_slow_told && now - r->t_freeze >= KREX_FREEZE_SLOW_MS * NS_PER_MS &&
 	    log_get_level() >= LOG_LVL_DEBUG)
 		region_freeze_laggards(k, r, now);
+	if (over && r->nlag)
+		region_lag_follow(r, now);
 	if (over)
 		region_settle(k, r, now);
 }

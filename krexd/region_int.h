@@ -88,6 +88,15 @@ struct region {
 	int ctx_held;     /* its GPUs opened with new contexts held (region_ctx_release) */
 	uint64_t drain_deadline, freeze_deadline, poll_at, poll_step;
 	int fz_slow_told; /* its laggards' tasks were logged (region_freeze_laggards) */
+	/* The tasks not frozen at that look, followed to the freeze's end: their
+	 * CPU time and their wait for a CPU then (/proc/TID/schedstat). */
+	struct lag_task {
+		pid_t tid;
+		char state; /* at the look: R, D, S */
+		uint64_t run_ns, wait_ns;
+	} lag[KREX_LAG_FOLLOW];
+	unsigned nlag;
+	uint64_t t_lag;
 	struct sib *sibs;
 	size_t nsibs;
 	uint64_t *pending; /* conn serials that owe an ack */

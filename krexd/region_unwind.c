@@ -18,6 +18,7 @@
 #include "isolate.h"
 #include "sign.h"
 #include "log.h"
+#include "proc.h"
 #include "timeutil.h"
 
 struct region *regions;
@@ -515,13 +516,11 @@ void region_record(struct krexd *k, struct region *r, int why, uint64_t now)
  */
 uint64_t region_run_delay(void)
 {
-	unsigned long long run, delay;
-	char buf[128];
+	uint64_t run, delay;
 
-	if (log_get_level() < LOG_LVL_DEBUG ||
-	    file_read("/proc/thread-self/schedstat", buf, sizeof(buf)) <= 0)
+	if (log_get_level() < LOG_LVL_DEBUG || proc_schedstat(0, &run, &delay) < 0)
 		return 0;
-	return sscanf(buf, "%llu %llu", &run, &delay) == 2 ? (uint64_t)delay : 0;
+	return delay;
 }
 
 /* The cost line (struct region_cost): one per region, at debug level; with

@@ -68,11 +68,38 @@ laggard_check() {
 		grep -Eq ': freeze laggards read in [0-9]+ us$' "$KT_DIR/krexd.log"
 }
 
+# The laggard look's tasks followed to the freeze's end (with the hook, the
+# frozen ones too): one line, its counts those of its TID:STATE:RAN:WAITED
+# tokens, every token a thread of the sibling PID that did not run while
+# frozen (under 1 ms), its CPU time and wait within the span followed.
+follow_check() {
+	l=$(grep ': freeze laggards followed ' "$KT_DIR/krexd.log")
+	[ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] || return 1
+	threads=$(ls "/proc/$1/task" | tr '\n' ' ')
+	printf '%s\n' "$l" | sed 's/.*: freeze laggards followed //' | awk -v threads="$threads" '
+	function bad(m) { print "follow: " m " (" $0 ")" > "/dev/stderr"; err = 1 }
+	{
+		span = $1 + 0; n = $7 + $15 + $23; gone = $31 + 0
+		split($0, h, ";"); toks = h[5]
+		k = split(toks, tk, " ")
+		if (k != n || n + gone < 1) bad(n " counted, " k " tokens, " gone " gone")
+		split(threads, th, " "); for (i in th) ok[th[i]] = 1
+		for (i = 1; i <= k; i++) {
+			split(tk[i], f, ":")
+			if (!(f[1] in ok)) bad("task " f[1] " not a thread of the sibling")
+			if (f[3] + 0 >= 1000) bad("task " f[1] " ran " f[3] " us while frozen")
+			if (f[3] + f[4] > span) bad("task " f[1] " beyond the span")
+		}
+		if (span < 1) bad("span " span)
+		exit err
+	}'
+}
+
 kt_setup
 kt_conf "gpus = g0" "log_level = debug"
 freezers=$(kt_freezers)
 n=0
-for f in $freezers; do n=$((n + 18)); done
+for f in $freezers; do n=$((n + 20)); done
 plan $n
 
 for f in $freezers; do
@@ -96,6 +123,7 @@ for f in $freezers; do
 		fi
 		ok "$f/$mode: the cost line's CPU waits lie within their phases" rq_within
 		ok "$f/$mode: one laggard line past 5 ms: the sibling's tasks, all frozen" laggard_check $b
+		ok "$f/$mode: its tasks followed to the freeze's end (frozen: none ran)" follow_check $b
 		ok "$f/$mode: the sibling runs again" kt_progress b
 		kill -KILL $b 2>/dev/null
 		wait $b $owner 2>/dev/null

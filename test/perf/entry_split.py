@@ -16,7 +16,9 @@ parts of the process list at a region's start (its thread's lines), and from
 its 'freeze poll' lines the last poll round of each freeze: what started it
 (the timer or a cgroup.events change) and the gap since the round before;
 and from its 'freeze laggard' lines (a freeze still going at 5 ms) where the
-siblings not yet frozen were: their tasks' states, wait channels, syscalls.
+siblings not yet frozen were: their tasks' states, wait channels, syscalls;
+and, for the tasks not frozen then, followed to the freeze's end, how much of
+that time they ran and how much they waited for a CPU.
 With --owner, krex-victim's --certs file (each krex_region_begin's call and
 return, CLOCK_MONOTONIC) is set against the same regions' cost lines
 (conn_ns: the accept of the region's connection, or, on the connection
@@ -201,6 +203,40 @@ def laggards_print(lines):
         print("  krexd's reads of them: p50 / max %d / %d us a region" % (pct(cost, 0.5), max(cost)))
     for key, c in sorted(where.items(), key=lambda kv: -kv[1])[:12]:
         print("  %5d  %s" % (c, key))
+    follow_print(lines)
+
+
+FOLLOW = re.compile(r"freeze laggards followed (\d+) us to the freeze's end: .*?; \d+ gone;(.*)$")
+
+
+def follow_print(lines):
+    """The tasks not frozen at the look, followed to the freeze's end
+    (krexd's 'freeze laggards followed' lines, TID:STATE:RAN_US:WAITED_US
+    each): per state at the look, their CPU time and their wait for a CPU
+    as shares of the time followed (the rest: asleep, or frozen)."""
+    agg = {}
+    for ln in lines:
+        m = FOLLOW.search(ln)
+        if not m:
+            continue
+        span = int(m.group(1))
+        for tok in m.group(2).split():
+            f = tok.split(":")
+            if len(f) != 4 or not f[2].isdigit() or not f[3].isdigit():
+                continue
+            a = agg.setdefault(f[1], [0, 0, 0, 0])
+            a[0] += 1
+            a[1] += span
+            a[2] += int(f[2])
+            a[3] += int(f[3])
+    if not agg:
+        return
+    print("  followed from the look to the freeze's end (ms summed over the tasks):")
+    for st in sorted(agg, key=lambda x: "RDS".find(x) % 4):
+        n, span, ran, wait = agg[st]
+        print("    %s %4d tasks  %9.1f ms followed  ran %8.1f (%3.0f %%)  waited for a CPU "
+              "%8.1f (%3.0f %%)" % (st, n, span / 1e3, ran / 1e3, 100.0 * ran / span if span else 0,
+                                     wait / 1e3, 100.0 * wait / span if span else 0))
 
 
 def owner_split(certs, log):

@@ -30,7 +30,7 @@ col() {
 near() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; exit !(x != "" && d < 0.01 && d > -0.01) }'; }
 leftovers() { ! pgrep -f "$tmp/b/" >/dev/null; }
 
-plan 24
+plan 25
 
 # The drain per sibling's parser (krexlog.py) on a planted log: known
 # p50/p95, the slowest ack, failed acks, a chained region, a region that did
@@ -63,6 +63,14 @@ planted() {
 	PY
 }
 ok "krexlog.py on a planted log: p50/p95/max per sibling, slowest, failed, gated (chained), gate lines" planted
+# entry_split.py on planted laggard lines (test/perf/stubs/planted-laggards.txt):
+# the tasks followed to the freeze's end summed per state at the look.
+followed() {
+	out=$(python3 "$perf/entry_split.py" "$perf/stubs/planted-laggards.txt") || return 1
+	printf '%s\n' "$out" | grep -Eq '^ +R +2 tasks +20\.0 ms followed +ran +4\.0 \( 20 %\) +waited for a CPU +12\.0 \( 60 %\)$' &&
+		printf '%s\n' "$out" | grep -Eq '^ +D +1 tasks +16\.0 ms followed +ran +0\.2 \( +1 %\)'
+}
+ok "entry_split.py: laggard tasks followed to the freeze's end, ran and waited per state" followed
 nodebug() {
 	echo "krexd: info: krexd started" >"$tmp/plain.log"
 	! python3 "$perf/krexlog.py" "$tmp/plain.log" >/dev/null 2>"$tmp/plain.err" &&

@@ -7,10 +7,14 @@
  */
 #include "config.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -153,13 +157,79 @@ static void fault(void)
 	unsetenv("KREX_TEST_PROC_FAULTS");
 }
 
+/* /proc/TID/schedstat: the text, then two CPU hogs on one CPU (each
+ * runnable all along: its CPU time and its wait for the CPU make up the
+ * time, and each waits while the other runs; krexd's laggard follow). */
+static void schedstat(void)
+{
+	uint64_t run = 1, wait = 1, r0[2], w0[2], r1[2], w1[2], t0, t1;
+	struct timespec ts;
+	cpu_set_t set, one;
+	pid_t kid[2];
+	int cpu, i, ran;
+
+	ok(proc_schedstat_parse("123 456 7\n", &run, &wait) == 0 && run == 123 && wait == 456,
+	   "schedstat: CPU time and run delay");
+	ok(proc_schedstat_parse("123\n", &run, &wait) < 0, "schedstat: one field: -1");
+	ok(proc_schedstat_parse("12x 4 5", &run, &wait) < 0 &&
+	           proc_schedstat_parse("", &run, &wait) < 0,
+	   "schedstat: not numbers, empty: -1");
+	ok(proc_schedstat(0, &run, &wait) == 0, "schedstat: the calling thread's");
+	CPU_ZERO(&one);
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		CPU_ZERO(&set);
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
+		;
+	CPU_SET(cpu < CPU_SETSIZE ? cpu : 0, &one);
+	for (i = 0; i < 2; i++) {
+		kid[i] = fork();
+		if (kid[i] == 0) {
+			volatile unsigned long spin = 0;
+			(void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the test */
+			(void)sched_setaffinity(0, sizeof(one), &one);
+			for (;;)
+				spin++;
+		}
+	}
+	/* both pinned and started: each has run once */
+	for (i = 0; i < 1000; i++) {
+		if (proc_schedstat(kid[0], &r0[0], &w0[0]) == 0 &&
+		    proc_schedstat(kid[1], &r0[1], &w0[1]) == 0 && r0[0] && r0[1])
+			break;
+		usleep(10000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	/* until each has run 50 ms more (at most 20 s) */
+	for (i = 0, ran = 0; i < 2000 && !ran; i++) {
+		usleep(10000);
+		ran = proc_schedstat(kid[0], &r1[0], &w1[0]) == 0 &&
+		      proc_schedstat(kid[1], &r1[1], &w1[1]) == 0 && r1[0] - r0[0] >= 50000000ull &&
+		      r1[1] - r0[1] >= 50000000ull;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t1 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ok(ran && w1[0] > w0[0] && w1[1] > w0[1],
+	   "schedstat: two hogs on one CPU: each ran, each waited for it");
+	ok(ran && (r1[0] - r0[0]) + (w1[0] - w0[0]) >= (t1 - t0) / 2 &&
+	           (r1[1] - r0[1]) + (w1[1] - w0[1]) >= (t1 - t0) / 2 &&
+	           (r1[0] - r0[0]) + (r1[1] - r0[1]) <= (t1 - t0) + 50000000ull,
+	   "schedstat: a hog's CPU time and wait make up the time (one CPU's worth between them)");
+	for (i = 0; i < 2; i++) {
+		kill(kid[i], SIGKILL);
+		waitpid(kid[i], NULL, 0);
+	}
+	ok(proc_schedstat(kid[0], &run, &wait) < 0, "schedstat: a task gone: -1");
+}
+
 int main(void)
 {
-	plan(12 + 7 + 8 + 2 + 3);
+	plan(12 + 7 + 8 + 2 + 3 + 7);
 	stat_text();
 	stat_live();
 	cgroup();
 	signals();
 	fault();
+	schedstat();
 	return tap_done();
 }
