@@ -586,13 +586,22 @@ static int nvmlDeviceGetMaxClockInfo_u(void *dev, int type, unsigned *mhz)
 	return OK;
 }
 
+/* A hold of the script's (procs_wait=, nominal_wait=): until the file at
+ * path exists, at most 60 s, without the lock. */
+static void wait_file(const char *path)
+{
+	unsigned i;
+
+	for (i = 0; access(path, F_OK) != 0 && i < 60000; i++)
+		usleep(1000);
+}
+
 /* The nominal clock's calls held until nominal_wait's file exists (at most
  * 60 s), without the lock, logged. */
 static void nominal_hold(void *dev)
 {
 	char path[256];
 	int g = dev ? *(int *)dev : -1;
-	unsigned i;
 
 	pthread_mutex_lock(&mu);
 	path[0] = '\0';
@@ -603,8 +612,7 @@ static void nominal_hold(void *dev)
 	pthread_mutex_unlock(&mu);
 	if (!path[0])
 		return;
-	for (i = 0; access(path, F_OK) != 0 && i < 60000; i++)
-		usleep(1000);
+	wait_file(path);
 	pthread_mutex_lock(&mu);
 	read_log("nominal_end", g, NULL);
 	pthread_mutex_unlock(&mu);
@@ -763,7 +771,7 @@ EXPORT int nvmlDeviceGetMPSComputeRunningProcesses_v3(void *dev, unsigned *n,
 static void procs_hold(int g)
 {
 	char path[256];
-	unsigned ms, i;
+	unsigned ms;
 
 	pthread_mutex_lock(&mu);
 	ms = load() == 0 ? S.procs_ms : 0;
@@ -772,8 +780,8 @@ static void procs_hold(int g)
 	pthread_mutex_unlock(&mu);
 	if (ms)
 		usleep(ms * 1000u);
-	for (i = 0; path[0] && access(path, F_OK) != 0 && i < 60000; i++)
-		usleep(1000);
+	if (path[0])
+		wait_file(path);
 	pthread_mutex_lock(&mu);
 	read_log("procs_end", g, NULL);
 	pthread_mutex_unlock(&mu);
