@@ -52,6 +52,7 @@ static struct {
 	int32_t clk_mhz[KREX_MAX_GPUS];
 	uint64_t clk_ns;    /* the last read's time (both calls, every GPU) */
 	uint64_t clk_since; /* the read going on began then, 0 none */
+	uint64_t clk_reads; /* reads made */
 } gp = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .efd = -1};
 
 int gp_inline(void)
@@ -159,9 +160,10 @@ static void gp_clocks_read(void)
 		gp.clk_mhz[i] = mhz[i];
 	gp.clk_ns = t0;
 	gp.clk_since = 0;
+	gp.clk_reads++;
 }
 
-int32_t gp_nominal(const char *gpu, uint64_t *read_ns)
+int32_t gp_nominal(const char *gpu, uint64_t *read_ns, uint64_t *reads)
 {
 	int32_t mhz = -1;
 	unsigned j;
@@ -172,6 +174,8 @@ int32_t gp_nominal(const char *gpu, uint64_t *read_ns)
 			mhz = gp.clk_mhz[j];
 	if (read_ns)
 		*read_ns = gp.clk_ns;
+	if (reads)
+		*reads = gp.clk_reads;
 	pthread_mutex_unlock(&gp.mu);
 	return mhz;
 }

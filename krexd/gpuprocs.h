@@ -67,8 +67,10 @@ int gp_inline(void);
 int64_t gp_submit(const char *const *gpus, unsigned n, const struct freezer *f, int clocks);
 
 /* The nominal SM clock of gpu the thread last read (MHz), -1 when it has
- * read none; *read_ns (may be NULL): how long its last read took. */
-int32_t gp_nominal(const char *gpu, uint64_t *read_ns);
+ * read none; *read_ns (may be NULL): how long its last read took; *reads
+ * (may be NULL): how many reads it has made (a new one since a look: its
+ * time is news). */
+int32_t gp_nominal(const char *gpu, uint64_t *read_ns, uint64_t *reads);
 
 /* The work itself, on the caller's thread: fills res (n, pids, keys,
  * exiting, start times, times). */

@@ -370,9 +370,15 @@ void region_telemetry_start(struct krexd *k, struct region *r)
 		/* krexd's cache, from the thread's last read (after an earlier
 		 * region's list); read now only without the thread (not while
 		 * its queue is full: NVML may hang), or when unknown */
-		uint64_t read_ns = 0;
-		int32_t mhz = t == 0 ? -1 : gp_nominal(k->gpu[i], &read_ns);
+		static uint64_t seen; /* the thread's reads told (one line a read) */
+		uint64_t read_ns = 0, reads = 0;
+		int32_t mhz = t == 0 ? -1 : gp_nominal(k->gpu[i], &read_ns, &reads);
 
+		if (reads != seen) {
+			seen = reads;
+			log_debug("nominal clocks read on the process-list thread in %llu us",
+			          (unsigned long long)us(read_ns));
+		}
 		if (mhz > 0) {
 			if (mhz != k->nominal[i])
 				log_debug(

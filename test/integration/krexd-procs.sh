@@ -35,7 +35,7 @@ known_foreign() { echo $(($(field "$1" known) & 1)); }
 
 nvml "max=1980 app=1980 procs_wait=$REL" "0 sm=1980 reasons=0 temp=40 procs=2"
 kt_conf "gpus = 0" "log_level = debug"
-plan 41
+plan 42
 ok "krexd starts with the mock NVML" krexd_start
 ok "krexd sees the mock GPU" grep -qs "NVML sees 1 GPU(s)" "$KT_DIR/krexd.log"
 
@@ -83,6 +83,19 @@ ok "its owner's END comes meanwhile" wait_for 10 sh -c "[ \$(grep -c REGION_END 
 touch "$REL"
 ok "the END gets the certificate once the list comes" wait_for 10 kt_gone "$l"
 ok "expired, with the processes counted" test "$(field l outcome)/$(field l foreign)" = expired/2
+
+# The thread's reads of the nominal clocks, each told once (at the next
+# region's start, at debug level): a line a read, fewer than the regions
+# (the first has none to tell).  Lists flow here, so the thread reads after
+# each; a region started after a read tells it.
+reads_told() {
+	n=$(grep -c ': nominal clocks read on the process-list thread in [0-9]* us$' "$KT_DIR/krexd.log")
+	g=$(grep -c ': granted to participant' "$KT_DIR/krexd.log")
+	echo "# $n reads told, $g grants"
+	[ "$n" -ge 1 ] && [ "$n" -lt "$g" ]
+}
+region_told() { "$CLIENT" region --gpus 0 --hold-ms 10 >/dev/null 2>&1 && reads_told; }
+ok "the thread's clock reads told, a line each" wait_for 10 region_told
 
 # 2. A list that never comes: bounded wait at the end, processes unknown.
 rm -f "$REL"

@@ -118,8 +118,7 @@ PROCS = [
     ("telemetry at start, on the loop", r"telemetry at start (\d+) us"),
     ("process list (NVML)", r"processes on the GPU: \d+ listed in (\d+) us"),
     ("  queued for its thread", r"listed in \d+ us \(queued (\d+) us"),
-    ("nominal clock changed (thread read)", r"nominal SM clock \d+ MHz \(read on the "
-     r"process-list thread in (\d+) us"),
+    ("nominal clocks (thread)", r"nominal clocks read on the process-list thread in (\d+) us"),
     ("  cgroups read", r"cgroups read in (\d+) us"),
     ("  mapped, on the loop", r"mapped in (\d+) us on the loop"),
     ("  in after the close", r"on the loop, (\d+) us after the close"),
