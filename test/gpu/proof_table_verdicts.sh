@@ -55,7 +55,7 @@ agents() {
 	tee "$T/rows" | { echo "$h"; grep ',krex,'; } >"$1/agents/agents.csv"
 	{ echo "$h"; grep ',cmd,' "$T/rows"; } >"$1/agents-cmd/agents.csv"
 }
-plan 36
+plan 39
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.05
@@ -285,4 +285,33 @@ ok "slower but not busier by 10 points: not like for like, the busy shares print
 	grep -qF "| MET (the host's CPU ran 36 % faster in the lock's windows than in KREX's, its CPU 79 % busy against 75 %: not a like-for-like ratio) |" "$T/table11"
 ok "no ratio of table11 left without its pace note" \
 	test "$(grep -c 'command lock.*host pace.*(the host' "$T/table11")" = 2
+# What 4x asks: the perfect sharer's rate (agents.py's sharer_per_h, on the
+# KREX rows) against 4x the lock, and a note where even it stays under 4x
+# (session 33, the H100: 5839 an hour against a lock of 1440).
+agents "$T/s" sharer_per_h <<'R'
+16,krex,3900,400,4600,4391
+24,krex,5000,400,7000,5839
+32,krex,4700,400,9000,6003
+24,cmd,1440,100,1500,-
+32,cmd,1210,100,1500,-
+R
+table "$T/s" "$T/table12"
+ok "4x at 24 is 98.6 % of the sharer's 5839/h, which makes 4.05x: printed, no note" \
+	grep -qF "| 3.47x (KREX 5000, cmd 1440; 4x is 98.6 % of a perfect time-sliced sharer's 5839/h) | NOT MET |" "$T/table12"
+agents "$T/s2" sharer_per_h <<'R'
+16,krex,3900,400,4600,4391
+24,krex,5000,400,7000,5500
+32,krex,4700,400,9000,6003
+24,cmd,1440,100,1500,-
+32,cmd,1210,100,1500,-
+R
+table "$T/s2" "$T/table13"
+ok "a sharer under 4x the lock (3.82x): the verdict says 4x is beyond any sharing" \
+	grep -qF "4x is 104.7 % of a perfect time-sliced sharer's 5500/h) | NOT MET (a perfect time-sliced sharer makes 3.82x the lock here: 4x is beyond any sharing of this workload) |" "$T/table13"
+# Over MPS (agents.md's title) kernels of different processes overlap: the
+# sharer is no bound, so the same rows get no note.
+echo "## Agent sessions per hour (alone: ...), over MPS" >"$T/s2/agents/agents.md"
+table "$T/s2" "$T/table14"
+ok "over MPS: the sharer printed as no bound, no note" \
+	grep -qF "4x is 104.7 % of a perfect time-sliced sharer's 5500/h, not a bound over MPS) | NOT MET |" "$T/table14"
 done_testing
