@@ -294,14 +294,18 @@ static unsigned test_freeze_polls(void)
 
 /* Task tid's state letter, wchan and syscall (the number, -1 in user mode,
  * "running") into w (wn bytes), as "STATE:WCHAN:SYSCALL"; *frozen 1 when
- * it sits in a freezer or a stop.  -1 when it is gone. */
-static int task_where(pid_t tid, char *w, size_t wn, int *frozen)
+ * it sits in a freezer or a stop; *exiting 1 when it is leaving (PF_EXITING:
+ * in the kernel's exit, its files' release, a GPU context's teardown among
+ * them; it never returns to user mode).  -1 when it is gone. */
+static int task_where(pid_t tid, char *w, size_t wn, int *frozen, int *exiting)
 {
 	char path[64], stat[512], wch[64], sc[128], *p;
+	struct proc_stat ps;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
 	if (file_read(path, stat, sizeof(stat)) <= 0 || !(p = strrchr(stat, ')')) || p[1] != ' ')
 		return -1;
+	*exiting = proc_stat_parse(stat, &ps) >= 9 && (ps.flags & KREX_PF_EXITING);
 	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)tid);
 	if (file_read(path, wch, sizeof(wch)) <= 0 || !wch[0])
 		snprintf(wch, sizeof(wch), "-");
@@ -361,44 +365,35 @@ static void lag_add(struct region *r, pid_t tid, char st)
 
 /*
  * The freeze is over: what the tasks followed since the look did until now,
- * in one debug line: per state letter at the look, their CPU time and their
- * wait for a CPU summed, then each task as TID:STATE:RAN_US:WAITED_US (a
- * task gone since: no token).  A task runnable at the look that waited for
- * a CPU all along was queued behind other work; one that ran was running
- * (in the kernel: a driver call).  entry_split.py sums them.
+ * in one debug line, each task as TID:STATE:RAN_US:WAITED_US (its CPU time
+ * and its wait for a CPU since the look; STATE the one at the look, X for a
+ * task exiting then), or TID:STATE:gone (it left since: an exiting process
+ * the freeze waited for).  A task runnable at the look that waited for a
+ * CPU all along was queued behind other work; one that ran was running (in
+ * the kernel: a driver call).  entry_split.py sums them per state.
  */
 static void region_lag_follow(struct region *r, uint64_t now)
 {
-	static const char st[] = "RDS";
-	uint64_t run, wait, sum[3][2] = {{0}};
-	char toks[KREX_LAG_FOLLOW * 48] = "", *q = toks;
-	unsigned i, cnt[3] = {0}, gone = 0;
-	const char *c;
+	char toks[KREX_LAG_FOLLOW * 64] = "", tok[64];
+	unsigned i, gone = 0;
+	uint64_t run, wait;
 
 	for (i = 0; i < r->nlag; i++) {
 		const struct lag_task *t = &r->lag[i];
-		size_t a;
 		if (proc_schedstat(t->tid, &run, &wait) < 0 || run < t->run_ns ||
 		    wait < t->wait_ns) {
 			gone++;
-			continue;
-		}
-		run -= t->run_ns;
-		wait -= t->wait_ns;
-		c = strchr(st, t->state);
-		a = c ? (size_t)(c - st) : 2;
-		cnt[a]++;
-		sum[a][0] += run;
-		sum[a][1] += wait;
-		q += snprintf(q, sizeof(toks) - (size_t)(q - toks), " %d:%c:%llu:%llu", (int)t->tid,
-		              t->state, (unsigned long long)us(run), (unsigned long long)us(wait));
+			snprintf(tok, sizeof(tok), " %d:%c:gone", (int)t->tid, t->state);
+		} else
+			snprintf(tok, sizeof(tok), " %d:%c:%llu:%llu", (int)t->tid, t->state,
+			         (unsigned long long)us(run - t->run_ns),
+			         (unsigned long long)us(wait - t->wait_ns));
+		strncat(toks, tok, sizeof(toks) - strlen(toks) - 1);
 	}
 	log_debug(
-	        "region %llu: freeze laggards followed %llu us to the freeze's end: %u R ran %llu us, waited %llu us; %u D ran %llu us, waited %llu us; %u other ran %llu us, waited %llu us; %u gone;%s",
-	        (unsigned long long)r->rq.id, (unsigned long long)us(now - r->t_lag), cnt[0],
-	        (unsigned long long)us(sum[0][0]), (unsigned long long)us(sum[0][1]), cnt[1],
-	        (unsigned long long)us(sum[1][0]), (unsigned long long)us(sum[1][1]), cnt[2],
-	        (unsigned long long)us(sum[2][0]), (unsigned long long)us(sum[2][1]), gone, toks);
+	        "region %llu: freeze laggards followed %llu us to the freeze's end: %u tasks, %u gone;%s",
+	        (unsigned long long)r->rq.id, (unsigned long long)us(now - r->t_lag), r->nlag, gone,
+	        toks);
 	r->nlag = 0;
 }
 
@@ -406,7 +401,8 @@ static void region_lag_follow(struct region *r, uint64_t now)
  * A freeze still going at KREX_FREEZE_SLOW_MS: once per region, at debug
  * level, one line per sibling not yet frozen (at most 8, 64 tasks each) with
  * where its tasks are: frozen, runnable (R: waiting for a CPU or running), in an
- * uninterruptible wait (D, a driver call among them), asleep (S), and up to
+ * uninterruptible wait (D, a driver call among them), asleep (S), exiting
+ * (of those not frozen: PF_EXITING, whatever their state), and up to
  * 3 of those not frozen as STATE:WCHAN:SYSCALL (entry_split.py counts
  * them); up to KREX_LAG_FOLLOW of the tasks not frozen are followed to the
  * freeze's end (region_lag_follow).  What a freeze waits for at scale
@@ -416,10 +412,10 @@ static void region_freeze_laggards(struct krexd *k, struct region *r, uint64_t n
 {
 	pid_t tids[64];
 	char ex[3][96], w[96];
-	unsigned told = 0, nex, cnt[4]; /* frozen, R, D, S */
+	unsigned told = 0, nex, cnt[5]; /* frozen, R, D, S; exiting (not frozen) */
 	uint64_t t0 = time_now_ns();
 	size_t i, j, n;
-	int frozen;
+	int frozen, exiting;
 
 	r->fz_slow_told = 1;
 	r->t_lag = now;
@@ -433,23 +429,25 @@ static void region_freeze_laggards(struct krexd *k, struct region *r, uint64_t n
 		nex = 0;
 		n = laggard_tasks(p, tids, sizeof(tids) / sizeof(tids[0]));
 		for (j = 0; j < n; j++) {
-			if (task_where(tids[j], w, sizeof(w), &frozen) < 0)
+			if (task_where(tids[j], w, sizeof(w), &frozen, &exiting) < 0)
 				continue;
 			if (frozen)
 				cnt[0]++;
 			else if (w[0] == 'R' || w[0] == 'D' || w[0] == 'S')
 				cnt[w[0] == 'R' ? 1 : w[0] == 'D' ? 2 : 3]++;
+			cnt[4] += !frozen && exiting;
 			if (!frozen && nex < 3)
 				snprintf(ex[nex++], sizeof(ex[0]), "%d:%.60s", (int)tids[j], w);
 			/* the hook holds a freeze whose tasks are frozen: follow those */
 			if (!frozen || test_freeze_polls())
-				lag_add(r, tids[j], w[0]);
+				lag_add(r, tids[j], exiting ? 'X' : w[0]);
 		}
 		told++;
 		log_debug(
-		        "region %llu: freeze laggard at +%llu us: participant %u (pid %d): %zu tasks, %u frozen, %u R, %u D, %u S; not frozen: %s %s %s",
+		        "region %llu: freeze laggard at +%llu us: participant %u (pid %d): %zu tasks, %u frozen, %u R, %u D, %u S, %u exiting; not frozen: %s %s %s",
 		        (unsigned long long)r->rq.id, (unsigned long long)us(now - r->t_freeze),
-		        p->id, (int)p->pid, n, cnt[0], cnt[1], cnt[2], cnt[3], ex[0], ex[1], ex[2]);
+		        p->id, (int)p->pid, n, cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], ex[0], ex[1],
+		        ex[2]);
 	}
 	/* its own cost, on krexd's loop while the freeze goes on */
 	log_debug("region %llu: freeze laggards read in %llu us", (unsigned long long)r->rq.id,

@@ -64,14 +64,15 @@ laggard_check() {
 	l=$(grep ': freeze laggard at ' "$KT_DIR/krexd.log")
 	[ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] || return 1
 	printf '%s\n' "$l" |
-		grep -Eq "participant [0-9]+ \\(pid $1\\): ([1-9][0-9]*) tasks, \\1 frozen, 0 R, 0 D, 0 S; not frozen: *\$" &&
+		grep -Eq "participant [0-9]+ \\(pid $1\\): ([1-9][0-9]*) tasks, \\1 frozen, 0 R, 0 D, 0 S, 0 exiting; not frozen: *\$" &&
 		grep -Eq ': freeze laggards read in [0-9]+ us$' "$KT_DIR/krexd.log"
 }
 
 # The laggard look's tasks followed to the freeze's end (with the hook, the
-# frozen ones too): one line, its counts those of its TID:STATE:RAN:WAITED
-# tokens, every token a thread of the sibling PID that did not run while
-# frozen (under 1 ms), its CPU time and wait within the span followed.
+# frozen ones too): one line, its count that of its TID:STATE:RAN:WAITED (or
+# TID:STATE:gone) tokens, every token a thread of the sibling PID that did
+# not run while frozen (under 1 ms), its CPU time and wait within the span
+# followed.
 follow_check() {
 	l=$(grep ': freeze laggards followed ' "$KT_DIR/krexd.log")
 	[ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] || return 1
@@ -79,15 +80,15 @@ follow_check() {
 	printf '%s\n' "$l" | sed 's/.*: freeze laggards followed //' | awk -v threads="$threads" '
 	function bad(m) { print "follow: " m " (" $0 ")" > "/dev/stderr"; err = 1 }
 	{
-		span = $1 + 0; n = $7 + $15 + $23; gone = $31 + 0
-		split($0, h, ";"); toks = h[5]
+		span = $1 + 0; n = $7 + 0; gone = $9 + 0
+		split($0, h, ";"); toks = h[2]
 		k = split(toks, tk, " ")
-		if (k != n || n + gone < 1) bad(n " counted, " k " tokens, " gone " gone")
+		if (k != n || n < 1 || gone != 0) bad(n " tasks, " k " tokens, " gone " gone")
 		split(threads, th, " "); for (i in th) ok[th[i]] = 1
 		for (i = 1; i <= k; i++) {
 			split(tk[i], f, ":")
 			if (!(f[1] in ok)) bad("task " f[1] " not a thread of the sibling")
-			if (f[3] + 0 >= 1000) bad("task " f[1] " ran " f[3] " us while frozen")
+			if (f[3] == "gone" || f[3] + 0 >= 1000) bad("task " f[1] " ran " f[3] " us while frozen")
 			if (f[3] + f[4] > span) bad("task " f[1] " beyond the span")
 		}
 		if (span < 1) bad("span " span)

@@ -168,7 +168,8 @@ def polls_print(lines):
 
 
 LAG = re.compile(r"freeze laggard at \+(\d+) us: participant (\d+) \(pid -?\d+\): (\d+) tasks, "
-                 r"(\d+) frozen, (\d+) R, (\d+) D, (\d+) S; not frozen: ?(.*)$")
+                 r"(\d+) frozen, (\d+) R, (\d+) D, (\d+) S(?:, (\d+) exiting)?; "
+                 r"not frozen: ?(.*)$")
 
 
 def laggards_print(lines):
@@ -176,7 +177,7 @@ def laggards_print(lines):
     per sibling not yet frozen, at most 8 a region): where those siblings'
     tasks were, and the not-frozen examples' wait channels and syscalls
     (STATE:WCHAN:SYSCALL; syscall -1: in user mode, 'running': on a CPU)."""
-    regions, sibs, tot, where = set(), 0, [0, 0, 0, 0, 0], {}
+    regions, sibs, tot, where, exiting = set(), 0, [0, 0, 0, 0, 0], {}, None
     for ln in lines:
         m = LAG.search(ln)
         if not m:
@@ -187,7 +188,9 @@ def laggards_print(lines):
         n, fz, r, d, sl = (int(m.group(i)) for i in range(3, 8))
         for i, v in enumerate((fz, r, d, sl, n - fz - r - d - sl)):
             tot[i] += v
-        for ex in m.group(8).split():
+        if m.group(8) is not None:  # krexd from session 33 on counts them
+            exiting = (exiting or 0) + int(m.group(8))
+        for ex in m.group(9).split():
             parts = ex.split(":")
             if len(parts) == 4:
                 key = ":".join(parts[1:])
@@ -197,7 +200,9 @@ def laggards_print(lines):
     cost = [int(m.group(1)) for ln in lines for m in [re.search(r"laggards read in (\d+) us", ln)]
             if m]
     print("\nfreezes past 5 ms: %d regions, %d siblings not yet frozen; their tasks: "
-          "%d frozen, %d R (runnable), %d D, %d S, %d other" % (len(regions), sibs, *tot))
+          "%d frozen, %d R (runnable), %d D, %d S, %d other%s" % (
+              len(regions), sibs, *tot,
+              "" if exiting is None else "; of those not frozen %d exiting" % exiting))
     if cost:
         print("  krexd's reads of them: p50 / max %d / %d us a region" % (pct(cost, 0.5), max(cost)))
     for key, c in sorted(where.items(), key=lambda kv: -kv[1])[:12]:
@@ -205,14 +210,16 @@ def laggards_print(lines):
     follow_print(lines)
 
 
-FOLLOW = re.compile(r"freeze laggards followed (\d+) us to the freeze's end: .*?; \d+ gone;(.*)$")
+FOLLOW = re.compile(r"freeze laggards followed (\d+) us to the freeze's end: .*?;(.*)$")
 
 
 def follow_print(lines):
     """The tasks not frozen at the look, followed to the freeze's end
-    (krexd's 'freeze laggards followed' lines, TID:STATE:RAN_US:WAITED_US
-    each): per state at the look, their CPU time and their wait for a CPU
-    as shares of the time followed (the rest: asleep, or frozen)."""
+    (krexd's 'freeze laggards followed' lines: TID:STATE:RAN_US:WAITED_US,
+    or TID:STATE:gone for a task gone since; STATE at the look, X exiting):
+    per state, how many left before the freeze's end, and of the rest their
+    CPU time and their wait for a CPU as shares of the time followed (the
+    rest: asleep, or frozen)."""
     agg = {}
     for ln in lines:
         m = FOLLOW.search(ln)
@@ -220,22 +227,27 @@ def follow_print(lines):
             continue
         span = int(m.group(1))
         for tok in m.group(2).split():
-            f = tok.split(":")
-            if len(f) != 4 or not f[2].isdigit() or not f[3].isdigit():
+            if not re.match(r"^\d+:[A-Z]:(gone|\d+:\d+)$", tok):
                 continue
-            a = agg.setdefault(f[1], [0, 0, 0, 0])
-            a[0] += 1
-            a[1] += span
-            a[2] += int(f[2])
-            a[3] += int(f[3])
+            f = tok.split(":")
+            a = agg.setdefault(f[1], [0, 0, 0, 0, 0])
+            if f[2] == "gone":
+                a[4] += 1
+            else:
+                a[0] += 1
+                a[1] += span
+                a[2] += int(f[2])
+                a[3] += int(f[3])
     if not agg:
         return
-    print("  followed from the look to the freeze's end (ms summed over the tasks):")
-    for st in sorted(agg, key=lambda x: "RDS".find(x) % 4):
-        n, span, ran, wait = agg[st]
-        print("    %s %4d tasks  %9.1f ms followed  ran %8.1f (%3.0f %%)  waited for a CPU "
-              "%8.1f (%3.0f %%)" % (st, n, span / 1e3, ran / 1e3, 100.0 * ran / span if span else 0,
-                                     wait / 1e3, 100.0 * wait / span if span else 0))
+    print("  followed from the look to the freeze's end (X: exiting at the look; gone: "
+          "left before the end; ms summed over the tasks still there):")
+    for st in sorted(agg, key=lambda x: "RDSX".find(x) % 5):
+        n, span, ran, wait, gone = agg[st]
+        print("    %s %4d gone, %4d there  %9.1f ms followed  ran %8.1f (%3.0f %%)  waited for a "
+              "CPU %8.1f (%3.0f %%)" % (st, gone, n, span / 1e3, ran / 1e3,
+                                        100.0 * ran / span if span else 0, wait / 1e3,
+                                        100.0 * wait / span if span else 0))
 
 
 def owner_split(certs, log):

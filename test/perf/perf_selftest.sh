@@ -67,10 +67,12 @@ ok "krexlog.py on a planted log: p50/p95/max per sibling, slowest, failed, gated
 # the tasks followed to the freeze's end summed per state at the look.
 followed() {
 	out=$(python3 "$perf/entry_split.py" "$perf/stubs/planted-laggards.txt") || return 1
-	printf '%s\n' "$out" | grep -Eq '^ +R +2 tasks +20\.0 ms followed +ran +4\.0 \( 20 %\) +waited for a CPU +12\.0 \( 60 %\)$' &&
-		printf '%s\n' "$out" | grep -Eq '^ +D +1 tasks +16\.0 ms followed +ran +0\.2 \( +1 %\)'
+	printf '%s\n' "$out" | grep -Eq '^ +R +0 gone, +2 there +20\.0 ms followed +ran +4\.0 \( 20 %\) +waited for a CPU +12\.0 \( 60 %\)$' &&
+		printf '%s\n' "$out" | grep -Eq '^ +D +0 gone, +1 there +16\.0 ms followed +ran +0\.2 \( +1 %\)' &&
+		printf '%s\n' "$out" | grep -Eq '^ +X +1 gone, +0 there ' &&
+		printf '%s\n' "$out" | grep -q '1 D, 0 S, 0 other; of those not frozen 1 exiting$'
 }
-ok "entry_split.py: laggard tasks followed to the freeze's end, ran and waited per state" followed
+ok "entry_split.py: laggard tasks followed to the freeze's end, ran and waited per state, the exiting ones gone" followed
 nodebug() {
 	echo "krexd: info: krexd started" >"$tmp/plain.log"
 	! python3 "$perf/krexlog.py" "$tmp/plain.log" >/dev/null 2>"$tmp/plain.err" &&
