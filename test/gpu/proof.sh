@@ -5,6 +5,7 @@
 #	bash test/gpu/proof.sh BUILDDIR                 (from the source tree's root)
 #	KREX_GPU_MOCK=1 bash test/gpu/proof.sh BUILDDIR (dry run on the mock driver)
 #	KREX_PROOF_PART=agents bash test/gpu/proof.sh BUILDDIR
+#	KREX_PROOF_KREXD_OPT="sched_priority=1" bash test/gpu/proof.sh BUILDDIR
 #
 # BUILDDIR: a configured and built tree (with CUDA on the GPU machine).  OUT
 # (default ./proof-out) gets every CSV, markdown table and log:
@@ -56,6 +57,15 @@ case $PART in
 all | fidelity | agents) ;;
 *) echo "proof.sh: KREX_PROOF_PART must be all, fidelity or agents (got '$PART')" >&2; exit 1 ;;
 esac
+# KREX_PROOF_KREXD_OPT: krexd options (KEY=VALUE, blank-separated, e.g.
+# "sched_priority=1") for every krexd the proof starts (not the lock's runs).
+kopt=()
+for o in ${KREX_PROOF_KREXD_OPT:-}; do
+	case $o in
+	?*=*) kopt+=(--krexd-opt "$o") ;;
+	*) echo "proof.sh: KREX_PROOF_KREXD_OPT: '$o' is not KEY=VALUE" >&2; exit 1 ;;
+	esac
+done
 OUT=${OUT:-$PWD/proof-out}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
 # An earlier run's files under OUT would be read as this one's (its rounds'
@@ -114,6 +124,7 @@ fi
 	uname -a
 	nproc
 	echo "build $build; KREX_WL_MODULE=${KREX_WL_MODULE:-}; mock $MOCK; part $PART"
+	echo "krexd options: ${KREX_PROOF_KREXD_OPT:-none}"
 	command -v nvidia-smi >/dev/null && [ "$MOCK" != 1 ] &&
 		nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks_event_reasons.active --format=csv
 } >"$OUT/env.txt" 2>&1
@@ -132,11 +143,11 @@ if [ "$PART" != agents ]; then
 	step fidelity 240 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/fidelity" \
 		--sizes 0.1,1,10 --samples "$fsamples" --mixes all --sample-mixes all \
 		--modes alone,krex,alone-gapped --regions sample,batch --budget-s 200 \
-		--rounds "$frounds" --krexd-opt settle=wait
+		--rounds "$frounds" --krexd-opt settle=wait "${kopt[@]}"
 	for r in 2 3; do
 		step "entry$r" 50 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/entry$r" \
 			--sizes 1 --samples "$esamples" --mixes all --sample-mixes all --modes krex \
-			--regions sample --budget-s 35 --krexd-opt settle=wait
+			--regions sample --budget-s 35 --krexd-opt settle=wait "${kopt[@]}"
 	done
 fi
 # KREX_PROOF_MPS=1: the agents step over NVIDIA MPS (doc/admin.md "NVIDIA
@@ -158,12 +169,12 @@ fi
 if [ "$PART" = all ]; then
 	step agents 190 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
 		--n "$agents_n" --modes cmd,krex "${agents_opt[@]}" \
-		--krexd-opt region_log="$OUT/agents/regions.jsonl"
+		--krexd-opt region_log="$OUT/agents/regions.jsonl" "${kopt[@]}"
 elif [ "$PART" = agents ]; then
 	# the lock's rate is the slower to count: its own run, fewer N, longer
 	step agents 210 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
 		--n "$agents_n" --modes krex "${long_krex[@]}" \
-		--krexd-opt region_log="$OUT/agents/regions.jsonl"
+		--krexd-opt region_log="$OUT/agents/regions.jsonl" "${kopt[@]}"
 	step agents-cmd 320 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents-cmd" \
 		--n "${agents_n#*,}" --modes cmd "${long_cmd[@]}"
 fi

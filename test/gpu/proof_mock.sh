@@ -19,7 +19,7 @@ run_proof() {
 	env KREX_GPU_MOCK=1 OUT="$T/out" \
 		timeout 600 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/log" 2>&1
 }
-plan 16
+plan 18
 ok "proof.sh runs on the mock" run_proof
 sed 's/^/# /' "$T/out/env.txt" 2>/dev/null
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
@@ -47,23 +47,32 @@ ok "a verdict on each of the 11 goal lines ($(verdicts))" [ "$(verdicts)" = 11 ]
 # above, keeps its fidelity files, and the table judges from both.
 run_agents() {
 	touch "$T/out/agents/stale" "$T/out/fidelity/kept"
-	env KREX_GPU_MOCK=1 KREX_PROOF_PART=agents OUT="$T/out" \
+	env KREX_GPU_MOCK=1 KREX_PROOF_PART=agents KREX_PROOF_KREXD_OPT="sched_priority=0" OUT="$T/out" \
 		timeout 300 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/aglog" 2>&1
 }
 ok "KREX_PROOF_PART=agents runs on the mock" run_agents
 ok "... only its two agents steps, both exit 0" sh -c \
 	"grep -q '^agents: rc 0' '$T/out/env.txt' && grep -q '^agents-cmd: rc 0' '$T/out/env.txt' &&
 	 ! grep -q '^fidelity:' '$T/out/env.txt'"
+ok "... KREX_PROOF_KREXD_OPT's option given to every KREX window's krexd" sh -c \
+	"for f in '$T/out'/agents/agents.krex.*.krexd.log; do head -n 1 \"\$f\" | grep -q -- '-o sched_priority=0\$' || exit 1; done &&
+	 grep -q '^krexd options: sched_priority=0\$' '$T/out/env.txt'"
 ok "... its directories made afresh, the fidelity run's kept" sh -c \
 	"[ ! -e '$T/out/agents/stale' ] && [ -e '$T/out/fidelity/kept' ]"
 sed -n '/^| goal/,$p' "$T/aglog" | sed 's/^/# /'
 ok "... the ratio at 3 and 4 sessions from both runs, with both runs' host pace" sh -c \
-	"grep -q '^| benchmarks/h KREX vs command lock at 3 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*; host pace KREX [0-9.]*, lock [0-9.]* M loops/CPU s) | [A-Z]' '$T/out/proof.md' &&
-	 grep -q '^| benchmarks/h KREX vs command lock at 4 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*; host pace KREX [0-9.]*, lock [0-9.]* M loops/CPU s) | [A-Z]' '$T/out/proof.md'"
+	"grep -q '^| benchmarks/h KREX vs command lock at 3 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*; host pace KREX [0-9.]*, lock [0-9.]* M loops/CPU s[;)].* | [A-Z]' '$T/out/proof.md' &&
+	 grep -q '^| benchmarks/h KREX vs command lock at 4 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*; host pace KREX [0-9.]*, lock [0-9.]* M loops/CPU s[;)].* | [A-Z]' '$T/out/proof.md'"
 ok "... and the entry from the fidelity run before it" three_entries
 wrong_part() {
 	KREX_PROOF_PART=fid bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >/dev/null 2>"$T/wp"
 	[ $? = 1 ] && grep -q "KREX_PROOF_PART must be all, fidelity or agents (got 'fid')" "$T/wp"
 }
 ok "a wrong KREX_PROOF_PART: exit 1, said" wrong_part
+wrong_opt() {
+	KREX_PROOF_KREXD_OPT="sched_priority=1 bogus" bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" \
+		>/dev/null 2>"$T/wo"
+	[ $? = 1 ] && grep -q "KREX_PROOF_KREXD_OPT: 'bogus' is not KEY=VALUE" "$T/wo"
+}
+ok "a KREX_PROOF_KREXD_OPT word that is not KEY=VALUE: exit 1, said" wrong_opt
 done_testing
