@@ -92,7 +92,7 @@ struct region {
 	 * CPU time and their wait for a CPU then (/proc/TID/schedstat). */
 	struct lag_task {
 		pid_t tid;
-		char state; /* at the look: R, D, S */
+		char state; /* at the look: R, D, S..., X exiting */
 		uint64_t run_ns, wait_ns;
 	} lag[KREX_LAG_FOLLOW];
 	unsigned nlag;
