@@ -44,6 +44,7 @@
 struct CUctx_st {
 	int dev;
 	struct CUgreenCtx_st *green; /* a green context's CUcontext: its green context */
+	unsigned epoch;              /* bumped when it ends (check_epoch()) */
 };
 /* A green context (cuGreenCtxCreate retains the primary context, its
  * destruction releases it); never freed, so that a use after it fails as the
@@ -63,26 +64,28 @@ struct CUgraphExec_st {
 };
 struct CUstream_st {
 	struct mock_stream s;
-	unsigned epoch;              /* ctx_epoch at its making */
+	CUcontext ctx;               /* made in it (obj_ctx()) */
+	unsigned epoch;              /* its epoch then */
 	struct CUgreenCtx_st *green; /* made in a green context */
 };
 struct CUevent_st {
 	struct mock_event e;
 	unsigned flags; /* cuEventCreate's: CU_EVENT_DISABLE_TIMING */
+	CUcontext ctx;
 	unsigned epoch;
 };
 
 /*
- * Bumped by cuDevicePrimaryCtxReset and cuCtxDestroy: the streams and
- * events made before went with the context (not freed here: a use of one
+ * A context's epoch is bumped when it ends (the primary context's at its
+ * reset and last release, a made one's at its cuCtxDestroy): the streams
+ * and events made in it before went with it (not freed here: a use of one
  * aborts the process with a message, where a real driver would use freed
- * memory; every context counts as the one ended).
+ * memory).  A context of the process's own making (cuCtxCreate) outlives
+ * the primary context, as with the driver.
  */
-static unsigned ctx_epoch;
-
-static void check_epoch(unsigned epoch, const char *what, const void *p)
+static void check_epoch(CUcontext c, unsigned epoch, const char *what, const void *p)
 {
-	if (epoch != ctx_epoch)
+	if (epoch != c->epoch)
 		mock_used_after_end("CUDA", what, p);
 }
 
@@ -104,7 +107,7 @@ static struct mock_stream *mstream(CUstream s)
 		return mock_per_thread();
 	if ((uintptr_t)s <= 2)
 		return NULL;
-	check_epoch(s->epoch, "stream", s);
+	check_epoch(s->ctx, s->epoch, "stream", s);
 	return &s->s;
 }
 
@@ -195,7 +198,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d)
 	CUresult mock_cu_##name params __attribute__((alias("mock_cu_" #v2)))
 
 /* The primary context's retains: the last release destroys it, as the
- * driver does (its streams and events with it: ctx_epoch). */
+ * driver does (its streams and events with it: its epoch). */
 static int primary_refs;
 
 CUresult mock_cu_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
@@ -218,8 +221,8 @@ CUresult mock_cu_cuDevicePrimaryCtxRelease_v2(CUdevice d)
 	if (primary_refs <= 0)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (--primary_refs == 0) {
-		mock_sync_all();
-		ctx_epoch++;
+		mock_sync_ctx(&primary_ctx);
+		primary_ctx.epoch++;
 	}
 	return CUDA_SUCCESS;
 }
@@ -240,15 +243,15 @@ EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int 
 }
 
 /* Gated (cuda_hooks.def GK_CONTEXT_END): the work queued first, then every
- * stream and event made before is gone (ctx_epoch). */
+ * stream and event made in the primary context before is gone (its epoch). */
 CUresult mock_cu_cuDevicePrimaryCtxReset_v2(CUdevice d)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (d != 0)
 		return 101; /* CUDA_ERROR_INVALID_DEVICE */
-	mock_sync_all();
-	ctx_epoch++;
+	mock_sync_ctx(&primary_ctx);
+	primary_ctx.epoch++;
 	return CUDA_SUCCESS;
 }
 
@@ -259,8 +262,8 @@ CUresult mock_cu_cuCtxDestroy_v2(CUcontext c)
 {
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
-	mock_sync_all();
-	ctx_epoch++;
+	mock_sync_ctx(c);
+	c->epoch++;
 	if (ctx_depth && ctx_stack[ctx_depth - 1] == c)
 		ctx_depth--;
 	return CUDA_SUCCESS;
@@ -270,9 +273,12 @@ CUresult mock_cu_cuCtxCreate_v2(CUcontext *c, unsigned int flags, CUdevice d)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if (ctx_depth >= 16)
+		return CUDA_ERROR_INVALID_CONTEXT;
 	*c = calloc(1, sizeof(struct CUctx_st));
-	ctx_depth = ctx_depth ? ctx_depth : 1;
-	ctx_stack[ctx_depth - 1] = *c;
+	if (!*c)
+		return 2;
+	ctx_stack[ctx_depth++] = *c; /* pushed, as the driver does */
 	return CUDA_SUCCESS;
 }
 
@@ -327,6 +333,15 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *c)
 static int have_ctx(void)
 {
 	return ctx_depth && ctx_stack[ctx_depth - 1];
+}
+
+/* The context a stream or event made now belongs to: the current one, the
+ * primary one when none is current or a green context is (its streams and
+ * events live as long as the primary context it retains). */
+static CUcontext obj_ctx(void)
+{
+	return have_ctx() && !ctx_stack[ctx_depth - 1]->green ? ctx_stack[ctx_depth - 1]
+	                                                      : &primary_ctx;
 }
 
 EXPORT CUresult cuCtxGetDevice(CUdevice *d)
@@ -410,7 +425,9 @@ EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 	if (!*s)
 		return 2;
 	(*s)->s.flags = flags & 1 ? MOCK_STREAM_NONBLOCKING : 0; /* CU_STREAM_NON_BLOCKING */
-	(*s)->epoch = ctx_epoch;
+	(*s)->ctx = obj_ctx();
+	(*s)->epoch = (*s)->ctx->epoch;
+	(*s)->s.ctx = (*s)->ctx;
 	(*s)->green = have_ctx() ? ctx_stack[ctx_depth - 1]->green : NULL;
 	return CUDA_SUCCESS;
 }
@@ -434,7 +451,7 @@ CUresult mock_cu_cuGreenCtxCreate(CUgreenCtx *g, CUdevResourceDesc desc, CUdevic
 }
 
 /* Gated (GK_CONTEXT_END): its streams stay, failing every call; the
- * primary context released (the last release ends it: ctx_epoch). */
+ * primary context released (the last release ends it: its epoch). */
 CUresult mock_cu_cuGreenCtxDestroy(CUgreenCtx g)
 {
 	if (!g)
@@ -443,8 +460,8 @@ CUresult mock_cu_cuGreenCtxDestroy(CUgreenCtx g)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	g->dead = 1;
 	if (primary_refs > 0 && --primary_refs == 0) {
-		mock_sync_all();
-		ctx_epoch++;
+		mock_sync_ctx(&primary_ctx);
+		primary_ctx.epoch++;
 	}
 	return CUDA_SUCCESS;
 }
@@ -481,6 +498,23 @@ EXPORT CUresult cuStreamGetGreenCtx(CUstream s, CUgreenCtx *g)
 		*g = s->green;
 	else
 		*g = have_ctx() ? ctx_stack[ctx_depth - 1]->green : NULL;
+	return CUDA_SUCCESS;
+}
+
+/* The context s was made in (a green context's stream: the green
+ * context's CUcontext); the current one for a default stream. */
+EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *c)
+{
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((uintptr_t)s <= 2) {
+		if (!have_ctx())
+			return CUDA_ERROR_INVALID_CONTEXT;
+		*c = ctx_stack[ctx_depth - 1];
+		return CUDA_SUCCESS;
+	}
+	check_epoch(s->ctx, s->epoch, "stream", s);
+	*c = s->green ? &s->green->ctx : s->ctx;
 	return CUDA_SUCCESS;
 }
 
@@ -532,14 +566,15 @@ EXPORT CUresult cuEventCreate(CUevent *e, unsigned int flags)
 	if (!*e)
 		return 2;
 	(*e)->flags = flags;
-	(*e)->epoch = ctx_epoch;
+	(*e)->ctx = obj_ctx();
+	(*e)->epoch = (*e)->ctx->epoch;
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuEventDestroy_v2(CUevent e)
 {
 	if (e)
-		check_epoch(e->epoch, "event", e);
+		check_epoch(e->ctx, e->epoch, "event", e);
 	if (e && e->e.s && !e->e.captured)
 		mock_wait(e->e.s, e->e.seq);
 	free(e);
@@ -554,7 +589,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 		return CUDA_ERROR_DEINITIALIZED;
 	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
-	check_epoch(e->epoch, "event", e);
+	check_epoch(e->ctx, e->epoch, "event", e);
 	return submit(s, &op, NULL);
 }
 
@@ -564,7 +599,7 @@ static CUresult event_check(CUevent e)
 {
 	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
-	check_epoch(e->epoch, "event", e);
+	check_epoch(e->ctx, e->epoch, "event", e);
 	if (e->e.captured) {
 		mock_unsafe(e->e.s, 0);
 		return CUDA_ERROR_CAPTURED_EVENT;
@@ -598,8 +633,8 @@ EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
 	if (!a || !b || ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING))
 		return 400; /* CUDA_ERROR_INVALID_HANDLE, as the driver answers */
-	check_epoch(a->epoch, "event", a);
-	check_epoch(b->epoch, "event", b);
+	check_epoch(a->ctx, a->epoch, "event", a);
+	check_epoch(b->ctx, b->epoch, "event", b);
 	if (!a->e.s || !b->e.s || a->e.captured || b->e.captured || !mock_done(a->e.s, a->e.seq) ||
 	    !mock_done(b->e.s, b->e.seq))
 		return CUDA_ERROR_NOT_READY;
@@ -756,7 +791,7 @@ CUresult mock_cu_cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 
 	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
-	check_epoch(e->epoch, "event", e);
+	check_epoch(e->ctx, e->epoch, "event", e);
 	if (!e->e.captured) {
 		op.dep_s = e->e.s;
 		op.dep_seq = e->e.seq;

@@ -558,6 +558,11 @@ int mock_done(struct mock_stream *s, uint64_t seq)
 
 void mock_sync_all(void)
 {
+	mock_sync_ctx(NULL);
+}
+
+void mock_sync_ctx(const void *ctx)
+{
 	struct mock_stream *o;
 	int busy = 1;
 
@@ -565,7 +570,7 @@ void mock_sync_all(void)
 	while (busy) {
 		busy = 0;
 		for (o = streams; o; o = o->next)
-			if (o->done < o->submitted) {
+			if ((!ctx || !o->ctx || o->ctx == ctx) && o->done < o->submitted) {
 				busy = 1;
 				pthread_cond_wait(&dev_cv, &dev_mu);
 				break; /* the list may have changed */

@@ -69,6 +69,7 @@ struct mock_stream {
 	uint64_t submitted, done; /* per-stream sequence numbers */
 	uint64_t busy_end;        /* simulated end of the work before the head */
 	struct mock_stream *next; /* every registered stream of the process */
+	const void *ctx;          /* the CUDA mock's context it was made in; NULL: none */
 	/* capture */
 	int cap_status, cap_mode;
 	pthread_t cap_thread;
@@ -141,6 +142,9 @@ int mock_done(struct mock_stream *s, uint64_t seq);
 
 /* Everything this process queued. */
 void mock_sync_all(void);
+/* Wait until every stream made in ctx (struct mock_stream's), and the legacy
+ * streams, have done all they were given: a context's end. */
+void mock_sync_ctx(const void *ctx);
 
 /* Every op of stream s (NULL: legacy default stream). */
 void mock_sync_stream(struct mock_stream *s);
