@@ -159,7 +159,7 @@ static struct gq *gate_cuda_queue_before(CUstream s, int pt)
 /* ---- the wrappers ------------------------------------------------------------ */
 
 struct cu_ticket {
-	int joined, kind;
+	int joined, kind, id;
 	int released; /* a primary context release's device, else -1 */
 	struct gq *q;
 };
@@ -218,15 +218,46 @@ CUstream gate_cuda_ending_green(CUgreenCtx g)
 	return NULL;
 }
 
+/*
+ * The contexts the process made itself (cuCtxCreate, noted after the call:
+ * the new context is then the thread's current one) and has not destroyed:
+ * the primary context's last release does not end them, so the gate keeps
+ * what it tracked there and a drain still waits for the work queued in
+ * them.  Full (more than CU_OWN_MAX): a context not noted is forgotten at
+ * a last release as before, and tracked again at its next submission.
+ */
+#define CU_OWN_MAX 16
+static _Atomic(CUcontext) cu_own[CU_OWN_MAX];
+
+static void gate_cuda_own(CUcontext c, CUcontext put)
+{
+	CUcontext x;
+	int i;
+
+	for (i = 0; i < CU_OWN_MAX; i++) {
+		x = c;
+		if (atomic_compare_exchange_strong(&cu_own[i], &x, put))
+			return;
+	}
+}
+
+static int gate_cuda_is_own(CUcontext c)
+{
+	int i;
+
+	for (i = 0; c && i < CU_OWN_MAX; i++)
+		if (atomic_load(&cu_own[i]) == c)
+			return 1;
+	return 0;
+}
+
 /* After a successful cuDevicePrimaryCtxRelease of dev, still inside the
  * gate: the last release destroyed the primary context (the driver says it
- * is not active, or cannot say), so forget that device's contexts as a
- * reset does.  A release that leaves it alive forgets nothing.  A context
- * of the process's own making (cuCtxCreate) on dev is forgotten with it and
- * tracked again at its next submission: work it queued before the release
- * and nothing after is then not waited for by a drain (not made safe: the
- * gate cannot tell which tracked streams are the primary context's, see
- * gate_cuda_context_end()). */
+ * is not active, or cannot say), so forget that device's contexts, but not
+ * those the process made itself (gate_cuda_is_own()) nor their streams,
+ * except a stream found made elsewhere before the call
+ * (gate_cuda_release_scan()).  A release that leaves it alive forgets
+ * nothing. */
 static void gate_cuda_released(int dev)
 {
 	prim_state_fn state = gate_cuDevicePrimaryCtxGetState();
@@ -235,7 +266,7 @@ static void gate_cuda_released(int dev)
 
 	if (state && state(dev, &flags, &active) == CUDA_SUCCESS && active)
 		return;
-	gate_cuda_context_end(NULL, dev);
+	gate_cuda_primary_end(dev, gate_cuda_is_own);
 }
 
 static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
@@ -243,6 +274,7 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 	if (gate_counting)
 		atomic_fetch_add_explicit(&cu_count[id][pt], 1, memory_order_relaxed);
 	t->kind = cu_hooks[id].kind;
+	t->id = id;
 	t->released = -1;
 	if (pt && !s)
 		s = CU_STREAM_PER_THREAD; /* the _ptsz variant's stream 0 */
@@ -259,10 +291,14 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 		t->joined = gate_enter(0, NULL, NULL);
 		if (cu_ending_green)
 			gate_cuda_green_end(cu_ending_green, cu_ending_ctx);
-		if (cu_ending_release)
+		if (cu_ending_release) {
 			t->released = cu_ending_dev; /* after the call: gate_cuda_after() */
-		else
+			gate_cuda_release_scan(gate_cuda_is_own);
+		} else {
 			gate_cuda_context_end(cu_ending_ctx, cu_ending_dev);
+			if (cu_ending_ctx)
+				gate_cuda_own(cu_ending_ctx, NULL); /* cuCtxDestroy */
+		}
 		return;
 	}
 	if (t->kind >= GK_CAPTURE_BEGIN) {
@@ -296,6 +332,17 @@ static void gate_cuda_after(struct cu_ticket *t, CUresult r)
 		gq_after(t->q, &cu_gq_ops, gate_queue_ns());
 	if (t->released >= 0 && r == CUDA_SUCCESS)
 		gate_cuda_released(t->released);
+	if (t->kind == GK_CONTEXT_END)
+		gate_cuda_release_scan(NULL); /* no marks left */
+	if (t->kind == GK_CONTEXT && r == CUDA_SUCCESS &&
+	    (t->id == CUH_cuCtxCreate_v4 || t->id == CUH_cuCtxCreate_v2 ||
+	     t->id == CUH_cuCtxCreate_v3)) {
+		ctx_get_fn get = gate_cuCtxGetCurrent();
+		CUcontext c = NULL;
+
+		if (get && get(&c) == CUDA_SUCCESS && c)
+			gate_cuda_own(NULL, c); /* the context it made, current now */
+	}
 	gate_leave(t->joined);
 }
 
@@ -504,6 +551,16 @@ static void gate_cuda_counts(FILE *f)
 		}
 }
 
+/* In a child after fork(): the parent's contexts mean nothing there. */
+static void gate_cuda_forget_all(void)
+{
+	int i;
+
+	for (i = 0; i < CU_OWN_MAX; i++)
+		atomic_store(&cu_own[i], NULL);
+	gate_cuda_forget();
+}
+
 /* The backend (gate.h): the order is the link order, CUDA first. */
 GATE_BACKEND(cuda, "cu", gate_cuda_lookup, gate_cuda_swap, gate_cuda_drain, gate_cuda_warm,
-             gate_cuda_forget, gate_cuda_counts);
+             gate_cuda_forget_all, gate_cuda_counts);

@@ -39,6 +39,7 @@ typedef CUresult (*dev_attr_fn)(int *, int, CUdevice);
 typedef CUresult (*prim_state_fn)(CUdevice, unsigned int *, int *);
 typedef CUresult (*from_green_fn)(CUcontext *, CUgreenCtx);
 typedef CUresult (*stream_green_fn)(CUstream, CUgreenCtx *);
+typedef CUresult (*stream_ctx_fn)(CUstream, CUcontext *);
 typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
                               unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
 /* The unhooked driver functions the gate calls itself, each resolved from
@@ -64,6 +65,7 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned i
 	X(prim_state_fn, cuDevicePrimaryCtxGetState)                                               \
 	X(from_green_fn, cuCtxFromGreenCtx)                                                        \
 	X(stream_green_fn, cuStreamGetGreenCtx)                                                    \
+	X(stream_ctx_fn, cuStreamGetCtx)                                                           \
 	X(launch_fn, cuLaunchKernel)
 #define CU_SYM_DECL(type, name) type gate_##name(void);
 CU_SYMS(CU_SYM_DECL)
@@ -105,6 +107,15 @@ void gate_cuda_destroy_before(CUstream s);
 /* Forget what the gate made or tracked in context c, or with c NULL every
  * context of device dev (every context when dev < 0). */
 void gate_cuda_context_end(CUcontext c, int dev);
+/* Before a primary context's release (keep: the contexts the process made
+ * itself, which outlive it): mark the streams tracked under such a context
+ * that were made in another one (cuStreamGetCtx), or whose context cannot
+ * be read; keep NULL clears the marks. */
+void gate_cuda_release_scan(int (*keep)(CUcontext));
+/* After the primary context of dev ended at its last release: forget every
+ * context of dev but those keep() says the process made, and the marked
+ * streams (gate_cuda_release_scan()). */
+void gate_cuda_primary_end(int dev, int (*keep)(CUcontext));
 /* A green context g ends (c: its CUcontext, or NULL): forget the streams
  * made in it (cuStreamGetGreenCtx), whichever context was current at their
  * submissions, and c. */

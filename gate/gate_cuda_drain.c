@@ -67,6 +67,7 @@ struct cu_strm {
 	CUevent ev;  /* the drain's event */
 	CUevent pre; /* recorded just before a capture of s began */
 	int pre_valid;
+	int doomed; /* goes with the primary context (gate_cuda_release_scan()) */
 };
 
 static struct cu_ctx_slot cu_ctx[CU_MAX_CTX];
@@ -135,6 +136,7 @@ static void gate_cuda_track_stream(CUstream s, CUcontext c)
 			cu_strms[i].s = s;
 			cu_strms[i].ctx = c;
 			cu_strms[i].pre_valid = 0;
+			cu_strms[i].doomed = 0;
 			atomic_store_explicit(&cu_strms[i].state, SS_READY, memory_order_release);
 			return;
 		}
@@ -632,6 +634,7 @@ static void gate_cuda_strm_free(struct cu_strm *st)
 	st->ctx = NULL;
 	st->ev = st->pre = NULL;
 	st->pre_valid = 0;
+	st->doomed = 0;
 }
 
 /*
@@ -649,7 +652,7 @@ static void gate_cuda_strm_free(struct cu_strm *st)
  * the context current at its submissions, not always its own, so keeping
  * another context's would risk a drain on freed memory.
  */
-void gate_cuda_context_end(CUcontext c, int dev)
+static void gate_cuda_ctx_end(CUcontext c, int dev, int (*keep)(CUcontext))
 {
 	CUstream w;
 	int i, j;
@@ -661,6 +664,12 @@ void gate_cuda_context_end(CUcontext c, int dev)
 
 		if (!x || (c ? x != c : dev >= 0 && cu_ctx[i].dev >= 0 && cu_ctx[i].dev != dev))
 			continue;
+		if (keep && keep(x)) {
+			for (j = 0; j < CU_MAX_STREAMS; j++)
+				if (cu_strms[j].ctx == x && cu_strms[j].doomed)
+					gate_cuda_strm_free(&cu_strms[j]);
+			continue;
+		}
 		for (j = 0; j < CU_MAX_STREAMS; j++)
 			if (cu_strms[j].ctx == x)
 				gate_cuda_strm_free(&cu_strms[j]);
@@ -676,6 +685,35 @@ void gate_cuda_context_end(CUcontext c, int dev)
 		atomic_store(&cu_ctx[i].ctx, NULL);
 	}
 	atomic_fetch_add(&cu_destroys, 1);
+	pthread_mutex_unlock(&cu_cap_mu);
+}
+
+void gate_cuda_context_end(CUcontext c, int dev)
+{
+	gate_cuda_ctx_end(c, dev, NULL);
+}
+
+void gate_cuda_primary_end(int dev, int (*keep)(CUcontext))
+{
+	gate_cuda_ctx_end(NULL, dev, keep);
+}
+
+void gate_cuda_release_scan(int (*keep)(CUcontext))
+{
+	stream_ctx_fn of = gate_cuStreamGetCtx();
+	struct cu_strm *st;
+	CUcontext x;
+	int j;
+
+	pthread_mutex_lock(&cu_cap_mu);
+	for (j = 0; j < CU_MAX_STREAMS; j++) {
+		st = &cu_strms[j];
+		if (atomic_load(&st->state) != SS_READY)
+			continue;
+		x = NULL;
+		st->doomed = keep && keep(st->ctx) &&
+		             (!of || of(st->s, &x) != CUDA_SUCCESS || x != st->ctx);
+	}
 	pthread_mutex_unlock(&cu_cap_mu);
 }
 

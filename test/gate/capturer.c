@@ -46,7 +46,12 @@
  *	    cuDevicePrimaryCtxRelease (7.0 ABI the same way), the last retain;
  *	    live: a second retain first, a 300 ms kernel after the first
  *	    round, then that release, which leaves the context alive, and no
- *	    second round.
+ *	    second round; created: after the first round (synchronized) a context of its own
+ *	    (cuCtxCreate_v2, current from then on), a 300 ms kernel on a
+ *	    stream of it, then the primary context's last release and no
+ *	    second round; destroyed: after the first round a context of its
+ *	    own, 20 kernels of 1 ms on a stream of it, cuCtxDestroy_v2, the
+ *	    primary context current again, then the second round.
  *	capturer green HOW DIR
  *	    20 kernels of 1 ms on a stream of the primary context and 20 on
  *	    the legacy stream; a green context of it, 20 kernels on its stream
@@ -115,6 +120,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
 CUresult cuCtxSetCurrent(CUcontext);
 CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
 CUresult cuCtxCreate_v4(CUcontext *, CUctxCreateParams *, unsigned int, CUdevice);
+CUresult cuCtxDestroy_v2(CUcontext);
 CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
 CUresult cuStreamCreate(CUstream *, unsigned int);
@@ -675,7 +681,27 @@ static int do_reset(const char *how)
 	if (live)
 		CK(cuDevicePrimaryCtxRetain(&extra, dev));
 	for (round = 0; round < 2; round++) {
-		if (round && live) {
+		if (round && strcmp(how, "created") == 0) {
+			/* queued in its own context before the primary one
+			 * ends, nothing after: the drain must wait for it (the
+			 * first round done first: the mock runs one kernel at
+			 * a time, and the release waits for the first round) */
+			CK(cuCtxSynchronize());
+			CK(cuCtxCreate_v2(&extra, 0, dev));
+			CK(cuStreamCreate(&s, 1));
+			CK(kernel(s, 300000, &word, 0));
+			CK(proc7000("cuDevicePrimaryCtxRelease")(dev));
+			break;
+		} else if (round && strcmp(how, "destroyed") == 0) {
+			int i;
+
+			CK(cuCtxCreate_v2(&extra, 0, dev));
+			CK(cuStreamCreate(&s, 1));
+			for (i = 0; i < 20; i++)
+				CK(kernel(s, 1000, &word, 0));
+			CK(cuCtxDestroy_v2(extra));
+			CK(cuCtxSetCurrent(ctx));
+		} else if (round && live) {
 			/* nothing after it: only the gate's memory of s and
 			 * the context makes the drain wait for this kernel */
 			CK(kernel(s, 300000, &word, 0));

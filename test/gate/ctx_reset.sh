@@ -16,10 +16,13 @@
 # mock answers CUDA_ERROR_CONTEXT_IS_DESTROYED as the driver does): the
 # gate forgets them, else every drain after would be incomplete; and a
 # destroy that is the primary context's last release forgets that too.
+# A context the program made itself (cuCtxCreate) is not the primary
+# one: its last release leaves it, and its queued work, to the drain;
+# its own cuCtxDestroy forgets it alone.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
 need_siblings
-plan 28
+plan 36
 
 # CMD launches (bounded queue on: queue_cap 4), resets, launches again
 drain_after cuda "$T/cuda" reset 4 "$CAP" reset
@@ -32,6 +35,17 @@ ok "cuda, last release: the drain after it complete (status $ST)" test "$ST" = 0
 drain_after "cuda, release, context alive" "$T/live" reset 0 "$CAP" reset live
 ok "cuda, release, context alive: complete (status $ST), all 41 kernels run at the ack ($RAN)" \
 	test "$ST" = 0 -a "$RAN" = 41
+# a context of its own (cuCtxCreate) outlives the primary context's last
+# release: its 300 ms kernel queued before the release, nothing after it,
+# must be waited for (40 when the release forgets every context of the device)
+drain_after "cuda, own context, last release" "$T/own" reset 0 "$CAP" reset created
+ok "cuda, own context, last release: complete (status $ST), all 41 kernels run at the ack ($RAN)" \
+	test "$ST" = 0 -a "$RAN" = 41
+# cuCtxDestroy of a context of its own: its stream forgotten, the primary
+# context's kept (the mock aborts on a use of either after its end)
+drain_after "cuda, own context destroyed" "$T/destroyed" reset 0 "$CAP" reset destroyed
+ok "cuda, own context destroyed: complete (status $ST), all 100 kernels run at the ack ($RAN)" \
+	test "$ST" = 0 -a "$RAN" = 100
 drain_after "cuda, green context" "$T/green" green 4 "$CAP" green plain
 ok "cuda, green context: the drain after its end complete (status $ST)" test "$ST" = 0
 drain_after "cuda, green context, last release" "$T/greenlast" green 4 "$CAP" green last
