@@ -94,8 +94,12 @@ static void sib_ext_entry(struct krexd *k, struct region *r, struct sib *s, uint
 /*
  * A sibling of chained region r that prev, the region before it in the
  * chain, drained and froze: it stays frozen (r takes its own reference
- * before prev's thaw) and is not drained again.  One that was late, failed
- * its drain or was suspended by another is entered as usual.
+ * before prev's thaw) and is not drained again.  One whose drain said its
+ * process was exiting is carried as such: r judges it as prev did, by
+ * whether its process is still on the GPU (region_start_settle()); entered
+ * as usual, it would be a sibling frozen by KREX whose work was never
+ * drained, and r degraded for it.  One that was late, failed its drain or
+ * was suspended by another is entered as usual.
  */
 static void sib_carry(struct region *r, struct sib *s, const struct region *prev)
 {
@@ -106,10 +110,11 @@ static void sib_carry(struct region *r, struct sib *s, const struct region *prev
 		if (prev->sibs[i].part == s->part)
 			ps = &prev->sibs[i];
 	if (!ps || !ps->ref || !ps->frozen || ps->freeze_err || ps->ext || ps->drain_err ||
-	    ps->drain_exiting || ps->pending)
+	    ps->pending)
 		return;
 	s->carried = 1;
 	s->gate = ps->gate;
+	s->drain_exiting = ps->drain_exiting;
 }
 
 /* Close the region's gates and ask every sibling member to drain; prev: the

@@ -55,7 +55,7 @@ export LD_LIBRARY_PATH=$NVML_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KREX_MOCK_NVML=$KT_DIR/nvml.txt
 printf '%s\n' "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40" >"$KREX_MOCK_NVML"
 kt_conf "gpus = 0" "log_level = debug"
-plan 43
+plan 51
 
 # 1. Two owners queued behind a holder: chained, the sibling never runs.
 ok "krexd starts (chain_max 60s)" krexd_start -o chain_max=60s
@@ -186,4 +186,40 @@ else
 	ok "then the uid is refused (error 14, region_time_per_uid)" grep -qs 'error 14 .*region_time_per_uid' "$KT_DIR/x.out" "$KT_DIR/y.out"
 	ok "nothing left stopped" none_stopped
 fi
+
+# 6. A sibling whose drain acknowledgement said its process was exiting
+# (KREX_DRAIN_EXITING, 2) stays frozen through the chain, and the chained
+# region judges it as the one before did: by whether its process is still
+# on the GPU.  Not as a sibling frozen by KREX whose work was never drained
+# (an H100 at 32 sessions: a clean region, then "participant N was
+# suspended at entry (frozen by KREX for another region, 0 ms)" in the one
+# chained to it; notebook/h200-session-34).
+kt_conf "region_time_per_uid = 0"
+restart -o chain_max=60s
+kt_participant e --gpus 0 --ack-status 2
+# chain_of NAME1 NAME2: NAME1 held, NAME2 queued, then chained and ended
+chain_of() {
+	owner "$1"
+	wait_for 5 held_by "$1" || return 1
+	owner "$2"
+	wait_for 5 queued 1 || return 1
+	touch "$KT_DIR/$1.go"
+	wait_for 10 held_by "$2" || return 1
+	touch "$KT_DIR/$2.go"
+	wait_for 10 ended "$1" && wait_for 10 ended "$2"
+}
+field() { kt_field "$KT_DIR/$1.out" "$2"; }
+ok "an exiting sibling off the GPU: two regions chained" chain_of e1 e2
+ok "... the first clean" test "$(field e1 outcome)/$(field e1 note)" = clean/
+ok "... the chained one clean too, no note (chained $(field e2 chained))" \
+	test "$(field e2 chained)/$(field e2 outcome)/$(field e2 note)" = 1/clean/
+ok "... krexd judged it in the chained region: it left the GPU" \
+	logged "region $(field e2 region_id): participant [0-9]* was exiting at the drain and has left the GPU"
+printf '%s\n' "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40 pids=$e" >"$KREX_MOCK_NVML"
+ok "its process on the GPU: two regions chained" chain_of e3 e4
+note='^note=participant [0-9]*: its process was exiting at the drain and its process '$e' is still on the GPU$'
+ok "... the first degraded, the note says why" grep -qs "$note" "$KT_DIR/e3.out"
+ok "... the chained one the same, not 'suspended at entry' (chained $(field e4 chained))" \
+	sh -c "test '$(field e4 chained)/$(field e4 outcome)' = 1/degraded && grep -qs '$note' '$KT_DIR/e4.out'"
+ok "nothing left stopped at the end" none_stopped
 done_testing
