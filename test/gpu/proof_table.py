@@ -286,7 +286,11 @@ def main():
         return text, " (the host's CPU ran %s: not a like-for-like ratio)" % how
 
     def over_mps():
-        """agents.py ran over NVIDIA MPS (its table's title says so)."""
+        """agents.py ran over NVIDIA MPS: its rows' mps column, or in files
+        from before that column its table's title ("over MPS")."""
+        said = [r.get("mps") for r in ag if r.get("mps") not in (None, "", "-")]
+        if said:
+            return any(v == "1" for v in said)
         try:
             with open(os.path.join(out, "agents", "agents.md")) as f:
                 return "over MPS" in f.readline()

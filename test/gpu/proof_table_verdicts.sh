@@ -55,7 +55,7 @@ agents() {
 	tee "$T/rows" | { echo "$h"; grep ',krex,'; } >"$1/agents/agents.csv"
 	{ echo "$h"; grep ',cmd,' "$T/rows"; } >"$1/agents-cmd/agents.csv"
 }
-plan 39
+plan 41
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.05
@@ -314,4 +314,22 @@ echo "## Agent sessions per hour (alone: ...), over MPS" >"$T/s2/agents/agents.m
 table "$T/s2" "$T/table14"
 ok "over MPS: the sharer printed as no bound, no note" \
 	grep -qF "4x is 104.7 % of a perfect time-sliced sharer's 5500/h, not a bound over MPS) | NOT MET |" "$T/table14"
+# The rows' mps column (agents.py's own decision) is the one source where
+# it is there: 0 overrides a title that says MPS, 1 needs no title.
+agents "$T/s3" sharer_per_h,mps <<'R'
+16,krex,3900,400,4600,4391,0
+24,krex,5000,400,7000,5500,0
+32,krex,4700,400,9000,6003,0
+24,cmd,1440,100,1500,-,0
+32,cmd,1210,100,1500,-,0
+R
+echo "## Agent sessions per hour (alone: ...), over MPS" >"$T/s3/agents/agents.md"
+table "$T/s3" "$T/table15"
+ok "mps 0 in the rows: not over MPS whatever the title says (the note is made)" \
+	grep -qF "5500/h) | NOT MET (a perfect time-sliced sharer makes 3.82x" "$T/table15"
+sed -i 's/,0$/,1/' "$T/s3/agents/agents.csv" "$T/s3/agents-cmd/agents.csv"
+rm -f "$T/s3/agents/agents.md"
+table "$T/s3" "$T/table16"
+ok "mps 1 in the rows, no title: over MPS (no bound, no note)" \
+	grep -qF "5500/h, not a bound over MPS) | NOT MET |" "$T/table16"
 done_testing

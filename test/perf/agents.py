@@ -129,7 +129,7 @@ COLS = ["n", "mode", "window_s", "benches", "benches_se", "sessions", "bench_per
         "ceiling_per_h", "ideal_per_h", "wall_p50", "wall_p95", "ev_p50", "ev_p95",
         "infl_wall_p95_pct", "entry_p95", "clean", "note", "cpu_bound_per_h",
         "region_bound_per_h", "gpu_bound_per_h", "bound_per_h", "of_bound_pct",
-        "sharer_per_h", "of_sharer_pct", "cpu_pace"]
+        "sharer_per_h", "of_sharer_pct", "cpu_pace", "mps"]
 # Where the time goes (the second table): seconds per iteration, then per benchmark
 # (the regions of one benchmark summed, ms).
 BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lost_s", "bench_s",
@@ -440,7 +440,7 @@ class Sim:
     def window(self, n, mode, iters, ref):
         """Run n sessions in mode for the window; return a row."""
         a, t = self.a, self.tools
-        row = dict(n=n, mode=mode, window_s=a.window)
+        row = dict(n=n, mode=mode, window_s=a.window, mps=1 if self.mps else 0)
         if a.budget_s and P.elapsed() > a.budget_s:
             row["note"] = "skipped: time budget spent"
             return row
