@@ -140,3 +140,29 @@ gpu_munge_key() {
 		chmod 0400 /etc/munge/munge.key
 	fi
 }
+
+# gpu_rows: start a table of checks ($W/rows, fails 0); row CHECK EXPECTED
+# GOT adds a line, PASS when GOT matches EXPECTED (a regex); gpu_table NAME
+# prints the table (also to $OUT/table.md) and a PASS or FAIL line, and
+# returns 1 when a check failed.
+gpu_rows() {
+	ROWS=$W/rows
+	: >"$ROWS"
+	fails=0
+}
+row() {
+	local v=FAIL
+	printf '%s\n' "$3" | grep -Eq "^($2)\$" && v=PASS
+	[ "$v" = PASS ] || fails=$((fails + 1))
+	printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$v" >>"$ROWS"
+}
+gpu_table() {
+	{
+		echo "| ${2:-check} | expected | got | |"
+		echo "|---|---|---|---|"
+		cat "$ROWS"
+	} | tee "$OUT/table.md"
+	[ "$fails" = 0 ] && echo "PASS: $1 ($(wc -l <"$ROWS") checks)" ||
+		echo "FAIL: $1 ($fails of $(wc -l <"$ROWS") checks)"
+	[ "$fails" = 0 ]
+}

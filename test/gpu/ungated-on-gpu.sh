@@ -31,17 +31,7 @@ gpu_krex_env ungated
 export PYTHONDONTWRITEBYTECODE=1
 [ "$MOCK" = 1 ] && export KREX_SETTLE_MOCK=1
 HOG="python3 $src/test/gpu/settle_job.py hog --size 2048 --seconds 150"
-ROWS=$W/rows
-: >"$ROWS"
-fails=0
-
-# row STEP EXPECTED GOT: a line of the table; PASS when GOT matches EXPECTED (a regex).
-row() {
-	local v=FAIL
-	printf '%s\n' "$3" | grep -Eq "^($2)\$" && v=PASS
-	[ "$v" = PASS ] || fails=$((fails + 1))
-	printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$v" >>"$ROWS"
-}
+gpu_rows
 child() { [ -n "$1" ] && pgrep -P "$1" | head -n 1; }
 # sib NAME [krex run options] -- CMD...: a sibling under krex run (timeout ->
 # krex run's watcher -> the participant -> the command); the command's pid
@@ -129,11 +119,4 @@ stop_all
 krexd_down
 left=$(grep -l '^State:.*T (stopped)' /proc/[0-9]*/status 2>/dev/null | wc -l)
 echo "GPU after: $(gpu_clocks); stopped processes left on the machine: $left"
-{
-	echo "| step | expected | got | |"
-	echo "|---|---|---|---|"
-	cat "$ROWS"
-} | tee "$OUT/table.md"
-[ "$fails" = 0 ] && echo "PASS: ungated-on-gpu ($(wc -l <"$ROWS") checks)" ||
-	echo "FAIL: ungated-on-gpu ($fails of $(wc -l <"$ROWS") checks)"
-[ "$fails" = 0 ]
+gpu_table ungated-on-gpu step
