@@ -9,8 +9,10 @@
 #      the result right;
 #   2. the proof's fidelity part (KREX_PROOF_PART=fidelity: per sample and
 #      batch at 0.1 / 1 / 10 ms with alone-gapped, the entry three times),
-#      without MPS, on the H100 the device tool now lends (never run on
-#      one: sessions 33-34's H100 calls ran the agents part only).
+#      without MPS, on the H100 the device tool now lends (session 30 ran
+#      it over MPS on an H100; sessions 33-34's H100 calls so far ran the
+#      agents part only).  [Comment corrected after the call: it first said
+#      the part had never run on an H100.]
 # About 420 s with the build.
 . notebook/gpu-call-prologue.sh
 st "ownctx-on-gpu.sh"
