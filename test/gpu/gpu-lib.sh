@@ -141,7 +141,7 @@ gpu_munge_key() {
 	fi
 }
 
-# gpu_rows: start a table of checks ($W/rows, fails 0); row CHECK EXPECTED
+# gpu_rows: start a table of checks ($W/rows, fails 0); gpu_row CHECK EXPECTED
 # GOT adds a line, PASS when GOT matches EXPECTED (a regex); gpu_table NAME
 # prints the table (also to $OUT/table.md) and a PASS or FAIL line, and
 # returns 1 when a check failed.
@@ -150,7 +150,7 @@ gpu_rows() {
 	: >"$ROWS"
 	fails=0
 }
-row() {
+gpu_row() {
 	local v=FAIL
 	printf '%s\n' "$3" | grep -Eq "^($2)\$" && v=PASS
 	[ "$v" = PASS ] || fails=$((fails + 1))

@@ -55,7 +55,7 @@ timeout 120 "$KREX" run --label own -- "$B/test/workloads/krex-ownctx" "$MS" "$W
 SIB=$!
 PIDS="$PIDS $SIB"
 waitfor 60 test -e "$W/own/queued"
-row "the sibling queued its kernel in its own context and released the primary one" \
+gpu_row "the sibling queued its kernel in its own context and released the primary one" \
 	"yes" "$(test -e "$W/own/queued" && echo yes || { echo no; tail -3 "$W/own.log" >&2; })"
 timeout 60 "$KREX" region --json -- sh -c "date +%s.%N >'$W/granted'" \
 	2>"$OUT/owner.json" >/dev/null || echo "warning: krex region failed: $(tail -2 "$OUT/owner.json")"
@@ -64,12 +64,12 @@ wait "$SIB"
 st=$?
 granted=$(cat "$W/granted" 2>/dev/null)
 ran=$(sed -n 's/.* ran=\([0-9.]*\).*/\1/p' "$W/own/out" 2>/dev/null)
-row "the owner's region (drain_us $(j drain_us))" "clean" "$(j outcome)"
-row "the sibling's kernel ended before the owner's command (ran ${ran:-?}, command ${granted:-?})" \
+gpu_row "the owner's region (drain_us $(j drain_us))" "clean" "$(j outcome)"
+gpu_row "the sibling's kernel ended before the owner's command (ran ${ran:-?}, command ${granted:-?})" \
 	"before" "$(python3 -c "import sys; print('before' if 0 < float(sys.argv[1]) < float(sys.argv[2]) else 'after')" "${ran:-0}" "${granted:-0}" 2>/dev/null)"
-row "the sibling's result, synchronized after the region" "done rc=0 result=ok" \
+gpu_row "the sibling's result, synchronized after the region" "done rc=0 result=ok" \
 	"$(sed 's/ ran=.*//' "$W/own/out" 2>/dev/null)"
-row "the sibling exits 0" "0" "$st"
+gpu_row "the sibling exits 0" "0" "$st"
 echo "krexd: $(grep -h 'acknowledged the drain' "$W/krexd.log" | tail -1)"
 stop_all
 krexd_down

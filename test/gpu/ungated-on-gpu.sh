@@ -88,9 +88,9 @@ krexd_up "$W/krexd.log" -v -r "$W/run" -o gpus=0 -o "cgroup_subtree=krex-ungated
 # cpu: a sibling without gate and without a CUDA context
 sib cpu --no-gate -- sleep 300
 owner cpu
-row "cpu: ungated/ungated_gpu" "1/0" "$(j cpu ungated)/$(j cpu ungated_gpu)"
-row "cpu: named not on the GPU" "participant [0-9]+ \\(pid [0-9]+\\) not on the GPU" "$(j cpu ungated_who)"
-row "cpu: no 'never joined' cause (outcome $(j cpu outcome))" "0" "$(j cpu note | grep -c 'never joined')"
+gpu_row "cpu: ungated/ungated_gpu" "1/0" "$(j cpu ungated)/$(j cpu ungated_gpu)"
+gpu_row "cpu: named not on the GPU" "participant [0-9]+ \\(pid [0-9]+\\) not on the GPU" "$(j cpu ungated_who)"
+gpu_row "cpu: no 'never joined' cause (outcome $(j cpu outcome))" "0" "$(j cpu note | grep -c 'never joined')"
 
 # gpu: a torch sibling without gate, its context on the GPU
 sib gpu --no-gate -- $HOG
@@ -98,9 +98,9 @@ GPID=$(cat "$W/gpu.pid")
 on_gpu "$GPID" || echo "warning: NVML did not list the GPU hog's pid $GPID within 30 s"
 sleep 1
 owner gpu
-row "gpu: ungated/ungated_gpu" "2/1" "$(j gpu ungated)/$(j gpu ungated_gpu)"
-row "gpu: degraded" "degraded" "$(j gpu outcome)"
-row "gpu: the cause names the hog's process" "1" \
+gpu_row "gpu: ungated/ungated_gpu" "2/1" "$(j gpu ungated)/$(j gpu ungated_gpu)"
+gpu_row "gpu: degraded" "degraded" "$(j gpu outcome)"
+gpu_row "gpu: the cause names the hog's process" "1" \
 	"$(j gpu note | grep -c "never joined the gate and its process $GPID is on the GPU")"
 
 # gated: the GPU hog stopped, the same hog under the gate
@@ -111,9 +111,9 @@ sib gated -- $HOG
 on_gpu "$(cat "$W/gated.pid")" || echo "warning: NVML did not list the gated hog within 30 s"
 sleep 1
 owner gated
-row "gated: ungated/ungated_gpu (the sleep only)" "1/0" "$(j gated ungated)/$(j gated ungated_gpu)"
-row "gated: drained" "1" "$(j gated drained)"
-row "gated: no 'never joined' cause (outcome $(j gated outcome): $(j gated note))" "0" \
+gpu_row "gated: ungated/ungated_gpu (the sleep only)" "1/0" "$(j gated ungated)/$(j gated ungated_gpu)"
+gpu_row "gated: drained" "1" "$(j gated drained)"
+gpu_row "gated: no 'never joined' cause (outcome $(j gated outcome): $(j gated note))" "0" \
 	"$(j gated note | grep -c 'never joined')"
 stop_all
 krexd_down
