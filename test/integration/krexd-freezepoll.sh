@@ -58,14 +58,24 @@ rq_within() {
 }
 
 # The slow freeze's laggard line, once a region (KREX_FREEZE_SLOW_MS, 5 ms):
-# the sibling PID's tasks, all frozen (the hook held the freeze, not them);
-# and the line with what reading them cost krexd.
+# the sibling PID's tasks, each counted once as frozen, R, D or S, none
+# exiting; and the line with what reading them cost krexd.  Not "all
+# frozen": the hook holds the freeze whatever its tasks do, and on a loaded
+# machine a task need not have run to its stop or freeze 5 ms after it was
+# asked to (CI run 82 failed the "all frozen" form of this check once, with
+# the signal freezer; the line was not kept: it is printed now on a miss).
 laggard_check() {
 	l=$(grep ': freeze laggard at ' "$KT_DIR/krexd.log")
-	[ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] || return 1
-	printf '%s\n' "$l" |
-		grep -Eq "participant [0-9]+ \\(pid $1\\): ([1-9][0-9]*) tasks, \\1 frozen, 0 R, 0 D, 0 S, 0 exiting; not frozen: *\$" &&
-		grep -Eq ': freeze laggards read in [0-9]+ us$' "$KT_DIR/krexd.log"
+	[ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] &&
+		printf '%s\n' "$l" | grep -Eq "participant [0-9]+ \\(pid $1\\): " &&
+		printf '%s\n' "$l" | sed 's/.*(pid [0-9]*): //' | awk '
+		$2 == "tasks," && $4 == "frozen," && $6 == "R," && $8 == "D," && $10 == "S," &&
+		$12 == "exiting;" && $1 > 0 && $1 == $3 + $5 + $7 + $9 && $11 == 0 { ok = 1 }
+		END { exit !ok }' &&
+		grep -Eq ': freeze laggards read in [0-9]+ us$' "$KT_DIR/krexd.log" &&
+		return 0
+	printf 'laggard line(s): %s\n' "${l:-none}" >&2
+	return 1
 }
 
 # The laggard look's tasks followed to the freeze's end (with the hook, the
@@ -123,7 +133,7 @@ for f in $freezers; do
 				test "$(cost_polls)" = "fz_polls=$((polls + 1)) fz_woken=0"
 		fi
 		ok "$f/$mode: the cost line's CPU waits lie within their phases" rq_within
-		ok "$f/$mode: one laggard line past 5 ms: the sibling's tasks, all frozen" laggard_check $b
+		ok "$f/$mode: one laggard line past 5 ms: the sibling's tasks, each counted once" laggard_check $b
 		ok "$f/$mode: its tasks followed to the freeze's end (frozen: none ran)" follow_check $b
 		ok "$f/$mode: the sibling runs again" kt_progress b
 		kill -KILL $b 2>/dev/null
