@@ -578,9 +578,12 @@ void gate_context_wait(void)
 			gate_futex(&gate_epoch, FUTEX_WAIT_PRIVATE, e, &slice);
 	}
 	if (held) {
+		unsigned long long w = (time_now_ns() - t0) / 1000;
+
 		gate_stat_add(GST_CONTEXT_HELD);
-		gate_trace("context: held %llu us at a closed gate",
-		           (unsigned long long)((time_now_ns() - t0) / 1000));
+		gate_trace("context: held %llu us at a closed gate", w);
+		/* agents.py reads it: a command's start-up, split */
+		log_debug("context: held %llu us at a closed gate", w);
 	}
 }
 

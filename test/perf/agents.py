@@ -142,7 +142,8 @@ BDIGITS.update({k: 1 for k in BCOLS if k.endswith("_ms") or k.endswith("_pct")})
 BDIGITS["regions"] = 1
 # A GPU command's wall time, split (the third table).
 CCOLS = ["n", "mode", "role", "commands", "burn_s", "start_s", "start_alone_s", "to_main_s",
-         "gpu_s", "gpu_nominal_s", "exit_s", "cpu_s", "gpu_util_pct"]
+         "init_s", "ctx_s", "ctx_held_s", "module_s", "gpu_s", "gpu_nominal_s", "exit_s", "cpu_s",
+         "gpu_util_pct"]
 CDIGITS = {k: 3 for k in CCOLS if k.endswith("_s")}
 CDIGITS["gpu_util_pct"] = 1
 BDIGITS["first_kernel_ms"] = 3
@@ -322,12 +323,14 @@ def worker(p):
                 held[0] += time.time() - t0
         if rc != 0:
             err[0] = (se.strip().splitlines() or ["rc %s" % rc])[-1][:200]
+        ctx_held = None
         if p["drain_log"]:
             gates[role] = krexlog.parse_gate(se.splitlines())
+            ctx_held = krexlog.context_held_s(se.splitlines())
         v = P.parse_kv(so, "victim")
-        phases[role] = dict(burn0=t0, spawn=t_spawn, exit=t_exit,
+        phases[role] = dict(burn0=t0, spawn=t_spawn, exit=t_exit, ctx_held=ctx_held,
                             **{x: P.num((v or {}).get("t_" + x))
-                               for x in ("main", "ready", "end")})
+                               for x in ("main", "init", "ctx", "mod", "ready", "end")})
         return rc, v
 
     d = p["d"]
@@ -609,11 +612,15 @@ class Sim:
             ph = [r["phases"][role] for r in benches
                   if role in (r.get("phases") or {}) and
                   all(r["phases"][role].get(x) is not None for x in ("ready", "end"))]
-            span = lambda a, b: P.mean([x[b] - x[a] for x in ph])  # noqa: E731
+            span = lambda a, b: P.mean([x[b] - x[a] for x in ph  # noqa: E731
+                                        if x.get(a) is not None and x.get(b) is not None])
+            held = [x["ctx_held"] for x in ph if x.get("ctx_held") is not None]
             self.crows.append(dict(
                 n=n, mode=mode, role=role, commands=len(ph), burn_s=span("burn0", "spawn"),
                 start_s=span("spawn", "ready"), start_alone_s=self.startup,
-                to_main_s=span("spawn", "main"), gpu_s=span("ready", "end"),
+                to_main_s=span("spawn", "main"), init_s=span("main", "init"),
+                ctx_s=span("init", "ctx"), ctx_held_s=P.mean(held) if held else None,
+                module_s=span("ctx", "mod"), gpu_s=span("ready", "end"),
                 gpu_nominal_s=k * kernels[role], exit_s=span("end", "exit"),
                 cpu_s=P.mean([(r.get("cmd_cpu") or {}).get(role) for r in benches]),
                 gpu_util_pct=util))
@@ -877,7 +884,10 @@ class Sim:
               "machine's CPU busy share over the counted window (/proc/stat)" % self.cpu_iter())
         print("commands: burn_s the host part before the command (after the lock in cmd); "
               "start_s spawn to the first launch (to_main_s of it before main(): the "
-              "wrapper, exec, the gate's join), against start_alone_s; gpu_s the first "
+              "wrapper, exec, the gate's join; init_s main() to cuInit's return; ctx_s "
+              "from there to the primary context's, ctx_held_s of it waiting at a closed "
+              "gate (the gate's debug line, KREX modes with --drain-log); module_s the "
+              "module's load), against start_alone_s; gpu_s the first "
               "launch to the last sample's end, against its kernels' gpu_nominal_s; exit_s "
               "the last sample to the command's exit (the context's teardown); cpu_s: the "
               "command's CPU s (user + system, getrusage); gpu_util_pct: NVML's "

@@ -119,6 +119,15 @@ def parse_gate(lines):
     return out
 
 
+RE_CTX_HELD = re.compile(r"krex-gate: debug: context: held (\d+) us at a closed gate")
+
+
+def context_held_s(lines):
+    """A process's stderr (KREX_LOG=debug) -> seconds its new GPU contexts
+    waited at a closed gate, summed (0.0 when none waited)."""
+    return sum(int(m.group(1)) for m in map(RE_CTX_HELD.search, lines) if m) / 1e6
+
+
 def read_lines(path):
     """The lines of a log; [] when it cannot be read."""
     try:

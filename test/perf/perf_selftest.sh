@@ -282,10 +282,17 @@ agents_commands() {
 	    ok = ok and int(r["commands"]) > 0 and r["gpu_util_pct"] == ""
 	    ok = ok and f(r, "start_s") >= 0.02 + f(r, "to_main_s") - 1e-3 and f(r, "to_main_s") >= 0
 	    ok = ok and 0.03 <= f(r, "gpu_s") < 1.0 and f(r, "exit_s") >= 0 and f(r, "burn_s") >= 0
+	    # the stub's start-up: 5 ms to cuInit, 10 to the context, 5 to the module
+	    ok = ok and f(r, "init_s") >= 0.005 - 1e-3 and f(r, "ctx_s") >= 0.01 - 1e-3
+	    ok = ok and f(r, "module_s") >= 0.005 - 1e-3
+	    ok = ok and f(r, "init_s") + f(r, "ctx_s") + f(r, "module_s") <= f(r, "start_s") + 1e-3
+	    # the stub gate's context hold (4 ms) in the KREX rows only (--drain-log)
+	    held = r["ctx_held_s"]
+	    ok = ok and (abs(float(held) - 0.004) < 1e-6 if r["mode"] == "krex" else held == "")
 	sys.exit(0 if ok else 1)
 	PY
 }
-ok "agents: a GPU command's wall time split (start-up, GPU work, exit) per mode and role" \
+ok "agents: a GPU command's wall time split (start-up: cuInit, context and its hold, module; GPU work, exit) per mode and role" \
 	agents_commands
 if command -v gnuplot >/dev/null; then
 	cp "$a/agents.csv" "$a/agents-breakdown.csv" "$f/"

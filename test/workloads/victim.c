@@ -283,16 +283,6 @@ static int region_end(FILE *certs, double entry, double warm)
 	return c.outcome == KREX_OUTCOME_CLEAN;
 }
 
-/* The wall clock in seconds since the epoch: comparable with the parent's
- * time.time() (agents.py splits a command's wall time by it). */
-static double epoch_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	struct wl_kernel k;
@@ -303,8 +293,8 @@ int main(int argc, char **argv)
 	pthread_t churner;
 	long idle_us = 0, idle_then_spin = 0, warm_us = 0;
 	long long iters, spacer = 0;
-	double *ev, *wall, *entry, *hs = NULL, *t0s = NULL, warm = 0, t_main = epoch_s(), t_ready,
-	                           t_end;
+	double *ev, *wall, *entry, *hs = NULL, *t0s = NULL, warm = 0, t_main = wl_epoch_s(),
+	                           t_ready, t_end;
 	CUevent e0, e1, tev[2];
 	FILE *f, *certs = NULL;
 
@@ -407,7 +397,7 @@ int main(int argc, char **argv)
 	wl_check(k.cu.cuEventCreate(&e1, 0), "cuEventCreate");
 	tev[0] = e0;
 	tev[1] = e1;
-	t_ready = epoch_s();
+	t_ready = wl_epoch_s();
 	for (i = 0; i < warmup; i++)
 		wl_launch(&k, iters);
 	wl_check(k.cu.cuCtxSynchronize(), "cuCtxSynchronize");
@@ -460,7 +450,7 @@ int main(int argc, char **argv)
 		    (mode == REG_BATCH && (i % batch == batch - 1 || i == n - 1)))
 			clean += region_end(certs, entry[nentry - 1], warm);
 	}
-	t_end = epoch_s();
+	t_end = wl_epoch_s();
 	if (churn) {
 		atomic_store(&churn_stop, 1);
 		pthread_join(churner, NULL);
@@ -488,7 +478,8 @@ int main(int argc, char **argv)
 	       pct(wall, n, 95), pct(wall, n, 99));
 	/* the command's phases on the wall clock: agents.py splits its wall
 	 * time into start-up, GPU work and exit */
-	printf(" t_main=%.6f t_ready=%.6f t_end=%.6f", t_main, t_ready, t_end);
+	printf(" t_main=%.6f t_init=%.6f t_ctx=%.6f t_mod=%.6f t_ready=%.6f t_end=%.6f", t_main,
+	       k.t_init, k.t_ctx, k.t_mod, t_ready, t_end);
 	if (hs)
 		host_split_print(hs, n);
 	if (regions) {

@@ -29,6 +29,14 @@ double wl_now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+double wl_epoch_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 #define WL_SYM(name)                                                                               \
 	do {                                                                                       \
 		*(void **)&k->cu.name = dlsym(h, #name);                                           \
@@ -158,16 +166,19 @@ void wl_open(struct wl_kernel *k)
 	WL_SYM(cuStreamCreate);
 	WL_SYM(cuStreamDestroy_v2);
 	wl_check(k->cu.cuInit(0), "cuInit");
+	k->t_init = wl_epoch_s();
 	wl_check(k->cu.cuDeviceGet(&dev, 0), "cuDeviceGet");
 	wl_sched(h, dev);
 	wl_check(k->cu.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
 	wl_check(k->cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+	k->t_ctx = wl_epoch_s();
 	/* 16 = CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT; 4 blocks per SM as
 	 * in the spike (528 on an H200). */
 	wl_check(k->cu.cuDeviceGetAttribute(&sms, 16, dev), "cuDeviceGetAttribute");
 	k->blocks = (unsigned)(sms > 0 ? sms * 4 : 4);
 	wl_check(k->cu.cuModuleLoadData(&mod, wl_module_image()),
 	         "cuModuleLoadData (a real GPU needs fma.fatbin: nvcc, or KREX_WL_MODULE)");
+	k->t_mod = wl_epoch_s();
 	wl_check(k->cu.cuModuleGetFunction(&k->fma, mod, "fma_loop"), "cuModuleGetFunction");
 	wl_check(k->cu.cuModuleGetFunction(&k->empty, mod, "empty"), "cuModuleGetFunction");
 	wl_check(k->cu.cuMemAlloc_v2(&k->out, (size_t)k->blocks * 256 * sizeof(float)),

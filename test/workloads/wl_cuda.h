@@ -42,6 +42,9 @@ struct wl_kernel {
 	CUfunction fma, empty;
 	CUdeviceptr out;
 	unsigned blocks;
+	/* wl_open()'s start-up, CLOCK_REALTIME seconds at the return of cuInit,
+	 * of the primary context's retain and of the module's load */
+	double t_init, t_ctx, t_mod;
 };
 
 /* dlopen libcuda, resolve, cuInit, primary context, module, buffer.
@@ -60,6 +63,10 @@ void *wl_module_image(void);
 
 /* Exit with a message when r is not CUDA_SUCCESS. */
 void wl_check(CUresult r, const char *what);
+
+/* The wall clock (CLOCK_REALTIME) in seconds since the epoch: comparable
+ * with a parent's time.time() (agents.py splits a command's wall time by it). */
+double wl_epoch_s(void);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 double wl_now_ms(void);
