@@ -369,6 +369,22 @@ struct gq *gate_queue_before(struct gq *tab, int len, void *s, const struct gq_o
 static int gate_drain(void *arg);
 static int gate_warm(void *arg);
 
+/* KREX_GATE_CONTEXTS=finish: wait, until deadline, for the contexts being
+ * made (traced); the microseconds waited. */
+static uint64_t gate_wait_contexts_made(uint64_t deadline)
+{
+	uint64_t t0 = time_now_ns();
+	int n = gate_ctx_making_now();
+
+	if (n <= 0)
+		return 0;
+	gate_trace("drain: waiting for %d context(s) being made", n);
+	n = gate_ctx_wait_made(deadline);
+	gate_trace("drain: waited %llu us for contexts being made, %d still being made",
+	           (unsigned long long)((time_now_ns() - t0) / 1000), n);
+	return (time_now_ns() - t0) / 1000;
+}
+
 /* Join krexd; on any failure stay in pass-through (fail open, logged once). */
 static void gate_join(void)
 {
@@ -408,6 +424,7 @@ static void gate_atfork_child(void)
 	for (int i = 0; i < GATE_EPOCHS; i++)
 		atomic_store(&gate_asked[i], 0);
 	atomic_store(&gate_through_left, 0);
+	gate_ctx_making_forget();
 	for (b = gate_backends; b < gate_backends_end; b++)
 		if ((*b)->forget)
 			(*b)->forget();
@@ -449,8 +466,9 @@ __attribute__((constructor)) static void gate_init(void)
 	}
 	s = getenv(KREX_ENV_GATE_CONTEXTS);
 	gate_ctx_hold = !s || strcmp(s, "pass") != 0;
-	if (s && *s && gate_ctx_hold && strcmp(s, "hold") != 0)
-		log_warn("%s=%s: not hold or pass; holding", KREX_ENV_GATE_CONTEXTS, s);
+	gate_ctx_finish_init(s);
+	if (s && *s && gate_ctx_hold && !gate_ctx_finish && strcmp(s, "hold") != 0)
+		log_warn("%s=%s: not hold, finish or pass; holding", KREX_ENV_GATE_CONTEXTS, s);
 	pthread_atfork(NULL, NULL, gate_atfork_child);
 	gate_join();
 }
@@ -549,18 +567,18 @@ static int gate_enter_once(int passable, gate_busy_fn busy, void *stream)
 	}
 }
 
-void gate_context_wait(void)
+int gate_context_wait(void)
 {
 	int s = atomic_load_explicit(&gate_state, memory_order_relaxed), held = 0, e;
 	struct timespec slice = {0, 100 * 1000 * 1000};
 	uint64_t t0;
 
 	if (!gate_ctx_hold || s == GS_PASS)
-		return;
+		return 0;
 	if (s == GS_REJOIN) {
 		gate_rejoin();
 		if (atomic_load(&gate_state) != GS_JOINED)
-			return;
+			return 0;
 	}
 	t0 = time_now_ns();
 	gate_trace("context: at the gate");
@@ -585,6 +603,7 @@ void gate_context_wait(void)
 		/* agents.py reads it: a command's start-up, split */
 		log_debug("context: held %llu us at a closed gate", w);
 	}
+	return gate_joined() ? gate_ctx_making_begin() : 0;
 }
 
 /*
@@ -671,12 +690,17 @@ static int gate_drain(void *arg)
 	unsigned long busy0 = gate_stat(GST_THROUGH_LAUNCHES);
 	unsigned parked0 = gate_parked_now();
 	int passes, rc, rounds = 0, onto_busy, exiting = 0;
+	uint64_t ctx_us, ctx_deadline = time_deadline_ms(gate_ctx_finish_ms);
 
 	(void)arg;
 	atomic_store(&gate_draining, 1);
 	gate_drain_passes = 0;
 	gate_drain_snapped = 0;
 	gate_stat_add(GST_DRAINS);
+	/* KREX_GATE_CONTEXTS=finish: a context being made is finished before
+	 * the drain looks at anything (its thread then waits at the gate), so
+	 * that the freeze does not stop it halfway */
+	ctx_us = gate_wait_contexts_made(ctx_deadline < deadline ? ctx_deadline : deadline);
 	/* Rounds: a round that let parked threads through (a pass) is followed
 	 * by one that waits for what they submitted, with the gate shut again. */
 	do {
@@ -727,11 +751,12 @@ static int gate_drain(void *arg)
 
 		snprintf(
 		        d, sizeof(d),
-		        "%llu us (calls inside the driver: %llu us), %d round(s), %d pass(es), %lu launch(es) let through, %lu onto busy streams, %u thread(s) parked at the start, status %d",
+		        "%llu us (calls inside the driver: %llu us), %d round(s), %d pass(es), %lu launch(es) let through, %lu onto busy streams, %u thread(s) parked at the start, status %d, contexts being made %llu us",
 		        (unsigned long long)((time_now_ns() - t0) / 1000),
 		        (unsigned long long)(t_in / 1000), rounds, gate_drain_passes,
 		        gate_stat(GST_PASSED_LAUNCHES) - through0,
-		        gate_stat(GST_THROUGH_LAUNCHES) - busy0, parked0, rc);
+		        gate_stat(GST_THROUGH_LAUNCHES) - busy0, parked0, rc,
+		        (unsigned long long)ctx_us);
 		log_debug("drain: %s", d);
 		gate_trace("drain %s", d);
 	}

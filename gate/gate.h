@@ -75,9 +75,28 @@ void gate_leave(int joined);
  * doc/gate.md); a process started during a region would otherwise make its
  * context there.  A context already being made when the gate closes is not
  * stopped: the freeze waits for its driver call.  KREX_GATE_CONTEXTS=pass
- * turns the wait off.
+ * turns the wait off.  With KREX_GATE_CONTEXTS=finish a drain waits (at
+ * most GATE_CTX_FINISH_MS) for the contexts being made: returns 1 when this
+ * call is counted so, and gate_context_made() must follow the driver call
+ * with what it returned.
  */
-void gate_context_wait(void);
+int gate_context_wait(void);
+void gate_context_made(int counted);
+
+/* gate_ctx.c: KREX_GATE_CONTEXTS=finish, the contexts being made. */
+extern int gate_ctx_finish;         /* a drain waits for them */
+extern unsigned gate_ctx_finish_ms; /* at most this long (KREX_GATE_FINISH_MS) */
+/* From the gate's start: contexts is KREX_GATE_CONTEXTS (NULL: unset). */
+void gate_ctx_finish_init(const char *contexts);
+/* 1 when a context about to be made is counted (finish), else 0. */
+int gate_ctx_making_begin(void);
+/* In a child after fork: none being made there. */
+void gate_ctx_making_forget(void);
+/* Contexts of this process being made now. */
+int gate_ctx_making_now(void);
+/* Wait, until deadline, while contexts of this process are being made; how
+ * many still are. */
+int gate_ctx_wait_made(uint64_t deadline);
 
 /* 1 while the process is joined (the gates apply to it). */
 int gate_joined(void);

@@ -160,7 +160,8 @@ static struct gq *gate_cuda_queue_before(CUstream s, int pt)
 
 struct cu_ticket {
 	int joined, kind, id;
-	int released; /* a primary context release's device, else -1 */
+	int ctx_counted; /* GK_CONTEXT: gate_context_wait()'s answer */
+	int released;    /* a primary context release's device, else -1 */
 	struct gq *q;
 };
 
@@ -281,7 +282,7 @@ static void gate_cuda_before(struct cu_ticket *t, int id, int pt, CUstream s)
 	if (t->kind == GK_CONTEXT) {
 		t->q = NULL;
 		t->joined = 0;
-		gate_context_wait();
+		t->ctx_counted = gate_context_wait();
 		return;
 	}
 	if (t->kind == GK_CONTEXT_END) {
@@ -332,6 +333,8 @@ static void gate_cuda_after(struct cu_ticket *t, CUresult r)
 		gq_after(t->q, &cu_gq_ops, gate_queue_ns());
 	if (t->released >= 0 && r == CUDA_SUCCESS)
 		gate_cuda_released(t->released);
+	if (t->kind == GK_CONTEXT)
+		gate_context_made(t->ctx_counted);
 	if (t->kind == GK_CONTEXT_END)
 		gate_cuda_release_scan(NULL); /* no marks left */
 	if (t->kind == GK_CONTEXT && r == CUDA_SUCCESS &&

@@ -608,8 +608,10 @@ static hipError_t gate_hip_capture(int kind, hipError_t r)
 			atomic_fetch_add_explicit(&hip_count[HIPH_##name], 1,                      \
 			                          memory_order_relaxed);                           \
 		if (kind == GK_CONTEXT) {                                                          \
-			gate_context_wait();                                                       \
-			return gate_fn args;                                                       \
+			joined = gate_context_wait(); /* here: counted for a drain */              \
+			r = gate_fn args;                                                          \
+			gate_context_made(joined);                                                 \
+			return r;                                                                  \
 		}                                                                                  \
 		if (kind == GK_CONTEXT_END) { /* gated, never passed (gate.h) */                   \
 			(void)(stream);                                                            \

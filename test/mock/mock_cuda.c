@@ -20,9 +20,11 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gate_types.h"
@@ -201,10 +203,34 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d)
  * driver does (its streams and events with it: its epoch). */
 static int primary_refs;
 
+/*
+ * A test's hook, not the driver's behaviour: with KREX_MOCK_CTX_WAIT=PATH a
+ * retain that makes the primary context creates PATH.in and waits until PATH
+ * exists, so that a test holds a context being made (a real driver takes
+ * hundreds of milliseconds under load) and lets it finish when it chooses.
+ */
+static void mock_ctx_wait(void)
+{
+	const char *w = getenv("KREX_MOCK_CTX_WAIT");
+	struct timespec ms = {0, 1000 * 1000};
+	char in[4096];
+	int fd;
+
+	if (!w || !*w || primary_refs > 0 ||
+	    snprintf(in, sizeof(in), "%s.in", w) >= (int)sizeof(in))
+		return;
+	fd = open(in, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	while (access(w, F_OK) != 0)
+		nanosleep(&ms, NULL);
+}
+
 CUresult mock_cu_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	mock_ctx_wait();
 	*c = &primary_ctx;
 	primary_refs++;
 	return CUDA_SUCCESS;

@@ -18,6 +18,7 @@
 static void test_stall_found(void);
 
 #include "../../gate/gate.c"
+#include "../../gate/gate_ctx.c"
 
 #include "tap.h"
 
