@@ -9,7 +9,8 @@ closed to grant; exit_us: the unwind) and its end (held).  Each gate at
 KREX_LOG=debug logs its own drain: its time, the time spent waiting for calls
 already inside the driver, rounds, passes (parked threads let through), the
 launches those passes let through, those let onto busy streams, the threads
-parked at its start.  The
+parked at its start, and (newer gates) its wait for contexts being made
+(KREX_GATE_CONTEXTS=finish; parse_gate()'s ctx_us, 0 from older gates).  The
 benchmark drivers (fidelity.py, agents.py) name their participants with
 `krex run --label`, and krexd logs each label when the participant
 registers: that maps a participant to the sibling (workload or role) the
@@ -60,7 +61,8 @@ RE_END = re.compile(r"region (\d+) ends \(\d+\): outcome \d+, held (\d+) us")
 RE_GATE = re.compile(r"krex-gate: debug: drain: (\d+) us \(calls inside the driver: (\d+) us\), "
                      r"(\d+) round\(s\), (\d+) pass\(es\), (\d+) launch\(es\) let through, "
                      r"(?:(\d+) onto busy streams, )?"
-                     r"(\d+) thread\(s\) parked at the start, status (-?\d+)")
+                     r"(\d+) thread\(s\) parked at the start, status (-?\d+)"
+                     r"(?:, contexts being made (\d+) us)?")
 
 COLS = ["sibling", "participants", "drains", "slowest", "wait_p50_ms", "wait_p95_ms",
         "wait_max_ms", "own_p50_ms", "own_p95_ms", "own_max_ms", "failed", "gated_ms",
@@ -115,7 +117,8 @@ def parse_gate(lines):
         if m:
             v = [int(x) if x is not None else 0 for x in m.groups()]
             out.append(dict(us=v[0], in_driver_us=v[1], rounds=v[2], passes=v[3],
-                            let_through=v[4], onto_busy=v[5], parked=v[6], status=v[7]))
+                            let_through=v[4], onto_busy=v[5], parked=v[6], status=v[7],
+                            ctx_us=v[8]))
     return out
 
 
