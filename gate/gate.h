@@ -88,7 +88,7 @@ extern int gate_ctx_finish;         /* a drain waits for them */
 extern unsigned gate_ctx_finish_ms; /* at most this long (KREX_GATE_FINISH_MS) */
 /* From the gate's start: contexts is KREX_GATE_CONTEXTS (NULL: unset). */
 void gate_ctx_finish_init(const char *contexts);
-/* 1 when a context about to be made is counted (finish), else 0. */
+/* Count a context about to be made (joined); 1. */
 int gate_ctx_making_begin(void);
 /* In a child after fork: none being made there. */
 void gate_ctx_making_forget(void);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gate_ctx.c - KREX_GATE_CONTEXTS=finish (doc/gate.md "Making a context
- * waits at a closed gate"): the contexts this process is making, counted
- * from the gate's check (gate_context_wait()) to the driver call's return
- * (gate_context_made()), so that a drain can let them finish before the
- * freeze stops one halfway.  Not in flight: a drain waits for them first,
- * at most gate_ctx_finish_ms, and only with finish.
+ * gate_ctx.c - the contexts this process is making (doc/gate.md "Making a
+ * context waits at a closed gate"), counted from the gate's check
+ * (gate_context_wait()) to the driver call's return (gate_context_made()),
+ * so that the freeze does not stop one halfway: krexd hears when the count
+ * leaves and reaches 0 (krex_gate_ctx_making(): a region about to close
+ * our gates waits for them, krexd.conf(5) ctx_defer), and with
+ * KREX_GATE_CONTEXTS=finish a drain waits for them first, at most
+ * gate_ctx_finish_ms.  Not in flight either way.
  */
 #include "config.h"
 
@@ -20,6 +22,7 @@
 
 #include "defs.h"
 #include "gate.h"
+#include "krex/region.h"
 #include "log.h"
 #include "timeutil.h"
 
@@ -50,16 +53,17 @@ void gate_ctx_finish_init(const char *contexts)
 
 int gate_ctx_making_begin(void)
 {
-	if (!gate_ctx_finish)
-		return 0;
-	atomic_fetch_add(&making, 1);
+	if (atomic_fetch_add(&making, 1) == 0)
+		krex_gate_ctx_making(1); /* krexd: a region about to close waits for it */
 	return 1;
 }
 
 void gate_context_made(int counted)
 {
-	if (counted && atomic_fetch_sub(&making, 1) == 1)
-		syscall(SYS_futex, (int *)&making, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	if (!counted || atomic_fetch_sub(&making, 1) != 1)
+		return;
+	krex_gate_ctx_making(0);
+	syscall(SYS_futex, (int *)&making, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 void gate_ctx_making_forget(void)

@@ -272,6 +272,7 @@ static int conn_type_ok(uint16_t type)
 	case PROTO_REGION_END:
 	case PROTO_STATUS:
 	case PROTO_DRAIN_ACK:
+	case PROTO_CTX_MAKING:
 	case PROTO_RELEASE:
 	case PROTO_LOG:
 	case PROTO_SUMMARY:
@@ -319,6 +320,13 @@ static void conn_dispatch(struct krexd *k, struct conn *c)
 		else
 			conn_error(k, c, seq, KREX_ENOTREG,
 			           "DRAIN_ACK from a connection without a drain thread");
+		break;
+	case PROTO_CTX_MAKING:
+		if (c->part && c->gate)
+			region_ctx_making(k, c, m.ctxm.making != 0);
+		else
+			conn_error(k, c, seq, KREX_ENOTREG,
+			           "CTX_MAKING from a connection without a drain thread");
 		break;
 	case PROTO_RELEASE:
 		region_release(k, c, seq, &m.release);

@@ -45,6 +45,7 @@ struct conn {
 	pid_t member_pid;
 	int gate;              /* registered with PROTO_REG_GATE */
 	int holdctx;           /* ... and PROTO_REG_HOLDCTX: its contexts wait at the gate */
+	uint64_t ctx_since;    /* its process makes GPU contexts since (CTX_MAKING), 0 not */
 	struct region *region; /* queued or held by this connection */
 	struct krex_certificate expired; /* a revoked region's, kept for END */
 	int have_expired;

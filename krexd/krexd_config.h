@@ -46,10 +46,12 @@ struct krexd_config {
 	int settle;                      /* enum settle_mode */
 	uint64_t settle_timeout_ns;      /* longest wait for the clock after the freeze */
 	uint64_t exit_wait_ns;           /* longest wait for exiting processes to leave the GPU */
-	double clock_tolerance;          /* percent under the nominal SM clock still clean */
-	int require_clocks;              /* enum require_clocks: unknown clocks => degraded */
-	uint64_t chain_max_ns;           /* longest chain of regions without a thaw, 0 = off */
-	uint64_t chain_gap_ns;           /* siblings run this long after a chain is cut */
+	uint64_t
+	        ctx_defer_ns; /* longest a region's start waits for siblings' contexts being made */
+	double clock_tolerance; /* percent under the nominal SM clock still clean */
+	int require_clocks;     /* enum require_clocks: unknown clocks => degraded */
+	uint64_t chain_max_ns;  /* longest chain of regions without a thaw, 0 = off */
+	uint64_t chain_gap_ns;  /* siblings run this long after a chain is cut */
 	/* ---- limits and policy (doc/security.md) ---- */
 	int gpu_policy;               /* enum gpu_policy: which GPUs a non-root user may name */
 	unsigned max_conns_per_uid;   /* open connections of one uid */

@@ -209,6 +209,8 @@ void region_schedule(struct krexd *k)
 	if (test_grant_held(k))
 		return;
 	while ((q = rq_next(&k->rq, now))) {
+		if (region_ctx_defer(k, q->data, now))
+			continue; /* siblings' contexts being made: passed over until made */
 		if (region_quota_take(k, q->data, now) < 0)
 			continue; /* refused and removed from the queue */
 		rq_start(&k->rq, q, now);
@@ -538,6 +540,7 @@ void region_conn_gone(struct krexd *k, struct conn *c)
 	struct region *r, *next;
 	struct sib *s;
 
+	region_ctx_making(k, c, 0); /* a region waiting for its contexts: no longer */
 	if (c->region) {
 		c->region->conn = NULL;
 		region_finish(k, c->region, END_GONE, NULL);

@@ -19,6 +19,9 @@ int region_end(struct krexd *k, struct conn *c, uint32_t seq, const struct proto
 int region_release(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_release *r);
 void region_ack(struct krexd *k, struct conn *c, const struct proto_drain_ack *a);
 void region_conn_gone(struct krexd *k, struct conn *c);
+/* A member's CTX_MAKING (region_defer.c): its process began (on) or ended
+ * making GPU contexts; a region waiting for them looks again. */
+void region_ctx_making(struct krexd *k, struct conn *c, int on);
 int region_conn_busy(const struct conn *c);
 void region_part_gone(struct krexd *k, struct part *p);
 void region_part_new(struct krexd *k, struct part *p);

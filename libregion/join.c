@@ -273,6 +273,10 @@ static int view_closed(const struct join_view *v)
 	return 0;
 }
 
+/* Sends on the member's socket: the drain thread's acks and any thread's
+ * CTX_MAKING (krex_gate_ctx_making()); join_state.fd changes under it. */
+static pthread_mutex_t join_send_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Drain and acknowledge generation gen. */
 static void drain_ack(int fd, uint32_t gen)
 {
@@ -286,9 +290,32 @@ static void drain_ack(int fd, uint32_t gen)
 	ack.ack.generation = gen;
 	ack.ack.status = (uint32_t)(st < 0 ? -st : st);
 	ack.ack.drain_us = (time_now_ns() - t0) / NS_PER_US;
-	if (proto_send(fd, PROTO_DRAIN_ACK, 0, &ack, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS)) <
-	    0)
+	pthread_mutex_lock(&join_send_lock);
+	st = proto_send(fd, PROTO_DRAIN_ACK, 0, &ack, time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS));
+	pthread_mutex_unlock(&join_send_lock);
+	if (st < 0)
 		log_debug("drain ack for generation %u not sent: %s", gen, strerror(errno));
+}
+
+/*
+ * Tell krexd that this process began (on) or ended (!on) making GPU
+ * contexts (a CTX_MAKING on the member's socket, no answer): a region about
+ * to close a gate of ours then waits for them, at most krexd.conf(5)
+ * ctx_defer, with the gates still open.  Nothing when not connected.
+ */
+KREX_EXPORT void krex_gate_ctx_making(int on)
+{
+	union proto_body m;
+
+	if (!atomic_load(&join_state.connected))
+		return;
+	memset(&m, 0, sizeof(m));
+	m.ctxm.making = on != 0;
+	pthread_mutex_lock(&join_send_lock);
+	if (join_state.fd >= 0 && proto_send(join_state.fd, PROTO_CTX_MAKING, 0, &m,
+	                                     time_deadline_ms(KREX_DEFAULT_IO_TIMEOUT_MS)) < 0)
+		log_debug("CTX_MAKING %d not sent: %s", on != 0, strerror(errno));
+	pthread_mutex_unlock(&join_send_lock);
 }
 
 /*
@@ -347,7 +374,9 @@ static void *drain_main(void *arg)
 			fd = join_register(&v, &kerr);
 			if (fd < 0)
 				continue;
+			pthread_mutex_lock(&join_send_lock);
 			join_state.fd = fd;
+			pthread_mutex_unlock(&join_send_lock);
 			atomic_store(&join_state.view, v);
 			/* Gated threads may still read the old page: unmapped once they left. */
 			view_retire(old);
@@ -365,8 +394,10 @@ static void *drain_main(void *arg)
 		if (socket_broken(fd)) {
 			if (log_ratelimit(&join_log_last, 10 * NS_PER_S))
 				log_warn("krexd went away; GPU gate open until it is back");
+			pthread_mutex_lock(&join_send_lock);
 			close(fd);
 			join_state.fd = -1;
+			pthread_mutex_unlock(&join_send_lock);
 			join_fail_open();
 		}
 	}
@@ -379,6 +410,7 @@ static void join_atfork_child(void)
 	/* The drain thread did not survive fork(); the child re-joins by itself
 	 * (the gate does it) and until then passes through. */
 	pthread_mutex_init(&join_state.lock, NULL);
+	pthread_mutex_init(&join_send_lock, NULL);
 	if (join_state.fd >= 0)
 		close(join_state.fd);
 	join_state.fd = -1;
@@ -440,7 +472,9 @@ KREX_EXPORT int krex_join(const struct krex_join_opts *opts)
 	fd = join_register(&v, &rc);
 	if (fd < 0)
 		goto out;
+	pthread_mutex_lock(&join_send_lock);
 	join_state.fd = fd;
+	pthread_mutex_unlock(&join_send_lock);
 	atomic_store(&join_state.view, v);
 	atomic_store(&join_state.connected, 1);
 	atomic_store(&join_state.stop, 0);
@@ -449,8 +483,10 @@ KREX_EXPORT int krex_join(const struct krex_join_opts *opts)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&join_state.thread, NULL, drain_main, NULL) != 0) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_mutex_lock(&join_send_lock);
 		close(fd);
 		join_state.fd = -1;
+		pthread_mutex_unlock(&join_send_lock);
 		view_free(atomic_exchange(&join_state.view, NULL));
 		rc = KREX_ESYS;
 		goto out;
@@ -480,9 +516,11 @@ KREX_EXPORT int krex_leave(void)
 		(void)futex(&v->page->generation, FUTEX_WAKE, INT_MAX, NULL);
 	atomic_fetch_sub(&join_readers[e], 1);
 	pthread_join(join_state.thread, NULL);
+	pthread_mutex_lock(&join_send_lock);
 	if (join_state.fd >= 0)
 		close(join_state.fd); /* krexd drops the member; the participant stays */
 	join_state.fd = -1;
+	pthread_mutex_unlock(&join_send_lock);
 	v = atomic_exchange(&join_state.view, NULL);
 	atomic_store(&join_state.connected, 0);
 	/* Wake threads gated on the old page: they see the view gone and pass. */

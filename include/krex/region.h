@@ -343,6 +343,14 @@ unsigned krex_gate_parked(void);
 void krex_gate_pass(int on);
 
 /*
+ * For the gate: this process began (on != 0) or ended (0) making GPU
+ * contexts.  krexd lets a region that is about to close a gate of ours wait
+ * for them (at most krexd.conf(5) ctx_defer), the gates still open, so that
+ * its freeze does not stop a context halfway.  Nothing when not joined.
+ */
+void krex_gate_ctx_making(int on);
+
+/*
  * The bounded queue krexd asks the gate to keep (krexd.conf(5) queue_cap and
  * queue_time), known after krex_join(): launches between gate events (0 =
  * off), and the GPU time in microseconds a stream may have queued (0 = by

@@ -15,34 +15,14 @@
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/mockgpu-lib.sh"
 mg_setup ctxfinish
-CAP=$top_builddir/test/gate/.libs/capturer
-[ -x "$CAP" ] || CAP=$top_builddir/test/gate/capturer
 
-# sibling DIR ENV...: a context maker under `krex run`, traced, its retain
-# held until DIR.go exists (DIR.go.in: the retain has begun).
-sibling() {
-	local d=$1
-	shift
-	mkdir -p "$d"
-	env KREX_GATE_TRACE="$d" KREX_LOG=info KREX_MOCK_CTX_WAIT="$d.go" "$@" \
-		"$KREX" run --gpus mock0 -- "$CAP" context retain "$d" 2>"$d/err" &
-	PIDS="$PIDS $!"
-}
-# owner NAME: a region whose command writes, at its grant, whether the
-# sibling's context (DIR/out) was made ("after") or not ("before"), then
-# holds the region until NAME.go.
-owner() {
-	timeout -k 5 90 "$KREX" region --gpus mock0 --cert "$T/$1.cert" -- sh -c \
-		"if test -e $2/out; then echo after; else echo before; fi >$T/$1.order; while [ ! -e $T/$1.go ]; do sleep 0.01; done" &
-	PIDS="$PIDS $!"
-}
 traced() { cat "$1"/trace.* 2>/dev/null | grep -q "$2"; }
 finish_case() { # NAME ENV...: sibling, its retain under way, then the owner
 	local n=$1
 	shift
-	sibling "$T/$n" "$@"
+	mg_ctx_sibling "$T/$n" "$@"
 	wait_for 20 test -e "$T/$n.go.in" || return 1
-	owner "$n" "$T/$n"
+	mg_ctx_owner "$n" "$T/$n"
 }
 end_case() { # NAME: end the owner's region and the sibling
 	touch "$T/$1.go" "$T/$1/end"

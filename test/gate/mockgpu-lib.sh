@@ -33,3 +33,24 @@ mg_setup() {
 	export KREX_GATE_LIB=$top_builddir/gate/.libs/libkrexgate.so
 	trap mg_cleanup EXIT
 }
+# For context_finish.sh and context_defer.sh: a context being made when a
+# region closes.  mg_ctx_sibling DIR ENV...: `krex run capturer context
+# retain DIR`, traced into DIR, its retain held by the mock until DIR.go
+# exists (KREX_MOCK_CTX_WAIT; DIR.go.in: the retain has begun).
+mg_ctx_sibling() {
+	local d=$1 cap=$top_builddir/test/gate/.libs/capturer
+	shift
+	[ -x "$cap" ] || cap=$top_builddir/test/gate/capturer
+	mkdir -p "$d"
+	env KREX_GATE_TRACE="$d" KREX_LOG=info KREX_MOCK_CTX_WAIT="$d.go" "$@" \
+		"$KREX" run --gpus mock0 -- "$cap" context retain "$d" 2>"$d/err" &
+	PIDS="$PIDS $!"
+}
+# mg_ctx_owner NAME DIR: a region whose command writes to $T/NAME.order, at
+# its grant, whether DIR's context was made ("after") or not ("before"),
+# then holds the region until $T/NAME.go exists; its certificate $T/NAME.cert.
+mg_ctx_owner() {
+	timeout -k 5 90 "$KREX" region --gpus mock0 --cert "$T/$1.cert" -- sh -c \
+		"if test -e $2/out; then echo after; else echo before; fi >$T/$1.order; while [ ! -e $T/$1.go ]; do sleep 0.01; done" &
+	PIDS="$PIDS $!"
+}

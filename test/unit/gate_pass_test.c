@@ -78,6 +78,11 @@ unsigned krex_gate_parked(void)
 	return 0;
 }
 
+void krex_gate_ctx_making(int on)
+{
+	(void)on;
+}
+
 static int region_pass;
 
 void krex_gate_pass(int on)

@@ -276,6 +276,9 @@ static void fill(uint16_t type, int v, union proto_body *m)
 		m->ack.status = u32(v);
 		m->ack.drain_us = u64(v);
 		break;
+	case PROTO_CTX_MAKING:
+		m->ctxm.making = u32(v);
+		break;
 	case PROTO_RELEASE:
 		m->release.region_id = u64(v);
 		break;

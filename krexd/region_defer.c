@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * region_defer.c - a region about to close its gates while siblings are
+ * making GPU contexts waits for them, the gates still open (krexd.conf(5)
+ * ctx_defer; doc/design.md "Contexts being made at a close").  Making a
+ * context is many driver calls: the freeze stops it at its next return to
+ * user space and it finishes only after the region, and on an H100 over MPS
+ * at 32 sessions such a context took 1.0-1.5 s against 0.2-0.5 s
+ * uninterrupted (notebook/h200-session-35).  The gate says when a member
+ * process begins and ends making contexts (CTX_MAKING); a region waits only
+ * for those begun before it first could start, at most ctx_defer from
+ * then, and never again after.  Letting the drain wait instead (the gate's
+ * KREX_GATE_CONTEXTS=finish) kept the gates closed that long: slower.
+ */
+#include "config.h"
+
+#include "conn.h"
+#include "log.h"
+#include "part.h"
+#include "region_int.h"
+#include "timeutil.h"
+
+/* Members of r's siblings making contexts since before t0 (r's first look). */
+static unsigned defer_makers(struct krexd *k, const struct region *r, uint64_t t0)
+{
+	const struct conn *c;
+	unsigned n = 0;
+
+	for (c = k->conns; c; c = c->next)
+		if (!c->dead && c->gate && c->ctx_since && c->ctx_since <= t0 && c->part &&
+		    c->part->id != r->owner && (c->part->mask & r->rq.mask))
+			n++;
+	return n;
+}
+
+int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now)
+{
+	uint64_t bound = k->cfg.ctx_defer_ns;
+	unsigned n;
+
+	if (!bound)
+		return 0;
+	if (!r->defer_t0) {
+		r->defer_t0 = now;
+		r->defer_nb = r->rq.not_before_ns;
+	}
+	n = now < r->defer_t0 + bound ? defer_makers(k, r, r->defer_t0) : 0;
+	if (!n) {
+		if (r->deferred)
+			log_debug("region %llu: the contexts being made at its start are made (or %llu ms passed): it starts after %llu us",
+			          (unsigned long long)r->rq.id,
+			          (unsigned long long)(bound / NS_PER_MS),
+			          (unsigned long long)((now - r->defer_t0) / NS_PER_US));
+		r->deferred = 0;
+		return 0;
+	}
+	if (!r->deferred)
+		log_debug("region %llu: %u sibling process(es) making GPU contexts: its gates close when they are made, at most %llu ms",
+		          (unsigned long long)r->rq.id, n, (unsigned long long)(bound / NS_PER_MS));
+	r->deferred = 1;
+	r->rq.not_before_ns = r->defer_t0 + bound; /* rq_next() passes it over until then */
+	return 1;
+}
+
+void region_ctx_making(struct krexd *k, struct conn *c, int on)
+{
+	struct region *r;
+
+	if (on) {
+		if (!c->ctx_since)
+			c->ctx_since = time_now_ns();
+		return;
+	}
+	if (!c->ctx_since)
+		return;
+	c->ctx_since = 0;
+	/* the regions waiting for contexts look again this loop turn */
+	for (r = regions; r; r = r->next)
+		if (r->deferred && r->phase == PH_QUEUED) {
+			r->rq.not_before_ns = r->defer_nb;
+			k->resched = 1;
+		}
+}
