@@ -700,7 +700,9 @@ static int gate_drain(void *arg)
 	/* KREX_GATE_CONTEXTS=finish: a context being made is finished before
 	 * the drain looks at anything (its thread then waits at the gate), so
 	 * that the freeze does not stop it halfway */
-	ctx_us = gate_wait_contexts_made(ctx_deadline < deadline ? ctx_deadline : deadline);
+	ctx_us = gate_ctx_finish ? gate_wait_contexts_made(ctx_deadline < deadline ? ctx_deadline
+	                                                                           : deadline)
+	                         : 0;
 	/* Rounds: a round that let parked threads through (a pass) is followed
 	 * by one that waits for what they submitted, with the gate shut again. */
 	do {

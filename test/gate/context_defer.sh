@@ -47,7 +47,7 @@ end_case() {
 }
 order() { wait_for 20 test -s "$T/$1.order" && cat "$T/$1.order"; }
 
-plan 13
+plan 14
 ok "krexd starts (ctx_defer = 2s)" krexd_up 2s
 
 start_case d
@@ -78,6 +78,8 @@ end_case b
 ok "krexd restarts with ctx_defer = 0" krexd_up 0
 start_case z
 ok "ctx_defer = 0: granted before the context ($(order z))" test "$(order z)" = before
+ok "... its drain did not wait for it (the gate's finish is off)" \
+	sh -c "! cat $T/z/trace.* | grep -q 'drain: waiting for'"
 end_case z
 grep 'are made (or' "$T/krexd.log" | sed 's/.*krexd: debug: //' | while read -r l; do diag "$l"; done
 done_testing

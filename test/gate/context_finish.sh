@@ -30,7 +30,7 @@ end_case() { # NAME: end the owner's region and the sibling
 	PIDS=
 }
 
-plan 11
+plan 12
 mkdir -p "$T/run"
 "$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=2s -o log_level=debug \
 	-o "cgroup_subtree=krex-test/x$$" 2>"$T/krexd.log" &
@@ -55,6 +55,7 @@ finish_case h
 ok "hold: the owner is granted" wait_for 20 test -s "$T/h.order"
 ok "hold: ... before the sibling's context was made ($(cat "$T/h.order"))" \
 	test "$(cat "$T/h.order")" = before
+ok "hold: its drain did not wait for the context" sh -c "! cat $T/h/trace.* | grep -q 'drain: waiting for'"
 end_case h
 
 # finish with a context that is not made within the bound: the grant comes
