@@ -47,16 +47,18 @@ int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now)
 	n = now < r->defer_t0 + bound ? defer_makers(k, r, r->defer_t0) : 0;
 	if (!n) {
 		if (r->deferred)
-			log_debug("region %llu: the contexts being made at its start are made (or %llu ms passed): it starts after %llu us",
-			          (unsigned long long)r->rq.id,
-			          (unsigned long long)(bound / NS_PER_MS),
-			          (unsigned long long)((now - r->defer_t0) / NS_PER_US));
+			log_debug(
+			        "region %llu: the contexts being made at its start are made (or %llu ms passed): it starts after %llu us",
+			        (unsigned long long)r->rq.id,
+			        (unsigned long long)(bound / NS_PER_MS),
+			        (unsigned long long)((now - r->defer_t0) / NS_PER_US));
 		r->deferred = 0;
 		return 0;
 	}
 	if (!r->deferred)
-		log_debug("region %llu: %u sibling process(es) making GPU contexts: its gates close when they are made, at most %llu ms",
-		          (unsigned long long)r->rq.id, n, (unsigned long long)(bound / NS_PER_MS));
+		log_debug(
+		        "region %llu: %u sibling process(es) making GPU contexts: its gates close when they are made, at most %llu ms",
+		        (unsigned long long)r->rq.id, n, (unsigned long long)(bound / NS_PER_MS));
 	r->deferred = 1;
 	r->rq.not_before_ns = r->defer_t0 + bound; /* rq_next() passes it over until then */
 	return 1;
