@@ -59,8 +59,9 @@ def main(d):
         o = [x[1] for x in v]
         left = [x[0] - x[1] for x in v]
         zero = [x[0] for x in v if x[2] == 0]
-        print("%-6s %-8s %4d  %.3f %.3f %.3f     %.3f (%.2f)               %.3f %.3f %.3f     %d, %.3f"
-              % (mode, role, len(v), sum(c) / len(c), pct(c, .5), pct(c, .9), sum(o) / len(o),
+        fmt = ("%-6s %-8s %4d  %.3f %.3f %.3f     %.3f (%.2f)               "
+               "%.3f %.3f %.3f     %d, %.3f")
+        print(fmt % (mode, role, len(v), sum(c) / len(c), pct(c, .5), pct(c, .9), sum(o) / len(o),
                  sum(x[2] for x in v) / len(v), sum(left) / len(left), pct(left, .5),
                  pct(left, .9), len(zero), sum(zero) / len(zero) if zero else float("nan")))
 

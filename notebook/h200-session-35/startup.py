@@ -32,8 +32,8 @@ def main():
                 for role, ph in (r.get("phases") or {}).items():
                     rows.setdefault((mode, role), []).append(ph)
         print("== %s" % d)
-        print("%-6s %-8s %5s  %s" % ("mode", "role", "cmds",
-                                     "  ".join("%-21s" % p[0] for p in PH)) + "  held (waited: n, mean)")
+        head = "  ".join("%-21s" % p[0] for p in PH)
+        print("%-6s %-8s %5s  %s" % ("mode", "role", "cmds", head) + "  held (waited: n, mean)")
         for (mode, role), v in sorted(rows.items()):
             cells = []
             for name, a, b in PH:
