@@ -8,8 +8,8 @@
  * at 32 sessions such a context took 1.0-1.5 s against 0.2-0.5 s
  * uninterrupted (notebook/h200-session-35).  The gate says when a member
  * process begins and ends making contexts (CTX_MAKING); a region waits only
- * for those begun before it first could start, at most ctx_defer from
- * then, and never again after.  Letting the drain wait instead (the gate's
+ * for those begun before it first could start and less than ctx_defer ago,
+ * at most ctx_defer from then, and never again after.  Letting the drain wait instead (the gate's
  * KREX_GATE_CONTEXTS=finish) kept the gates closed that long: slower.
  */
 #include "config.h"
@@ -20,22 +20,33 @@
 #include "region_int.h"
 #include "timeutil.h"
 
-/* Members of r's siblings making contexts since before t0 (r's first look). */
-static unsigned defer_makers(struct krexd *k, const struct region *r, uint64_t t0)
+/*
+ * Members of r's siblings making contexts since before t0 (r's first look)
+ * and for less than bound (one that claims longer is waited for by no
+ * region: a member that never says it made them delays regions only within
+ * bound of its claim); *until: when the youngest of them turns bound old.
+ */
+static unsigned defer_makers(struct krexd *k, const struct region *r, uint64_t t0, uint64_t now,
+                             uint64_t bound, uint64_t *until)
 {
 	const struct conn *c;
 	unsigned n = 0;
 
+	*until = 0;
 	for (c = k->conns; c; c = c->next)
-		if (!c->dead && c->gate && c->ctx_since && c->ctx_since <= t0 && c->part &&
-		    c->part->id != r->owner && (c->part->mask & r->rq.mask))
+		if (!c->dead && c->gate && c->ctx_since && c->ctx_since <= t0 &&
+		    c->ctx_since + bound > now && c->part && c->part->id != r->owner &&
+		    (c->part->mask & r->rq.mask)) {
 			n++;
+			if (c->ctx_since + bound > *until)
+				*until = c->ctx_since + bound;
+		}
 	return n;
 }
 
 int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now)
 {
-	uint64_t bound = k->cfg.ctx_defer_ns;
+	uint64_t bound = k->cfg.ctx_defer_ns, until = 0;
 	unsigned n;
 
 	if (!bound)
@@ -44,7 +55,9 @@ int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now)
 		r->defer_t0 = now;
 		r->defer_nb = r->rq.not_before_ns;
 	}
-	n = now < r->defer_t0 + bound ? defer_makers(k, r, r->defer_t0) : 0;
+	n = now < r->defer_t0 + bound ? defer_makers(k, r, r->defer_t0, now, bound, &until) : 0;
+	if (until <= now)
+		n = 0; /* never a not_before in the past: region_schedule() would loop */
 	if (!n) {
 		if (r->deferred)
 			log_debug(
@@ -60,7 +73,8 @@ int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now)
 		        "region %llu: %u sibling process(es) making GPU contexts: its gates close when they are made, at most %llu ms",
 		        (unsigned long long)r->rq.id, n, (unsigned long long)(bound / NS_PER_MS));
 	r->deferred = 1;
-	r->rq.not_before_ns = r->defer_t0 + bound; /* rq_next() passes it over until then */
+	/* rq_next() passes it over until then (a fairness grace it had stays) */
+	r->rq.not_before_ns = until > r->defer_nb ? until : r->defer_nb;
 	return 1;
 }
 

@@ -6,7 +6,7 @@
  *	krex-testclient [-s SOCKET] participant [--gpus g,..] [--counter FILE]
  *	                [--ack-drains | --gate-noack] [--holds-contexts] [--label L] [--enter DIR]
  *	                [--cgroup CG] [--newcomers-on-drain] [--ack-after FILE]
- *	                [--ack-status N]
+ *	                [--ack-status N] [--ctx-making]
  *	krex-testclient [-s SOCKET] region --gpus g [--hold-ms N] [--until FILE] [--count C]
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	                [--hold-until FILE]
@@ -254,7 +254,7 @@ static void counter_write(int fd, unsigned long long n)
 static int cmd_participant(int argc, char **argv)
 {
 	const char *gpus = NULL, *counter = NULL, *label = NULL, *enter = NULL;
-	int ack = 0, gate_noack = 0, fd, cfd = -1, i, rc;
+	int ack = 0, gate_noack = 0, ctx_making = 0, fd, cfd = -1, i, rc;
 	uint32_t holdctx = 0;
 	static struct drainer d;
 	unsigned long long n = 0;
@@ -272,6 +272,9 @@ static int cmd_participant(int argc, char **argv)
 			ack = 1;
 		else if (!strcmp(argv[i], "--gate-noack"))
 			gate_noack = 1;
+		else if (!strcmp(argv[i], "--ctx-making"))
+			ctx_making =
+			        1; /* says it makes GPU contexts, and never that it made them */
 		else if (!strcmp(argv[i], "--holds-contexts"))
 			holdctx = PROTO_REG_HOLDCTX; /* claims its contexts wait at a gate */
 		else if (!strcmp(argv[i], "--newcomers-on-drain"))
@@ -306,6 +309,24 @@ static int cmd_participant(int argc, char **argv)
 		return rc;
 	printf("registered %u\n", d.reg.participant);
 	fflush(stdout);
+	if (ctx_making) {
+		union proto_body m = {.ctxm = {.making = 1}};
+		uint16_t type;
+		int herr;
+
+		if (proto_send(fd, PROTO_CTX_MAKING, seq_next++, &m, time_deadline_ms(IO_MS)) < 0)
+			return 2;
+		/* no answer to a member; a connection without a drain thread gets ERROR */
+		if (!ack && !gate_noack) {
+			if (proto_recv(fd, &type, NULL, &m, time_deadline_ms(IO_MS), &herr) < 0)
+				return 2;
+			if (type == PROTO_ERROR)
+				printf("ctx_making: error %u %s\n", m.error.code, m.error.message);
+			proto_body_free(type, &m);
+		}
+		printf("ctx_making sent\n");
+		fflush(stdout);
+	}
 	if (ack) {
 		int gfd = open(d.reg.gate_path, O_RDONLY | O_CLOEXEC);
 		d.page = gfd < 0 ? MAP_FAILED

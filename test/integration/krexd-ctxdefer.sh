@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# krexd.conf(5) ctx_defer against what a member's CTX_MAKING claims
+# (doc/design.md "Contexts being made at a close"; the gate's own use is
+# test/gate/context_defer.sh): a connection without a drain thread that
+# sends one gets an error and krexd goes on; a member that says it makes
+# contexts and never that it made them delays the next region on its GPU
+# at most ctx_defer from its claim, and no region after that; the region is
+# clean.  Waits on krexd's log and the clients' output; the one bound the
+# test must act within is ctx_defer's 2 s (the first region's request after
+# the claim).
+. "$top_srcdir/test/lib.sh"
+. "$top_srcdir/test/integration/krexd-lib.sh"
+
+kt_setup
+kt_conf "gpus = 0" "log_level = debug" "ctx_defer = 2s"
+logged() { grep -qs "$1" "$KT_DIR/krexd.log"; }
+waits() { grep -c 'making GPU contexts: its gates close when they are made' "$KT_DIR/krexd.log"; }
+plan 9
+ok "krexd starts (ctx_defer = 2s)" krexd_start
+
+"$CLIENT" participant --gpus 0 --ctx-making >"$KT_DIR/nm.out" 2>&1 &
+NM=$!
+KT_PIDS="$KT_PIDS $NM"
+ok "CTX_MAKING from a connection without a drain thread: an error" \
+	wait_for 10 grep -qs "ctx_making: error 7 CTX_MAKING from a connection without a drain thread" \
+	"$KT_DIR/nm.out"
+ok "... and krexd goes on" "$CLIENT" status
+kill "$NM" 2>/dev/null
+
+kt_participant m --gpus 0 --ack-drains --ctx-making
+ok "a member says it makes contexts (and never that it made them)" \
+	wait_for 10 grep -qs "ctx_making sent" "$KT_DIR/m.out"
+wait_for 10 logged "CTX_MAKING"
+kt_bg r1 "$CLIENT" region --gpus 0 --hold-ms 10
+ok "the next region is granted" wait_for 20 grep -qs "^outcome=" "$KT_DIR/r1.out"
+ok "... clean ($(kt_field "$KT_DIR/r1.out" outcome))" test "$(kt_field "$KT_DIR/r1.out" outcome)" = clean
+ok "... after waiting for the claim (wait_us $(kt_field "$KT_DIR/r1.out" wait_us))" \
+	test "$(waits)" = 1
+kt_bg r2 "$CLIENT" region --gpus 0 --hold-ms 10
+ok "a region after that is granted" wait_for 20 grep -qs "^outcome=" "$KT_DIR/r2.out"
+ok "... without waiting for the claim, older than ctx_defer" test "$(waits)" = 1
+done_testing
