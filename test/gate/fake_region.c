@@ -165,6 +165,12 @@ unsigned krex_gate_parked(void)
 	return atomic_load(&parked);
 }
 
+/* the fake has no krexd to tell: contexts being made delay no region */
+void krex_gate_ctx_making(int on)
+{
+	(void)on;
+}
+
 void krex_gate_pass(int on)
 {
 	atomic_store(&pass, on != 0);
