@@ -73,17 +73,18 @@ void gate_leave(int joined);
  * counted in flight, so that a drain never waits for a context being made.
  * Making a context beside a timed kernel slows it (measured on the H200,
  * doc/gate.md); a process started during a region would otherwise make its
- * context there.  A context already being made when the gate closes is not
- * stopped: the freeze waits for its driver call.  KREX_GATE_CONTEXTS=pass
- * turns the wait off.  With KREX_GATE_CONTEXTS=finish a drain waits (at
- * most GATE_CTX_FINISH_MS) for the contexts being made: returns 1 when this
- * call is counted so, and gate_context_made() must follow the driver call
- * with what it returned.
+ * context there.  A context already being made when the gate closes goes
+ * on until the freeze, which stops it between its driver calls (doc/gate.md).
+ * KREX_GATE_CONTEXTS=pass turns the wait off.  Returns 1 when the process is
+ * joined: the call is then counted as a context being made (gate_ctx.c:
+ * krexd hears of it, CTX_MAKING; with KREX_GATE_CONTEXTS=finish a drain
+ * waits for it), and gate_context_made() must follow the driver call with
+ * what it returned.
  */
 int gate_context_wait(void);
 void gate_context_made(int counted);
 
-/* gate_ctx.c: KREX_GATE_CONTEXTS=finish, the contexts being made. */
+/* gate_ctx.c: the contexts being made, and KREX_GATE_CONTEXTS=finish. */
 extern int gate_ctx_finish;         /* a drain waits for them */
 extern unsigned gate_ctx_finish_ms; /* at most this long (KREX_GATE_FINISH_MS) */
 /* From the gate's start: contexts is KREX_GATE_CONTEXTS (NULL: unset). */
