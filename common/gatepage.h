@@ -32,8 +32,9 @@ struct gate_slot {
 	/* 0, or the participant whose new GPU contexts pass while everyone
 	 * else's wait (libkrexregion's krex_gate_wait_contexts()): closed_by
 	 * from the close, and after the open until krexd has listed the GPU's
-	 * processes for the region's participants made during it.  0 on a page
-	 * of a krexd before it (the word was padding). */
+	 * processes for the region's participants made during it; before the
+	 * close too while the region waits for contexts being made (ctx_defer).
+	 * 0 on a page of a krexd before it (the word was padding). */
 	uint32_t ctx_by;
 	char name[KREX_MAX_GPU_NAME + 1];
 };

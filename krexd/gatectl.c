@@ -119,6 +119,27 @@ void gatectl_release_ctx(struct gatectl *g, unsigned slot)
 		gate_wake(&s->ctx_by);
 }
 
+int gatectl_hold_ctx(struct gatectl *g, unsigned slot, uint32_t owner)
+{
+	struct gate_slot *s = &g->page->slot[slot];
+	uint32_t none = 0;
+
+	if (__atomic_load_n(&s->closed_by, __ATOMIC_ACQUIRE))
+		return 0;
+	return __atomic_compare_exchange_n(&s->ctx_by, &none, owner, 0, __ATOMIC_ACQ_REL,
+	                                   __ATOMIC_ACQUIRE);
+}
+
+void gatectl_unhold_ctx(struct gatectl *g, unsigned slot, uint32_t owner)
+{
+	struct gate_slot *s = &g->page->slot[slot];
+
+	if (__atomic_load_n(&s->closed_by, __ATOMIC_ACQUIRE) == 0 &&
+	    __atomic_compare_exchange_n(&s->ctx_by, &owner, 0, 0, __ATOMIC_ACQ_REL,
+	                                __ATOMIC_ACQUIRE))
+		gate_wake(&s->ctx_by);
+}
+
 uint32_t gatectl_bump(struct gatectl *g)
 {
 	uint32_t gen = __atomic_add_fetch(&g->page->generation, 1, __ATOMIC_ACQ_REL);

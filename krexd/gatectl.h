@@ -35,6 +35,14 @@ void gatectl_close_slot(struct gatectl *g, unsigned slot, uint32_t owner, uint64
 void gatectl_open_slot(struct gatectl *g, unsigned slot, int hold_ctx);
 /* ctx_by follows closed_by again (0 when open, the owner while closed). */
 void gatectl_release_ctx(struct gatectl *g, unsigned slot);
+/*
+ * An open slot's new contexts held for owner before its region closes the
+ * gate (ctx_by only): 1, or 0 when the slot is closed or holds them already
+ * for someone.  gatectl_unhold_ctx() lets them go if that hold is still
+ * owner's and the slot still open (a close took it over otherwise).
+ */
+int gatectl_hold_ctx(struct gatectl *g, unsigned slot, uint32_t owner);
+void gatectl_unhold_ctx(struct gatectl *g, unsigned slot, uint32_t owner);
 
 /* Bump the generation and wake every waiter on it; returns the new value. */
 uint32_t gatectl_bump(struct gatectl *g);

@@ -9,7 +9,10 @@
  * uninterrupted (notebook/h200-session-35).  The gate says when a member
  * process begins and ends making contexts (CTX_MAKING); a region waits only
  * for those begun before it first could start and less than ctx_defer ago,
- * at most ctx_defer from then, and never again after.  Letting the drain wait instead (the gate's
+ * at most ctx_defer from then, and never again after.  While it waits, new
+ * contexts on its GPUs are held at their gates (gate page ctx_by, as while
+ * the gates are closed): without that, contexts begun during the wait were
+ * cut at the close all the same.  Letting the drain wait instead (the gate's
  * KREX_GATE_CONTEXTS=finish) kept the gates closed that long: slower.
  */
 #include "config.h"
@@ -68,14 +71,36 @@ int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now)
 		r->deferred = 0;
 		return 0;
 	}
-	if (!r->deferred)
+	if (!r->deferred) {
+		size_t i;
+
+		for (i = 0; i < k->ngpus; i++)
+			if (r->rq.mask >> i & 1 &&
+			    gatectl_hold_ctx(&k->gate, (unsigned)i, r->owner))
+				r->defer_held |= 1ULL << i;
 		log_debug(
-		        "region %llu: %u sibling process(es) making GPU contexts: its gates close when they are made, at most %llu ms",
+		        "region %llu: %u sibling process(es) making GPU contexts: its gates close when they are made, at most %llu ms; new contexts wait",
 		        (unsigned long long)r->rq.id, n, (unsigned long long)(bound / NS_PER_MS));
+	}
 	r->deferred = 1;
 	/* rq_next() passes it over until then (a fairness grace it had stays) */
 	r->rq.not_before_ns = until > r->defer_nb ? until : r->defer_nb;
 	return 1;
+}
+
+void region_ctx_unhold(struct krexd *k, struct region *r)
+{
+	size_t i;
+
+	if (!r->defer_held)
+		return;
+	for (i = 0; i < k->ngpus; i++)
+		if (r->defer_held >> i & 1)
+			gatectl_unhold_ctx(&k->gate, (unsigned)i, r->owner);
+	r->defer_held = 0;
+	log_debug(
+	        "region %llu: left the queue before its start: new GPU contexts may be made again",
+	        (unsigned long long)r->rq.id);
 }
 
 void region_ctx_making(struct krexd *k, struct conn *c, int on)

@@ -151,6 +151,7 @@ void region_close(struct krexd *k, struct region *r, uint64_t now, const struct 
 	for (i = 0; i < k->ngpus; i++)
 		if (r->rq.mask >> i & 1)
 			gatectl_close_slot(&k->gate, i, r->owner, r->rq.id);
+	r->defer_held = 0; /* its wait's hold of new contexts: the close's now */
 	r->close_gen = gatectl_bump(&k->gate);
 	for (i = 0; i < r->nsibs; i++)
 		if (!r->sibs[i].carried)

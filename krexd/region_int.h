@@ -77,6 +77,7 @@ struct region {
 	 * not_before_ns before that, and whether it waits for contexts now */
 	uint64_t defer_t0, defer_nb;
 	int deferred;
+	uint64_t defer_held;          /* GPUs whose new contexts its wait holds (until its close) */
 	uint64_t quota_ns, quota_win; /* region_time_per_uid charged at its start, and when */
 	struct conn *conn;            /* requester (NULL once it is gone) */
 	uint32_t seq;                 /* of the REGION_BEGIN, for the GRANT */
@@ -210,6 +211,8 @@ static inline int region_late_listed(const struct region *r)
 /* 1 when r, about to start, waits for siblings' contexts being made
  * (ctx_defer): its not_before_ns is set, rq_next() passes it over. */
 int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now);
+/* r leaves the queue unstarted: the contexts its wait held go */
+void region_ctx_unhold(struct krexd *k, struct region *r);
 void region_ctx_release(struct krexd *k, struct region *r);
 void region_poll(struct krexd *k, struct region *r, uint64_t now, int woken);
 uint64_t region_run_delay(void);

@@ -46,8 +46,10 @@ end_case() {
 	PIDS=
 }
 order() { wait_for 20 test -s "$T/$1.order" && cat "$T/$1.order"; }
+begun_alone() { test ! -e "$T/u/out" && test -e "$T/u2.go.in"; }
+traced() { grep -qs "$2" "$T/$1"/trace.*; } # traced DIR TEXT: the gate's trace in DIR says it
 
-plan 14
+plan 22
 ok "krexd starts (ctx_defer = 2s)" krexd_up 2s
 
 start_case d
@@ -59,13 +61,40 @@ end_case d
 ok "the sibling's context was made (rc 0)" grep -q 'context rc=0 made=1' "$T/d/out"
 ok "the region is clean" grep -q '"outcome": *"clean"' "$T/d.cert"
 
+# While a region waits, new contexts on its GPU wait at their gates: a
+# second sibling that begins one then makes it only after the region.
+start_case h
+ok "a region waits for a context being made" wait_for 20 deferred 2
+mg_ctx_sibling "$T/h2"
+ok "a second sibling comes to the gate for a context meanwhile" \
+	wait_for 20 traced h2 'context: at the gate'
+touch "$T/h.go"
+ok "the region is granted after the first context ($(order h))" test "$(order h)" = after
+ok "... the second one not begun by then ($(cat "$T/h.second"))" test "$(cat "$T/h.second")" = "not begun"
+ok "... but held at its gate" wait_for 20 traced h2 'context: held'
+touch "$T/h2.go"
+ok "... and made (rc 0)" wait_for 20 grep -qs 'context rc=0 made=1' "$T/h2/out"
+end_case h
+
+# A region that leaves the queue while it waits lets them go at once.
+start_case u
+wait_for 20 deferred 3
+mg_ctx_sibling "$T/u2"
+wait_for 20 traced u2 'context: at the gate'
+pkill -TERM -f "region --gpus mock0 --cert $T/u.cert"
+ok "a region that leaves the queue while it waits: krexd says so" \
+	wait_for 20 logged "left the queue before its start: new GPU contexts may be made again"
+ok "... and the context it held is begun, the first still being made" wait_for 20 begun_alone
+touch "$T/u2.go"
+end_case u
+
 start_case p KREX_GATE_CONTEXTS=pass
 ok "a sibling that does not say it (pass): granted before its context ($(order p))" \
 	test "$(order p)" = before
 end_case p
 
 start_case k
-ok "... and for the next sibling's" wait_for 20 deferred 2
+ok "... and for the next sibling's" wait_for 20 deferred 4
 pkill -KILL -f "capturer context retain $T/k\$"
 ok "the sibling killed while making it: the region is granted ($(order k))" test -s "$T/k.order"
 end_case k

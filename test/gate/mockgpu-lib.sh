@@ -47,10 +47,12 @@ mg_ctx_sibling() {
 	PIDS="$PIDS $!"
 }
 # mg_ctx_owner NAME DIR: a region whose command writes to $T/NAME.order, at
-# its grant, whether DIR's context was made ("after") or not ("before"),
-# then holds the region until $T/NAME.go exists; its certificate $T/NAME.cert.
+# its grant, whether DIR's context was made ("after") or not ("before"), and
+# to $T/NAME.second whether a second sibling's (DIR2's) had begun ("begun")
+# or not ("not begun"), then holds the region until $T/NAME.go exists; its
+# certificate $T/NAME.cert.
 mg_ctx_owner() {
 	timeout -k 5 90 "$KREX" region --gpus mock0 --cert "$T/$1.cert" -- sh -c \
-		"if test -e $2/out; then echo after; else echo before; fi >$T/$1.order; while [ ! -e $T/$1.go ]; do sleep 0.01; done" &
+		"if test -e $2/out; then echo after; else echo before; fi >$T/$1.order; if test -e ${2}2.go.in; then echo begun; else echo not begun; fi >$T/$1.second; while [ ! -e $T/$1.go ]; do sleep 0.01; done" &
 	PIDS="$PIDS $!"
 }
