@@ -224,14 +224,18 @@ CUstream gate_cuda_ending_green(CUgreenCtx g)
  * the new context is then the thread's current one) and has not destroyed:
  * the primary context's last release does not end them, so the gate keeps
  * what it tracked there and a drain still waits for the work queued in
- * them.  Full (more than CU_OWN_MAX): a context not noted is forgotten at
- * a last release as before, and tracked again at its next submission.
+ * them.  Full (more than CU_OWN_MAX; a context takes hundreds of MB of the
+ * GPU's memory, so 1024 of one process is past any GPU's): a context not
+ * noted is forgotten at a last release as before, and tracked again at its
+ * next submission, and the gate says so once (test/gate/ctx_reset.sh
+ * makes 40).
  */
-#define CU_OWN_MAX 16
+#define CU_OWN_MAX 1024
 static _Atomic(CUcontext) cu_own[CU_OWN_MAX];
 
 static void gate_cuda_own(CUcontext c, CUcontext put)
 {
+	static _Atomic int warned;
 	CUcontext x;
 	int i;
 
@@ -240,6 +244,10 @@ static void gate_cuda_own(CUcontext c, CUcontext put)
 		if (atomic_compare_exchange_strong(&cu_own[i], &x, put))
 			return;
 	}
+	if (put && !atomic_exchange(&warned, 1))
+		log_warn(
+		        "over %d CUDA contexts of this process's own (cuCtxCreate): the work queued in the others is not drained after the primary context's last release",
+		        CU_OWN_MAX);
 }
 
 static int gate_cuda_is_own(CUcontext c)

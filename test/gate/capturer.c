@@ -49,7 +49,8 @@
  *	    second round; created: after the first round (synchronized) a context of its own
  *	    (cuCtxCreate_v2, current from then on), a 300 ms kernel on a
  *	    stream of it, then the primary context's last release and no
- *	    second round; destroyed: after the first round a context of its
+ *	    second round; many: the same in the last of 40 contexts of its own,
+ *	    all kept (toomany: 1030); destroyed: after the first round a context of its
  *	    own, 20 kernels of 1 ms on a stream of it, cuCtxDestroy_v2, the
  *	    primary context current again, then the second round.
  *	capturer green HOW DIR
@@ -681,13 +682,26 @@ static int do_reset(const char *how)
 	if (live)
 		CK(cuDevicePrimaryCtxRetain(&extra, dev));
 	for (round = 0; round < 2; round++) {
-		if (round && strcmp(how, "created") == 0) {
+		if (round && (strcmp(how, "created") == 0 || strcmp(how, "many") == 0 ||
+		              strcmp(how, "toomany") == 0)) {
 			/* queued in its own context before the primary one
 			 * ends, nothing after: the drain must wait for it (the
 			 * first round done first: the mock runs one kernel at
-			 * a time, and the release waits for the first round) */
+			 * a time, and the release waits for the first round);
+			 * many: in the last of 40 contexts of its own, toomany
+			 * of 1030 */
+			int n = strcmp(how, "many") == 0      ? 40
+			        : strcmp(how, "toomany") == 0 ? 1030
+			                                      : 1;
+
 			CK(cuCtxSynchronize());
-			CK(cuCtxCreate_v2(&extra, 0, dev));
+			while (n--) {
+				CUcontext popped;
+
+				CK(cuCtxCreate_v2(&extra, 0, dev));
+				if (n) /* kept, not current (the mock's stack is 16 deep) */
+					CK(cuCtxPopCurrent_v2(&popped));
+			}
 			CK(cuStreamCreate(&s, 1));
 			CK(kernel(s, 300000, &word, 0));
 			CK(proc7000("cuDevicePrimaryCtxRelease")(dev));

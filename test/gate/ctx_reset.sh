@@ -22,7 +22,7 @@
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/gate_env.sh"
 need_siblings
-plan 36
+plan 44
 
 # CMD launches (bounded queue on: queue_cap 4), resets, launches again
 drain_after cuda "$T/cuda" reset 4 "$CAP" reset
@@ -41,6 +41,18 @@ ok "cuda, release, context alive: complete (status $ST), all 41 kernels run at t
 drain_after "cuda, own context, last release" "$T/own" reset 0 "$CAP" reset created
 ok "cuda, own context, last release: complete (status $ST), all 41 kernels run at the ack ($RAN)" \
 	test "$ST" = 0 -a "$RAN" = 41
+# the same in the last of 40 contexts of its own (the gate noted only 16
+# before: the 17th on were forgotten at the last release, the drain did
+# not wait for their work)
+drain_after "cuda, 40 own contexts, last release" "$T/many" reset 0 "$CAP" reset many
+ok "cuda, 40 own contexts, last release: complete (status $ST), all 41 kernels run at the ack ($RAN)" \
+	test "$ST" = 0 -a "$RAN" = 41
+# past the gate's 1024: the last one's work is not drained, and the gate
+# says so (a context takes hundreds of MB of a GPU's memory)
+drain_after "cuda, 1030 own contexts, last release" "$T/toomany" reset 0 \
+	sh -c 'f=$0; exec "$@" 2>"$f.err"' "$T/toomany" "$CAP" reset toomany
+ok "... the gate warned that it was not drained (RAN $RAN)" \
+	grep -q "over 1024 CUDA contexts of this process's own" "$T/toomany.err"
 # cuCtxDestroy of a context of its own: its stream forgotten, the primary
 # context's kept (the mock aborts on a use of either after its end)
 drain_after "cuda, own context destroyed" "$T/destroyed" reset 0 "$CAP" reset destroyed
