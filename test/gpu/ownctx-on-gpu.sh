@@ -9,7 +9,8 @@
 # A private krexd on GPU 0; the sibling `krex run -- krex-ownctx MS W/own`
 # (test/workloads/ownctx.c: a reference run in its primary context, then
 # fma_loop of about MS ms, 1500 by default, queued on a stream of a context
-# of its own with a host function after it that writes the time it ran,
+# of its own (KREX_OWNCTX_N=N: the last of N, the others kept; the gate
+# notes up to 1024) with a host function after it that writes the time it ran,
 # then the primary context's last release, nothing more queued); once it
 # says so, an owner's region around a command that writes the time it
 # started.  Expected: the drain waited for the sibling's kernel, so its host
@@ -30,6 +31,7 @@ gpu_out ownctx-out
 gpu_start "${1:-}"
 gpu_krex_env ownctx
 MS=${KREX_OWNCTX_MS:-1500}
+N=${KREX_OWNCTX_N:-1}
 [ "$MOCK" = 1 ] || export KREX_WL_MODULE=${KREX_WL_MODULE:-$B/test/workloads/fma.fatbin}
 gpu_rows
 waitfor() { # SECONDS CMD...
@@ -50,12 +52,12 @@ mkdir -p "$W/run" "$W/own"
 rm -f "$W/own/queued" "$W/own/go" "$W/own/out" "$W/granted"
 krexd_up "$W/krexd.log" -v -r "$W/run" -o gpus=0 -o log_level=debug \
 	-o "cgroup_subtree=krex-ownctx-$$"
-timeout 120 "$KREX" run --label own -- "$B/test/workloads/krex-ownctx" "$MS" "$W/own" \
+timeout 120 "$KREX" run --label own -- "$B/test/workloads/krex-ownctx" "$MS" "$W/own" "$N" \
 	>"$W/own.log" 2>&1 &
 SIB=$!
 PIDS="$PIDS $SIB"
 waitfor 60 test -e "$W/own/queued"
-gpu_row "the sibling queued its kernel in its own context and released the primary one" \
+gpu_row "the sibling queued its kernel in its own context (of $N) and released the primary one" \
 	"yes" "$(test -e "$W/own/queued" && echo yes || { echo no; tail -3 "$W/own.log" >&2; })"
 timeout 60 "$KREX" region --json -- sh -c "date +%s.%N >'$W/granted'" \
 	2>"$OUT/owner.json" >/dev/null || echo "warning: krex region failed: $(tail -2 "$OUT/owner.json")"

@@ -11,12 +11,18 @@
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/test/workloads/krex-ownctx" ] || skip_all "krex-ownctx not built"
 . "$top_srcdir/test/gpu/mock-run.sh"
-plan 5
+plan 7
 ok "ownctx-on-gpu.sh runs on the mock" mock_run ownctx-on-gpu.sh
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
 ok "its 5 checks pass" grep -qs "^PASS: ownctx-on-gpu (5 checks)" "$T/log"
 ok "the drain waited for the kernel in the sibling's own context" \
 	grep -qs '^| the sibling.s kernel ended before the owner.s command .* | before | before | PASS |' "$T/out/table.md"
+# the kernel in the last of 40 contexts of its own (the gate noted 16)
+export KREX_OWNCTX_N=40
+ok "and with 40 contexts of its own, the kernel in the last" mock_run ownctx-on-gpu.sh
+ok "the drain waited for that kernel" \
+	grep -qs '^| the sibling.s kernel ended before the owner.s command .* | before | before | PASS |' "$T/out/table.md"
+unset KREX_OWNCTX_N
 ok "no krexd of its own left" no_krexd
 [ "$_tap_fail" = 0 ] || sed 's/^/# /' "$T/log" | tail -n 30
 done_testing

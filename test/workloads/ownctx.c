@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ownctx.c - krex-ownctx MS DIR: a sibling whose work sits in a context of
+ * ownctx.c - krex-ownctx MS DIR [N]: a sibling whose work sits in a context of
  * its own (cuCtxCreate) when its primary context ends (doc/gate.md, "Ending
  * a context").
  *
  * The primary context is retained once (wl_open) and fma_loop of about MS
  * milliseconds (calibrated there) is run and read back as the reference.
  * Then a context of its own is made (cuCtxCreate_v2, current from then on),
- * the module loaded there, the same fma_loop queued on a stream of it and
+ * (with N, the last of N made so, the others kept but not current: the
+ * gate notes a bounded number of them), the module loaded there, the same
+ * fma_loop queued on a stream of it and
  * after it a host function that writes the time it ran; the primary
  * context's only retain is released (its last release).  DIR/queued is
  * written then.  When DIR/go exists the stream is synchronized and the
@@ -66,6 +68,7 @@ static void touch(const char *dir, const char *name, const char *text)
 int main(int argc, char **argv)
 {
 	CUresult (*create)(CUcontext *, unsigned int, CUdevice);
+	CUresult (*pop)(CUcontext *);
 	CUresult (*release)(CUdevice);
 	CUresult (*hostfn)(CUstream, void (*)(void *), void *);
 	CUresult rc;
@@ -79,14 +82,15 @@ int main(int argc, char **argv)
 	long long iters;
 	size_t bytes;
 	char path[4096], line[160];
-	int ok;
+	int ok, n = argc == 4 ? atoi(argv[3]) : 1;
 
-	if (argc != 3 || atof(argv[1]) <= 0) {
-		fprintf(stderr, "usage: krex-ownctx MS DIR\n");
+	if (argc < 3 || argc > 4 || atof(argv[1]) <= 0 || n < 1) {
+		fprintf(stderr, "usage: krex-ownctx MS DIR [N]\n");
 		return 2;
 	}
 	wl_open(&k);
 	*(void **)&create = sym("cuCtxCreate_v2");
+	*(void **)&pop = sym("cuCtxPopCurrent_v2");
 	*(void **)&release = sym("cuDevicePrimaryCtxRelease_v2");
 	*(void **)&hostfn = sym("cuLaunchHostFunc");
 	iters = (long long)((double)wl_calibrate(&k, 10.0) * atof(argv[1]) / 10.0);
@@ -98,6 +102,12 @@ int main(int argc, char **argv)
 	wl_launch(&k, iters);
 	wl_check(k.cu.cuMemcpyDtoH_v2(ref, k.out, bytes), "cuMemcpyDtoH (reference)");
 
+	while (--n > 0) {
+		CUcontext kept;
+
+		wl_check(create(&own, 0, 0), "cuCtxCreate_v2 (kept)");
+		wl_check(pop(&kept), "cuCtxPopCurrent_v2");
+	}
 	wl_check(create(&own, 0, 0), "cuCtxCreate_v2");
 	wl_check(k.cu.cuModuleLoadData(&mod, wl_module_image()), "cuModuleLoadData (own context)");
 	wl_check(k.cu.cuModuleGetFunction(&fn, mod, "fma_loop"), "cuModuleGetFunction");
