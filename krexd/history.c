@@ -142,6 +142,8 @@ static struct {
 	uint64_t not_entered[2]; /* timed out, given up */
 	uint64_t causes[CAUSE_MAX];
 	uint64_t siblings, late, frozen;
+	uint64_t ctx_defer,
+	        ctx_defer_ns; /* regions that waited for contexts (ctx_defer), their waits */
 	struct phist h[H_MAX];
 	uint64_t m_last_ns; /* metrics last handed over */
 	int m_dirty;
@@ -385,6 +387,13 @@ void history_queue_end(struct krexd *k, int timeout)
 	H.m_dirty = 1;
 }
 
+void history_ctx_defer(uint64_t wait_ns)
+{
+	H.ctx_defer++;
+	H.ctx_defer_ns += wait_ns;
+	H.m_dirty = 1;
+}
+
 /* ---- metrics ---- */
 
 struct sbuf {
@@ -496,6 +505,13 @@ char *history_metrics_text(struct krexd *k, size_t *len)
 	head(&b, "krex_region_frozen_siblings_total", "counter",
 	     "Siblings the kernel reported frozen.");
 	sb_printf(&b, "krex_region_frozen_siblings_total %llu\n", (unsigned long long)H.frozen);
+	head(&b, "krex_region_ctx_defer_total", "counter",
+	     "Regions that waited, gates open, for siblings' GPU contexts being made (ctx_defer).");
+	sb_printf(&b, "krex_region_ctx_defer_total %llu\n", (unsigned long long)H.ctx_defer);
+	head(&b, "krex_region_ctx_defer_seconds_total", "counter",
+	     "Those regions' waits for the contexts, summed (in their queue time).");
+	sb_printf(&b, "krex_region_ctx_defer_seconds_total %.6f\n",
+	          (double)H.ctx_defer_ns / (double)NS_PER_S);
 	for (i = 0; i < H_MAX; i++) {
 		char name[64], help[200];
 		snprintf(name, sizeof(name), "krex_region_%s_seconds", hist_names[i]);

@@ -49,6 +49,8 @@ void history_reconfigure(struct krexd *k, int reopen);
 void history_region_end(struct krexd *k, struct proto_log_entry *e, int granted);
 /* A request left the queue without entering: timed out (timeout), or given up. */
 void history_queue_end(struct krexd *k, int timeout);
+/* A region's wait for siblings' contexts being made (ctx_defer) ended. */
+void history_ctx_defer(uint64_t wait_ns);
 /* Metrics due: build and hand them to the writer. */
 void history_tick(struct krexd *k, uint64_t now);
 uint64_t history_next_deadline(struct krexd *k);

@@ -410,7 +410,7 @@ static void region_finish(struct krexd *k, struct region *r, int why, const char
 	struct region *next;
 	struct part *p;
 
-	region_ctx_unhold(k, r);
+	region_ctx_gone(k, r);
 	if (r->phase == PH_HELD) {
 		/* What it held, charged before a chained region's check of the
 		 * uid's time; the lease charged at the grant is given back. */

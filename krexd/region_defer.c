@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "conn.h"
+#include "history.h"
 #include "log.h"
 #include "part.h"
 #include "region_int.h"
@@ -62,12 +63,14 @@ int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now)
 	if (until <= now)
 		n = 0; /* never a not_before in the past: region_schedule() would loop */
 	if (!n) {
-		if (r->deferred)
+		if (r->deferred) {
+			history_ctx_defer(now - r->defer_t0);
 			log_debug(
 			        "region %llu: the contexts being made at its start are made (or %llu ms passed): it starts after %llu us",
 			        (unsigned long long)r->rq.id,
 			        (unsigned long long)(bound / NS_PER_MS),
 			        (unsigned long long)((now - r->defer_t0) / NS_PER_US));
+		}
 		r->deferred = 0;
 		return 0;
 	}
@@ -88,10 +91,13 @@ int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now)
 	return 1;
 }
 
-void region_ctx_unhold(struct krexd *k, struct region *r)
+void region_ctx_gone(struct krexd *k, struct region *r)
 {
 	size_t i;
 
+	if (r->deferred) /* it left the queue while it waited */
+		history_ctx_defer(time_now_ns() - r->defer_t0);
+	r->deferred = 0;
 	if (!r->defer_held)
 		return;
 	for (i = 0; i < k->ngpus; i++)

@@ -211,8 +211,9 @@ static inline int region_late_listed(const struct region *r)
 /* 1 when r, about to start, waits for siblings' contexts being made
  * (ctx_defer): its not_before_ns is set, rq_next() passes it over. */
 int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now);
-/* r leaves the queue unstarted: the contexts its wait held go */
-void region_ctx_unhold(struct krexd *k, struct region *r);
+/* r ends: a wait for contexts it was in is counted (history_ctx_defer()),
+ * and if it never started, the contexts its wait held go */
+void region_ctx_gone(struct krexd *k, struct region *r);
 void region_ctx_release(struct krexd *k, struct region *r);
 void region_poll(struct krexd *k, struct region *r, uint64_t now, int woken);
 uint64_t region_run_delay(void);

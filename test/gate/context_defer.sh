@@ -26,7 +26,8 @@ krexd_up() {
 	rm -rf "$T/run"
 	mkdir -p "$T/run"
 	"$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=2s -o log_level=debug \
-		-o "ctx_defer=$1" -o "cgroup_subtree=krex-test/x$$" 2>>"$T/krexd.log" &
+		-o "ctx_defer=$1" -o "cgroup_subtree=krex-test/x$$" -o "metrics_file=$T/krex.prom" \
+		2>>"$T/krexd.log" &
 	KD=$!
 	wait_for 10 test -S "$KREX_SOCKET"
 }
@@ -46,10 +47,11 @@ end_case() {
 	PIDS=
 }
 order() { wait_for 20 test -s "$T/$1.order" && cat "$T/$1.order"; }
+waited_is() { grep -qx "krex_region_ctx_defer_total $1" "$T/krex.prom"; }
 begun_alone() { test ! -e "$T/u/out" && test -e "$T/u2.go.in"; }
 traced() { grep -qs "$2" "$T/$1"/trace.*; } # traced DIR TEXT: the gate's trace in DIR says it
 
-plan 22
+plan 23
 ok "krexd starts (ctx_defer = 2s)" krexd_up 2s
 
 start_case d
@@ -85,6 +87,7 @@ pkill -TERM -f "region --gpus mock0 --cert $T/u.cert"
 ok "a region that leaves the queue while it waits: krexd says so" \
 	wait_for 20 logged "left the queue before its start: new GPU contexts may be made again"
 ok "... and the context it held is begun, the first still being made" wait_for 20 begun_alone
+ok "the metrics count the three regions that waited, this one too" wait_for 20 waited_is 3
 touch "$T/u2.go"
 end_case u
 

@@ -6,17 +6,22 @@
 # sends one gets an error and krexd goes on; a member that says it makes
 # contexts and never that it made them delays the next region on its GPU
 # at most ctx_defer from its claim, and no region after that; the region is
-# clean.  Waits on krexd's log and the clients' output; the one bound the
+# clean; the metrics file counts the one wait.  Waits on krexd's log and the clients' output; the one bound the
 # test must act within is ctx_defer's 2 s (the first region's request after
 # the claim).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
 kt_setup
-kt_conf "gpus = 0" "log_level = debug" "ctx_defer = 2s"
+MET=$KT_DIR/textfile/krex.prom
+PROM="python3 $top_srcdir/test/integration/promcheck.py"
+mkdir -p "$KT_DIR/textfile"
+kt_conf "gpus = 0" "log_level = debug" "ctx_defer = 2s" "metrics_file = $MET"
 logged() { grep -qs "$1" "$KT_DIR/krexd.log"; }
 waits() { grep -c 'making GPU contexts: its gates close when they are made' "$KT_DIR/krexd.log"; }
-plan 9
+val() { $PROM --value "$1" "$MET" 2>/dev/null; }
+val_is() { [ "$(val "$1")" = "$2" ]; }
+plan 13
 ok "krexd starts (ctx_defer = 2s)" krexd_start
 
 "$CLIENT" participant --gpus 0 --ctx-making >"$KT_DIR/nm.out" 2>&1 &
@@ -37,7 +42,15 @@ ok "the next region is granted" wait_for 20 grep -qs "^outcome=" "$KT_DIR/r1.out
 ok "... clean ($(kt_field "$KT_DIR/r1.out" outcome))" test "$(kt_field "$KT_DIR/r1.out" outcome)" = clean
 ok "... after waiting for the claim (wait_us $(kt_field "$KT_DIR/r1.out" wait_us))" \
 	test "$(waits)" = 1
+ok "the metrics count one region that waited for contexts" \
+	wait_for 10 val_is krex_region_ctx_defer_total 1
+ok "... and its wait ($(val krex_region_ctx_defer_seconds_total) s)" \
+	awk "BEGIN { exit !($(val krex_region_ctx_defer_seconds_total) > 0) }"
 kt_bg r2 "$CLIENT" region --gpus 0 --hold-ms 10
 ok "a region after that is granted" wait_for 20 grep -qs "^outcome=" "$KT_DIR/r2.out"
 ok "... without waiting for the claim, older than ctx_defer" test "$(waits)" = 1
+ok "the metrics count both regions, still one wait" \
+	wait_for 10 sh -c "$PROM --value 'krex_regions_total{outcome=\"clean\"}' '$MET' | grep -qx 2 &&
+		$PROM --value krex_region_ctx_defer_total '$MET' | grep -qx 1"
+ok "the metrics file is valid Prometheus text" $PROM "$MET"
 done_testing
