@@ -41,9 +41,9 @@ ok "cuda, release, context alive: complete (status $ST), all 41 kernels run at t
 drain_after "cuda, own context, last release" "$T/own" reset 0 "$CAP" reset created
 ok "cuda, own context, last release: complete (status $ST), all 41 kernels run at the ack ($RAN)" \
 	test "$ST" = 0 -a "$RAN" = 41
-# the same in the last of 40 contexts of its own (the gate noted only 16
-# before: the 17th on were forgotten at the last release, the drain did
-# not wait for their work)
+# the same in the last of 40 contexts of its own: the gate notes more than
+# 16 (past its table, a context would be forgotten at the last release and
+# the drain would not wait for its work: 40 kernels at the ack)
 drain_after "cuda, 40 own contexts, last release" "$T/many" reset 0 "$CAP" reset many
 ok "cuda, 40 own contexts, last release: complete (status $ST), all 41 kernels run at the ack ($RAN)" \
 	test "$ST" = 0 -a "$RAN" = 41

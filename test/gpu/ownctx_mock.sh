@@ -17,7 +17,7 @@ ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
 ok "its 5 checks pass" grep -qs "^PASS: ownctx-on-gpu (5 checks)" "$T/log"
 ok "the drain waited for the kernel in the sibling's own context" \
 	grep -qs '^| the sibling.s kernel ended before the owner.s command .* | before | before | PASS |' "$T/out/table.md"
-# the kernel in the last of 40 contexts of its own (the gate noted 16)
+# the kernel in the last of 40 contexts of its own (more than 16: fails with a table of 16)
 export KREX_OWNCTX_N=40
 ok "and with 40 contexts of its own, the kernel in the last" mock_run ownctx-on-gpu.sh
 ok "the drain waited for that kernel" \

@@ -6,9 +6,9 @@
 # sends one gets an error and krexd goes on; a member that says it makes
 # contexts and never that it made them delays the next region on its GPU
 # at most ctx_defer from its claim, and no region after that; the region is
-# clean; the metrics file counts the one wait.  Waits on krexd's log and the clients' output; the one bound the
-# test must act within is ctx_defer's 2 s (the first region's request after
-# the claim).
+# clean; the metrics file counts the one wait.  Waits on krexd's log, the
+# clients' output and the metrics file; the one bound the test must act
+# within is ctx_defer's 2 s (the first region's request after the claim).
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 

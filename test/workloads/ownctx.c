@@ -6,11 +6,11 @@
  *
  * The primary context is retained once (wl_open) and fma_loop of about MS
  * milliseconds (calibrated there) is run and read back as the reference.
- * Then a context of its own is made (cuCtxCreate_v2, current from then on),
- * (with N, the last of N made so, the others kept but not current: the
- * gate notes a bounded number of them), the module loaded there, the same
- * fma_loop queued on a stream of it and
- * after it a host function that writes the time it ran; the primary
+ * Then N contexts of its own are made (cuCtxCreate_v2; N 1 by default),
+ * the others kept but popped, the last current from then on (the gate
+ * notes a bounded number of them); the module is loaded in the last, the
+ * same fma_loop queued on a stream of it and after it a host function
+ * that writes the time it ran; the primary
  * context's only retain is released (its last release).  DIR/queued is
  * written then.  When DIR/go exists the stream is synchronized and the
  * result read back.  DIR/out gets "done rc=R result=ok|bad ran=T", T the
