@@ -7,7 +7,8 @@
 # MPS control daemon of the call's own (gpu-call-mps.sh; from session 25 on).
 # From session 26 on: the KREX windows' region log (proof.sh's
 # agents/regions.jsonl) gzipped to $O and its causes counted
-# (notebook/h200-session-25/causes.py) into $O/proof-causes.md.
+# (notebook/h200-session-25/causes.py) into $O/proof-causes.md.  From
+# session 37 on: the share part's tables (KREX_PROOF_PART=...,share) too.
 export KREX_WL_MODULE=$B/test/workloads/fma.fatbin
 if [ "${PROOF_MPS:-0}" = 1 ]; then
 	. notebook/gpu-call-mps.sh
@@ -27,6 +28,8 @@ tar czf "$O/${CALL:-call}.tgz" -C /tmp/o proof.txt proof/fidelity/fidelity.md \
 	proof/agents-cmd/agents.md proof/agents-cmd/agents.csv proof/agents/agents-breakdown.csv \
 	proof/agents/agents-commands.csv proof/agents/agents-siblings.csv \
 	proof/agents-cmd/agents-breakdown.csv proof/agents-cmd/agents-commands.csv proof/env.txt \
+	proof/agents-share/agents.md proof/agents-share/agents.csv \
+	proof/agents-share/agents-breakdown.csv proof/agents-share/agents-commands.csv \
 	2>/dev/null
 if [ -f /tmp/o/proof/agents/regions.jsonl ]; then
 	gzip -c /tmp/o/proof/agents/regions.jsonl >"$O/${CALL:-call}-regions.jsonl.gz"
@@ -35,6 +38,7 @@ if [ -f /tmp/o/proof/agents/regions.jsonl ]; then
 fi
 tables /tmp/o/proof agents/agents.md agents/agents-breakdown.md agents/agents-siblings.md \
 	agents/agents-commands.md agents-cmd/agents.md agents-cmd/agents-breakdown.md \
-	agents-cmd/agents-commands.md >"$O/proof-agents.md"
+	agents-cmd/agents-commands.md agents-share/agents.md agents-share/agents-breakdown.md \
+	>"$O/proof-agents.md"
 cat "$O/proof.md" "$O/steps.txt"
 tail -3 /tmp/o/proof.txt

@@ -5,6 +5,7 @@
 #	bash test/gpu/proof.sh BUILDDIR                 (from the source tree's root)
 #	KREX_GPU_MOCK=1 bash test/gpu/proof.sh BUILDDIR (dry run on the mock driver)
 #	KREX_PROOF_PART=agents bash test/gpu/proof.sh BUILDDIR
+#	KREX_PROOF_PART=fidelity,share bash test/gpu/proof.sh BUILDDIR
 #	KREX_PROOF_KREXD_OPT="sched_priority=1" bash test/gpu/proof.sh BUILDDIR
 #
 # BUILDDIR: a configured and built tree (with CUDA on the GPU machine).  OUT
@@ -21,15 +22,22 @@
 #      OUT/agents/regions.jsonl;
 #
 # KREX_PROOF_PART picks what runs: all (the default: steps 1-3 as above),
-# fidelity (steps 1 and 2) or agents: step 3 in windows long enough for its
-# rates to be judged (>= 30 benchmarks a point; the 24 s windows of "all"
-# never are): KREX at 16, 24, 32 sessions, 52 s windows (44 s counted, about
-# 50 benchmarks at 4000 an hour), and the command lock at 24 and 32, 140 s
-# windows (125 s counted, 30 benchmarks at 870 an hour), limits 210 + 320 s,
-# so 9 minutes at worst too.  Each part first removes what it writes under
-# OUT (the whole proof: the agents part's too), nothing else: the two parts
-# run one after the other with one OUT print a table that judges every goal;
-# a part alone, its other lines NOT MEASURED.
+# or a comma list of fidelity, agents and share, each once.  fidelity: steps
+# 1 and 2.  agents: step 3 in windows long enough for its rates to be judged
+# (>= 30 benchmarks a point; the 24 s windows of "all" never are): KREX at
+# 16, 24, 32 sessions, 52 s windows (44 s counted, about 50 benchmarks at
+# 4000 an hour), and the command lock at 24 and 32, 140 s windows (125 s
+# counted, 30 benchmarks at 870 an hour), limits 210 + 320 s, so 9 minutes
+# at worst too.  share: plain sharing (no lock, no KREX: agents.py --modes
+# share, its timings not clean) at 16, 24, 32 in the KREX windows of the
+# agents part (limit 210 s) into OUT/agents-share; the table then puts it
+# beside KREX's rate at each N and says what 4x the lock is of it (what the
+# GPU gives this workload with no region at all; over MPS too with
+# KREX_PROOF_MPS=1).  fidelity,share is one
+# call of at most 9.2 minutes.  Each part first removes what it writes under
+# OUT (the whole proof: the agents part's too), nothing else: the parts run
+# one after the other with one OUT print a table that judges every goal; a
+# part alone, its other lines NOT MEASURED.
 #
 # each run with the drain per sibling (--drain-log, on with --full: krexd at
 # log_level=debug, the siblings' gates at KREX_LOG=debug; fidelity-siblings.md,
@@ -53,10 +61,22 @@ build=${1:-${KREX_BUILDDIR:-}}
 	{ echo "proof.sh: usage: proof.sh BUILDDIR (a built tree with krexd; got '$build')" >&2; exit 1; }
 build=$(cd "$build" && pwd)
 PART=${KREX_PROOF_PART:-all}
-case $PART in
-all | fidelity | agents) ;;
-*) echo "proof.sh: KREX_PROOF_PART must be all, fidelity or agents (got '$PART')" >&2; exit 1 ;;
-esac
+# has PART: whether the comma list KREX_PROOF_PART names PART ("all": every step but share)
+has() { case ",$PART," in *,"$1",*) return 0 ;; esac; return 1; }
+bad_part() {
+	echo "proof.sh: KREX_PROOF_PART must be all, or fidelity, agents and share joined by commas, each once (got '$PART')" >&2
+	exit 1
+}
+if [ "$PART" != all ]; then
+	IFS=, read -ra parts <<<"$PART"
+	[ "${PART: -1}" != , ] || bad_part # read drops a trailing empty field
+	seen=,
+	for p in "${parts[@]}"; do
+		case $p in fidelity | agents | share) ;; *) bad_part ;; esac
+		case $seen in *,"$p",*) bad_part ;; esac
+		seen=$seen$p,
+	done
+fi
 # KREX_PROOF_KREXD_OPT: krexd options (KEY=VALUE, blank-separated, e.g.
 # "sched_priority=1") for every krexd the proof starts (not the lock's runs).
 kopt=()
@@ -70,11 +90,10 @@ OUT=${OUT:-$PWD/proof-out}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
 # An earlier run's files under OUT would be read as this one's (its rounds'
 # raw files, the lock's run of the agents part): what this part writes goes.
-case $PART in
-all) rm -rf "$OUT/fidelity" "$OUT/entry2" "$OUT/entry3" "$OUT/agents" "$OUT/agents-cmd" ;;
-fidelity) rm -rf "$OUT/fidelity" "$OUT/entry2" "$OUT/entry3" ;;
-agents) rm -rf "$OUT/agents" "$OUT/agents-cmd" ;;
-esac
+has all && rm -rf "$OUT/fidelity" "$OUT/entry2" "$OUT/entry3" "$OUT/agents" "$OUT/agents-cmd"
+has fidelity && rm -rf "$OUT/fidelity" "$OUT/entry2" "$OUT/entry3"
+has agents && rm -rf "$OUT/agents" "$OUT/agents-cmd"
+has share && rm -rf "$OUT/agents-share"
 export PYTHONDONTWRITEBYTECODE=1
 
 if [ "$MOCK" = 1 ]; then
@@ -139,7 +158,7 @@ step() {
 	echo "$name: rc $rc, $(($(date +%s) - t0)) s" | tee -a "$OUT/env.txt"
 }
 
-if [ "$PART" != agents ]; then
+if has all || has fidelity; then
 	step fidelity 240 python3 "$here/fidelity.py" --full "${common[@]}" --out "$OUT/fidelity" \
 		--sizes 0.1,1,10 --samples "$fsamples" --mixes all --sample-mixes all \
 		--modes alone,krex,alone-gapped --regions sample,batch --budget-s 200 \
@@ -154,7 +173,7 @@ fi
 # MPS"): a control daemon of this script's own (its pipe and log directories
 # under OUT), stopped after the step.  Not on the mock.
 mps_up=0
-if [ "${KREX_PROOF_MPS:-0}" = 1 ] && [ "$MOCK" != 1 ] && [ "$PART" != fidelity ]; then
+if [ "${KREX_PROOF_MPS:-0}" = 1 ] && [ "$MOCK" != 1 ] && { has all || has agents || has share; }; then
 	export CUDA_MPS_PIPE_DIRECTORY=$OUT/mps/pipe CUDA_MPS_LOG_DIRECTORY=$OUT/mps/log
 	mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 	if timeout 10 nvidia-cuda-mps-control -d; then
@@ -166,17 +185,22 @@ if [ "${KREX_PROOF_MPS:-0}" = 1 ] && [ "$MOCK" != 1 ] && [ "$PART" != fidelity ]
 		unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 	fi
 fi
-if [ "$PART" = all ]; then
+if has all; then
 	step agents 190 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
 		--n "$agents_n" --modes cmd,krex "${agents_opt[@]}" \
 		--krexd-opt region_log="$OUT/agents/regions.jsonl" "${kopt[@]}"
-elif [ "$PART" = agents ]; then
+elif has agents; then
 	# the lock's rate is the slower to count: its own run, fewer N, longer
 	step agents 210 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents" \
 		--n "$agents_n" --modes krex "${long_krex[@]}" \
 		--krexd-opt region_log="$OUT/agents/regions.jsonl" "${kopt[@]}"
 	step agents-cmd 320 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents-cmd" \
 		--n "${agents_n#*,}" --modes cmd "${long_cmd[@]}"
+fi
+if has share; then
+	# no krexd: the same sessions, every kernel time-sliced (or over MPS) by the driver
+	step agents-share 210 python3 "$here/agents.py" --full "${common[@]}" --out "$OUT/agents-share" \
+		--n "$agents_n" --modes share "${long_krex[@]}"
 fi
 if [ "$mps_up" = 1 ]; then
 	echo quit | timeout 10 nvidia-cuda-mps-control >/dev/null 2>&1
@@ -185,7 +209,8 @@ fi
 echo "total $(($(date +%s) - start)) s" | tee -a "$OUT/env.txt"
 
 for f in fidelity/fidelity.md fidelity/fidelity-entry.md fidelity/fidelity-siblings.md \
-	agents/agents.md agents/agents-breakdown.md agents/agents-siblings.md agents-cmd/agents.md; do
+	agents/agents.md agents/agents-breakdown.md agents/agents-siblings.md agents-cmd/agents.md \
+	agents-share/agents.md; do
 	[ -f "$OUT/$f" ] && { echo; cat "$OUT/$f"; }
 done
 echo

@@ -7,7 +7,8 @@
 # the alone-gapped reference, the entry
 # breakdown and the drain per sibling, the three entry runs and the agents are read, and the goal
 # table is printed with a verdict on every line; then KREX_PROOF_PART=agents
-# into the same OUT.
+# into the same OUT, then KREX_PROOF_PART=share (plain sharing) beside them,
+# and the part names it refuses.
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
 [ -x "$top_builddir/krex/krex" ] || skip_all "krex CLI not built"
@@ -19,7 +20,7 @@ run_proof() {
 	env KREX_GPU_MOCK=1 OUT="$T/out" \
 		timeout 600 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/log" 2>&1
 }
-plan 18
+plan 21
 ok "proof.sh runs on the mock" run_proof
 sed 's/^/# /' "$T/out/env.txt" 2>/dev/null
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
@@ -64,11 +65,30 @@ ok "... the ratio at 3 and 4 sessions from both runs, with both runs' host pace"
 	"grep -q '^| benchmarks/h KREX vs command lock at 3 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*; host pace KREX [0-9.]*, lock [0-9.]* M loops/CPU s[;)].* | [A-Z]' '$T/out/proof.md' &&
 	 grep -q '^| benchmarks/h KREX vs command lock at 4 sessions, >= 4x | [0-9.]*x (KREX [0-9]*, cmd [0-9]*; host pace KREX [0-9.]*, lock [0-9.]* M loops/CPU s[;)].* | [A-Z]' '$T/out/proof.md'"
 ok "... and the entry from the fidelity run before it" three_entries
-wrong_part() {
-	KREX_PROOF_PART=fid bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >/dev/null 2>"$T/wp"
-	[ $? = 1 ] && grep -q "KREX_PROOF_PART must be all, fidelity or agents (got 'fid')" "$T/wp"
+# KREX_PROOF_PART=share into the same OUT: plain sharing at 2, 3, 4 in a
+# run of its own; the KREX and lock runs kept, the table puts it beside them.
+run_share() {
+	touch "$T/out/agents/kept"
+	env KREX_GPU_MOCK=1 KREX_PROOF_PART=share OUT="$T/out" \
+		timeout 300 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/shlog" 2>&1
 }
-ok "a wrong KREX_PROOF_PART: exit 1, said" wrong_part
+ok "KREX_PROOF_PART=share runs on the mock" run_share
+ok "... only its step, exit 0; the KREX and lock runs kept" sh -c \
+	"grep -q '^agents-share: rc 0' '$T/out/env.txt' && ! grep -q '^agents:' '$T/out/env.txt' &&
+	 ! grep -q '^fidelity:' '$T/out/env.txt' && [ -e '$T/out/agents/kept' ] &&
+	 [ -s '$T/out/agents-cmd/agents.csv' ]"
+sed -n '/^| goal/,$p' "$T/shlog" 2>/dev/null | sed 's/^/# /'
+ok "... sharing beside each ratio, and KREX against sharing at 2, 3, 4" sh -c \
+	"grep -q '^| benchmarks/h KREX vs command lock at 4 sessions, >= 4x | .*; plain sharing [0-9]*/h, [0-9.]*x the lock: 4x is [0-9.]* % of it) | [A-Z]' '$T/out/proof.md' &&
+	 grep -q '^| KREX.s rate vs plain sharing.s (no lock, no KREX, timings not clean) at 2, 3, 4 | 2: [0-9]* % .*, 3: [0-9]* % .*, 4: [0-9]* % .* | no goal ' '$T/out/proof.md'"
+wrong_part() {
+	for p in fid all,share share,share fidelity,,share share, ; do
+		KREX_PROOF_PART=$p bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >/dev/null 2>"$T/wp"
+		[ $? = 1 ] && grep -q "KREX_PROOF_PART must be all, or fidelity, agents and share joined by commas, each once (got '$p')" "$T/wp" ||
+			{ diag "KREX_PROOF_PART=$p: not refused as expected"; return 1; }
+	done
+}
+ok "a wrong KREX_PROOF_PART (unknown, all with another, twice, empty, trailing comma): exit 1, said" wrong_part
 wrong_opt() {
 	KREX_PROOF_KREXD_OPT="sched_priority=1 bogus" bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" \
 		>/dev/null 2>"$T/wo"

@@ -55,7 +55,7 @@ agents() {
 	tee "$T/rows" | { echo "$h"; grep ',krex,'; } >"$1/agents/agents.csv"
 	{ echo "$h"; grep ',cmd,' "$T/rows"; } >"$1/agents-cmd/agents.csv"
 }
-plan 41
+plan 46
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.05
@@ -332,4 +332,36 @@ rm -f "$T/s3/agents/agents.md"
 table "$T/s3" "$T/table16"
 ok "mps 1 in the rows, no title: over MPS (no bound, no note)" \
 	grep -qF "5500/h, not a bound over MPS) | NOT MET |" "$T/table16"
+# Plain sharing (KREX_PROOF_PART=share: agents-share/agents.csv, its share
+# rows): its rate beside each 4x line with what 4x is of it, a note where
+# sharing itself stays under 4x the lock by more than the counts' standard
+# error, and a line of KREX against sharing at each N (no goal).  A row of
+# another mode in that file is not read; without the file, no such line.
+agents "$T/q" <<'R'
+16,krex,3900,400,4600
+24,krex,5000,400,7000
+32,krex,4700,400,9000
+24,cmd,1440,100,1500
+32,cmd,1000,100,1500
+R
+mkdir -p "$T/q/agents-share"
+cat >"$T/q/agents-share/agents.csv" <<'R'
+n,mode,bench_per_h,benches,bound_per_h
+16,share,4100,400,4600
+24,share,5200,400,7000
+32,share,5000,400,9000
+32,krex,9999,400,9000
+R
+table "$T/q" "$T/table17"
+ok "sharing 3.61x the lock at 24, under 4x beyond its error: the verdict says so" \
+	grep -qF "| 3.47x (KREX 5000, cmd 1440; plain sharing 5200/h, 3.61x the lock: 4x is 110.8 % of it) | NOT MET (plain sharing itself makes 3.61x the lock here) |" "$T/table17"
+ok "sharing 5.00x at 32: printed, no note; the krex row of the sharing file not read" \
+	grep -qF "| 4.70x (KREX 4700, cmd 1000; plain sharing 5000/h, 5.00x the lock: 4x is 80.0 % of it) | MET |" "$T/table17"
+ok "KREX against sharing at each N with its standard error, no goal" \
+	grep -qF "| KREX's rate vs plain sharing's (no lock, no KREX, timings not clean) at 16, 24, 32 | 16: 95 % (3900/h vs 4100/h, +-7 %), 24: 96 % (5000/h vs 5200/h, +-7 %), 32: 94 % (4700/h vs 5000/h, +-7 %) | no goal (what the regions cost against sharing; plain sharing: 16: 4100/h, 24: 5200/h, 32: 5000/h) |" "$T/table17"
+sed -i 's/^24,cmd,1440,/24,cmd,1340,/' "$T/q/agents-cmd/agents.csv"
+table "$T/q" "$T/table18"
+ok "sharing 3.88x the lock, under 4x within its standard error: no note" \
+	grep -qF "| 3.73x (KREX 5000, cmd 1340; plain sharing 5200/h, 3.88x the lock: 4x is 103.1 % of it) | NOT MET |" "$T/table18"
+ok "no sharing run: no line of it" sh -c "! grep -q 'plain sharing' '$T/table16'"
 done_testing
