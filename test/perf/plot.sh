@@ -12,7 +12,8 @@
 # DIR/throughput.png (timed benchmarks per hour over the number of sessions, a
 # curve per mode, with the bounds agents.py computed: the ideal, the command
 # lock's ceiling, KREX's bound, the perfect sharer's rate) and DIR/entry.png (a region entry broken down
-# by phase: from agents-breakdown.csv the mean per benchmark, stacked; from
+# by phase: from agents-breakdown.csv the mean per benchmark, stacked, every
+# part of it, the rest (round trips, krexd's loop) as "other"; from
 # entry-split.txt each phase's p50 and p95).  SOURCE (default: DIR) is printed
 # on every plot: which run, where, when.  Runs where gnuplot is (the GPU
 # machine has none: fetch the CSVs and plot here).  Figures only; no judgement.
@@ -163,13 +164,19 @@ fi
 if [ -f "$dir/agents-breakdown.csv" ]; then
 	python3 - "$dir/agents-breakdown.csv" >"$tmp/e.dat" <<-'PY'
 	import csv, sys
-	ph = ["queued_ms", "drain_ms", "freeze_ms", "settle_ms"]
-	print(" ".join(["run"] + [p[:-3] for p in ph]))
+	# every part of entry_ms: the certificates' phases and the rest
+	# (entry_other_ms: round trips, krexd's loop), so that a bar is the entry
+	ph = [("queued_ms", "queued"), ("drain_ms", "drain"), ("freeze_ms", "freeze"),
+	      ("isolate_ms", "isolate"), ("settle_ms", "settle"), ("entry_other_ms", "other")]
+	hdr = next(csv.reader(open(sys.argv[1])), [])
+	ph = [p for p in ph if p[0] in hdr]
+	print(" ".join(["run"] + [p[1] for p in ph]))
 	for r in csv.DictReader(open(sys.argv[1])):
 	    if r.get("drain_ms"):
-	        print(" ".join(["%s/N=%s" % (r["mode"], r["n"])] + [r.get(p) or "0" for p in ph]))
+	        print(" ".join(["%s/N=%s" % (r["mode"], r["n"])] +
+	                       ["%.3f" % max(0.0, float(r.get(p[0]) or 0)) for p in ph]))
 	PY
-	title="Region entry per benchmark by phase, mean ms (isolation runs after the freeze)"
+	title="Region entry per benchmark by phase, mean ms (other: round trips, krexd's loop)"
 elif [ -f "$dir/entry-split.txt" ]; then
 	awk 'NR == 1 { print "phase p50 p95"; next } NF >= 4 { print $1, $3, $4 }' \
 		"$dir/entry-split.txt" >"$tmp/e.dat"
