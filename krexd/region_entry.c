@@ -371,12 +371,14 @@ static void lag_add(struct region *r, pid_t tid, char st)
 
 /*
  * The freeze is over: what the tasks followed since the look did until now,
- * in one debug line, each task as TID:STATE:RAN_US:WAITED_US (its CPU time
- * and its wait for a CPU since the look; STATE the one at the look, X for a
- * task exiting then), or TID:STATE:gone (it left since: an exiting process
- * the freeze waited for).  A task runnable at the look that waited for a
- * CPU all along was queued behind other work; one that ran was running (in
- * the kernel: a driver call).  entry_split.py sums them per state.
+ * in one debug line, each task as TID:STATE:RAN_US:WAITED_US (the growth of
+ * its CPU time and of its wait for a CPU since the look, schedstat's: the
+ * kernel adds a wait when the task runs, a wait begun before the look too;
+ * STATE the one at the look, X for a task exiting then), or TID:STATE:gone
+ * (it left since: an exiting process the freeze waited for).  A task
+ * runnable at the look that waited for a CPU all along was queued behind
+ * other work; one that ran was running (in the kernel: a driver call).
+ * entry_split.py sums them per state.
  */
 static void region_lag_follow(struct region *r, uint64_t now)
 {

@@ -219,7 +219,11 @@ def follow_print(lines):
     or TID:STATE:gone for a task gone since; STATE at the look, X exiting):
     per state, how many left before the freeze's end, and of the rest their
     CPU time and their wait for a CPU as shares of the time followed (the
-    rest: asleep, or frozen)."""
+    rest: asleep, or frozen).  A task's wait is its schedstat run_delay's
+    growth, which the kernel adds when the task next runs, for the whole
+    wait: a task runnable since before the look gets its earlier wait too.
+    Each task's ran and waited count at most the time followed, so that
+    neither share passes 100 %."""
     agg = {}
     for ln in lines:
         m = FOLLOW.search(ln)
@@ -236,8 +240,8 @@ def follow_print(lines):
             else:
                 a[0] += 1
                 a[1] += span
-                a[2] += int(f[2])
-                a[3] += int(f[3])
+                a[2] += min(int(f[2]), span)
+                a[3] += min(int(f[3]), span)
     if not agg:
         return
     print("  followed from the look to the freeze's end (X: exiting at the look; gone: "
