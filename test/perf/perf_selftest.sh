@@ -30,7 +30,7 @@ col() {
 near() { awk -v x="$1" -v y="$2" 'BEGIN { d = x - y; exit !(x != "" && d < 0.01 && d > -0.01) }'; }
 leftovers() { ! pgrep -f "$tmp/b/" >/dev/null; }
 
-plan 25
+plan 27
 
 # The drain per sibling's parser (krexlog.py) on a planted log: known
 # p50/p95, the slowest ack, failed acks, a chained region, a region that did
@@ -301,8 +301,35 @@ if command -v gnuplot >/dev/null; then
 	"$perf/plot.sh" "$f" >/dev/null 2>"$tmp/plot.err"
 	pngs() { [ -s "$f/fidelity-inflation.png" ] && [ -s "$f/fidelity-mixes.png" ] && [ -s "$f/throughput.png" ] && [ -s "$f/entry.png" ]; }
 	ok "plot.sh draws the four PNGs" pngs
+	# a proof.sh OUT: the lock's, KREX's and sharing's rows in their parts
+	p=$tmp/proof
+	mkdir -p "$p/agents" "$p/agents-cmd" "$p/agents-share" "$p/fidelity"
+	cp "$f/fidelity.csv" "$p/fidelity/"
+	for x in agents agents-breakdown; do
+		for m in krex:agents cmd:agents-cmd share:agents-share; do
+			awk -F, -v m="${m%%:*}" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mode") c = i; print; next }
+				$c == m' "$a/$x.csv" >"$p/${m#*:}/$x.csv"
+		done
+	done
+	rows() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mode") c = i; next }
+		$c == "krex" || $c == "cmd" || $c == "share"' "$a/agents.csv" | wc -l; }
+	proof_plot() {
+		"$perf/plot.sh" "$p" >"$tmp/pplot.out" 2>"$tmp/pplot.err" &&
+			grep -qx "agents.csv: $(rows) rows from agents-cmd/agents.csv agents/agents.csv agents-share/agents.csv" \
+				"$tmp/pplot.out" &&
+			[ -s "$p/throughput.png" ] && [ -s "$p/entry.png" ] && [ -s "$p/fidelity-inflation.png" ]
+	}
+	ok "plot.sh on a proof.sh OUT: every part's rows in one plot ($(rows) rows)" proof_plot
+	echo "x,y" >"$p/agents-share/agents.csv"
+	bad_header() {
+		! "$perf/plot.sh" "$p" >/dev/null 2>"$tmp/pplot.err" &&
+			grep -q "agents-share/agents.csv: another header than the other parts'" "$tmp/pplot.err"
+	}
+	ok "... a part with another header: an error, no plot from mixed columns" bad_header
 else
 	skip "plot.sh draws the four PNGs" "no gnuplot"
+	skip "plot.sh on a proof.sh OUT" "no gnuplot"
+	skip "... a part with another header" "no gnuplot"
 fi
 for t in fid ag; do sed 's/^/# /' "$tmp/$t.txt" | head -20; done
 done_testing

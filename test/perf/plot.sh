@@ -5,7 +5,10 @@
 #	test/perf/plot.sh [-m MIX] [-s SOURCE] DIR
 #
 # Reads DIR/fidelity.csv, DIR/agents.csv, DIR/agents-breakdown.csv and
-# DIR/entry-split.txt (entry_split.py's table), whichever are there.  Writes
+# DIR/entry-split.txt (entry_split.py's table), whichever are there; or, where
+# DIR is test/gpu/proof.sh's OUT (none of those at its top), its parts'
+# (fidelity/, agents/, agents-cmd/, agents-share/: the KREX, lock and plain
+# sharing rows in one plot).  Writes
 # DIR/fidelity-inflation.png (p95 wall-time inflation versus alone, per kernel
 # size and mode, for one sibling mix: default "all"), DIR/fidelity-mixes.png
 # (the same per mix: shared, and krex with many samples per region),
@@ -34,6 +37,32 @@ src=${src:-$dir}
 command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot not found" >&2 && exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+# A proof.sh OUT (agents/, agents-cmd/, agents-share/, fidelity/ under DIR,
+# no CSV at its top): each CSV's rows of every part under one header, read
+# from $tmp/in; the PNGs still go to DIR.
+indir=$dir
+if [ ! -f "$dir/agents.csv" ] && [ ! -f "$dir/fidelity.csv" ] &&
+	{ [ -d "$dir/agents" ] || [ -d "$dir/agents-cmd" ] || [ -d "$dir/agents-share" ] ||
+		[ -d "$dir/fidelity" ]; }; then
+	indir=$tmp/in
+	mkdir -p "$indir"
+	for f in agents.csv agents-breakdown.csv; do
+		set -- "$dir"/agents-cmd/"$f" "$dir"/agents/"$f" "$dir"/agents-share/"$f"
+		from=
+		for g; do
+			[ -f "$g" ] || continue
+			from="$from ${g#"$dir"/}"
+			[ -f "$indir/$f" ] || head -n 1 "$g" >"$indir/$f"
+			# one header for all: the parts' CSVs come from one agents.py
+			[ "$(head -n 1 "$g")" = "$(head -n 1 "$indir/$f")" ] ||
+				{ echo "plot.sh: $g: another header than the other parts'" >&2 && exit 1; }
+			tail -n +2 "$g" >>"$indir/$f"
+		done
+		[ -z "$from" ] || echo "$f: $(($(wc -l <"$indir/$f") - 1)) rows from$from"
+	done
+	if [ -f "$dir/fidelity/fidelity.csv" ]; then cp "$dir/fidelity/fidelity.csv" "$indir/"; fi
+fi
 
 # pivot CSV ROWKEY COLKEY VALUE [FILTER-COL FILTER-VALUE]...: a whitespace table,
 # one line per ROWKEY value (in order of appearance), one column per COLKEY value,
@@ -79,7 +108,7 @@ hist() {
 	echo "wrote $2"
 }
 
-if [ -f "$dir/fidelity.csv" ]; then
+if [ -f "$indir/fidelity.csv" ]; then
 	# Variant name mode/region; inflation clamped at 0.01 % for the log axis
 	# (a run faster than alone has none to show).
 	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print $0 ",variant,infl"; next }
@@ -87,7 +116,7 @@ if [ -f "$dir/fidelity.csv" ]; then
 		v = $c["infl_wall_p95_pct"] + 0; if (v < 0.01) v = 0.01
 		r = $c["region"]; $c["size_ms"] = $c["size_ms"] "ms"
 		print $0 "," $c["mode"] (r == "none" ? "" : "/" r) "," v }' OFS=, \
-		"$dir/fidelity.csv" >"$tmp/f.csv"
+		"$indir/fidelity.csv" >"$tmp/f.csv"
 	pivot "$tmp/f.csv" size_ms variant infl mix "$mix" >"$tmp/f.dat"
 	hist "$tmp/f.dat" "$dir/fidelity-inflation.png" \
 		"p95 wall-time inflation vs alone, siblings: $mix (goals 2% / 0.8% / 0.15% at 0.1 / 1 / 10 ms)" \
@@ -142,8 +171,8 @@ gp_head() {
 		"set bmargin 5" "set key outside right top" "set yrange [0:*]"
 }
 
-if [ -f "$dir/agents.csv" ]; then
-	agents_dat "$dir/agents.csv" >"$tmp/a.dat"
+if [ -f "$indir/agents.csv" ]; then
+	agents_dat "$indir/agents.csv" >"$tmp/a.dat"
 	nm=$(sed -n 's/^#modes //p' "$tmp/a.dat")
 	ncol=$(head -1 "$tmp/a.dat" | grep -o '"[^"]*"' | wc -l)
 	gnuplot <<-EOF
@@ -161,8 +190,8 @@ fi
 
 # The entry by phase: agents.py's mean per benchmark (stacked), or
 # entry_split.py's p50 and p95 per phase.
-if [ -f "$dir/agents-breakdown.csv" ]; then
-	python3 - "$dir/agents-breakdown.csv" >"$tmp/e.dat" <<-'PY'
+if [ -f "$indir/agents-breakdown.csv" ]; then
+	python3 - "$indir/agents-breakdown.csv" >"$tmp/e.dat" <<-'PY'
 	import csv, sys
 	# every part of entry_ms: the certificates' phases and the rest
 	# (entry_other_ms: round trips, krexd's loop), so that a bar is the entry
@@ -177,15 +206,15 @@ if [ -f "$dir/agents-breakdown.csv" ]; then
 	                       ["%.3f" % max(0.0, float(r.get(p[0]) or 0)) for p in ph]))
 	PY
 	title="Region entry per benchmark by phase, mean ms (other: round trips, krexd's loop)"
-elif [ -f "$dir/entry-split.txt" ]; then
+elif [ -f "$indir/entry-split.txt" ]; then
 	awk 'NR == 1 { print "phase p50 p95"; next } NF >= 4 { print $1, $3, $4 }' \
-		"$dir/entry-split.txt" >"$tmp/e.dat"
+		"$indir/entry-split.txt" >"$tmp/e.dat"
 	title="Region entry by phase, ms: each phase's p50 and p95 (isolation runs after the freeze)"
 fi
 if [ -s "$tmp/e.dat" ] && [ "$(wc -l <"$tmp/e.dat")" -ge 2 ]; then
 	ncol=$(head -1 "$tmp/e.dat" | wc -w)
 	style="set style histogram clustered gap 1"
-	[ -f "$dir/agents-breakdown.csv" ] && style="set style histogram rowstacked"
+	[ -f "$indir/agents-breakdown.csv" ] && style="set style histogram rowstacked"
 	gnuplot <<-EOF
 	$(gp_head "$dir/entry.png" 560 "$title")
 	set ylabel "ms"
