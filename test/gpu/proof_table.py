@@ -331,7 +331,7 @@ def main():
         standard error: no region mechanism reaches the goal there unless
         it beats sharing the GPU with no timing clean."""
         p = rate.get((n, "share"))
-        if not p or not c or not c[0]:
+        if not p or not p[0] or not c or not c[0]:
             return "", ""
         x = p[0] / c[0]
         text = "; plain sharing %.0f/h, %.2fx the lock: 4x is %.1f %% of it" % (
@@ -397,7 +397,7 @@ def main():
           if all(90.0 - v <= e for n, v, e in miss) else "NOT MET")))
     # KREX against plain sharing (no goal in issue 18): only with a sharing run
     vsh = [(n, rate[(n, "krex")][0], rate[(n, "share")][0]) for n in ns
-           if (n, "krex") in rate and (n, "share") in rate]
+           if (n, "krex") in rate and (n, "share") in rate and rate[(n, "share")][0] > 0]
     if any((n, "share") in rate for n in ns):
         add("KREX's rate vs plain sharing's (no lock, no KREX, timings not clean) at %d, %d, %d"
             % tuple(ns),

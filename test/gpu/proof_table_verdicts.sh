@@ -55,7 +55,7 @@ agents() {
 	tee "$T/rows" | { echo "$h"; grep ',krex,'; } >"$1/agents/agents.csv"
 	{ echo "$h"; grep ',cmd,' "$T/rows"; } >"$1/agents-cmd/agents.csv"
 }
-plan 46
+plan 47
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.05
@@ -364,4 +364,10 @@ table "$T/q" "$T/table18"
 ok "sharing 3.88x the lock, under 4x within its standard error: no note" \
 	grep -qF "| 3.73x (KREX 5000, cmd 1340; plain sharing 5200/h, 3.88x the lock: 4x is 103.1 % of it) | NOT MET |" "$T/table18"
 ok "no sharing run: no line of it" sh -c "! grep -q 'plain sharing' '$T/table16'"
+# a sharing run that counted nothing (0 an hour): no ratio to it, no crash
+sed -i 's/^24,share,5200,/24,share,0,/' "$T/q/agents-share/agents.csv"
+table "$T/q" "$T/table19"
+ok "sharing at 0 an hour: its ratios left out, the rest printed" sh -c \
+	"grep -qF '| 3.73x (KREX 5000, cmd 1340) | NOT MET |' '$T/table19' &&
+	 grep -qF '| 16: 95 % (3900/h vs 4100/h, +-7 %), 32: 94 % (4700/h vs 5000/h, +-7 %) |' '$T/table19'"
 done_testing
