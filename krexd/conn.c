@@ -294,6 +294,12 @@ static void conn_dispatch(struct krexd *k, struct conn *c)
 		return;
 	}
 	log_debug("connection %llu: %s", (unsigned long long)c->serial, proto_type_name(c->h.type));
+	if (c->reg_wait) { /* its REGISTER's answer comes first (part_moves_done) */
+		conn_error(k, c, seq, KREX_EBUSY,
+		           "this connection's REGISTER is not answered yet: wait for its answer");
+		proto_body_free(c->h.type, &m);
+		return;
+	}
 	switch (c->h.type) {
 	case PROTO_REGISTER:
 		part_register(k, c, seq, &m.reg);

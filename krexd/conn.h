@@ -42,6 +42,9 @@ struct conn {
 	size_t got;                /* bytes of the current message so far */
 	uint64_t read_deadline_ns; /* a message is half read; 0 when idle */
 	struct part *part;
+	uint32_t reg_wait;          /* its REGISTER waits for participant reg_wait's move */
+	uint32_t reg_seq;           /* ... that message's seq */
+	struct proto_register *reg; /* ... and a copy of it (malloc'd) */
 	pid_t member_pid;
 	int gate;              /* registered with PROTO_REG_GATE */
 	int holdctx;           /* ... and PROTO_REG_HOLDCTX: its contexts wait at the gate */

@@ -183,10 +183,9 @@ int freezer_contains(const struct freezer *f, const struct freezer_target *t, pi
 
 /* ---- participant setup ---- */
 
-int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
-                  const char *cgroup)
+int freezer_adopt_prepare(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
+                          const char *cgroup)
 {
-	char pidbuf[32];
 	struct stat sb;
 
 	memset(t, 0, sizeof(*t));
@@ -231,17 +230,63 @@ int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_
 		log_warn(
 		        "participant %u: cgroup %s: explicit cpuset: %s (isolation moves its threads by affinity)",
 		        id, t->cg, strerror(errno));
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	if (cg_write(t->cg, "cgroup.procs", pidbuf) < 0) {
-		int err = errno;
-		rmdir(t->cg);
-		t->owned = 0;
-		errno = err;
-		return -1;
-	}
 	if (f->cpuset_root[0] && cpuset_make(f, t, id, pid) < 0)
 		log_warn("participant %u: cpuset cgroup: %s (isolation will not use it)", id,
 		         strerror(errno));
+	return 1;
+}
+
+int freezer_move(const char *cg, const char *cpuset_cg, pid_t pid, int *cpuset_err)
+{
+	char pidbuf[32];
+
+	*cpuset_err = 0;
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	if (cg_write(cg, "cgroup.procs", pidbuf) < 0)
+		return -1;
+	if (cpuset_cg[0] && cg_write(cpuset_cg, "cgroup.procs", pidbuf) < 0)
+		*cpuset_err = errno ? errno : EIO;
+	return 0;
+}
+
+void freezer_moved(struct freezer *f, struct freezer_target *t, unsigned id, int cpuset_err,
+                   int recopy)
+{
+	if (cpuset_err) {
+		log_warn("participant %u: cpuset cgroup: %s (isolation will not use it)", id,
+		         strerror(cpuset_err));
+		rmdir(t->cpuset_cg);
+		t->cpuset_cg[0] = '\0';
+	}
+	if (!recopy)
+		return;
+	if (t->cpuset_cg[0] && cpuset_recopy(f, t) < 0)
+		log_warn("participant %u: cpuset cgroup %s: its cpus again from %s: %s", id,
+		         t->cpuset_cg, t->orig_cpuset, strerror(errno));
+	if (f->kind == FREEZER_CGROUP2 && t->cpuset_from[0] &&
+	    freezer_v2_cpuset_own(t->cg, t->cpuset_from) < 0)
+		log_warn("participant %u: cgroup %s: its cpus again from %s: %s", id, t->cg,
+		         t->cpuset_from, strerror(errno));
+}
+
+int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
+                  const char *cgroup)
+{
+	int rc = freezer_adopt_prepare(f, t, id, pid, cgroup), cpuset_err, err;
+
+	if (rc <= 0)
+		return rc;
+	if (freezer_move(t->cg, t->cpuset_cg, pid, &cpuset_err) < 0) {
+		err = errno;
+		if (t->cpuset_cg[0])
+			rmdir(t->cpuset_cg);
+		rmdir(t->cg);
+		t->owned = 0;
+		t->cpuset_cg[0] = '\0';
+		errno = err;
+		return -1;
+	}
+	freezer_moved(f, t, id, cpuset_err, 0);
 	return 0;
 }
 

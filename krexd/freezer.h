@@ -69,6 +69,7 @@ struct freezer_target {
 	int owned;             /* krexd made cg and removes it at the end */
 	char orig_cg[512];     /* owned: the pid's cgroup before, where leftovers go back */
 	char orig_cpuset[512]; /* likewise for the cpuset cgroup */
+	char cpuset_from[512]; /* cgroup v2: the cpuset whose cpus and mems cg copied */
 	pid_t root;            /* root pid (signals: it and its descendants) */
 	pid_t *extra;          /* more pids of it that are not descendants (attached members) */
 	size_t nextra;
@@ -115,9 +116,24 @@ const char *freezer_name(const struct freezer *f);
  * the cgroup it has of its own ("" for none: krexd makes one and moves pid
  * in).  Refuses (EPERM) a cgroup that holds krexd, slurmd or slurmstepd,
  * itself or anywhere below it (a v2 Slurm step keeps slurmstepd in slurm/).
+ * freezer_adopt() does it all; a move off krexd's loop (part_move.c) is
+ * freezer_adopt_prepare() (1: the cgroups are made, pid is to be moved;
+ * 0: nothing to move; -1), freezer_move() on any thread (touches nothing
+ * but the kernel's files: a copy of t's paths), then freezer_moved() with
+ * its cpuset_err, or freezer_release() after its failure.
  */
 int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
                   const char *cgroup);
+int freezer_adopt_prepare(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
+                          const char *cgroup);
+/* pid into cg, then into cpuset_cg ("": none); 0, or -1/errno when the
+ * first failed; *cpuset_err: the second's errno, 0 when it took. */
+int freezer_move(const char *cg, const char *cpuset_cg, pid_t pid, int *cpuset_err);
+/* After the move: a failed cpuset move undone (logged); with recopy (a move
+ * off the loop, during which a region may have narrowed or widened the
+ * source), its cpuset copied again from where it came from. */
+void freezer_moved(struct freezer *f, struct freezer_target *t, unsigned id, int cpuset_err,
+                   int recopy);
 
 /* Add an attached pid that is not a descendant of the root (signals). */
 int freezer_add_pid(struct freezer_target *t, pid_t pid);

@@ -343,14 +343,15 @@ int cpuset_v2_make(struct freezer *f, struct freezer_target *t, pid_t pid)
 	if (file_read(p, rel, sizeof(rel)) <= 0)
 		return -1;
 	rel[strcspn(rel, "\n")] = '\0';
-	if (xsnprintf(from, sizeof(from), "%s%s", f->root, strcmp(rel, "/") ? rel : "") < 0)
+	if (xsnprintf(from, sizeof(from), "%s%s", f->root, strcmp(rel, "/") ? rel : "") < 0 ||
+	    xstrcpy(t->cpuset_from, sizeof(t->cpuset_from), from) < 0)
 		return -1;
 	return freezer_v2_cpuset_own(t->cg, from);
 }
 
 int cpuset_make(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid)
 {
-	char sub[600], pidbuf[32];
+	char sub[600];
 
 	if (!f->cpuset_root[0])
 		return 0;
@@ -363,16 +364,24 @@ int cpuset_make(struct freezer *f, struct freezer_target *t, unsigned id, pid_t 
 	/* The process keeps the cpus and mems of the cpuset it comes from (a
 	 * Slurm step's, say): moving it must not widen what it may use. */
 	if ((mkdir(t->cpuset_cg, 0755) < 0 && errno != EEXIST) ||
-	    (cpuset_copy(t->orig_cpuset, t->cpuset_cg) < 0 && cpuset_copy(sub, t->cpuset_cg) < 0))
-		goto fail;
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
-	if (cg_write(t->cpuset_cg, "cgroup.procs", pidbuf) < 0)
-		goto fail;
+	    (cpuset_copy(t->orig_cpuset, t->cpuset_cg) < 0 && cpuset_copy(sub, t->cpuset_cg) < 0)) {
+		int err = errno;
+		rmdir(t->cpuset_cg);
+		t->cpuset_cg[0] = '\0';
+		errno = err;
+		return -1;
+	}
 	return 0;
-fail:
-	rmdir(t->cpuset_cg);
-	t->cpuset_cg[0] = '\0';
-	return -1;
+}
+
+int cpuset_recopy(struct freezer *f, struct freezer_target *t)
+{
+	char sub[600];
+
+	snprintf(sub, sizeof(sub), "%s/%s", f->cpuset_root, f->sub);
+	return cpuset_copy(t->orig_cpuset, t->cpuset_cg) < 0 && cpuset_copy(sub, t->cpuset_cg) < 0
+	               ? -1
+	               : 0;
 }
 
 /* ---- thaw: fds opened with the freeze, verified (see freezer.h) ---- */

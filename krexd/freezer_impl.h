@@ -68,8 +68,12 @@ int pid_cgroup(const struct freezer *f, pid_t pid, char *out, size_t len);
 /* cgroup v2: t's own cgroup gets the cpus and mems of the cpuset pid is in now. */
 int cpuset_v2_make(struct freezer *f, struct freezer_target *t, pid_t pid);
 
-/* cgroup v1: t's cpuset cgroup p<id>, with pid moved into it.  0 or -1. */
+/* cgroup v1: t's cpuset cgroup p<id>, made with the cpus and mems of pid's
+ * (freezer_move() moves pid in).  0 or -1. */
 int cpuset_make(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid);
+
+/* cgroup v1: t's cpuset cgroup gets the cpus and mems of where it came from again.  0 or -1. */
+int cpuset_recopy(struct freezer *f, struct freezer_target *t);
 
 /* Open (close) the fds a thaw of t needs, with the freeze.  0 or -1/errno. */
 int thaw_fds_open(struct freezer *f, struct freezer_target *t);

@@ -53,6 +53,8 @@ void gpu_prune(struct krexd *k)
 
 	for (p = k->parts; p; p = p->next)
 		used |= p->mask;
+	for (p = k->moving; p; p = p->next)
+		used |= p->mask;
 	for (i = k->nconf_gpus; i < k->ngpus; i++) {
 		if (!k->gpu[i][0] || (used >> i & 1) || rq_holder(&k->rq, i) ||
 		    rq_queued_on(&k->rq, i))
@@ -76,6 +78,9 @@ uint64_t gpu_step_mask(struct krexd *k, uid_t uid)
 	struct part *p;
 
 	for (p = k->parts; p; p = p->next)
+		if (p->uid == uid && p->by_root)
+			m |= p->mask;
+	for (p = k->moving; p; p = p->next)
 		if (p->uid == uid && p->by_root)
 			m |= p->mask;
 	return m;

@@ -537,8 +537,12 @@ char *history_metrics_text(struct krexd *k, size_t *len)
 	     "Participants made since krexd started (each a cgroup made and a pid moved into it).");
 	sb_printf(&b, "krex_participants_made_total %llu\n", (unsigned long long)k->parts_made);
 	head(&b, "krex_participant_make_seconds_total", "counter",
-	     "Time krexd's loop spent making them, summed (without the kernel's favordynmods each move may wait for an RCU grace period).");
+	     "Time krexd's loop spent making them, summed (the moves into their cgroups are on the mover thread, but with KREXD_MOVE_INLINE=1).");
 	sb_printf(&b, "krex_participant_make_seconds_total %.6f\n", (double)k->parts_made_ns / 1e9);
+	head(&b, "krex_participant_move_seconds_total", "counter",
+	     "Time the mover thread spent moving their pids into their cgroups, summed (without the kernel's favordynmods each move may wait for an RCU grace period).");
+	sb_printf(&b, "krex_participant_move_seconds_total %.6f\n",
+	          (double)k->parts_moved_ns / 1e9);
 	head(&b, "krex_cgroup_favordynmods", "gauge",
 	     "1 when the cgroup hierarchy krexd moves participants into has the kernel's favordynmods, 0 when not, -1 unknown or no cgroup freezer.");
 	sb_printf(&b, "krex_cgroup_favordynmods %d\n", k->favordynmods);

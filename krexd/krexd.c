@@ -37,6 +37,7 @@
 #include "region.h"
 #include "log.h"
 #include "logwriter.h"
+#include "mover.h"
 #include "nvml.h"
 #include "sign.h"
 #include "timeutil.h"
@@ -539,6 +540,9 @@ static void loop_dispatch(struct krexd *k, struct epoll_event *ev, int n)
 		case EP_PROCS:
 			region_procs_event(k);
 			break;
+		case EP_MOVER:
+			part_moves_done(k);
+			break;
 		}
 	}
 }
@@ -588,6 +592,7 @@ static void teardown(struct krexd *k)
 	char path[512];
 	struct conn *c;
 
+	part_moves_stop(k); /* the moves under way done: their participants end with the rest */
 	region_stop_all(k);
 	while (k->parts)
 		part_end(k, k->parts, "krexd stopping");
@@ -659,6 +664,10 @@ int main(int argc, char **argv)
 	if (k->nvml_gpus && !gp_inline() && gp_start(k) < 0)
 		log_warn(
 		        "the GPU process-list thread did not start (%s): NVML's process list runs on the event loop",
+		        strerror(errno));
+	if (k->fz.kind != FREEZER_SIGNAL && !mv_inline() && mv_start(k) < 0)
+		log_warn(
+		        "the mover thread did not start (%s): new participants are moved into their cgroups on the event loop",
 		        strerror(errno));
 	startup_done();
 	loop(k);

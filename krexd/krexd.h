@@ -4,9 +4,11 @@
  * events the floors below the region code report to it.  Each module has a
  * header of its own: conn.h, ident.h, outbox.h, part.h, gpuslot.h, quota.h,
  * region.h (region_int.h inside the region code), history.h, sign.h ...
- * Everything runs in the epoll loop of krexd.c but for two threads: the
- * region log / metrics writer (logwriter.c) and munge_encode (sign.c), each
- * handing its results back to the loop through an eventfd.
+ * Everything runs in the epoll loop of krexd.c but for four threads: the
+ * region log / metrics writer (logwriter.c), munge_encode (sign.c), NVML's
+ * process list (gpuprocs.c) and the moves of new participants into their
+ * cgroups (mover.c), each handing its results back to the loop through an
+ * eventfd.
  */
 #ifndef KREXD_KREXD_H
 #define KREXD_KREXD_H
@@ -38,7 +40,8 @@ enum ep_kind {
 	EP_INOTIFY,
 	EP_HISTORY,
 	EP_SIGN,
-	EP_PROCS
+	EP_PROCS,
+	EP_MOVER
 };
 
 struct ep_item {
@@ -89,11 +92,14 @@ struct krexd {
 	unsigned nconf_gpus; /* slots 0.. seeded from gpus=: never pruned */
 	struct part *parts;
 	struct part *dead_parts; /* ended, freed after the event batch (part_reap) */
-	unsigned nparts;
+	struct part *moving;     /* made, their pid being moved in by the mover thread: not
+	                          * in parts yet (part.c "registration") */
+	unsigned nparts;         /* in parts and moving */
 	uint32_t next_part_id;
-	uint64_t parts_made;    /* participants made since the start (metrics) */
-	uint64_t parts_made_ns; /* their making on the loop, summed (part_create) */
-	int favordynmods;       /* the cgroup hierarchy's: 1 on, 0 off, -1 unknown or none */
+	uint64_t parts_made;     /* participants made since the start (metrics) */
+	uint64_t parts_made_ns;  /* their making, summed: REGISTER to linked (part_create) */
+	uint64_t parts_moved_ns; /* of which the moves into their cgroups, on the mover thread */
+	int favordynmods;        /* the cgroup hierarchy's: 1 on, 0 off, -1 unknown or none */
 	struct conn *conns;
 	unsigned nconns;
 	uint64_t next_serial;

@@ -204,6 +204,9 @@ void conn_close(struct krexd *k, struct conn *c)
 	uacct_uncharge(c, c->charged);
 	if (c->ua)
 		c->ua->conns--;
+	free(c->reg); /* a REGISTER waiting for its move: never answered */
+	c->reg = NULL;
+	c->reg_wait = 0;
 	k->ev.conn_gone(k, c);
 	if (c->part) {
 		c->part->conns--;

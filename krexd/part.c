@@ -30,6 +30,7 @@
 #include "proc.h"
 #include "text.h"
 #include "log.h"
+#include "mover.h"
 #include "timeutil.h"
 
 /* ---- state file callbacks (ctx is struct krexd) ---- */
@@ -243,12 +244,72 @@ static void part_watch(struct krexd *k, struct part *p, int pidfd)
 	}
 }
 
+/* p's making is done: watched, listed, logged (p->made_ns: its time on the loop so far). */
+static void part_link(struct krexd *k, struct part *p, int pidfd, const struct mv_done *d)
+{
+	uint64_t t0 = time_now_ns(), took;
+
+	part_watch(k, p, pidfd);
+	ext_watch(k, p);
+	p->next = k->parts;
+	k->parts = p;
+	/* the loop's part of it: with a move on the loop, the kernel's cgroup
+	 * migration, which can wait for an RCU grace period (doc/performance.md) */
+	took = p->made_ns + (time_now_ns() - t0);
+	k->parts_made++;
+	k->parts_made_ns += took;
+	if (d) {
+		k->parts_moved_ns += d->move_ns;
+		log_info(
+		        "participant %u: pid %d uid %u job %u.%u '%s' cgroup %s (made in %llu us); moved in by the mover thread in %llu us after %llu us queued",
+		        p->id, (int)p->pid, (unsigned)p->uid, p->job, p->step, p->label, p->ft.cg,
+		        (unsigned long long)(took / 1000), (unsigned long long)(d->move_ns / 1000),
+		        (unsigned long long)(d->queued_ns / 1000));
+	} else
+		log_info("participant %u: pid %d uid %u job %u.%u '%s' cgroup %s (made in %llu us)",
+		         p->id, (int)p->pid, (unsigned)p->uid, p->job, p->step, p->label,
+		         p->ft.cg[0] ? p->ft.cg : "(signals)", (unsigned long long)(took / 1000));
+}
+
+static struct part *part_find_moving(struct krexd *k, uint32_t id, pid_t pid)
+{
+	struct part *p;
+
+	for (p = k->moving; p; p = p->next)
+		if (id ? p->id == id : p->pid == pid)
+			return p;
+	return NULL;
+}
+
+/* Undo the counts and the cgroups of a participant never linked, and free it. */
+static void part_unmake(struct krexd *k, struct part *p, int pidfd)
+{
+	struct uacct *ua = uacct_get(k, p->uid);
+
+	freezer_release(&k->fz, &p->ft, state_unrec, k); /* leftovers back where they were */
+	if (ua && ua->parts)
+		ua->parts--;
+	k->nparts--;
+	if (pidfd >= 0)
+		close(pidfd);
+	free(p);
+}
+
+/*
+ * Make a participant of pid.  Its cgroup is made here; the pid's move into
+ * it (a write that waits for an RCU grace period without favordynmods) goes
+ * to the mover thread when move_off is set: p is then returned in k->moving
+ * (p->moving), linked by part_moves_done().  Otherwise, or when the thread
+ * does not take it, the move is made here.
+ */
 static struct part *part_create(struct krexd *k, const struct proto_register *reg, pid_t pid,
-                                uid_t uid, const uint32_t jobstep[2], uint64_t mask, int pidfd)
+                                uid_t uid, const uint32_t jobstep[2], uint64_t mask, int pidfd,
+                                int move_off)
 {
 	struct uacct *ua = uacct_get(k, uid);
 	uint64_t t0 = time_now_ns();
 	struct part *p;
+	int rc, cerr, err;
 
 	if (k->nparts >= KREX_MAX_PARTICIPANTS || !ua) {
 		errno = EMFILE;
@@ -263,32 +324,43 @@ static struct part *part_create(struct krexd *k, const struct proto_register *re
 		return NULL;
 	do
 		p->id = ++k->next_part_id;
-	while (p->id == 0 || part_find_id(k, p->id));
+	while (p->id == 0 || part_find_id(k, p->id) || part_find_moving(k, p->id, 0));
 	p->uid = uid;
 	p->pid = pid;
 	p->job = jobstep[0];
 	p->step = jobstep[1];
 	p->mask = mask;
+	p->pidfd = -1;
 	snprintf(p->label, sizeof(p->label), "%s", reg->label);
 	snprintf(p->cpus, sizeof(p->cpus), "%s", reg->cpus);
-	if (freezer_adopt(&k->fz, &p->ft, p->id, pid, reg->cgroup) < 0) {
+	rc = freezer_adopt_prepare(&k->fz, &p->ft, p->id, pid, reg->cgroup);
+	if (rc < 0) {
 		free(p);
 		return NULL;
 	}
 	ua->parts++;
-	part_watch(k, p, pidfd);
-	ext_watch(k, p);
-	p->next = k->parts;
-	k->parts = p;
 	k->nparts++;
-	/* the time includes moving pid into its cgroup: the kernel's cgroup
-	 * migration, which can wait for an RCU grace period (doc/performance.md) */
-	t0 = time_now_ns() - t0;
-	k->parts_made++;
-	k->parts_made_ns += t0;
-	log_info("participant %u: pid %d uid %u job %u.%u '%s' cgroup %s (made in %llu us)", p->id,
-	         (int)pid, (unsigned)uid, p->job, p->step, p->label,
-	         p->ft.cg[0] ? p->ft.cg : "(signals)", (unsigned long long)(t0 / 1000));
+	if (rc == 1 && move_off && mv_submit(p->id, pid, p->ft.cg, p->ft.cpuset_cg) == 0) {
+		p->moving = 1;
+		p->pidfd = pidfd;
+		p->made_ns = time_now_ns() - t0;
+		p->next = k->moving;
+		k->moving = p;
+		log_debug("participant %u: pid %d goes into cgroup %s on the mover thread", p->id,
+		          (int)pid, p->ft.cg);
+		return p;
+	}
+	if (rc == 1) {
+		if (freezer_move(p->ft.cg, p->ft.cpuset_cg, pid, &cerr) < 0) {
+			err = errno;
+			part_unmake(k, p, -1);
+			errno = err;
+			return NULL;
+		}
+		freezer_moved(&k->fz, &p->ft, p->id, cerr, 0);
+	}
+	p->made_ns = time_now_ns() - t0;
+	part_link(k, p, pidfd, NULL);
 	return p;
 }
 
@@ -316,229 +388,41 @@ static int reply_registered(struct krexd *k, struct conn *c, uint32_t seq,
 	return conn_send(k, c, PROTO_REGISTERED, seq, &m);
 }
 
-int gpus_check(const struct proto_gpus *g, char *err, size_t len)
+/* c registered pid as (a member of) p: attach it and answer. */
+static int part_attach(struct krexd *k, struct conn *c, uint32_t seq,
+                       const struct proto_register *reg, struct part *p, pid_t pid)
 {
-	char what[32];
-	unsigned i;
-
-	for (i = 0; i < g->n && i < KREX_MAX_GPUS; i++) {
-		snprintf(what, sizeof(what), "GPU name %u", i);
-		if (text_check(what, g->name[i], err, len) < 0)
-			return -1;
+	c->part = p;
+	c->member_pid = pid;
+	c->gate = !!(reg->flags & PROTO_REG_GATE);
+	c->holdctx = c->gate && (reg->flags & PROTO_REG_HOLDCTX);
+	p->conns++;
+	if (c->gate) {
+		p->members++;
+		p->gate_seen = 1;
 	}
+	return reply_registered(k, c, seq, reg);
+}
+
+/* c's REGISTER is answered when p's move is done (part_moves_done). */
+static int part_wait(struct krexd *k, struct conn *c, uint32_t seq,
+                     const struct proto_register *reg, struct part *p)
+{
+	c->reg = malloc(sizeof(*c->reg));
+	if (!c->reg)
+		return conn_error(k, c, seq, KREX_ENOMEM, "out of memory");
+	*c->reg = *reg;
+	c->reg_wait = p->id;
+	c->reg_seq = seq;
 	return 0;
 }
 
-/* A REGISTER's label, CPU list and GPU names are one printable line of UTF-8
- * each (they end up in log lines and on root's terminal): 0, or -1 with the
- * reason in err. */
-static int register_names_check(const struct proto_register *reg, char *err, size_t len)
+void part_unwait(struct conn *c)
 {
-	if (text_check("the label", reg->label, err, len) < 0 ||
-	    text_check("the CPU list", reg->cpus, err, len) < 0)
-		return -1;
-	return gpus_check(&reg->gpus, err, len);
-}
-
-/*
- * The pid a registration names, pinned: a pidfd of it, checked to be the
- * process the connection came from (pid 0 or its own pid: same start time
- * as at accept) or, for root naming another pid, alive when it was opened.
- * Returns the pidfd (-1 where the kernel has none), or -2 with why set.
- */
-static int part_pin(struct conn *c, pid_t pid, uid_t *uid, char *why, size_t len)
-{
-	uint64_t ticks, ticks2;
-	int fd;
-
-	if (pid <= 0 || kill(pid, 0) < 0) {
-		snprintf(why, len, "no process %d", (int)pid);
-		return -2;
-	}
-	if (pid == c->pid && !conn_peer_alive(c)) {
-		if (c->ident == CONN_IDENT_OWNER)
-			snprintf(
-			        why, len,
-			        "pid %d is not uid %u's to register: its /proc entry is root's (a root process, or a non-dumpable one: a setuid program, PR_SET_DUMPABLE 0)",
-			        (int)pid, (unsigned)c->uid);
-		else
-			snprintf(
-			        why, len,
-			        "pid %d that connected has exited or was replaced (pid reuse); register from a process that holds its own connection",
-			        (int)pid);
-		return -2;
-	}
-	/* the process that connected: its own pidfd (SO_PEERPIDFD), not whatever has the pid */
-	if (pid == c->pid && c->pidfd >= 0)
-		fd = fcntl(c->pidfd, F_DUPFD_CLOEXEC, 0);
-	else
-		fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pid_start_ticks(pid, &ticks, uid) < 0 ||
-	    (fd >= 0 && syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) < 0) ||
-	    pid_start_ticks(pid, &ticks2, NULL) < 0 || ticks2 != ticks ||
-	    (pid == c->pid && ticks != c->start_ticks)) {
-		if (fd >= 0)
-			close(fd);
-		snprintf(why, len, "process %d exited or was replaced while registering", (int)pid);
-		return -2;
-	}
-	return fd;
-}
-
-/*
- * max_gpus_per_uid: the names of g that krexd's table lacks (each once) go
- * into fresh[]; a user may hold at most max_gpus_per_uid names that it
- * brought in.  0, or -1 with why set.
- */
-static int gpu_fresh(struct krexd *k, struct conn *c, const struct proto_gpus *g, int *fresh,
-                     char *why, size_t len)
-{
-	unsigned i, j, mine = 0, n = 0;
-
-	for (i = 0; i < g->n; i++) {
-		fresh[i] = gpu_slot(k, g->name[i], 0) < 0;
-		for (j = 0; fresh[i] && j < i; j++)
-			if (!strcmp(g->name[j], g->name[i]))
-				fresh[i] = 0;
-		n += (unsigned)fresh[i];
-	}
-	if (!n || c->uid == 0)
-		return 0;
-	for (i = 0; i < k->ngpus; i++)
-		if (k->gpu[i][0] && k->gpu_adder[i] == c->uid)
-			mine++;
-	if (mine + n <= k->cfg.max_gpus_per_uid)
-		return 0;
-	snprintf(
-	        why, len,
-	        "uid %u would bring %u new GPU names into krexd's table, with %u it brought already (max_gpus_per_uid %u)",
-	        (unsigned)c->uid, n, mine, k->cfg.max_gpus_per_uid);
-	return -1;
-}
-
-/* The GPUs of a registration, within what gpu_policy lets c's user name. */
-static int part_gpus(struct krexd *k, struct conn *c, const struct proto_register *reg,
-                     uint64_t *mask, int *code, char *why, size_t len)
-{
-	/* a user may add names to the table only where the policy leaves it open */
-	int add = c->uid == 0 || k->cfg.gpu_policy == GPU_POLICY_OPEN ||
-	          (k->cfg.gpu_policy == GPU_POLICY_CONFIGURED && !k->nconf_gpus);
-	char bad[KREX_MAX_GPU_NAME + 1];
-	int fresh[KREX_MAX_GPUS];
-	unsigned i;
-
-	*code = KREX_EPERM;
-	for (i = 0; i < reg->gpus.n; i++)
-		if (gpu_slot(k, reg->gpus.name[i], 0) < 0 && !add) {
-			snprintf(why, len, "GPU %s is not one of this node's (gpu_policy %s)",
-			         reg->gpus.name[i], config_gpu_policy_name(k->cfg.gpu_policy));
-			*code = KREX_ENOGPU;
-			return -1;
-		}
-	if (gpu_fresh(k, c, &reg->gpus, fresh, why, len) < 0) {
-		*code = KREX_ELIMIT;
-		return -1;
-	}
-	if (gpu_mask(k, &reg->gpus, 1, mask) < 0) {
-		snprintf(why, len, "GPU table full (%d GPUs)", KREX_MAX_GPUS);
-		*code = KREX_ELIMIT;
-		gpu_prune(k);
-		return -1;
-	}
-	for (i = 0; i < reg->gpus.n; i++)
-		if (fresh[i])
-			k->gpu_adder[gpu_slot(k, reg->gpus.name[i], 0)] = c->uid;
-	/* No GPUs named: every GPU krexd knows (the user's step's under gpu_policy step);
-	 * on a node whose table is empty (no gpus= key, nobody registered one yet) a
-	 * single GPU named "0". */
-	if (!reg->gpus.n) {
-		if (!k->ngpus && gpu_slot(k, "0", 1) < 0) {
-			snprintf(why, len, "GPU table full");
-			*code = KREX_ELIMIT;
-			return -1;
-		}
-		*mask = k->ngpus >= 64 ? ~0ULL : (1ULL << k->ngpus) - 1;
-		if (c->uid != 0 && k->cfg.gpu_policy == GPU_POLICY_STEP)
-			*mask = gpu_step_mask(k, c->uid);
-		if (c->uid != 0 && k->cfg.gpu_policy == GPU_POLICY_CONFIGURED && k->nconf_gpus)
-			*mask &= k->nconf_gpus >= 64 ? ~0ULL : (1ULL << k->nconf_gpus) - 1;
-	}
-	if (gpu_allowed(k, c->uid, *mask, bad, sizeof(bad)) < 0) {
-		snprintf(why, len, "uid %u may not name GPU %s (gpu_policy %s)", (unsigned)c->uid,
-		         bad, config_gpu_policy_name(k->cfg.gpu_policy));
-		gpu_prune(k);
-		return -1;
-	}
-	if (!*mask) {
-		snprintf(
-		        why, len,
-		        "uid %u has no GPU it may name (gpu_policy %s: no Slurm step of it is registered)",
-		        (unsigned)c->uid, config_gpu_policy_name(k->cfg.gpu_policy));
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * 1, with its cgroup in cg, when pid is in a Slurm step's cgroup (a path
- * component job_J followed by step_S: cgroup v1 slurm[_NODE]/uid_U/job_J/
- * step_S, v2 .../job_J/step_S/user/task_T) of the hierarchy krexd freezes
- * with.  Such a task is the SPANK plugin's to register, naming the step's
- * cgroup; registered on its own (a krexd restarted under a running job: a
- * slurmd restart) krexd would move it into a cgroup of its own, out of
- * Slurm's reach: scancel could no longer kill it ("Kill task failed").
- */
-static int part_in_slurm_step(const struct krexd *k, pid_t pid, char *cg, size_t len)
-{
-	const char *j;
-
-	if (k->fz.kind == FREEZER_SIGNAL)
-		return 0;
-	if (proc_cgroup(pid, k->fz.kind == FREEZER_CGROUP1 ? "freezer" : NULL, cg, len) < 0)
-		return 0;
-	for (j = strstr(cg, "/job_"); j; j = strstr(j, "/job_")) {
-		j += 5;
-		if (*j < '0' || *j > '9')
-			continue;
-		while (*j >= '0' && *j <= '9')
-			j++;
-		if (!strncmp(j, "/step_", 6))
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * The job and step of pid, registered by c: never a user's word (doc/security.md
- * "What krexd trusts").  Root's registration (the SPANK plugin, in slurmstepd)
- * says them.  A user's process carries the job and step of a participant root
- * registered for that same uid (a Slurm step's task) that holds it: its cgroup,
- * or, under the signal freezer, one of its ancestors is that task.  Otherwise
- * it has none (0.0).  A claim that differs from that is logged (once a second).
- */
-static void part_job(struct krexd *k, struct conn *c, pid_t pid, const struct proto_register *reg,
-                     const struct part *joined, uint32_t jobstep[2])
-{
-	static uint64_t last;
-	const struct part *p = joined;
-
-	if (!p && c->uid == 0) {
-		jobstep[0] = reg->job;
-		jobstep[1] = reg->step;
-		return;
-	}
-	if (!p)
-		for (p = k->parts; p; p = p->next)
-			if (p->by_root && p->uid == c->uid && p->job &&
-			    (p->pid == pid || freezer_contains(&k->fz, &p->ft, pid)))
-				break;
-	jobstep[0] = p ? p->job : 0;
-	jobstep[1] = p ? p->step : 0;
-	if (c->uid != 0 && (reg->job || reg->step) &&
-	    (reg->job != jobstep[0] || reg->step != jobstep[1]) && log_ratelimit(&last, NS_PER_S))
-		log_info(
-		        "uid %u claimed job %u.%u for pid %d; root registered no such step of that uid holding it on this node: it is job %u.%u (0.0: none) (logged once per s)",
-		        (unsigned)c->uid, reg->job, reg->step, (int)pid, jobstep[0], jobstep[1]);
+	free(c->reg);
+	c->reg = NULL;
+	c->reg_wait = 0;
+	c->reg_seq = 0;
 }
 
 int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg)
@@ -551,9 +435,9 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 	char why[400], cg[512];
 	int pidfd, code;
 
-	if (c->part)
+	if (c->part || c->reg_wait)
 		return conn_error(k, c, seq, KREX_EBUSY, "this connection is already registered");
-	if (register_names_check(reg, why, sizeof(why)) < 0)
+	if (part_names_check(reg, why, sizeof(why)) < 0)
 		return conn_error(k, c, seq, KREX_EINVAL, "%s", why);
 	if (pid != c->pid && c->uid != 0)
 		return conn_error(k, c, seq, KREX_EPERM, "pid %d may only register itself, not %d",
@@ -572,6 +456,19 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 	}
 	if (!(reg->flags & PROTO_REG_NEWCG))
 		p = part_find_pid(k, pid);
+	if (!p && !(reg->flags & PROTO_REG_NEWCG) && (p = part_find_moving(k, 0, pid))) {
+		/* its pid is being moved in for another REGISTER: this one waits too */
+		if (p->uid != c->uid && c->uid != 0) {
+			if (pidfd >= 0)
+				close(pidfd);
+			return conn_error(k, c, seq, KREX_EPERM, "participant %u belongs to uid %u",
+			                  p->id, (unsigned)p->uid);
+		}
+		p->mask |= mask;
+		if (pidfd >= 0)
+			close(pidfd);
+		return part_wait(k, c, seq, reg, p);
+	}
 	if (p) {
 		if (p->uid != c->uid && c->uid != 0)
 			return conn_error(k, c, seq, KREX_EPERM, "participant %u belongs to uid %u",
@@ -594,7 +491,11 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 		        (int)pid, cg);
 	} else {
 		part_job(k, c, pid, reg, NULL, jobstep);
-		p = part_create(k, reg, pid, uid, jobstep, mask, pidfd);
+		/* Off the loop only for a pid of no participant: one in a
+		 * sibling's cgroup (NEWCG) could be frozen there by a region
+		 * meanwhile, and the move would thaw it. */
+		p = part_create(k, reg, pid, uid, jobstep, mask, pidfd,
+		                mv_on() && !part_find_pid(k, pid));
 		if (!p) {
 			int err = errno;
 			if (pidfd >= 0)
@@ -609,18 +510,72 @@ int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct pr
 			                  strerror(err));
 		}
 		p->by_root = c->uid == 0 && p->uid != 0;
+		if (p->moving)
+			return part_wait(k, c, seq, reg, p);
 		k->ev.part_new(k, p); /* from a cpuset a held region narrowed */
 	}
-	c->part = p;
-	c->member_pid = pid;
-	c->gate = !!(reg->flags & PROTO_REG_GATE);
-	c->holdctx = c->gate && (reg->flags & PROTO_REG_HOLDCTX);
-	p->conns++;
-	if (c->gate) {
-		p->members++;
-		p->gate_seen = 1;
+	return part_attach(k, c, seq, reg, p, pid);
+}
+
+/* The mover thread's results: link each participant and answer its waiters, or undo it. */
+void part_moves_done(struct krexd *k)
+{
+	struct mv_done *d, *next;
+	struct part **pp, *p;
+	struct conn *c;
+
+	for (d = mv_take(); d; d = next) {
+		next = d->next;
+		for (pp = &k->moving; *pp && (*pp)->id != d->id; pp = &(*pp)->next)
+			;
+		p = *pp;
+		if (!p) { /* cannot be: every result is of one in the list */
+			free(d);
+			continue;
+		}
+		*pp = p->next;
+		p->next = NULL;
+		p->moving = 0;
+		/* The pid alive after the write: it was the one moved (no reuse of its number). */
+		if (!d->err && p->pidfd >= 0 &&
+		    syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0)
+			d->err = ESRCH;
+		if (d->err) {
+			log_info("participant %u: pid %d not moved into cgroup %s: %s", p->id,
+			         (int)p->pid, p->ft.cg, strerror(d->err));
+			for (c = k->conns; c; c = c->next)
+				if (!c->dead && c->reg_wait == p->id) {
+					conn_error(k, c, c->reg_seq,
+					           d->err == EPERM ? KREX_EPERM : KREX_ESYS,
+					           "cannot make pid %d a participant: %s",
+					           (int)p->pid, strerror(d->err));
+					part_unwait(c);
+				}
+			part_unmake(k, p, p->pidfd);
+			gpu_prune(k);
+			free(d);
+			continue;
+		}
+		freezer_moved(&k->fz, &p->ft, p->id, d->cpuset_err, 1);
+		part_link(k, p, p->pidfd, d);
+		k->ev.part_new(k, p); /* from a cpuset a held region narrowed */
+		for (c = k->conns; c; c = c->next)
+			if (!c->dead && c->reg_wait == p->id) {
+				struct proto_register *reg = c->reg;
+				uint32_t seq = c->reg_seq;
+				c->reg = NULL;
+				part_unwait(c);
+				part_attach(k, c, seq, reg, p, reg->pid ? (pid_t)reg->pid : c->pid);
+				free(reg);
+			}
+		free(d);
 	}
-	return reply_registered(k, c, seq, reg);
+}
+
+void part_moves_stop(struct krexd *k)
+{
+	mv_stop(); /* what was queued is written first */
+	part_moves_done(k);
 }
 
 /* Detach c from its participant (it stays registered). */

@@ -49,6 +49,8 @@ struct part {
 	uint64_t ext_confirm_ns; /* a write left it FROZEN under krexd's freeze: a suspend, unless
 	                          * a thaw comes before its writer closes the file or by then */
 	int by_root; /* root registered it for a user (the SPANK plugin): its GPUs are the step's */
+	int moving;  /* in k->moving: its pid not in its cgroup yet (the mover thread) */
+	uint64_t made_ns; /* when its REGISTER was taken */
 	struct part *next;
 };
 
@@ -63,6 +65,13 @@ struct part *part_find_pid_key(struct krexd *k, pid_t pid, const struct freezer_
  * gate); the pid's start must match the one krexd saw at its connection. */
 int part_pid_holds_ctx(const struct krexd *k, const struct part *p, pid_t pid, uint64_t start);
 int part_register(struct krexd *k, struct conn *c, uint32_t seq, const struct proto_register *reg);
+/* The mover thread's results (EP_MOVER): each participant linked and its
+ * waiting connections answered, or its making undone and refused. */
+void part_moves_done(struct krexd *k);
+/* krexd stops: the moves under way finished, their participants linked (then ended with all). */
+void part_moves_stop(struct krexd *k);
+/* c waits no more for a REGISTER's answer (it is given, or c closes). */
+void part_unwait(struct conn *c);
 int part_unregister(struct krexd *k, struct conn *c, uint32_t seq,
                     const struct proto_unregister *u);
 void part_end(struct krexd *k, struct part *p, const char *why);
@@ -91,6 +100,20 @@ void part_ext_kill_check(struct krexd *k, uint64_t now);
 void part_ext_confirm(struct krexd *k, uint64_t now);
 int state_rec(void *ctx, const char *line);
 void state_unrec(void *ctx, const char *line);
+
+/* ---- part_reg.c's, for part.c: what a REGISTER may ask for ---- */
+/* Its label, CPU list and GPU names: 0, or -1 with why in err. */
+int part_names_check(const struct proto_register *reg, char *err, size_t len);
+/* The pid it names, pinned: its pidfd (-1: none), or -2 with why. */
+int part_pin(struct conn *c, pid_t pid, uid_t *uid, char *why, size_t len);
+/* Its GPUs as a slot mask within gpu_policy: 0, or -1 with a KREX_E* code and why. */
+int part_gpus(struct krexd *k, struct conn *c, const struct proto_register *reg, uint64_t *mask,
+              int *code, char *why, size_t len);
+/* 1, with its cgroup in cg, when pid is in an unregistered Slurm step's cgroup. */
+int part_in_slurm_step(const struct krexd *k, pid_t pid, char *cg, size_t len);
+/* The job and step of pid as krexd verified them (joined: the participant it joins). */
+void part_job(struct krexd *k, struct conn *c, pid_t pid, const struct proto_register *reg,
+              const struct part *joined, uint32_t jobstep[2]);
 
 /* ---- part_ext.c's, for part.c ---- */
 /* A write left p FROZEN under krexd's freeze and no thaw followed: a suspend. */

@@ -11,7 +11,7 @@
  *	                [--max-ms M] [--timeout-ms T] [--grants FILE] [--no-end] [--twice]
  *	                [--hold-until FILE]
  *	krex-testclient [-s SOCKET] status | release ID | as-pid PID [CGROUP]
- *	krex-testclient [-s SOCKET] unregister PID --after FILE
+ *	krex-testclient [-s SOCKET] unregister PID --after FILE | pipelined FILE
  *	krex-testclient [-s SOCKET] raw badmagic|badversion|badtype|short|long|toolong|stall|reply
  *	krex-testclient [-s SOCKET] bench --gpus g --siblings N --regions R [--busy 1]
  *	krex-testclient [-s SOCKET] summary JOB STEP   (PROTO_SUMMARY, one line)
@@ -612,6 +612,52 @@ static int cmd_as_pid(const char *pid, const char *cgroup)
 }
 
 /*
+ * pipelined FILE: REGISTER this process on two connections and, on the
+ * first, STATUS before any answer came; print each answer as it comes
+ * ("1 error CODE MSG", "1 registered ID", "2 registered ID", connection
+ * first), then wait until FILE exists.  With the move into its cgroup held
+ * off krexd's loop (KREX_TEST_MOVE_HOLD), the STATUS is refused at once
+ * and both REGISTERs are answered when the move is done, with one id.
+ */
+static int cmd_pipelined(const char *file)
+{
+	union proto_body req, rep;
+	int fd[2] = {xconnect(), xconnect()}, herr, i, c;
+	uint32_t rseq;
+	uint16_t t;
+
+	memset(&req, 0, sizeof(req));
+	snprintf(req.reg.label, sizeof(req.reg.label), "pipelined");
+	gpus_set(&req.reg.gpus, "g0");
+	if (proto_send(fd[0], PROTO_REGISTER, seq_next++, &req, time_deadline_ms(IO_MS)) < 0 ||
+	    proto_send(fd[1], PROTO_REGISTER, seq_next++, &req, time_deadline_ms(IO_MS)) < 0)
+		return 2;
+	memset(&req, 0, sizeof(req));
+	if (proto_send(fd[0], PROTO_STATUS, seq_next++, &req, time_deadline_ms(IO_MS)) < 0)
+		return 2;
+	printf("sent\n");
+	fflush(stdout);
+	for (i = 0; i < 3; i++) {
+		c = i < 2 ? 0 : 1;
+		if (proto_recv(fd[c], &t, &rseq, &rep, time_deadline_ms(60000), &herr) < 0) {
+			printf("%d none: %s\n", c + 1, strerror(errno));
+			return 2;
+		}
+		if (t == PROTO_ERROR)
+			printf("%d error %u %s\n", c + 1, rep.error.code, rep.error.message);
+		else if (t == PROTO_REGISTERED)
+			printf("%d registered %u\n", c + 1, rep.registered.participant);
+		else
+			printf("%d %s\n", c + 1, proto_type_name(t));
+		fflush(stdout);
+		proto_body_free(t, &rep);
+	}
+	for (i = 0; access(file, F_OK) < 0 && i < 60000; i++)
+		usleep(1000);
+	return 0;
+}
+
+/*
  * Connect now; once FILE exists, send UNREGISTER for PID and exit without
  * reading the answer (a test stops krexd meanwhile, so that the request and
  * the death of PID reach it in one batch of events).
@@ -830,6 +876,8 @@ int main(int argc, char **argv)
 		return cmd_unregister(argv[2], argv[4]);
 	if (argc > 2 && !strcmp(argv[1], "as-pid"))
 		return cmd_as_pid(argv[2], argc > 3 ? argv[3] : NULL);
+	if (argc > 2 && !strcmp(argv[1], "pipelined"))
+		return cmd_pipelined(argv[2]);
 	if (argc > 3 && !strcmp(argv[1], "summary"))
 		return cmd_summary(argv[2], argv[3]);
 	if (argc > 2 && !strcmp(argv[1], "raw"))

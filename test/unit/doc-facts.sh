@@ -35,7 +35,7 @@ sed -i 's/^#define PROTO_VERSION [0-9]*/#define PROTO_VERSION 99/' "$t/common/pr
 ok "a protocol version other than PROTO_VERSION is found" planted version 'doc/protocol.md:.*common/proto.h has 99'
 cp "$top_srcdir/common/proto.h" "$t/common/"
 printf 'static void x(void) { pthread_create(&t, NULL, f, NULL); }\n' >"$t/krexd/planted.c"
-ok "a fourth pthread_create in krexd/ makes the stated count wrong" planted threads 'doc/architecture.md:.*krexd/ has 4'
+ok "a fifth pthread_create in krexd/ makes the stated count wrong" planted threads 'doc/architecture.md:.*krexd/ has 5'
 rm "$t/krexd/planted.c"
 printf '\nRaw records in test/perf/results/h200-run1/.\n' >>"$t/doc/gpu.md"
 ok "a path that does not exist is found" planted paths 'doc/gpu.md:.*test/perf/results/h200-run1/'

@@ -152,12 +152,14 @@ static void test_metrics(void)
 	free(t);
 	K.parts_made = 3;
 	K.parts_made_ns = 4500000;
+	K.parts_moved_ns = 61000000;
 	K.favordynmods = 0;
 	t = history_metrics_text(&K, &n);
 	ok(t && has(t, "krex_participants_made_total 3") &&
 	           has(t, "krex_participant_make_seconds_total 0.004500") &&
+	           has(t, "krex_participant_move_seconds_total 0.061000") &&
 	           has(t, "krex_cgroup_favordynmods 0"),
-	   "participants made, their time on the loop, and favordynmods");
+	   "participants made, their time on the loop and the mover thread's, and favordynmods");
 	free(t);
 }
 
