@@ -136,7 +136,7 @@ BCOLS = ["n", "mode", "iter_s", "think_s", "compile_s", "correct_s", "correct_lo
          "bench_lost_s", "lock_wait_s", "gated_ms", "entry_ms", "queued_ms", "drain_ms",
          "freeze_ms", "isolate_ms", "settle_ms", "entry_other_ms", "first_kernel_ms", "held_ms",
          "exit_ms", "excl_s", "regions", "chained_pct", "made_p50_ms", "made_loop_pct",
-         "gpu_util_pct", "gpu_busy_s", "cpu_iter_s", "cmd_cpu_s", "cpu_util_pct"]
+         "moved_p50_ms", "gpu_util_pct", "gpu_busy_s", "cpu_iter_s", "cmd_cpu_s", "cpu_util_pct"]
 BDIGITS = {k: 3 for k in BCOLS if k.endswith("_s")}
 BDIGITS.update({k: 1 for k in BCOLS if k.endswith("_ms") or k.endswith("_pct")})
 BDIGITS["regions"] = 1
@@ -148,6 +148,7 @@ CDIGITS = {k: 3 for k in CCOLS if k.endswith("_s")}
 CDIGITS["gpu_util_pct"] = 1
 BDIGITS["first_kernel_ms"] = 3
 BDIGITS["made_p50_ms"] = 2
+BDIGITS["moved_p50_ms"] = 2
 DIGITS = {"benches_se": 1, "bench_per_h": 0, "sessions_per_h": 1, "krex_over_mode": 2,
           "infl_wall_p95_pct": 2, "window_s": 1, "entry_p95": 3, "iter_s": 2,
           "iter_nominal_s": 2, "hold_s": 3, "ceiling_per_h": 0, "ideal_per_h": 0,
@@ -386,6 +387,7 @@ class Sim:
     def __init__(self, a):
         self.a = a
         self.made = ([], 0.0)  # the last KREX run's participants made (ms each), krexd's life (s)
+        self.moved = []  # ... their moves on krexd's mover thread (ms each)
         self.tools = P.find_tools(a)
         self.env = P.base_env(a)
         self.out = P.out_dir(a, "agents")
@@ -452,6 +454,7 @@ class Sim:
             return row
         env, wrap, cmd_wrap, krexd, groups = dict(self.env), [], [], None, []
         self.made = ([], 0.0)  # krexd's participants made (ms each), krexd's life (s)
+        self.moved = []  # their moves on krexd's mover thread (ms each)
         mock = P.MockGpu(env, "%s.%d" % (mode, n))
         util = P.GpuUtil()
         cpu = P.CpuUtil()
@@ -490,6 +493,7 @@ class Sim:
             if krexd:
                 krexd.stop()
                 self.made = (P.made_in(krexd.g.logpath), time.time() - krexd_t0)
+                self.moved = P.moved_in(krexd.g.logpath)
             mock.close()
         log = krexd.g.logpath if krexd and P.drain_log(a) else None
         u = util.mean(start + self.warm, deadline)
@@ -669,6 +673,8 @@ class Sim:
         if made:
             b["made_p50_ms"] = P.percentile(made, 50)
             b["made_loop_pct"] = 100.0 * sum(made) / 1000.0 / life if life > 0 else None
+        if self.moved:
+            b["moved_p50_ms"] = P.percentile(self.moved, 50)
         cert = lambda f: P.mean([P.num(r["v"].get(f)) for r in benches])  # noqa: E731
         for key, f in (("queued_ms", "cert_wait_us"), ("drain_ms", "cert_drain_us"),
                        ("freeze_ms", "cert_freeze_us"), ("isolate_ms", "cert_isolate_us"),
@@ -870,9 +876,11 @@ class Sim:
               "queued, drain, freeze, isolate and settle (round trips, krexd's loop); "
               "first_kernel_ms: the first timed kernel (in KREX the first after the grant) "
               "less the benchmark's median; exit_ms: the regions' unwind (krexd's log); "
-              "made_p50_ms: a participant's making on krexd's loop (its cgroup made, the pid "
-              "moved in: without the kernel's favordynmods an RCU grace period, doc/admin.md), "
-              "made_loop_pct: the share of krexd's life its loop spent on that; "
+              "made_p50_ms: a participant's making on krexd's loop (its cgroup made; the pid "
+              "moved in only with KREXD_MOVE_INLINE=1), made_loop_pct: the share of krexd's "
+              "life its loop spent on that; moved_p50_ms: the pid's move into its cgroup on "
+              "krexd's mover thread (without the kernel's favordynmods an RCU grace period, "
+              "doc/admin.md); "
               "gated_ms: GPU work outside the session's regions held back by other "
               "sessions' regions, per iteration (krexd's log); excl_s: a benchmark's "
               "region slot, entry less queued + held + exit (cmd: the lock's hold); "

@@ -464,7 +464,9 @@ def num(v):
 
 def made_in(logpath):
     """Each participant's making on krexd's loop (ms): krexd's log lines
-    "participant N: pid ... (made in US us)"; [] without the log."""
+    "participant N: pid ... (made in US us)"; [] without the log.  The move
+    of its pid into its cgroup is in it only with KREXD_MOVE_INLINE=1
+    (moved_in() has the mover thread's)."""
     try:
         with open(logpath, errors="replace") as f:
             text = f.read()
@@ -472,6 +474,18 @@ def made_in(logpath):
         return []
     return [int(x) / 1000.0 for x in re.findall(r"participant \d+: pid .*\(made in (\d+) us\)",
                                                   text)]
+
+
+def moved_in(logpath):
+    """Each move of a participant's pid into its cgroup on krexd's mover
+    thread (ms): "... moved in by the mover thread in US us ..."; [] without
+    the log or with the moves on the loop (KREXD_MOVE_INLINE=1)."""
+    try:
+        with open(logpath, errors="replace") as f:
+            text = f.read()
+    except (OSError, TypeError):
+        return []
+    return [int(x) / 1000.0 for x in re.findall(r"moved in by the mover thread in (\d+) us", text)]
 
 
 def raw_walls(path):
