@@ -37,7 +37,7 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t work;
 	pthread_t th;
-	int on, efd, stop;
+	int on, efd, epfd, stop;
 	struct ep_item ep;
 	struct mv_req *qhead, *qtail;
 	struct mv_done *dhead, *dtail;
@@ -122,6 +122,7 @@ int mv_start(struct krexd *k)
 	ev.data.ptr = &mv.ep;
 	if (epoll_ctl(k->epfd, EPOLL_CTL_ADD, mv.efd, &ev) < 0)
 		goto fail;
+	mv.epfd = k->epfd;
 	mv.stop = 0;
 	err = pthread_create(&mv.th, NULL, mv_main, NULL);
 	if (err) {
@@ -217,4 +218,8 @@ void mv_stop(void)
 	pthread_mutex_unlock(&mv.mu);
 	pthread_join(mv.th, NULL);
 	mv.on = 0;
+	/* what it wrote last is mv_take()'s without the eventfd */
+	epoll_ctl(mv.epfd, EPOLL_CTL_DEL, mv.efd, NULL);
+	close(mv.efd);
+	mv.efd = -1;
 }

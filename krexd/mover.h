@@ -39,7 +39,8 @@ int mv_submit(uint32_t id, pid_t pid, const char *cg, const char *cpuset_cg);
 struct mv_done *mv_take(void);
 /* Moves queued or under way. */
 unsigned mv_pending(void);
-/* Let the thread finish what is queued, then join it; mv_take() has the rest. */
+/* Let the thread finish what is queued, then join it and close its eventfd;
+ * mv_take() has the rest. */
 void mv_stop(void);
 
 #endif /* KREXD_MOVER_H */
