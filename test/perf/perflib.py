@@ -10,6 +10,7 @@ only), CSV and markdown tables, and a tiny CPU burner used as a sibling.
 """
 
 import argparse
+import atexit
 import csv
 import ctypes
 import os
@@ -214,6 +215,13 @@ def find_tools(args):
     return tools
 
 
+def _unlink_quiet(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def base_env(args):
     """Environment every benchmark process starts from."""
     env = dict(os.environ)
@@ -233,6 +241,12 @@ def base_env(args):
         env["KREX_GPUS"] = args.gpus
     if mock:
         env["KREX_PERF_MOCK_ON"] = "1"
+        if "KREX_MOCK_GPU" not in env:
+            # the calibrations' and startup's mock GPU: this run's own, not the
+            # mock's default name for the uid, which a run would leave behind
+            name = "/krex-perf-%d" % os.getpid()
+            env["KREX_MOCK_GPU"] = name
+            atexit.register(_unlink_quiet, "/dev/shm" + name)
         old = env.get("LD_LIBRARY_PATH")
         env["LD_LIBRARY_PATH"] = mock + (":" + old if old else "")
     if getattr(args, "lt_libdirs", None):  # find_tools() unwrapped libtool's wrappers
