@@ -139,7 +139,7 @@ int freezer_favordynmods(const struct freezer *f, int want)
 	}
 	if (!want) {
 		log_info(
-		        "cgroup %s: favordynmods off: moving each participant into its cgroup may wait for an RCU grace period (tens of ms on a loaded node, on krexd's loop); favordynmods = yes (krexd.conf(5)) or the kernel's cgroup_favordynmods=true turns it on",
+		        "cgroup %s: favordynmods off: moving each participant into its cgroup may wait for an RCU grace period (tens of ms on a loaded node, on krexd's mover thread, or its loop with KREXD_MOVE_INLINE=1); favordynmods = yes (krexd.conf(5)) or the kernel's cgroup_favordynmods=true turns it on",
 		        f->root);
 		return 0;
 	}

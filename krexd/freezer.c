@@ -269,27 +269,6 @@ void freezer_moved(struct freezer *f, struct freezer_target *t, unsigned id, int
 		         t->cpuset_from, strerror(errno));
 }
 
-int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
-                  const char *cgroup)
-{
-	int rc = freezer_adopt_prepare(f, t, id, pid, cgroup), cpuset_err, err;
-
-	if (rc <= 0)
-		return rc;
-	if (freezer_move(t->cg, t->cpuset_cg, pid, &cpuset_err) < 0) {
-		err = errno;
-		if (t->cpuset_cg[0])
-			rmdir(t->cpuset_cg);
-		rmdir(t->cg);
-		t->owned = 0;
-		t->cpuset_cg[0] = '\0';
-		errno = err;
-		return -1;
-	}
-	freezer_moved(f, t, id, cpuset_err, 0);
-	return 0;
-}
-
 int freezer_add_pid(struct freezer_target *t, pid_t pid)
 {
 	pid_t *n = realloc(t->extra, (t->nextra + 1) * sizeof(*n));

@@ -116,14 +116,12 @@ const char *freezer_name(const struct freezer *f);
  * the cgroup it has of its own ("" for none: krexd makes one and moves pid
  * in).  Refuses (EPERM) a cgroup that holds krexd, slurmd or slurmstepd,
  * itself or anywhere below it (a v2 Slurm step keeps slurmstepd in slurm/).
- * freezer_adopt() does it all; a move off krexd's loop (part_move.c) is
- * freezer_adopt_prepare() (1: the cgroups are made, pid is to be moved;
- * 0: nothing to move; -1), freezer_move() on any thread (touches nothing
- * but the kernel's files: a copy of t's paths), then freezer_moved() with
- * its cpuset_err, or freezer_release() after its failure.
+ * Three steps (part_create() in part.c composes them): freezer_adopt_prepare()
+ * (1: the cgroups are made, pid is to be moved; 0: nothing to move; -1),
+ * freezer_move() on any thread (the mover's, mover.c, or krexd's loop; it
+ * touches nothing but the kernel's files: a copy of t's paths), then
+ * freezer_moved() with its cpuset_err, or freezer_release() after its failure.
  */
-int freezer_adopt(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
-                  const char *cgroup);
 int freezer_adopt_prepare(struct freezer *f, struct freezer_target *t, unsigned id, pid_t pid,
                           const char *cgroup);
 /* pid into cg, then into cpuset_cg ("": none); 0, or -1/errno when the

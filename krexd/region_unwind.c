@@ -232,7 +232,7 @@ void region_ctx_release(struct krexd *k, struct region *r)
 /*
  * A participant that registers while a region holds its source cpuset
  * narrowed (a process of a sibling's job that registers on its own): its
- * new cgroup's cpuset is a copy of that source (freezer_adopt: never wider
+ * new cgroup's cpuset is a copy of that source (freezer_adopt_prepare: never wider
  * than what it had), so it is narrowed too, and no undo line of the region
  * names it: it would stay on the others' CPUs for good.  Each region whose
  * undo narrowed the source gets one line more, the new cgroup back to what
