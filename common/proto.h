@@ -72,6 +72,7 @@ struct proto_hdr {
 #define PROTO_PART_GATED 0x2u
 #define PROTO_PART_OWNER 0x4u
 #define PROTO_PART_WAITING 0x8u
+#define PROTO_PART_MOVING 0x10u /* its pid being moved into its cgroup (krexd's mover thread) */
 
 /* proto_log.step: any step */
 #define PROTO_LOG_ANY_STEP 0xffffffffu

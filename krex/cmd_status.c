@@ -41,9 +41,10 @@ int krex_cli_connect(char *path, size_t len)
 
 static const char *part_state(uint32_t s, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s%s", s & PROTO_PART_OWNER ? "owner," : "",
-	         s & PROTO_PART_WAITING ? "waiting," : "", s & PROTO_PART_GATED ? "gated," : "",
-	         s & PROTO_PART_FROZEN ? "frozen," : "", s ? "" : "running,");
+	snprintf(buf, len, "%s%s%s%s%s%s", s & PROTO_PART_MOVING ? "moving," : "",
+	         s & PROTO_PART_OWNER ? "owner," : "", s & PROTO_PART_WAITING ? "waiting," : "",
+	         s & PROTO_PART_GATED ? "gated," : "", s & PROTO_PART_FROZEN ? "frozen," : "",
+	         s ? "" : "running,");
 	buf[strlen(buf) - 1] = '\0';
 	return buf;
 }

@@ -197,6 +197,32 @@ static void conn_reject(struct krexd *k, struct conn *c, int code, const char *w
 	conn_close(k, c);
 }
 
+/* One line of a status reply: participant p (one in k->moving has no region
+ * yet and says "moving"). */
+static void status_part(struct krexd *k, const struct conn *c, struct proto_status_reply *s,
+                        const struct part *p)
+{
+	struct proto_status_part *o = &s->parts[s->nparts++];
+	struct rq_req *q = p->moving ? NULL : rq_find_owner(&k->rq, p->id);
+
+	o->id = p->id;
+	o->pid = (uint32_t)p->pid;
+	o->uid = (uint32_t)p->uid;
+	o->job = p->job;
+	o->step = p->step;
+	o->state = (p->freeze_refs ? PROTO_PART_FROZEN : 0) | (p->gated ? PROTO_PART_GATED : 0) |
+	           (q && q->state != RQ_QUEUED ? PROTO_PART_OWNER : 0) |
+	           (q && q->state == RQ_QUEUED ? PROTO_PART_WAITING : 0) |
+	           (p->moving ? PROTO_PART_MOVING : 0);
+	o->members = p->members;
+	gpu_list(k, p->mask, o->gpus, sizeof(o->gpus));
+	/* another user's labels and cgroups are root's to see (doc/security.md) */
+	if (c->uid == 0 || c->uid == p->uid) {
+		snprintf(o->label, sizeof(o->label), "%s", p->label);
+		snprintf(o->cgroup, sizeof(o->cgroup), "%s", p->ft.cg);
+	}
+}
+
 static void conn_status(struct krexd *k, struct conn *c, uint32_t seq)
 {
 	union proto_body m;
@@ -226,26 +252,11 @@ static void conn_status(struct krexd *k, struct conn *c, uint32_t seq)
 		conn_error(k, c, seq, KREX_ENOMEM, "out of memory");
 		return;
 	}
-	for (p = k->parts; p; p = p->next) {
-		struct proto_status_part *o = &s->parts[s->nparts++];
-		struct rq_req *q = rq_find_owner(&k->rq, p->id);
-		o->id = p->id;
-		o->pid = (uint32_t)p->pid;
-		o->uid = (uint32_t)p->uid;
-		o->job = p->job;
-		o->step = p->step;
-		o->state = (p->freeze_refs ? PROTO_PART_FROZEN : 0) |
-		           (p->gated ? PROTO_PART_GATED : 0) |
-		           (q && q->state != RQ_QUEUED ? PROTO_PART_OWNER : 0) |
-		           (q && q->state == RQ_QUEUED ? PROTO_PART_WAITING : 0);
-		o->members = p->members;
-		gpu_list(k, p->mask, o->gpus, sizeof(o->gpus));
-		/* another user's labels and cgroups are root's to see (doc/security.md) */
-		if (c->uid == 0 || c->uid == p->uid) {
-			snprintf(o->label, sizeof(o->label), "%s", p->label);
-			snprintf(o->cgroup, sizeof(o->cgroup), "%s", p->ft.cg);
-		}
-	}
+	/* k->nparts counts both lists */
+	for (p = k->parts; p; p = p->next)
+		status_part(k, c, s, p);
+	for (p = k->moving; p; p = p->next)
+		status_part(k, c, s, p);
 	/* A reply over the payload limit is cut: fewest lines lost first. */
 	for (;;) {
 		struct pbuf b;

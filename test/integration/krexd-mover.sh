@@ -26,7 +26,7 @@ FZ=
 for f in $(kt_freezers); do [ "$f" != signal ] && FZ="$FZ $f"; done
 [ -n "$FZ" ] || skip_all "no cgroup freezer here (the signal freezer moves nothing)"
 n=0
-for f in $FZ; do n=$((n + 19)); done
+for f in $FZ; do n=$((n + 20)); done
 plan $n
 
 # The mount of each hierarchy, and PID's cgroup in the freezer's.
@@ -45,7 +45,18 @@ logs() { grep -q "$1" "$LOG" || { diag "no '$1' in krexd's log"; return 1; }; }
 held() { wait_for 10 grep -q "pid $1 goes into cgroup .* on the mover thread" "$LOG"; }
 # the cgroup krexd said pid $1 goes into
 cg_said() { sed -n "s/.*: pid $1 goes into cgroup \\(.*\\) on the mover thread.*/\\1/p" "$LOG" | head -n 1; }
-status_lacks() { "$CLIENT" status >"$KT_DIR/st.out" && ! grep -q " pid=$1 " "$KT_DIR/st.out"; }
+KREX=$top_builddir/krex/krex
+# status lists pid $1's participant as moving (state bit 0x10, and nothing else)
+status_moving() {
+	"$CLIENT" status >"$KT_DIR/st.out" && grep -q " pid=$1 uid=[0-9]* state=16 " "$KT_DIR/st.out" ||
+		{ diag "$(cat "$KT_DIR/st.out")"; return 1; }
+}
+# krex status, text and JSON, says "moving" for it
+krex_says_moving() {
+	"$KREX" status >"$KT_DIR/ks.out" && grep -q "$1.*moving" "$KT_DIR/ks.out" &&
+		"$KREX" status --json | grep -q "\"pid\":$1,[^}]*\"state\":\"moving\"" ||
+		{ diag "$(cat "$KT_DIR/ks.out")"; return 1; }
+}
 both_one() {
 	a=$(sed -n 's/^1 registered //p' "$KT_DIR/p.out")
 	b=$(sed -n 's/^2 registered //p' "$KT_DIR/p.out")
@@ -73,8 +84,9 @@ for F in $FZ; do
 	ok "$F: a REGISTER whose move is held: its pid goes in on the mover thread" held "$a"
 	ok "... it is not answered yet" eval '! grep -qs registered "$KT_DIR/a.out"'
 	ok "... and its pid is not in its cgroup yet" eval '! incg "$a"'
-	ok "... krexd's loop answers a status meanwhile, which lists no participant of that pid" \
-		status_lacks "$a"
+	ok "... krexd's loop answers a status meanwhile, which lists its participant as moving" \
+		status_moving "$a"
+	ok "... and krex status says so, in text and in JSON" krex_says_moving "$a"
 	ok "... and grants and ends another participant's region meanwhile" region_of_s
 	rm -f "$HOLD"
 	ok "... the REGISTER is answered once the move is done" wait_for 10 grep -qs registered "$KT_DIR/a.out"
@@ -121,7 +133,7 @@ for F in $FZ; do
 	unset KREXD_MOVE_INLINE
 	kt_participant i
 	ok "$F, KREXD_MOVE_INLINE=1: a participant is made in its cgroup, the hold notwithstanding" incg "$i"
-	ok "... on the loop: no mover thread" eval '! grep -q "mover thread" "$LOG"'
+	ok "... on the loop: no mover thread" eval '! grep -qE "on the mover thread|by the mover thread" "$LOG"'
 	krexd_stop
 	rm -f "$HOLD"
 	for v in $KT_PIDS; do kill -KILL "$v" 2>/dev/null; done
