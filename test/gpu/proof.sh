@@ -6,6 +6,7 @@
 #	KREX_GPU_MOCK=1 bash test/gpu/proof.sh BUILDDIR (dry run on the mock driver)
 #	KREX_PROOF_PART=agents bash test/gpu/proof.sh BUILDDIR
 #	KREX_PROOF_PART=fidelity,share bash test/gpu/proof.sh BUILDDIR
+#	KREX_PROOF_PART=settle bash test/gpu/proof.sh BUILDDIR
 #	KREX_PROOF_KREXD_OPT="sched_priority=1" bash test/gpu/proof.sh BUILDDIR
 #
 # BUILDDIR: a configured and built tree (with CUDA on the GPU machine).  OUT
@@ -22,7 +23,7 @@
 #      OUT/agents/regions.jsonl;
 #
 # KREX_PROOF_PART picks what runs: all (the default: steps 1-3 as above),
-# or a comma list of fidelity, agents and share, each once.  fidelity: steps
+# or a comma list of fidelity, agents, share and settle, each once.  fidelity: steps
 # 1 and 2.  agents: step 3 in windows long enough for its rates to be judged
 # (>= 30 benchmarks a point; the 24 s windows of "all" never are): KREX at
 # 16, 24, 32 sessions, 52 s windows (44 s counted, about 50 benchmarks at
@@ -33,8 +34,13 @@
 # agents part (limit 210 s) into OUT/agents-share; the table then puts it
 # beside KREX's rate at each N and says what 4x the lock is of it (what the
 # GPU gives this workload with no region at all; over MPS too with
-# KREX_PROOF_MPS=1).  fidelity,share is one
-# call of at most 9.2 minutes.  Each part first removes what it writes under
+# KREX_PROOF_MPS=1).  settle: test/gpu/settle.sh (torch's power-hungry
+# sibling) in its modes alone, wait and chain, 20 regions each, into
+# OUT/settle (limit 200 s; about 70 s): the table's settle line then judges
+# whether only a chain's first region waited for the GPU's clock, and for
+# no longer than the recovery wait mode measured (one owner, 300 ms of the
+# sibling before each region).  fidelity,share is one
+# call of at most 9.2 minutes; agents,settle of at most 8.9.  Each part first removes what it writes under
 # OUT (the whole proof: the agents part's too), nothing else: the parts run
 # one after the other with one OUT print a table that judges every goal; a
 # part alone, its other lines NOT MEASURED.
@@ -64,7 +70,7 @@ PART=${KREX_PROOF_PART:-all}
 # has PART: whether the comma list KREX_PROOF_PART names PART ("all": every step but share)
 has() { case ",$PART," in *,"$1",*) return 0 ;; esac; return 1; }
 bad_part() {
-	echo "proof.sh: KREX_PROOF_PART must be all, or fidelity, agents and share joined by commas, each once (got '$PART')" >&2
+	echo "proof.sh: KREX_PROOF_PART must be all, or fidelity, agents, share and settle joined by commas, each once (got '$PART')" >&2
 	exit 1
 }
 if [ "$PART" != all ]; then
@@ -72,7 +78,7 @@ if [ "$PART" != all ]; then
 	[ "${PART: -1}" != , ] || bad_part # read drops a trailing empty field
 	seen=,
 	for p in "${parts[@]}"; do
-		case $p in fidelity | agents | share) ;; *) bad_part ;; esac
+		case $p in fidelity | agents | share | settle) ;; *) bad_part ;; esac
 		case $seen in *,"$p",*) bad_part ;; esac
 		seen=$seen$p,
 	done
@@ -94,6 +100,7 @@ has all && rm -rf "$OUT/fidelity" "$OUT/entry2" "$OUT/entry3" "$OUT/agents" "$OU
 has fidelity && rm -rf "$OUT/fidelity" "$OUT/entry2" "$OUT/entry3"
 has agents && rm -rf "$OUT/agents" "$OUT/agents-cmd"
 has share && rm -rf "$OUT/agents-share"
+has settle && rm -rf "$OUT/settle"
 export PYTHONDONTWRITEBYTECODE=1
 
 if [ "$MOCK" = 1 ]; then
@@ -105,6 +112,8 @@ if [ "$MOCK" = 1 ]; then
 	frounds=2
 	esamples="1:100"
 	agents_n="2,3,4"
+	# settle.sh's own dry run (test/gpu/settle_mock.sh): the mock NVML's story
+	settle_env=(REGIONS=4 SAMPLES=3 GAP_MS=50 CHAIN_MAX=30s)
 	agents_opt=(--scale 0.03 --window 6 --warm-s 1 --budget-s 60)
 	# KREX_PROOF_PART=agents: krex at 2, 3, 4 and cmd at 3, 4
 	long_krex=("${agents_opt[@]}")
@@ -133,6 +142,7 @@ else
 	frounds=6
 	esamples="1:300"
 	agents_n="16,24,32"
+	settle_env=(REGIONS=20)
 	agents_opt=(--scale 0.2 --window 24 --warm-s 6 --budget-s 150)
 	long_krex=(--scale 0.2 --window 52 --warm-s 8 --budget-s 195)
 	long_cmd=(--scale 0.2 --window 140 --warm-s 15 --budget-s 300)
@@ -206,11 +216,17 @@ if [ "$mps_up" = 1 ]; then
 	echo quit | timeout 10 nvidia-cuda-mps-control >/dev/null 2>&1
 	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 fi
+if has settle; then
+	# its own krexd per mode, after MPS stopped: the power-hungry sibling beside one
+	# owner (wait: the recovery) and two owners back to back (chain)
+	step settle 200 env OUT="$OUT/settle" MODES="alone wait chain" "${settle_env[@]}" \
+		bash "$src/test/gpu/settle.sh" "$build"
+fi
 echo "total $(($(date +%s) - start)) s" | tee -a "$OUT/env.txt"
 
 for f in fidelity/fidelity.md fidelity/fidelity-entry.md fidelity/fidelity-siblings.md \
 	agents/agents.md agents/agents-breakdown.md agents/agents-siblings.md agents-cmd/agents.md \
-	agents-share/agents.md; do
+	agents-share/agents.md settle/table.md; do
 	[ -f "$OUT/$f" ] && { echo; cat "$OUT/$f"; }
 done
 echo

@@ -8,6 +8,7 @@
 # breakdown and the drain per sibling, the three entry runs and the agents are read, and the goal
 # table is printed with a verdict on every line; then KREX_PROOF_PART=agents
 # into the same OUT, then KREX_PROOF_PART=share (plain sharing) beside them,
+# then KREX_PROOF_PART=settle (settle.sh's recovery and chained regions),
 # and the part names it refuses.
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
@@ -20,7 +21,7 @@ run_proof() {
 	env KREX_GPU_MOCK=1 OUT="$T/out" \
 		timeout 600 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/log" 2>&1
 }
-plan 21
+plan 24
 ok "proof.sh runs on the mock" run_proof
 sed 's/^/# /' "$T/out/env.txt" 2>/dev/null
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
@@ -81,10 +82,26 @@ sed -n '/^| goal/,$p' "$T/shlog" 2>/dev/null | sed 's/^/# /'
 ok "... sharing beside each ratio, and KREX against sharing at 2, 3, 4" sh -c \
 	"grep -q '^| benchmarks/h KREX vs command lock at 4 sessions, >= 4x | .*; plain sharing [0-9]*/h, [0-9.]*x the lock: 4x is [0-9.]* % of it) | [A-Z]' '$T/out/proof.md' &&
 	 grep -q '^| KREX.s rate vs plain sharing.s (no lock, no KREX, timings not clean) at 2, 3, 4 | 2: [0-9]* % .*, 3: [0-9]* % .*, 4: [0-9]* % .* | no goal ' '$T/out/proof.md'"
+# KREX_PROOF_PART=settle into the same OUT: settle.sh's modes alone, wait
+# and chain (the mock NVML's power story), the rest kept; the table's settle
+# line then judges from its records.
+run_settle() {
+	env KREX_GPU_MOCK=1 KREX_PROOF_PART=settle OUT="$T/out" \
+		timeout 300 bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >"$T/stlog" 2>&1
+}
+ok "KREX_PROOF_PART=settle runs on the mock" run_settle
+ok "... only its step, exit 0, its three modes' records; the other runs kept" sh -c \
+	"grep -q '^settle: rc 0' '$T/out/env.txt' && ! grep -q '^agents' '$T/out/env.txt' &&
+	 for m in alone wait chain; do [ -s '$T/out/settle/'\$m.jsonl ] || exit 1; done &&
+	 [ -s '$T/out/agents-cmd/agents.csv' ]"
+sed -n '/^| goal/,$p' "$T/stlog" 2>/dev/null | sed 's/^/# /'
+ok "... the settle line judged from them (chained regions, the recovery), the others still read" sh -c \
+	"grep -q '^| settle beside .* | [0-9]* regions of two owners back to back, [1-9][0-9]* chained, .*the recovery (one owner, the sibling before each region): [0-9.]* / [0-9.]* ms over 4 regions | [A-Z]' '$T/out/proof.md' &&
+	 grep -q '^| KREX.s rate vs plain sharing.s' '$T/out/proof.md'"
 wrong_part() {
 	for p in fid all,share share,share fidelity,,share share, ; do
 		KREX_PROOF_PART=$p bash "$top_srcdir/test/gpu/proof.sh" "$top_builddir" >/dev/null 2>"$T/wp"
-		[ $? = 1 ] && grep -q "KREX_PROOF_PART must be all, or fidelity, agents and share joined by commas, each once (got '$p')" "$T/wp" ||
+		[ $? = 1 ] && grep -q "KREX_PROOF_PART must be all, or fidelity, agents, share and settle joined by commas, each once (got '$p')" "$T/wp" ||
 			{ diag "KREX_PROOF_PART=$p: not refused as expected"; return 1; }
 	done
 }

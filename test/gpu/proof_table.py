@@ -11,6 +11,9 @@ Reads what proof.sh left under OUT:
   agents-cmd/agents.csv                         KREX_PROOF_PART=agents: cmd at N2/N3
   agents-share/agents.csv                       KREX_PROOF_PART=share: plain sharing
                                                 (no lock, no KREX) at N1/N2/N3
+  settle/wait.jsonl, settle/chain.jsonl         KREX_PROOF_PART=settle: settle.sh's
+                                                recovery (one owner) and chained
+                                                regions (two owners back to back)
 and prints one markdown table: each goal, what was measured, MET / NOT MET /
 NOT MEASURED (with why), or TOO FEW for a benchmarks-an-hour figure counted
 from fewer than MIN_BENCHES benchmarks. Each fidelity line also gives the
@@ -45,6 +48,7 @@ fails the script); 1 when no input at all could be read.
 
 import csv
 import glob
+import json
 import os
 import re
 import sys
@@ -90,6 +94,68 @@ def entries(d):
 
 def fmt(v, unit="", digits=2):
     return "-" if v is None else ("%.*f%s" % (digits, v, unit))
+
+
+def jsonl(path):
+    """The records of a JSON-lines file (settle_job.py's, a region each); [] when absent."""
+    recs = []
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    try:
+                        recs.append(json.loads(line))
+                    except ValueError:
+                        pass
+    except OSError:
+        pass
+    return recs
+
+
+def settle_line(d):
+    """(measured, verdict, read) for the settle goal from test/gpu/settle.sh's
+    output in d (KREX_PROOF_PART=settle): wait.jsonl (one owner, the sibling
+    before each region: each settle is the GPU's measured recovery) and
+    chain.jsonl (two owners back to back: "chained" on a region granted at
+    the end of another's).  MET when regions were chained, none of them
+    waited for the settle, and no chain's first region waited longer than the
+    longest recovery wait mode measured."""
+    chain = jsonl(os.path.join(d, "chain.jsonl"))
+    if not chain:
+        why = "no settle run (KREX_PROOF_PART=settle runs test/gpu/settle.sh, modes alone, wait, chain)"
+        try:
+            with open(os.path.join(os.path.dirname(d), "settle.txt")) as f:
+                skip = [x.strip() for x in f if x.startswith(("SKIP", "FAIL"))]
+            if skip:
+                why = "settle.sh: " + skip[0]
+        except OSError:
+            pass
+        return why, "NOT MEASURED", False
+    wait = [r["settle_us"] / 1e3 for r in jsonl(os.path.join(d, "wait.jsonl"))
+            if r.get("settle_us") is not None]
+    first = [r["settle_us"] / 1e3 for r in chain if not r.get("chained") and r.get("settle_us") is not None]
+    chained = [r["settle_us"] / 1e3 for r in chain if r.get("chained") and r.get("settle_us") is not None]
+    waited = [x for x in chained if x > 0]
+    clean = sum(1 for r in chain if r.get("outcome") == "clean")
+
+    def pm(v):
+        return "%.1f / %.1f ms" % (percentile(v, 50), max(v)) if v else "-"
+    measured = ("%d regions of two owners back to back, %d chained, %d clean; settle p50 / max: "
+                "a chain's first regions %s, chained regions %s (%d waited); the recovery "
+                "(one owner, the sibling before each region): %s" % (
+                    len(chain), len(chained), clean, pm(first), pm(chained), len(waited),
+                    "%s over %d regions" % (pm(wait), len(wait)) if wait else "not measured (no wait mode)"))
+    if not chained:
+        return measured, "NOT MET (no region was chained)", True
+    if waited:
+        return measured, "NOT MET (%d chained region(s) waited for the settle)" % len(waited), True
+    if not wait:
+        return measured + "; no recovery to compare a chain's first region with", "NOT MEASURED", True
+    if first and max(first) > max(wait):
+        return measured, "NOT MET (a chain's first region waited %.1f ms, over the recovery's %.1f)" % (
+            max(first), max(wait)), True
+    return measured, "MET", True
 
 
 def main():
@@ -407,8 +473,10 @@ def main():
             "no goal (what the regions cost against sharing; plain sharing: %s)" % (
                 ", ".join("%d: %.0f/h" % (n, rate[(n, "share")][0]) for n in ns
                           if (n, "share") in rate)))
-    add("settle beside a power-hungry sibling, only a chain's first region pays",
-        "not in this script (test/gpu/settle.sh, its chain mode)", "NOT MEASURED")
+    st = settle_line(os.path.join(out, "settle"))
+    read = read or st[2]
+    add("settle beside a power-hungry sibling, back-to-back regions: only a chain's first "
+        "region pays, <= the measured recovery", st[0], st[1])
 
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out, "proof.md"), "w") as f:

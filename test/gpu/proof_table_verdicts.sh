@@ -55,7 +55,7 @@ agents() {
 	tee "$T/rows" | { echo "$h"; grep ',krex,'; } >"$1/agents/agents.csv"
 	{ echo "$h"; grep ',cmd,' "$T/rows"; } >"$1/agents-cmd/agents.csv"
 }
-plan 47
+plan 54
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.05
@@ -370,4 +370,57 @@ table "$T/q" "$T/table19"
 ok "sharing at 0 an hour: its ratios left out, the rest printed" sh -c \
 	"grep -qF '| 3.73x (KREX 5000, cmd 1340) | NOT MET |' '$T/table19' &&
 	 grep -qF '| 16: 95 % (3900/h vs 4100/h, +-7 %), 32: 94 % (4700/h vs 5000/h, +-7 %) |' '$T/table19'"
+# The settle goal from settle.sh's records (KREX_PROOF_PART=settle): chain.jsonl
+# (two owners back to back) and wait.jsonl (one owner: each settle is the
+# GPU's recovery).  MET when regions were chained, none of them waited, and
+# no chain's first region waited longer than the longest recovery; else NOT
+# MET with the reason; no chain file: NOT MEASURED, with settle.sh's SKIP line
+# where it left one.
+# rec FILE "settle_ms,chained,outcome"...: one region record a line
+rec() {
+	f=$1
+	shift
+	mkdir -p "$(dirname "$f")"
+	: >"$f"
+	for r; do
+		IFS=, read -r ms ch oc <<EOR
+$r
+EOR
+		printf '{"label": "x", "i": 0, "settle_us": %d, "chained": %d, "outcome": "%s", "times_ms": [1.0]}\n' \
+			$((ms * 1000)) "$ch" "$oc" >>"$f"
+	done
+}
+# has_and_says -F TEXT VERDICT TABLE: TABLE has TEXT, and its settle line says VERDICT
+has_and_says() { grep -q "$1" -- "$2" "$4" && settle_says "$3" "$4" || { diag "no '$2' in $4"; return 1; }; }
+settle_says() { grep -q "^| settle beside a power-hungry sibling, back-to-back regions.* | $1 |\$" "$2" ||
+	{ diag "$(grep '^| settle' "$2")"; return 1; }; }
+table "$T/q" "$T/table20"
+ok "no settle run: NOT MEASURED, saying what runs it" \
+	has_and_says -F '| no settle run (KREX_PROOF_PART=settle runs test/gpu/settle.sh' "NOT MEASURED" "$T/table20"
+rec "$T/q/settle/wait.jsonl" 390,0,clean 585,0,clean 402,0,clean
+rec "$T/q/settle/chain.jsonl" 519,0,clean 0,1,clean 0,0,clean 0,1,clean
+table "$T/q" "$T/table21"
+ok "only the first region waited, within the recovery: MET, with the figures" \
+	has_and_says -F "| 4 regions of two owners back to back, 2 chained, 4 clean; settle p50 / max: a chain's first regions 259.5 / 519.0 ms, chained regions 0.0 / 0.0 ms (0 waited); the recovery (one owner, the sibling before each region): 402.0 / 585.0 ms over 3 regions |" "MET" "$T/table21"
+rec "$T/q/settle/chain.jsonl" 519,0,clean 0,1,clean 12,1,clean
+table "$T/q" "$T/table22"
+ok "a chained region that waited: NOT MET, saying how many" \
+	settle_says "NOT MET (1 chained region(s) waited for the settle)" "$T/table22"
+rec "$T/q/settle/chain.jsonl" 700,0,clean 0,1,clean
+table "$T/q" "$T/table23"
+ok "a chain's first region over the recovery: NOT MET, saying by how much" \
+	settle_says "NOT MET (a chain's first region waited 700.0 ms, over the recovery's 585.0)" "$T/table23"
+rec "$T/q/settle/chain.jsonl" 519,0,clean 0,0,clean
+table "$T/q" "$T/table24"
+ok "no region chained: NOT MET" settle_says "NOT MET (no region was chained)" "$T/table24"
+rm -f "$T/q/settle/wait.jsonl"
+rec "$T/q/settle/chain.jsonl" 519,0,clean 0,1,clean
+table "$T/q" "$T/table25"
+ok "no wait mode: the recovery not measured, so NOT MEASURED" \
+	has_and_says -F 'not measured (no wait mode); no recovery to compare' "NOT MEASURED" "$T/table25"
+rm -rf "$T/q/settle"
+echo "SKIP: no torch with CUDA" >"$T/q/settle.txt"
+table "$T/q" "$T/table26"
+ok "settle.sh skipped: NOT MEASURED with its SKIP line" \
+	has_and_says -F '| settle.sh: SKIP: no torch with CUDA |' "NOT MEASURED" "$T/table26"
 done_testing
