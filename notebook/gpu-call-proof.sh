@@ -9,6 +9,8 @@
 # agents/regions.jsonl) gzipped to $O and its causes counted
 # (notebook/h200-session-25/causes.py) into $O/proof-causes.md.  From
 # session 37 on: the share part's tables (KREX_PROOF_PART=...,share) too.
+# From session 39 on: the settle part's (KREX_PROOF_PART=...,settle)
+# records and table, its table also in $O/proof-settle.md.
 export KREX_WL_MODULE=$B/test/workloads/fma.fatbin
 if [ "${PROOF_MPS:-0}" = 1 ]; then
 	. notebook/gpu-call-mps.sh
@@ -30,7 +32,10 @@ tar czf "$O/${CALL:-call}.tgz" -C /tmp/o proof.txt proof/fidelity/fidelity.md \
 	proof/agents-cmd/agents-breakdown.csv proof/agents-cmd/agents-commands.csv proof/env.txt \
 	proof/agents-share/agents.md proof/agents-share/agents.csv \
 	proof/agents-share/agents-breakdown.csv proof/agents-share/agents-commands.csv \
-	2>/dev/null
+	proof/settle.txt proof/settle.err proof/settle/table.md proof/settle/alone.jsonl \
+	proof/settle/wait.jsonl proof/settle/chain.jsonl proof/settle/work/krexd-chain.log \
+	proof/settle/work/krexd-wait.log 2>/dev/null
+cp /tmp/o/proof/settle.txt "$O/proof-settle.md" 2>/dev/null
 if [ -f /tmp/o/proof/agents/regions.jsonl ]; then
 	gzip -c /tmp/o/proof/agents/regions.jsonl >"$O/${CALL:-call}-regions.jsonl.gz"
 	python3 notebook/h200-session-25/causes.py /tmp/o/proof/agents/regions.jsonl \
