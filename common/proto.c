@@ -488,6 +488,44 @@ const char *proto_type_name(uint16_t type)
 	return type < PROTO_TYPE_MAX && names[type] ? names[type] : "?";
 }
 
+const char *proto_part_state(uint32_t state, char *buf, size_t len)
+{
+	static const struct {
+		uint32_t bit;
+		const char *word;
+	} w[] = {{PROTO_PART_MOVING, "moving"},
+	         {PROTO_PART_OWNER, "owner"},
+	         {PROTO_PART_WAITING, "waiting"},
+	         {PROTO_PART_GATED, "gated"},
+	         {PROTO_PART_FROZEN, "frozen"}};
+	uint32_t rest = state;
+	size_t n = 0, i;
+	int k;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		if (!(state & w[i].bit))
+			continue;
+		rest &= ~w[i].bit;
+		k = snprintf(buf + n, len - n, "%s%s", n ? "," : "", w[i].word);
+		if (k < 0 || (size_t)k >= len - n) {
+			buf[n] = '\0'; /* cut at the last whole word */
+			return buf;
+		}
+		n += (size_t)k;
+	}
+	if (rest) {
+		k = snprintf(buf + n, len - n, "%s0x%x", n ? "," : "", (unsigned)rest);
+		if (k < 0 || (size_t)k >= len - n)
+			buf[n] = '\0';
+	} else if (!state) {
+		snprintf(buf, len, "running");
+	}
+	return buf;
+}
+
 const char *proto_hdr_strerror(int err)
 {
 	switch (err) {

@@ -158,6 +158,10 @@ void proto_body_free(uint16_t type, union proto_body *msg);
 
 const char *proto_type_name(uint16_t type);
 const char *proto_hdr_strerror(int err);
+/* A status reply's participant state (proto_status_part.state): its bits
+ * as words joined by commas ("owner,frozen"), "running" for none, bits this
+ * build does not know (a newer krexd's) as hex; cut to fit len.  Returns buf. */
+const char *proto_part_state(uint32_t state, char *buf, size_t len);
 
 /* ---- blocking helpers for clients ----------------------------------------- */
 

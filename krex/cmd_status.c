@@ -39,16 +39,6 @@ int krex_cli_connect(char *path, size_t len)
 	return fd;
 }
 
-static const char *part_state(uint32_t s, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s%s%s%s%s%s", s & PROTO_PART_MOVING ? "moving," : "",
-	         s & PROTO_PART_OWNER ? "owner," : "", s & PROTO_PART_WAITING ? "waiting," : "",
-	         s & PROTO_PART_GATED ? "gated," : "", s & PROTO_PART_FROZEN ? "frozen," : "",
-	         s ? "" : "running,");
-	buf[strlen(buf) - 1] = '\0';
-	return buf;
-}
-
 /* "key":"value" with value escaped (json.h); sep goes first. */
 static void json_kv(const char *sep, const char *key, const char *value)
 {
@@ -76,7 +66,7 @@ static void status_print_json(const struct proto_status_reply *s)
 		const struct proto_status_part *p = &s->parts[i];
 		printf("%s{\"id\":%u,\"pid\":%u,\"uid\":%u,\"job\":%u,\"step\":%u,", i ? "," : "",
 		       p->id, p->pid, p->uid, p->job, p->step);
-		json_kv("", "state", part_state(p->state, st, sizeof(st)));
+		json_kv("", "state", proto_part_state(p->state, st, sizeof(st)));
 		printf(",\"members\":%u", p->members);
 		json_kv(",", "label", p->label);
 		json_kv(",", "gpus", p->gpus);
@@ -117,7 +107,7 @@ static void status_print(const struct proto_status_reply *s)
 		else
 			snprintf(js, sizeof(js), "-");
 		printf("%5u %8u %6u %10s %-16s %-12s %s\n", p->id, p->pid, p->uid, js,
-		       part_state(p->state, st, sizeof(st)), p->gpus, p->label);
+		       proto_part_state(p->state, st, sizeof(st)), p->gpus, p->label);
 	}
 	if (s->nregions)
 		printf("\n%8s %6s %8s %7s %9s %9s %s\n", "REGION", "OWNER", "PID", "STATE", "AGE_S",

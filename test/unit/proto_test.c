@@ -508,14 +508,41 @@ static void test_signed(void)
 	pbuf_free(&b);
 }
 
+/* proto_part_state: the words krex status prints for a participant. */
+static void test_part_state(void)
+{
+	char b[64], small[10];
+
+	ok(!strcmp(proto_part_state(0, b, sizeof(b)), "running"), "state 0: running");
+	ok(!strcmp(proto_part_state(PROTO_PART_OWNER, b, sizeof(b)), "owner"), "owner alone");
+	ok(!strcmp(proto_part_state(PROTO_PART_FROZEN | PROTO_PART_GATED, b, sizeof(b)),
+	           "gated,frozen"),
+	   "gated and frozen, in the fixed order");
+	ok(!strcmp(proto_part_state(PROTO_PART_MOVING, b, sizeof(b)), "moving"), "moving");
+	ok(!strcmp(proto_part_state(0x100u, b, sizeof(b)), "0x100"),
+	   "a bit this build does not know alone: its hex, not an empty word");
+	ok(!strcmp(proto_part_state(0x100u | PROTO_PART_WAITING, b, sizeof(b)), "waiting,0x100"),
+	   "a known bit and an unknown one");
+	ok(!strcmp(proto_part_state(0xffffffffu, b, sizeof(b)),
+	           "moving,owner,waiting,gated,frozen,0xffffffe0"),
+	   "every bit: fits the CLI's 64 bytes");
+	ok(!strcmp(proto_part_state(PROTO_PART_OWNER | PROTO_PART_WAITING, small, sizeof(small)),
+	           "owner"),
+	   "cut to a short buffer: a string, whole words");
+	ok(!strcmp(proto_part_state(PROTO_PART_OWNER | 0x10000000u, small, sizeof(small)), "owner"),
+	   "an unknown bit that does not fit: left out whole");
+	ok(proto_part_state(PROTO_PART_OWNER, b, 0) == b, "len 0: nothing written");
+}
+
 int main(void)
 {
-	plan(46);
+	plan(56);
 	test_golden();
 	test_roundtrips();
 	test_malformed();
 	test_socket();
 	test_history_messages();
 	test_signed();
+	test_part_state();
 	return tap_done();
 }
