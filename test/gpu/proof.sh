@@ -36,7 +36,7 @@
 # GPU gives this workload with no region at all; over MPS too with
 # KREX_PROOF_MPS=1).  settle: test/gpu/settle.sh (torch's power-hungry
 # sibling) in its modes alone, wait and chain, 20 regions each, into
-# OUT/settle (limit 200 s; about 70 s): the table's settle line then judges
+# OUT/settle (limit 200 s; 45 s on an H100): the table's settle line then judges
 # whether only a chain's first region waited for the GPU's clock, and for
 # no longer than the recovery wait mode measured (one owner, 300 ms of the
 # sibling before each region).  fidelity,share is one
