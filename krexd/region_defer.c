@@ -17,6 +17,8 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include "conn.h"
 #include "history.h"
 #include "log.h"
@@ -48,9 +50,34 @@ static unsigned defer_makers(struct krexd *k, const struct region *r, uint64_t t
 	return n;
 }
 
+/*
+ * Test hook (HACKING.md "Flakes"): KREX_TEST_CTX_DEFER_MS=N in krexd's
+ * environment: a ctx_defer that is not 0 is N ms instead, beyond its 2 s
+ * cap, so that a test's steps during a region's wait for contexts need not
+ * fit ctx_defer whatever the load (test/gate/context_defer.sh); the wait
+ * then ends on the events alone: the contexts made, their process gone, the
+ * region gone.
+ */
+static uint64_t test_ctx_defer(uint64_t bound)
+{
+	static long long ms = -1;
+	const char *e;
+
+	if (ms < 0) {
+		e = getenv("KREX_TEST_CTX_DEFER_MS");
+		ms = e ? atoll(e) : 0;
+		if (ms < 0 || ms > 24LL * 3600 * 1000)
+			ms = 0;
+		if (ms)
+			log_info("test hook KREX_TEST_CTX_DEFER_MS=%lld: ctx_defer is %lld ms", ms,
+			         ms);
+	}
+	return bound && ms ? (uint64_t)ms * NS_PER_MS : bound;
+}
+
 int region_ctx_defer(struct krexd *k, struct region *r, uint64_t now)
 {
-	uint64_t bound = k->cfg.ctx_defer_ns, until = 0;
+	uint64_t bound = test_ctx_defer(k->cfg.ctx_defer_ns), until = 0;
 	unsigned n;
 
 	if (!bound)
