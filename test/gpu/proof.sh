@@ -37,9 +37,9 @@
 # KREX_PROOF_MPS=1).  settle: test/gpu/settle.sh (torch's power-hungry
 # sibling) in its modes alone, wait and chain, 20 regions each, into
 # OUT/settle (limit 200 s; 45 s on an H100): the table's settle line then judges
-# whether only a chain's first region waited for the GPU's clock, and for
-# no longer than the recovery wait mode measured (one owner, 300 ms of the
-# sibling before each region).  fidelity,share is one
+# whether only a chain's first region waited for the GPU's clock, and each
+# settle ended within 10 ms of its own region's recovery as the owner's own
+# NVML reads saw it (settle_job.py's RecoveryWatch).  fidelity,share is one
 # call of at most 9.2 minutes; agents,settle of at most 8.9.  Each part first removes what it writes under
 # OUT (the whole proof: the agents part's too), nothing else: the parts run
 # one after the other with one OUT print a table that judges every goal; a

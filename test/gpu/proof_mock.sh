@@ -95,8 +95,8 @@ ok "... only its step, exit 0, its three modes' records; the other runs kept" sh
 	 for m in alone wait chain; do [ -s '$T/out/settle/'\$m.jsonl ] || exit 1; done &&
 	 [ -s '$T/out/agents-cmd/agents.csv' ]"
 sed -n '/^| goal/,$p' "$T/stlog" 2>/dev/null | sed 's/^/# /'
-ok "... the settle line judged from them (chained regions, the recovery), the others still read" sh -c \
-	"grep -q '^| settle beside .* | [0-9]* regions of two owners back to back, [1-9][0-9]* chained, .*the recovery (one owner, the sibling before each region): [0-9.]* / [0-9.]* ms over 4 regions | [A-Z]' '$T/out/proof.md' &&
+ok "... the settle line judged from them (chained regions, each region's recovery watch), the others still read" sh -c \
+	"grep -q '^| settle beside .* | [0-9]* regions of two owners back to back, [1-9][0-9]* chained, .*; chain, the owner.s NVML watch: [0-9]* of [0-9]* regions settled.*; wait, the owner.s NVML watch: [0-9]* of 4 regions settled; .* | [A-Z]' '$T/out/proof.md' &&
 	 grep -q '^| KREX.s rate vs plain sharing.s' '$T/out/proof.md'"
 wrong_part() {
 	for p in fid all,share share,share fidelity,,share share, ; do

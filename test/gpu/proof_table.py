@@ -12,8 +12,10 @@ Reads what proof.sh left under OUT:
   agents-share/agents.csv                       KREX_PROOF_PART=share: plain sharing
                                                 (no lock, no KREX) at N1/N2/N3
   settle/wait.jsonl, settle/chain.jsonl         KREX_PROOF_PART=settle: settle.sh's
-                                                recovery (one owner) and chained
-                                                regions (two owners back to back)
+                                                settles (one owner) and chained
+                                                regions (two owners back to back),
+                                                each with the owner's own watch
+                                                of the GPU's recovery
 and prints one markdown table: each goal, what was measured, MET / NOT MET /
 NOT MEASURED (with why), or TOO FEW for a benchmarks-an-hour figure counted
 from fewer than MIN_BENCHES benchmarks. Each fidelity line also gives the
@@ -48,13 +50,14 @@ fails the script); 1 when no input at all could be read.
 
 import csv
 import glob
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "perf"))
 from perflib import bracketed_wall_p95, num, percentile  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import settle_job  # noqa: E402
 
 
 # Benchmarks a rate must be counted from to be judged (agents rows).
@@ -96,32 +99,19 @@ def fmt(v, unit="", digits=2):
     return "-" if v is None else ("%.*f%s" % (digits, v, unit))
 
 
-def jsonl(path):
-    """The records of a JSON-lines file (settle_job.py's, a region each); [] when absent."""
-    recs = []
-    try:
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if line:
-                    try:
-                        recs.append(json.loads(line))
-                    except ValueError:
-                        pass
-    except OSError:
-        pass
-    return recs
-
-
 def settle_line(d):
     """(measured, verdict, read) for the settle goal from test/gpu/settle.sh's
     output in d (KREX_PROOF_PART=settle): wait.jsonl (one owner, the sibling
-    before each region: each settle is the GPU's measured recovery) and
-    chain.jsonl (two owners back to back: "chained" on a region granted at
-    the end of another's).  MET when regions were chained, none of them
-    waited for the settle, and no chain's first region waited longer than the
-    longest recovery wait mode measured."""
-    chain = jsonl(os.path.join(d, "chain.jsonl"))
+    before each region) and chain.jsonl (two owners back to back: "chained"
+    on a region granted at the end of another's); each record's "watch" is
+    the owner's own NVML reads from its request to its grant
+    (settle_job.RecoveryWatch).  MET when regions were chained, none of them
+    waited for the settle, and in both files every settle ended within
+    settle_job.LATE_MS of the GPU's recovery as the watch saw it, with no
+    clean region granted before the GPU was back: each settle compared with
+    the recovery of its own region, not with another mode's (a chain's first
+    region follows a different heat than wait mode's regions)."""
+    chain = settle_job.load(os.path.join(d, "chain.jsonl"))
     if not chain:
         why = "no settle run (KREX_PROOF_PART=settle runs test/gpu/settle.sh, modes alone, wait, chain)"
         try:
@@ -132,8 +122,7 @@ def settle_line(d):
         except OSError:
             pass
         return why, "NOT MEASURED", False
-    wait = [r["settle_us"] / 1e3 for r in jsonl(os.path.join(d, "wait.jsonl"))
-            if r.get("settle_us") is not None]
+    wait = settle_job.load(os.path.join(d, "wait.jsonl"))
     first = [r["settle_us"] / 1e3 for r in chain if not r.get("chained") and r.get("settle_us") is not None]
     chained = [r["settle_us"] / 1e3 for r in chain if r.get("chained") and r.get("settle_us") is not None]
     waited = [x for x in chained if x > 0]
@@ -142,19 +131,26 @@ def settle_line(d):
     def pm(v):
         return "%.1f / %.1f ms" % (percentile(v, 50), max(v)) if v else "-"
     measured = ("%d regions of two owners back to back, %d chained, %d clean; settle p50 / max: "
-                "a chain's first regions %s, chained regions %s (%d waited); the recovery "
-                "(one owner, the sibling before each region): %s" % (
-                    len(chain), len(chained), clean, pm(first), pm(chained), len(waited),
-                    "%s over %d regions" % (pm(wait), len(wait)) if wait else "not measured (no wait mode)"))
+                "a chain's first regions %s, chained regions %s (%d waited)" % (
+                    len(chain), len(chained), clean, pm(first), pm(chained), len(waited)))
+    ws = {m: settle_job.watch_summary(recs) for m, recs in (("chain", chain), ("wait", wait))}
+    for m in ("chain", "wait"):
+        if ws[m]:
+            measured += "; %s, the owner's NVML watch: %s" % (m, ws[m]["text"])
     if not chained:
         return measured, "NOT MET (no region was chained)", True
     if waited:
         return measured, "NOT MET (%d chained region(s) waited for the settle)" % len(waited), True
-    if not wait:
-        return measured + "; no recovery to compare a chain's first region with", "NOT MEASURED", True
-    if first and max(first) > max(wait):
-        return measured, "NOT MET (a chain's first region waited %.1f ms, over the recovery's %.1f)" % (
-            max(first), max(wait)), True
+    if not ws["chain"]:
+        return measured + "; no recovery watch in the records", "NOT MEASURED", True
+    for m in ("chain", "wait"):
+        w = ws[m]
+        if w and w["early"]:
+            return measured, "NOT MET (%s: %d clean region(s) granted before the GPU was back)" % (
+                m, w["early"]), True
+        if w and w["late_max"] is not None and w["late_max"] > settle_job.LATE_MS:
+            return measured, "NOT MET (%s: a settle ended %.1f ms after the GPU was back, over %g)" % (
+                m, w["late_max"], settle_job.LATE_MS), True
     return measured, "MET", True
 
 

@@ -55,7 +55,7 @@ agents() {
 	tee "$T/rows" | { echo "$h"; grep ',krex,'; } >"$1/agents/agents.csv"
 	{ echo "$h"; grep ',cmd,' "$T/rows"; } >"$1/agents-cmd/agents.csv"
 }
-plan 54
+plan 56
 csv "$T/a" <<'R'
 1,krex,batch,0.4
 1,alone-end,none,0.05
@@ -371,23 +371,31 @@ ok "sharing at 0 an hour: its ratios left out, the rest printed" sh -c \
 	"grep -qF '| 3.73x (KREX 5000, cmd 1340) | NOT MET |' '$T/table19' &&
 	 grep -qF '| 16: 95 % (3900/h vs 4100/h, +-7 %), 32: 94 % (4700/h vs 5000/h, +-7 %) |' '$T/table19'"
 # The settle goal from settle.sh's records (KREX_PROOF_PART=settle): chain.jsonl
-# (two owners back to back) and wait.jsonl (one owner: each settle is the
-# GPU's recovery).  MET when regions were chained, none of them waited, and
-# no chain's first region waited longer than the longest recovery; else NOT
-# MET with the reason; no chain file: NOT MEASURED, with settle.sh's SKIP line
-# where it left one.
-# rec FILE "settle_ms,chained,outcome"...: one region record a line
+# (two owners back to back) and wait.jsonl (one owner), each region with the
+# owner's own watch of the GPU's recovery.  MET when regions were chained,
+# none of them waited, and every settle ended within 10 ms of the recovery
+# its own watch saw, with no clean region granted before the GPU was back;
+# else NOT MET with the reason; no watch: NOT MEASURED; no chain file: NOT
+# MEASURED, with settle.sh's SKIP line where it left one.
+# rec FILE "settle_ms,chained,outcome[,recovery_ms,late_ms,back]"...: one
+# region record a line; with a recovery, its watch ("-": none seen)
 rec() {
 	f=$1
 	shift
 	mkdir -p "$(dirname "$f")"
 	: >"$f"
 	for r; do
-		IFS=, read -r ms ch oc <<EOR
+		IFS=, read -r ms ch oc rc lt bk <<EOR
 $r
 EOR
-		printf '{"label": "x", "i": 0, "settle_us": %d, "chained": %d, "outcome": "%s", "times_ms": [1.0]}\n' \
-			$((ms * 1000)) "$ch" "$oc" >>"$f"
+		w=
+		if [ -n "$rc" ]; then
+			[ "$rc" = - ] && rc=null lt=null
+			[ "$bk" = 1 ] && bk=true || bk=false
+			w=", \"watch\": {\"reads\": 9, \"back_at_grant\": $bk, \"recovery_ms\": $rc, \"late_ms\": $lt}"
+		fi
+		printf '{"label": "x", "i": 0, "settle_us": %d, "chained": %d, "outcome": "%s", "times_ms": [1.0]%s}\n' \
+			$((ms * 1000)) "$ch" "$oc" "$w" >>"$f"
 	done
 }
 # has_and_says -F TEXT VERDICT TABLE: TABLE has TEXT, and its settle line says VERDICT
@@ -397,27 +405,37 @@ settle_says() { grep -q "^| settle beside a power-hungry sibling, back-to-back r
 table "$T/q" "$T/table20"
 ok "no settle run: NOT MEASURED, saying what runs it" \
 	has_and_says -F '| no settle run (KREX_PROOF_PART=settle runs test/gpu/settle.sh' "NOT MEASURED" "$T/table20"
-rec "$T/q/settle/wait.jsonl" 390,0,clean 585,0,clean 402,0,clean
-rec "$T/q/settle/chain.jsonl" 519,0,clean 0,1,clean 0,0,clean 0,1,clean
+# wait mode's last region: the settle's timeout, degraded, never back (not a miss)
+rec "$T/q/settle/wait.jsonl" 390,0,clean,388,2,1 585,0,clean,580,5,1 2000,0,degraded,-,-,0
+rec "$T/q/settle/chain.jsonl" 519,0,clean,517,2.5,1 0,1,clean,0,0,1 0,0,clean,0,0,1 0,1,clean,0,0,1
+printf '{"label": "x", "i": 4, "sett' >>"$T/q/settle/chain.jsonl" # a job killed mid-write: left out
 table "$T/q" "$T/table21"
-ok "only the first region waited, within the recovery: MET, with the figures" \
-	has_and_says -F "| 4 regions of two owners back to back, 2 chained, 4 clean; settle p50 / max: a chain's first regions 259.5 / 519.0 ms, chained regions 0.0 / 0.0 ms (0 waited); the recovery (one owner, the sibling before each region): 402.0 / 585.0 ms over 3 regions |" "MET" "$T/table21"
-rec "$T/q/settle/chain.jsonl" 519,0,clean 0,1,clean 12,1,clean
+ok "only the first region waited, each settle within 10 ms of its recovery: MET, with the figures" \
+	has_and_says -F "| 4 regions of two owners back to back, 2 chained, 4 clean; settle p50 / max: a chain's first regions 259.5 / 519.0 ms, chained regions 0.0 / 0.0 ms (0 waited); chain, the owner's NVML watch: 1 of 4 regions settled; the GPU back after p50 / max 517.0 / 517.0 ms of settle, the grant after it 2.5 / 2.5 ms; clean regions granted before it was back: 0; wait, the owner's NVML watch: 3 of 3 regions settled; the GPU back after p50 / max 484.0 / 580.0 ms of settle, the grant after it 3.5 / 5.0 ms; clean regions granted before it was back: 0 |" "MET" "$T/table21"
+rec "$T/q/settle/chain.jsonl" 519,0,clean,517,2,1 0,1,clean,0,0,1 12,1,clean,10,2,1
 table "$T/q" "$T/table22"
 ok "a chained region that waited: NOT MET, saying how many" \
 	settle_says "NOT MET (1 chained region(s) waited for the settle)" "$T/table22"
-rec "$T/q/settle/chain.jsonl" 700,0,clean 0,1,clean
+rec "$T/q/settle/chain.jsonl" 700,0,clean,670,30,1 0,1,clean,0,0,1
 table "$T/q" "$T/table23"
-ok "a chain's first region over the recovery: NOT MET, saying by how much" \
-	settle_says "NOT MET (a chain's first region waited 700.0 ms, over the recovery's 585.0)" "$T/table23"
-rec "$T/q/settle/chain.jsonl" 519,0,clean 0,0,clean
+ok "a chain's first region that settled 30 ms past its recovery: NOT MET, saying by how much" \
+	settle_says "NOT MET (chain: a settle ended 30.0 ms after the GPU was back, over 10)" "$T/table23"
+rec "$T/q/settle/chain.jsonl" 519,0,clean,-,-,0 0,1,clean,0,0,1
+table "$T/q" "$T/table23b"
+ok "a clean region granted before its watch saw the GPU back: NOT MET" \
+	settle_says "NOT MET (chain: 1 clean region(s) granted before the GPU was back)" "$T/table23b"
+rec "$T/q/settle/chain.jsonl" 519,0,clean,517,2,1 0,1,clean,0,0,1
+rec "$T/q/settle/wait.jsonl" 390,0,clean,300,90,1
+table "$T/q" "$T/table23c"
+ok "... and so is a late settle in wait mode" \
+	settle_says "NOT MET (wait: a settle ended 90.0 ms after the GPU was back, over 10)" "$T/table23c"
+rec "$T/q/settle/chain.jsonl" 519,0,clean,517,2,1 0,0,clean,0,0,1
 table "$T/q" "$T/table24"
 ok "no region chained: NOT MET" settle_says "NOT MET (no region was chained)" "$T/table24"
-rm -f "$T/q/settle/wait.jsonl"
 rec "$T/q/settle/chain.jsonl" 519,0,clean 0,1,clean
 table "$T/q" "$T/table25"
-ok "no wait mode: the recovery not measured, so NOT MEASURED" \
-	has_and_says -F 'not measured (no wait mode); no recovery to compare' "NOT MEASURED" "$T/table25"
+ok "records without the recovery watch: NOT MEASURED" \
+	has_and_says -F 'no recovery watch in the records' "NOT MEASURED" "$T/table25"
 rm -rf "$T/q/settle"
 echo "SKIP: no torch with CUDA" >"$T/q/settle.txt"
 table "$T/q" "$T/table26"

@@ -6,7 +6,8 @@
 # mode runs, settle = mark and settle = off degrade every region the story
 # leaves capped at the grant (inherited, not the owner's), settle = wait waits
 # out the 500 ms story and is clean, chain mode's two owners get chained
-# regions, and the report prints its table and verdict.
+# regions, the owner's own NVML watch sees what krexd saw, and the report
+# prints its table and verdict.
 . "$top_srcdir/test/lib.sh"
 [ -x "$top_builddir/krexd/krexd" ] || skip_all "krexd not built"
 [ -x "$top_builddir/krex/krex" ] || skip_all "krex CLI not built"
@@ -21,7 +22,7 @@ run_settle() {
 	env KREX_GPU_MOCK=1 REGIONS=4 SAMPLES=3 GAP_MS=50 CHAIN_MAX=30s OUT="$T/out" \
 		timeout 200 bash "$top_srcdir/test/gpu/settle.sh" "$top_builddir" >"$T/log" 2>&1
 }
-plan 12
+plan 14
 ok "settle.sh runs on the mock" run_settle
 ok "it says it is a mock run" grep -qs "^MOCK RUN" "$T/log"
 ok "off: 4 regions degraded (they start capped)" test "$(count off degraded)" = 4
@@ -34,6 +35,12 @@ ok "wait: 4 regions clean" test "$(count wait clean)" = 4
 ok "wait: each region granted only once the mock GPU was back (>= 500 ms after the story)" \
 	test "$(grep -o '"story_to_grant_ms": [0-9.]*' "$T/out/wait.jsonl" |
 		awk '$2 >= 500' | wc -l)" = 4
+# the owner's own NVML watch (settle_job.py's RecoveryWatch) reads the mock
+# too: a read after each grant, back in wait mode, still capped under off
+ok "wait: the owner's watch saw the mock GPU back at each grant" \
+	test "$(grep -c '"back_at_grant": true' "$T/out/wait.jsonl")" = 4
+ok "off: ... and capped at each (settle = off does not wait)" \
+	test "$(grep -c '"back_at_grant": false' "$T/out/off.jsonl")" = 4
 ok "chain: both owners' regions recorded" test "$(grep -c '"label": "chain-' "$T/out/chain.jsonl")" = 8
 ok "chain: regions were chained" \
 	test "$(grep -o '"chained": [1-9][0-9]*' "$T/out/chain.jsonl" | wc -l)" -ge 1
