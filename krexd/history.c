@@ -543,6 +543,10 @@ char *history_metrics_text(struct krexd *k, size_t *len)
 	     "Time the mover thread spent moving their pids into their cgroups, summed (without the kernel's favordynmods each move may wait for an RCU grace period).");
 	sb_printf(&b, "krex_participant_move_seconds_total %.6f\n",
 	          (double)k->parts_moved_ns / 1e9);
+	head(&b, "krex_participant_move_held_seconds_total", "counter",
+	     "Time moves not begun waited for regions' entries, summed (KREXD_MOVE_HOLD_MS in krexd's environment, krexd(8); 0 without it).");
+	sb_printf(&b, "krex_participant_move_held_seconds_total %.6f\n",
+	          (double)k->parts_move_held_ns / 1e9);
 	head(&b, "krex_cgroup_favordynmods", "gauge",
 	     "1 when the cgroup hierarchy krexd moves participants into has the kernel's favordynmods, 0 when not, -1 unknown or no cgroup freezer.");
 	sb_printf(&b, "krex_cgroup_favordynmods %d\n", k->favordynmods);

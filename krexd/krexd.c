@@ -581,9 +581,29 @@ static void loop(struct krexd *k)
 			loop_dispatch(k, ev, n > 0 ? n : 0);
 			region_schedule(k);
 		}
+		region_move_hold(k, time_now_ns());
 		conn_reap(k);
 		part_reap(k);
 	}
+}
+
+/* What KREXD_MOVE_HOLD_MS in krexd's environment made of the mover's hold. */
+static void move_hold_say(void)
+{
+	const char *e = getenv("KREXD_MOVE_HOLD_MS");
+
+	if (!e || !*e)
+		return;
+	if (!mv_hold_ns()) {
+		if (strcmp(e, "0"))
+			log_warn(
+			        "KREXD_MOVE_HOLD_MS: not a number of ms from 0 to 3600000; no hold");
+	} else if (!mv_on())
+		log_warn("KREXD_MOVE_HOLD_MS: no mover thread, no hold");
+	else
+		log_info(
+		        "KREXD_MOVE_HOLD_MS=%llu: moves not begun wait while a region enters, at most that from its close",
+		        (unsigned long long)(mv_hold_ns() / NS_PER_MS));
 }
 
 /* Undo everything in reverse order of setup: regions, participants, gates, files. */
@@ -669,6 +689,7 @@ int main(int argc, char **argv)
 		log_warn(
 		        "the mover thread did not start (%s): new participants are moved into their cgroups on the event loop",
 		        strerror(errno));
+	move_hold_say();
 	startup_done();
 	loop(k);
 	teardown(k);

@@ -96,8 +96,9 @@ struct krexd {
 	                          * in parts yet (part.c "registration") */
 	unsigned nparts;         /* in parts and moving */
 	uint32_t next_part_id;
-	uint64_t parts_made;     /* participants made since the start (metrics) */
-	uint64_t parts_made_ns;  /* their making, summed: REGISTER to linked (part_create) */
+	uint64_t parts_made;         /* participants made since the start (metrics) */
+	uint64_t parts_made_ns;      /* their making, summed: REGISTER to linked (part_create) */
+	uint64_t parts_move_held_ns; /* moves not begun, held for regions' entries (mover.h) */
 	uint64_t parts_moved_ns; /* of which the moves into their cgroups, on the mover thread */
 	int favordynmods;        /* the cgroup hierarchy's: 1 on, 0 off, -1 unknown or none */
 	struct conn *conns;

@@ -43,6 +43,7 @@ static struct {
 	struct mv_done *dhead, *dtail;
 	unsigned pending; /* queued or being written */
 	const char *hold; /* KREX_TEST_MOVE_HOLD: a test's file; each move waits while it exists */
+	uint64_t hold_until; /* mv_hold_until(): moves not begun wait until then (0: none) */
 } mv = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .efd = -1};
 
 /* The test hook: wait while the file exists (the loop runs meanwhile), unless krexd stops. */
@@ -63,12 +64,29 @@ static void mv_hold(void)
 	}
 }
 
+/* Called with mv.mu held and a move queued: wait while the loop holds the
+ * moves not begun (mv_hold_until()), unless krexd stops; how long it waited. */
+static uint64_t mv_region_hold(void)
+{
+	uint64_t now, t0 = 0;
+	struct timespec ts;
+
+	while (mv.qhead && !mv.stop && mv.hold_until && (now = time_now_ns()) < mv.hold_until) {
+		if (!t0)
+			t0 = now;
+		ts.tv_sec = (time_t)(mv.hold_until / NS_PER_S);
+		ts.tv_nsec = (long)(mv.hold_until % NS_PER_S);
+		pthread_cond_timedwait(&mv.work, &mv.mu, &ts); /* CLOCK_MONOTONIC (mv_start) */
+	}
+	return t0 ? time_now_ns() - t0 : 0;
+}
+
 static void *mv_main(void *unused)
 {
 	const uint64_t one = 1;
 	struct mv_req *q;
 	struct mv_done *d;
-	uint64_t t0;
+	uint64_t t0, held;
 
 	(void)unused;
 	pthread_mutex_lock(&mv.mu);
@@ -77,6 +95,7 @@ static void *mv_main(void *unused)
 			pthread_cond_wait(&mv.work, &mv.mu);
 		if (!mv.qhead)
 			break; /* stopping, nothing left */
+		held = mv_region_hold();
 		q = mv.qhead;
 		mv.qhead = q->next;
 		if (!mv.qhead)
@@ -87,6 +106,7 @@ static void *mv_main(void *unused)
 		d = q->d;
 		t0 = time_now_ns();
 		d->queued_ns = t0 - q->queued_ns;
+		d->held_ns = held;
 		if (freezer_move(q->cg, q->cpuset_cg, q->pid, &d->cpuset_err) < 0)
 			d->err = errno ? errno : EIO;
 		d->move_ns = time_now_ns() - t0;
@@ -109,11 +129,21 @@ int mv_start(struct krexd *k)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	const char *h = getenv("KREX_TEST_MOVE_HOLD");
+	pthread_condattr_t ca;
 	int err;
 
 	if (mv.on)
 		return 0;
 	mv.hold = h && h[0] ? h : NULL;
+	mv.hold_until = 0;
+	/* the region hold's deadline is time_now_ns()'s clock (no thread waits yet) */
+	if (pthread_condattr_init(&ca) == 0) {
+		if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0) {
+			pthread_cond_destroy(&mv.work);
+			pthread_cond_init(&mv.work, &ca);
+		}
+		pthread_condattr_destroy(&ca);
+	}
 	mv.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (mv.efd < 0)
 		return -1;
@@ -138,6 +168,32 @@ fail:
 	mv.efd = -1;
 	errno = err;
 	return -1;
+}
+
+uint64_t mv_hold_ns(void)
+{
+	static long long ms = -1;
+	const char *e;
+	char *end;
+
+	if (ms < 0) {
+		e = getenv("KREXD_MOVE_HOLD_MS");
+		ms = e && *e ? strtoll(e, &end, 10) : 0;
+		if (e && *e && (*end || ms < 0 || ms > 3600000))
+			ms = 0; /* krexd.c says so at the start */
+	}
+	return (uint64_t)ms * NS_PER_MS;
+}
+
+void mv_hold_until(uint64_t until_ns)
+{
+	if (!mv.on)
+		return;
+	pthread_mutex_lock(&mv.mu);
+	if (!until_ns || until_ns < mv.hold_until)
+		pthread_cond_signal(&mv.work); /* released or shortened: it looks again */
+	mv.hold_until = until_ns;
+	pthread_mutex_unlock(&mv.mu);
 }
 
 int mv_inline(void)

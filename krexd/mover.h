@@ -21,6 +21,7 @@ struct mv_done {
 	int cpuset_err; /* of the move into its cpuset cgroup (cgroup v1), 0 when it took or none */
 	uint64_t queued_ns; /* waited for the thread */
 	uint64_t move_ns;   /* the writes */
+	uint64_t held_ns;   /* of queued_ns, waited for regions' entries (mv_hold_until()) */
 	struct mv_done *next;
 };
 
@@ -30,6 +31,12 @@ int mv_start(struct krexd *k);
 /* KREXD_MOVE_INLINE=1 in krexd's environment: no thread, the moves on the
  * loop as before it (for side-by-side measurements). */
 int mv_inline(void);
+/* KREXD_MOVE_HOLD_MS=N in krexd's environment (0 to 3600000; else 0, off):
+ * moves not begun wait while a region's gates are closed and it is not yet
+ * granted, at most N ms from its close (region_move_hold()).  In ns. */
+uint64_t mv_hold_ns(void);
+/* Moves not begun wait until until_ns (time_now_ns()'s clock); 0: no more. */
+void mv_hold_until(uint64_t until_ns);
 /* Whether it runs. */
 int mv_on(void);
 /* Queue a move of pid into cg, then into cpuset_cg ("": none).  0, or

@@ -260,11 +260,13 @@ static void part_link(struct krexd *k, struct part *p, int pidfd, const struct m
 	k->parts_made_ns += took;
 	if (d) {
 		k->parts_moved_ns += d->move_ns;
+		k->parts_move_held_ns += d->held_ns;
 		log_info(
-		        "participant %u: pid %d uid %u job %u.%u '%s' cgroup %s (made in %llu us); moved in by the mover thread in %llu us after %llu us queued",
+		        "participant %u: pid %d uid %u job %u.%u '%s' cgroup %s (made in %llu us); moved in by the mover thread in %llu us after %llu us queued, %llu us of it held for regions' entries",
 		        p->id, (int)p->pid, (unsigned)p->uid, p->job, p->step, p->label, p->ft.cg,
 		        (unsigned long long)(took / 1000), (unsigned long long)(d->move_ns / 1000),
-		        (unsigned long long)(d->queued_ns / 1000));
+		        (unsigned long long)(d->queued_ns / 1000),
+		        (unsigned long long)(d->held_ns / 1000));
 	} else
 		log_info("participant %u: pid %d uid %u job %u.%u '%s' cgroup %s (made in %llu us)",
 		         p->id, (int)p->pid, (unsigned)p->uid, p->job, p->step, p->label,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "gpuprocs.h"
+#include "mover.h"
 #include "region_int.h"
 #include "gpuslot.h"
 #include "outbox.h"
@@ -626,6 +627,33 @@ void region_tick(struct krexd *k, uint64_t now)
 		if (r->phase == PH_HELD)
 			log_info("region %llu: lease expired, revoked", (unsigned long long)q->id);
 		region_finish(k, r, r->phase == PH_HELD ? END_EXPIRED : END_TIMEOUT, NULL);
+	}
+}
+
+/*
+ * The mover's hold (KREXD_MOVE_HOLD_MS, mover.h): on cgroup v2 a freeze's
+ * writes (cgroup.freeze) take cgroup_mutex, which a move into a cgroup
+ * holds through its RCU grace period (doc/architecture.md "Making a
+ * participant"); moves not begun wait from a region's close to its grant
+ * (drain and freeze), at most the hold from the close, so that the moves
+ * under way end during the drain.  Once per loop turn.
+ */
+void region_move_hold(struct krexd *k, uint64_t now)
+{
+	static uint64_t said;
+	uint64_t bound = mv_hold_ns(), until = 0, u;
+	struct region *r;
+
+	(void)k;
+	if (!bound || !mv_on())
+		return;
+	for (r = regions; r; r = r->next)
+		if ((r->phase == PH_DRAIN || r->phase == PH_FREEZE) &&
+		    (u = r->t_close + bound) > now && u > until)
+			until = u;
+	if (until != said) {
+		said = until;
+		mv_hold_until(until);
 	}
 }
 

@@ -30,6 +30,9 @@ void region_tick(struct krexd *k, uint64_t now);
 void region_procs_event(struct krexd *k);
 uint64_t region_next_deadline(struct krexd *k);
 void region_schedule(struct krexd *k);
+/* Hold the mover's moves not begun while a region enters (KREXD_MOVE_HOLD_MS,
+ * mover.h); once per loop turn. */
+void region_move_hold(struct krexd *k, uint64_t now);
 void region_stop_all(struct krexd *k);
 /* Someone else suspended p (during a drain: its acks are not awaited) or thawed it while a region holds it. */
 void region_ext_suspended(struct krexd *k, struct part *p);

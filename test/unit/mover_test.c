@@ -21,6 +21,7 @@
 #include "krexd.h"
 #include "mover.h"
 #include "tap.h"
+#include "timeutil.h"
 
 static struct krexd K;
 static char dir[256];
@@ -90,7 +91,7 @@ int main(void)
 	struct mv_done *all = NULL, *d;
 	FILE *fp;
 
-	plan(16);
+	plan(22);
 	snprintf(dir, sizeof(dir), "/tmp/mover_test.XXXXXX");
 	if (!mkdtemp(dir)) {
 		ok(0, "a temp dir");
@@ -151,9 +152,36 @@ int main(void)
 	ok(mv_take() == NULL, "nothing more to take");
 	ok(mv_submit(7, 107, a, "") < 0 && errno == ENOSYS, "after the stop a move is refused");
 	ok(mv_start(&K) == 0 && mv_on(), "and the thread starts again");
-	mv_stop();
 	free_all(all);
+	all = NULL;
 	unlink(hold);
+
+	/* the loop's hold while a region enters (region_move_hold()) */
+	setenv("KREXD_MOVE_HOLD_MS", "250", 1);
+	ok(mv_hold_ns() == 250 * NS_PER_MS, "KREXD_MOVE_HOLD_MS=250: a hold of 250 ms");
+	mv_hold_until(time_now_ns() + 600 * NS_PER_S);
+	ok(mv_submit(8, 108, a, "") == 0 && epoll_wait(K.epfd, &ev, 1, 100) == 0 &&
+	           mv_pending() == 1,
+	   "a region's hold: a move not begun waits");
+	mv_hold_until(0);
+	ok(take_until(&all, 1) == 1 && all->id == 8 && all->err == 0 && all->held_ns > 0 &&
+	           all->held_ns <= all->queued_ns && holds(a, "108"),
+	   "released: written, its wait counted as held");
+	free_all(all);
+	all = NULL;
+	mv_hold_until(time_now_ns() + 50 * NS_PER_MS);
+	ok(mv_submit(9, 109, b, "") == 0 && take_until(&all, 1) == 1 && all->id == 9 &&
+	           all->held_ns > 0 && holds(b, "109"),
+	   "a hold that runs out lets the move go by itself");
+	free_all(all);
+	all = NULL;
+	mv_hold_until(time_now_ns() + 600 * NS_PER_S);
+	ok(mv_submit(10, 110, a, "") == 0, "held once more");
+	mv_stop();
+	all = mv_take();
+	ok(!mv_on() && all && all->id == 10 && holds(a, "110"),
+	   "the stop does not wait for a region's hold: the move written");
+	free_all(all);
 	{
 		char f[512];
 		const char *names[] = {"a", "b", "cs"};
