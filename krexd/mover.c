@@ -44,6 +44,7 @@ static struct {
 	unsigned pending; /* queued or being written */
 	const char *hold; /* KREX_TEST_MOVE_HOLD: a test's file; each move waits while it exists */
 	uint64_t hold_until; /* mv_hold_until(): moves not begun wait until then (0: none) */
+	int mono;            /* work's clock is CLOCK_MONOTONIC: the hold can be waited */
 } mv = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .efd = -1};
 
 /* The test hook: wait while the file exists (the loop runs meanwhile), unless krexd stops. */
@@ -71,7 +72,8 @@ static uint64_t mv_region_hold(void)
 	uint64_t now, t0 = 0;
 	struct timespec ts;
 
-	while (mv.qhead && !mv.stop && mv.hold_until && (now = time_now_ns()) < mv.hold_until) {
+	while (mv.mono && mv.qhead && !mv.stop && mv.hold_until &&
+	       (now = time_now_ns()) < mv.hold_until) {
 		if (!t0)
 			t0 = now;
 		ts.tv_sec = (time_t)(mv.hold_until / NS_PER_S);
@@ -136,11 +138,15 @@ int mv_start(struct krexd *k)
 		return 0;
 	mv.hold = h && h[0] ? h : NULL;
 	mv.hold_until = 0;
-	/* the region hold's deadline is time_now_ns()'s clock (no thread waits yet) */
+	/* the region hold's deadline is time_now_ns()'s clock (no thread waits
+	 * yet); without it no hold (a realtime wait would not last) */
+	mv.mono = 0;
 	if (pthread_condattr_init(&ca) == 0) {
 		if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0) {
 			pthread_cond_destroy(&mv.work);
-			pthread_cond_init(&mv.work, &ca);
+			mv.mono = pthread_cond_init(&mv.work, &ca) == 0;
+			if (!mv.mono)
+				pthread_cond_init(&mv.work, NULL);
 		}
 		pthread_condattr_destroy(&ca);
 	}
