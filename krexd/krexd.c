@@ -592,14 +592,12 @@ static void move_hold_say(void)
 {
 	const char *e = getenv("KREXD_MOVE_HOLD_MS");
 
-	if (!e || !*e)
+	if (!e || !*e || !strcmp(e, "0"))
 		return;
-	if (!mv_hold_ns()) {
-		if (strcmp(e, "0"))
-			log_warn(
-			        "KREXD_MOVE_HOLD_MS: not a number of ms from 0 to 3600000; no hold");
-	} else if (!mv_on())
+	if (!mv_on())
 		log_warn("KREXD_MOVE_HOLD_MS: no mover thread, no hold");
+	else if (!mv_hold_ns())
+		log_warn("KREXD_MOVE_HOLD_MS: not a number of ms from 0 to 3600000; no hold");
 	else
 		log_info(
 		        "KREXD_MOVE_HOLD_MS=%llu: moves not begun wait while a region enters, at most that from its close",

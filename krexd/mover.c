@@ -44,6 +44,7 @@ static struct {
 	unsigned pending; /* queued or being written */
 	const char *hold; /* KREX_TEST_MOVE_HOLD: a test's file; each move waits while it exists */
 	uint64_t hold_until; /* mv_hold_until(): moves not begun wait until then (0: none) */
+	uint64_t hold_max;   /* KREXD_MOVE_HOLD_MS: no move waits longer for holds (0: none) */
 	int mono;            /* work's clock is CLOCK_MONOTONIC: the hold can be waited */
 } mv = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .efd = -1};
 
@@ -66,18 +67,24 @@ static void mv_hold(void)
 }
 
 /* Called with mv.mu held and a move queued: wait while the loop holds the
- * moves not begun (mv_hold_until()), unless krexd stops; how long it waited. */
+ * moves not begun (mv_hold_until()), unless krexd stops, and no longer than
+ * hold_max from its queueing (regions on several GPUs can enter one after
+ * another without a gap); how long it waited. */
 static uint64_t mv_region_hold(void)
 {
-	uint64_t now, t0 = 0;
+	uint64_t now, t0 = 0, until;
 	struct timespec ts;
 
-	while (mv.mono && mv.qhead && !mv.stop && mv.hold_until &&
-	       (now = time_now_ns()) < mv.hold_until) {
+	while (mv.mono && mv.qhead && !mv.stop && mv.hold_until) {
+		until = mv.qhead->queued_ns + mv.hold_max;
+		if (mv.hold_until < until)
+			until = mv.hold_until;
+		if ((now = time_now_ns()) >= until)
+			break;
 		if (!t0)
 			t0 = now;
-		ts.tv_sec = (time_t)(mv.hold_until / NS_PER_S);
-		ts.tv_nsec = (long)(mv.hold_until % NS_PER_S);
+		ts.tv_sec = (time_t)(until / NS_PER_S);
+		ts.tv_nsec = (long)(until % NS_PER_S);
 		pthread_cond_timedwait(&mv.work, &mv.mu, &ts); /* CLOCK_MONOTONIC (mv_start) */
 	}
 	return t0 ? time_now_ns() - t0 : 0;
@@ -127,6 +134,20 @@ static void *mv_main(void *unused)
 	return NULL;
 }
 
+/* KREXD_MOVE_HOLD_MS in ns; 0 when unset or not a number from 0 to 3600000
+ * (krexd.c says so at the start). */
+static uint64_t hold_env(void)
+{
+	const char *e = getenv("KREXD_MOVE_HOLD_MS");
+	long long ms;
+	char *end;
+
+	if (!e || !*e)
+		return 0;
+	ms = strtoll(e, &end, 10);
+	return *end || ms < 0 || ms > 3600000 ? 0 : (uint64_t)ms * NS_PER_MS;
+}
+
 int mv_start(struct krexd *k)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -138,6 +159,7 @@ int mv_start(struct krexd *k)
 		return 0;
 	mv.hold = h && h[0] ? h : NULL;
 	mv.hold_until = 0;
+	mv.hold_max = hold_env();
 	/* the region hold's deadline is time_now_ns()'s clock (no thread waits
 	 * yet); without it no hold (a realtime wait would not last) */
 	mv.mono = 0;
@@ -178,17 +200,7 @@ fail:
 
 uint64_t mv_hold_ns(void)
 {
-	static long long ms = -1;
-	const char *e;
-	char *end;
-
-	if (ms < 0) {
-		e = getenv("KREXD_MOVE_HOLD_MS");
-		ms = e && *e ? strtoll(e, &end, 10) : 0;
-		if (e && *e && (*end || ms < 0 || ms > 3600000))
-			ms = 0; /* krexd.c says so at the start */
-	}
-	return (uint64_t)ms * NS_PER_MS;
+	return mv.on && mv.mono ? mv.hold_max : 0;
 }
 
 void mv_hold_until(uint64_t until_ns)

@@ -31,9 +31,10 @@ int mv_start(struct krexd *k);
 /* KREXD_MOVE_INLINE=1 in krexd's environment: no thread, the moves on the
  * loop as before it (for side-by-side measurements). */
 int mv_inline(void);
-/* KREXD_MOVE_HOLD_MS=N in krexd's environment (0 to 3600000; else 0, off):
- * moves not begun wait while a region's gates are closed and it is not yet
- * granted, at most N ms from its close (region_move_hold()).  In ns. */
+/* KREXD_MOVE_HOLD_MS=N in krexd's environment at mv_start() (0 to 3600000;
+ * else 0, off): moves not begun wait while a region's gates are closed and
+ * it is not yet granted, at most N ms from its close (region_move_hold())
+ * and at most N ms from their own queueing.  In ns; 0 without the thread. */
 uint64_t mv_hold_ns(void);
 /* Moves not begun wait until until_ns (time_now_ns()'s clock); 0: no more. */
 void mv_hold_until(uint64_t until_ns);

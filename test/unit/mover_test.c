@@ -91,7 +91,7 @@ int main(void)
 	struct mv_done *all = NULL, *d;
 	FILE *fp;
 
-	plan(22);
+	plan(24);
 	snprintf(dir, sizeof(dir), "/tmp/mover_test.XXXXXX");
 	if (!mkdtemp(dir)) {
 		ok(0, "a temp dir");
@@ -151,14 +151,14 @@ int main(void)
 	   "... both written, in order");
 	ok(mv_take() == NULL, "nothing more to take");
 	ok(mv_submit(7, 107, a, "") < 0 && errno == ENOSYS, "after the stop a move is refused");
+	unlink(hold);
+	/* the loop's hold while a region enters (region_move_hold()) */
+	setenv("KREXD_MOVE_HOLD_MS", "600000", 1);
 	ok(mv_start(&K) == 0 && mv_on(), "and the thread starts again");
 	free_all(all);
 	all = NULL;
-	unlink(hold);
-
-	/* the loop's hold while a region enters (region_move_hold()) */
-	setenv("KREXD_MOVE_HOLD_MS", "250", 1);
-	ok(mv_hold_ns() == 250 * NS_PER_MS, "KREXD_MOVE_HOLD_MS=250: a hold of 250 ms");
+	ok(mv_hold_ns() == 600 * NS_PER_S,
+	   "KREXD_MOVE_HOLD_MS=600000 at its start: holds of 10 min");
 	mv_hold_until(time_now_ns() + 600 * NS_PER_S);
 	ok(mv_submit(8, 108, a, "") == 0 && epoll_wait(K.epfd, &ev, 1, 100) == 0 &&
 	           mv_pending() == 1,
@@ -181,6 +181,15 @@ int main(void)
 	all = mv_take();
 	ok(!mv_on() && all && all->id == 10 && holds(a, "110"),
 	   "the stop does not wait for a region's hold: the move written");
+	free_all(all);
+	all = NULL;
+	setenv("KREXD_MOVE_HOLD_MS", "50", 1);
+	ok(mv_start(&K) == 0 && mv_hold_ns() == 50 * NS_PER_MS, "restarted with holds of 50 ms");
+	mv_hold_until(time_now_ns() + 600 * NS_PER_S);
+	ok(mv_submit(11, 111, b, "") == 0 && take_until(&all, 1) == 1 && all->id == 11 &&
+	           all->held_ns > 0 && holds(b, "111"),
+	   "a move waits no longer than that for holds, whatever the regions");
+	mv_stop();
 	free_all(all);
 	{
 		char f[512];
