@@ -46,7 +46,11 @@ struct gate_page {
 	uint32_t krexd_pid;  /* the krexd that owns the page */
 	uint32_t generation; /* bumped on every close and open (futex word) */
 	uint32_t alive;      /* 1 while krexd runs; 0 after a clean stop */
-	uint32_t pad[2];
+	/* krexd.conf(5) drain_timeout in ms (at most UINT32_MAX), which a drain
+	 * answers a little before (krex_drain_timeout_ms()); 0 on a page of a
+	 * krexd before it (the word was padding): the default then */
+	uint32_t drain_ms;
+	uint32_t pad;
 	struct gate_slot slot[KREX_MAX_GPUS];
 };
 

@@ -680,10 +680,17 @@ static int gate_wait_inflight(uint64_t deadline)
  * pass, gate_pass_begin()); either way a next round waits for what they
  * submitted.  Returns 0, or -1 when late or incomplete.
  */
+/* A drain answers a little before krexd's drain_timeout gives up on it: 5 %, 1-100 ms. */
+static unsigned gate_drain_ms(void)
+{
+	unsigned ms = krex_drain_timeout_ms(), early = ms / 20 > 100 ? 100 : ms / 20;
+
+	return ms - (early ? early : ms > 1);
+}
+
 static int gate_drain(void *arg)
 {
-	/* answer a little before krexd's drain_timeout gives up on us */
-	uint64_t deadline = time_deadline_ms(KREX_DEFAULT_DRAIN_TIMEOUT_MS - 100);
+	uint64_t deadline = time_deadline_ms(gate_drain_ms());
 	const struct gate_backend *const *b;
 	uint64_t t0 = time_now_ns(), t_in = 0;
 	unsigned long through0 = gate_stat(GST_PASSED_LAUNCHES);

@@ -29,6 +29,7 @@
 /* a context made under load took 0.3-0.4 s at p50 (an H100 over MPS, 32
  * sessions, notebook/h200-session-35) */
 #define GATE_CTX_FINISH_MS 500
+#define GATE_CTX_FINISH_MAX_MS 86400000u
 
 int gate_ctx_finish;
 unsigned gate_ctx_finish_ms = GATE_CTX_FINISH_MS;
@@ -44,9 +45,10 @@ void gate_ctx_finish_init(const char *contexts)
 	if (!s || !*s)
 		return;
 	v = strtoul(s, &end, 10);
-	if (*end || v > KREX_DEFAULT_DRAIN_TIMEOUT_MS)
+	/* any drain's own deadline bounds it (krexd.conf drain_timeout, up to a day) */
+	if (*end || v > GATE_CTX_FINISH_MAX_MS)
 		log_warn("KREX_GATE_FINISH_MS=%s: not a number of ms up to %u; %u", s,
-		         KREX_DEFAULT_DRAIN_TIMEOUT_MS, GATE_CTX_FINISH_MS);
+		         GATE_CTX_FINISH_MAX_MS, GATE_CTX_FINISH_MS);
 	else
 		gate_ctx_finish_ms = (unsigned)v;
 }

@@ -17,6 +17,7 @@
 
 #include "conf.h"
 #include "gatectl.h"
+#include "timeutil.h"
 
 /*
  * Wake every waiter on word.  The futex is shared (no FUTEX_PRIVATE_FLAG):
@@ -72,6 +73,14 @@ fail:
 	g->fd = -1;
 	errno = (int)i;
 	return -1;
+}
+
+void gatectl_drain_timeout(struct gatectl *g, uint64_t ns)
+{
+	uint64_t ms = ns / NS_PER_MS;
+
+	__atomic_store_n(&g->page->drain_ms, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms,
+	                 __ATOMIC_RELEASE);
 }
 
 void gatectl_name(struct gatectl *g, unsigned slot, const char *name, unsigned nslots)

@@ -25,6 +25,8 @@ int gatectl_open(struct gatectl *g, const char *path);
 
 /* Name slot i (the GPU table grows only). */
 void gatectl_name(struct gatectl *g, unsigned slot, const char *name, unsigned nslots);
+/* Publish krexd.conf drain_timeout (ns) on the page, for the drains. */
+void gatectl_drain_timeout(struct gatectl *g, uint64_t ns);
 
 /*
  * Close slot for owner's region (ctx_by too); open it again, its new

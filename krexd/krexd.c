@@ -304,6 +304,7 @@ static void setup(struct krexd *k)
 	if (xsnprintf(path, sizeof(path), "%s/%s", k->cfg.run_dir, KREX_GATE_NAME) < 0 ||
 	    gatectl_open(&k->gate, path) < 0)
 		die("gate page %s: %s", path, strerror(errno));
+	gatectl_drain_timeout(&k->gate, k->cfg.drain_timeout_ns);
 	if (freezer_init(&k->fz, k->cfg.freezer, k->cfg.cgroup_subtree, err, sizeof(err)) < 0)
 		die("%s", err);
 	k->favordynmods = freezer_favordynmods(&k->fz, k->cfg.favordynmods);
@@ -459,6 +460,7 @@ static void reload(struct krexd *k)
 	}
 	config_apply_live(&k->cfg, &next, report_fixed);
 	log_set_level(k->cfg.log_level);
+	gatectl_drain_timeout(&k->gate, k->cfg.drain_timeout_ns);
 	sched_apply(k);
 	k->rq.max_lease_ns = k->cfg.max_region_ns;
 	k->rq.max_share = k->cfg.max_share;

@@ -71,6 +71,7 @@ static struct {
 	void *warm_arg;
 	unsigned queue_cap;
 	unsigned queue_us;
+	_Atomic unsigned drain_ms; /* the page's drain_ms at the drain's start (0: none) */
 	unsigned gate_timeout_ms;
 	uint32_t reg_flags; /* PROTO_REG_HOLDCTX from krex_join_opts.flags, re-joins too */
 	int atfork_done;
@@ -386,6 +387,7 @@ static void *drain_main(void *arg)
 		}
 		gen = load32(&v->page->generation);
 		if (gen != acked && view_closed(v)) {
+			atomic_store(&join_state.drain_ms, load32(&v->page->drain_ms));
 			drain_ack(fd, gen);
 			acked = gen;
 			continue;
@@ -543,6 +545,13 @@ KREX_EXPORT unsigned krex_queue_cap(void)
 KREX_EXPORT unsigned krex_queue_time_us(void)
 {
 	return join_state.queue_us;
+}
+
+KREX_EXPORT unsigned krex_drain_timeout_ms(void)
+{
+	unsigned ms = atomic_load(&join_state.drain_ms);
+
+	return ms ? ms : KREX_DEFAULT_DRAIN_TIMEOUT_MS;
 }
 
 /* The word of slot i a thread waits on: closed_by, or for a new context

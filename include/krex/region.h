@@ -359,6 +359,14 @@ void krex_gate_ctx_making(int on);
 unsigned krex_queue_cap(void);
 unsigned krex_queue_time_us(void);
 
+/*
+ * For the drain callback: krexd.conf(5) drain_timeout in milliseconds, as
+ * krexd published it on the gate page when this drain began; a drain
+ * answers a little before it, or krexd counts the member late.  The
+ * default (2000) outside a drain or with a krexd that does not publish it.
+ */
+unsigned krex_drain_timeout_ms(void);
+
 #ifdef __cplusplus
 }
 #endif

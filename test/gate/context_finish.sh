@@ -10,8 +10,12 @@
 # context was made by then.  The default (hold) is the control: the owner is
 # granted with the context still being made.  The wait is bounded
 # (KREX_GATE_FINISH_MS): a context that is never made does not hold the
-# region.  Waits on files and the gate's trace; the one bound the test
-# must act within is the 1.8 s the drain waits for the context.
+# region.  Waits on files and the gate's trace: krexd's drain_timeout is 60 s,
+# which it publishes on the gate page and the drain follows, and the finish
+# bound 60 s, so the test's steps need not fit a bound (they had to fit 1.8
+# s, the drain's fixed deadline, before krexd published drain_timeout).  The
+# finish case waits 3 s before it lets the context be made: past the old
+# deadline, so the drain follows krexd's drain_timeout.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/gate/mockgpu-lib.sh"
 mg_setup ctxfinish
@@ -32,15 +36,16 @@ end_case() { # NAME: end the owner's region and the sibling
 
 plan 12
 mkdir -p "$T/run"
-"$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=2s -o log_level=debug \
+"$KREXD" -F -r "$T/run" -o gpus=mock0 -o drain_timeout=60s -o log_level=debug \
 	-o "cgroup_subtree=krex-test/x$$" 2>"$T/krexd.log" &
 KD=$!
 ok "krexd starts" wait_for 10 test -S "$KREX_SOCKET"
 
 # finish: the drain waits; the test lets the context be made; the grant follows
-finish_case f KREX_GATE_CONTEXTS=finish KREX_GATE_FINISH_MS=1800
+finish_case f KREX_GATE_CONTEXTS=finish KREX_GATE_FINISH_MS=60000
 ok "finish: the drain waits for the context being made" \
 	wait_for 20 traced "$T/f" "drain: waiting for 1 context(s) being made"
+sleep 3 # past the 1.9 s a drain took at most before krexd published drain_timeout
 touch "$T/f.go"
 ok "finish: the owner is granted" wait_for 20 test -s "$T/f.order"
 ok "finish: ... after the sibling's context was made ($(cat "$T/f.order"))" \

@@ -188,6 +188,12 @@ unsigned krex_queue_time_us(void)
 	return page ? page->queue_us : 0;
 }
 
+/* fakegate publishes no drain_timeout: the default, as from an older krexd */
+unsigned krex_drain_timeout_ms(void)
+{
+	return 2000;
+}
+
 /* No region is ever held here: the fake has no krex_region_begin. */
 int krex_region_held(void)
 {

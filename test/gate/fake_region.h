@@ -3,7 +3,7 @@
  * fake_region.h - TEST DOUBLE of libkrexregion's joining API (krex_join,
  * krex_gate_wait, krex_gate_wait_contexts, krex_gate_parked, krex_gate_pass,
  * krex_gate_ctx_making, krex_queue_cap, krex_queue_time_us,
- * krex_leave) for the gate's CPU tests,
+ * krex_drain_timeout_ms, krex_leave) for the gate's CPU tests,
  * until they run against the real libregion and krexd.  Never shipped.
  *
  * KREX_FAKE_GATE names a file holding struct fake_page; fakegate(1) (this

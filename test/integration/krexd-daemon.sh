@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Daemon life: start without -F (double fork, start-up errors come back
 # through the pipe), lock file (a second krexd is refused), pid file, socket
-# mode, config errors with file:line, -o overrides, SIGHUP reload, SIGTERM.
+# mode, config errors with file:line, -o overrides, SIGHUP reload (and
+# drain_timeout published on the gate page again), SIGTERM.
 . "$top_srcdir/test/lib.sh"
 . "$top_srcdir/test/integration/krexd-lib.sh"
 
 kt_setup
-plan 16
+plan 18
 
 daemon() { "$KREXD" -c "$KT_DIR/krexd.conf" -r "$KT_DIR" -o "cgroup_subtree=$KT_SUB" "$@" 2>"$KT_DIR/err"; }
 fails_with() {
@@ -17,6 +18,8 @@ fails_with() {
 }
 pid_alive() { test -s "$KT_DIR/krexd.pid" && kill -0 "$(cat "$KT_DIR/krexd.pid")"; }
 log_has() { wait_for 10 grep -qs "$1" "$KT_DIR/krexd.log"; }
+# the gate page's drain_ms (common/gatepage.h: the 7th 32-bit word), in ms
+drain_ms() { od -An -t u4 -j 24 -N 4 "$KT_DIR/gate" | tr -d ' '; }
 
 kt_conf "gpus = g0"
 ok "daemon start exits 0 once krexd is up" daemon
@@ -57,8 +60,10 @@ ok "a daemon start-up error comes back through the pipe" fails_with "run dir" \
 	"$KREXD" -c /dev/null -r /proc/krexd-cannot-be-here
 
 ok "krexd -F starts with the test config" krexd_start -v
-printf 'gpus = g0\nfreezer = signal\nmax_region = 5s\n' >"$KT_DIR/krexd.conf"
+ok "the gate page publishes drain_timeout's default ($(drain_ms) ms)" test "$(drain_ms)" = 2000
+printf 'gpus = g0\nfreezer = signal\nmax_region = 5s\ndrain_timeout = 7500ms\n' >"$KT_DIR/krexd.conf"
 kill -HUP "$KREXD_PID"
 ok "SIGHUP: a key that cannot change live is reported" log_has "'freezer' cannot change"
 ok "SIGHUP: the others are applied" log_has "configuration reloaded"
+ok "... drain_timeout published again ($(drain_ms) ms)" test "$(drain_ms)" = 7500
 done_testing

@@ -100,6 +100,11 @@ unsigned krex_queue_time_us(void)
 	return 0;
 }
 
+unsigned krex_drain_timeout_ms(void)
+{
+	return 2000;
+}
+
 int krex_region_held(void)
 {
 	return 0;

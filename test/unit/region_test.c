@@ -116,9 +116,12 @@ static void *server(void *arg)
 }
 
 static int drains;
+static unsigned drain_ms_seen; /* krex_drain_timeout_ms() in the last drain */
+
 static int drain_cb(void *arg)
 {
 	(void)arg;
+	__atomic_store_n(&drain_ms_seen, krex_drain_timeout_ms(), __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&drains, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
@@ -148,7 +151,7 @@ int main(void)
 	pthread_t t, w;
 	int fd, waited = -1;
 
-	plan(27);
+	plan(29);
 	mkdtemp(dir);
 	snprintf(sockpath, sizeof(sockpath), "%s/krexd.sock", dir);
 	snprintf(gatepath, sizeof(gatepath), "%s/gate", dir);
@@ -236,6 +239,8 @@ int main(void)
 	jo.flags = 0x80;
 	ok(krex_join(&jo) == KREX_EINVAL, "join with an unknown flag: KREX_EINVAL");
 	jo.flags = KREX_JOIN_HOLDS_CONTEXTS;
+	ok(krex_drain_timeout_ms() == 2000, "no drain yet: drain_timeout's default, 2000 ms");
+	__atomic_store_n(&page->drain_ms, 5000, __ATOMIC_RELEASE); /* krexd's drain_timeout 5s */
 	ok(krex_join(&jo) == KREX_OK && krex_queue_cap() == 4 && krex_queue_time_us() == 1500,
 	   "join, queue cap and queue time from krexd");
 	ok(seen.last_reg.reg.flags == (PROTO_REG_GATE | PROTO_REG_HOLDCTX),
@@ -248,6 +253,8 @@ int main(void)
 	syscall(SYS_futex, &page->generation, FUTEX_WAKE, 100, NULL, NULL, 0);
 	ok(wait_until(&drains, 1) && wait_until(&seen.acks, 1) && seen.ack_gen == page->generation,
 	   "closed gate: drain callback ran and the generation was acknowledged");
+	ok(__atomic_load_n(&drain_ms_seen, __ATOMIC_SEQ_CST) == 5000,
+	   "... and read krexd's drain_timeout off the gate page (5000 ms)");
 	pthread_create(&w, NULL, gate_waiter, &waited);
 	usleep(150000);
 	ok(waited == -1, "a submitting thread waits while the gate is closed");
