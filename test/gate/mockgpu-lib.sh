@@ -36,7 +36,8 @@ mg_setup() {
 # For context_finish.sh and context_defer.sh: a context being made when a
 # region closes.  mg_ctx_sibling DIR ENV...: `krex run capturer context
 # retain DIR`, traced into DIR, its retain held by the mock until DIR.go
-# exists (KREX_MOCK_CTX_WAIT; DIR.go.in: the retain has begun).
+# exists (KREX_MOCK_CTX_WAIT; DIR.go.in: the retain has begun; DIR.go.out:
+# the context is made, written by the mock inside the call).
 mg_ctx_sibling() {
 	local d=$1 cap=$top_builddir/test/gate/.libs/capturer
 	shift
@@ -47,12 +48,14 @@ mg_ctx_sibling() {
 	PIDS="$PIDS $!"
 }
 # mg_ctx_owner NAME DIR: a region whose command writes to $T/NAME.order, at
-# its grant, whether DIR's context was made ("after") or not ("before"), and
+# its grant, whether DIR's context was made ("after": DIR.go.out, not the
+# sibling's own DIR/out, which the freeze can stop it from writing) or not
+# ("before"), and
 # to $T/NAME.second whether a second sibling's (DIR2's) had begun ("begun")
 # or not ("not begun"), then holds the region until $T/NAME.go exists; its
 # certificate $T/NAME.cert.
 mg_ctx_owner() {
 	timeout -k 5 90 "$KREX" region --gpus mock0 --cert "$T/$1.cert" -- sh -c \
-		"if test -e $2/out; then echo after; else echo before; fi >$T/$1.order; if test -e ${2}2.go.in; then echo begun; else echo not begun; fi >$T/$1.second; while [ ! -e $T/$1.go ]; do sleep 0.01; done" &
+		"if test -e $2.go.out; then echo after; else echo before; fi >$T/$1.order; if test -e ${2}2.go.in; then echo begun; else echo not begun; fi >$T/$1.second; while [ ! -e $T/$1.go ]; do sleep 0.01; done" &
 	PIDS="$PIDS $!"
 }

@@ -207,7 +207,10 @@ static int primary_refs;
  * A test's hook, not the driver's behaviour: with KREX_MOCK_CTX_WAIT=PATH a
  * retain that makes the primary context creates PATH.in and waits until PATH
  * exists, so that a test holds a context being made (a real driver takes
- * hundreds of milliseconds under load) and lets it finish when it chooses.
+ * hundreds of milliseconds under load) and lets it finish when it chooses;
+ * then it creates PATH.out, inside the call: a test that finds PATH.out
+ * knows the context made whatever its process does after the return (it
+ * may be frozen before it writes anything of its own).
  */
 static void mock_ctx_wait(void)
 {
@@ -224,6 +227,10 @@ static void mock_ctx_wait(void)
 		close(fd);
 	while (access(w, F_OK) != 0)
 		nanosleep(&ms, NULL);
+	snprintf(in, sizeof(in), "%s.out", w); /* shorter than .in's, which fit */
+	fd = open(in, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
 }
 
 CUresult mock_cu_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
