@@ -666,6 +666,14 @@ static int gate_wait_inflight(uint64_t deadline)
 	return 0;
 }
 
+/* A drain answers a little before krexd's drain_timeout gives up on it: 5 %, 1-100 ms. */
+static unsigned gate_drain_ms(void)
+{
+	unsigned ms = krex_drain_timeout_ms(), early = ms / 20 > 100 ? 100 : ms / 20;
+
+	return ms - (early ? early : ms > 1);
+}
+
 /*
  * The drain callback, run by libkrexregion's drain thread once krexd has
  * closed a gate of ours: wait (bounded) for calls already past the gate,
@@ -680,14 +688,6 @@ static int gate_wait_inflight(uint64_t deadline)
  * pass, gate_pass_begin()); either way a next round waits for what they
  * submitted.  Returns 0, or -1 when late or incomplete.
  */
-/* A drain answers a little before krexd's drain_timeout gives up on it: 5 %, 1-100 ms. */
-static unsigned gate_drain_ms(void)
-{
-	unsigned ms = krex_drain_timeout_ms(), early = ms / 20 > 100 ? 100 : ms / 20;
-
-	return ms - (early ? early : ms > 1);
-}
-
 static int gate_drain(void *arg)
 {
 	uint64_t deadline = time_deadline_ms(gate_drain_ms());
