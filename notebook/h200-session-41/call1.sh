@@ -5,7 +5,8 @@
 # alternated; the proof's settle part with the owner's own NVML watch),
 # then call2.sh's hold runs at 32 sessions only (H N H N:
 # KREXD_MOVE_HOLD_MS=100 against none, agents.py's KREX mode over MPS), a
-# run started only while 100 s are left of 560.  About 540 s.
+# run started only while 105 s are left of LIMIT (default 560; a smaller
+# one when the round's time left is short).  About 540 s.
 . notebook/gpu-call-prologue.sh
 st "cgmutex.py"
 timeout 30 python3 notebook/h200-session-39/cgmutex.py 5 >"$O/cgmutex.txt" 2>&1
@@ -17,7 +18,7 @@ export KREX_WL_MODULE=$B/test/workloads/fma.fatbin
 . notebook/gpu-call-mps.sh
 mps_start
 run() { # NAME N [hold]
-	if [ $(($(date +%s) - t0)) -gt 455 ]; then
+	if [ $(($(date +%s) - t0)) -gt $((${LIMIT:-560} - 105)) ]; then
 		st "$1 not started: too little time left"
 		return
 	fi
