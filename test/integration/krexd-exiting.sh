@@ -52,6 +52,7 @@ time.sleep(3600)' "$KT_DIR/$1.pid" &
 	eval "wait_for 10 is_zombie \$$1"
 }
 is_zombie() { grep -qs '^[0-9]* ([^)]*) Z ' "/proc/$1/stat"; }
+zombies_and_live() { [ -n "$LIVE" ] && is_zombie "$Z1" && is_zombie "$Z2" && kill -0 "$LIVE"; }
 
 # held NAME: a region in the background, its drain held until the mock
 # NVML listed the processes; then the sibling acknowledges.
@@ -79,7 +80,7 @@ nvml "max=1980 app=1980" "0 sm=1980 reasons=0 temp=40"
 kt_conf "gpus = 0" "log_level = debug" "exit_wait = 2s"
 plan 23
 ok "two zombies (exiting processes) and a live process for the mock's list" \
-	sh -c "test -n '$LIVE' && grep -qs '^[0-9]* ([^)]*) Z ' /proc/$Z1/stat /proc/$Z2/stat"
+	zombies_and_live
 ok "krexd starts with the mock NVML" krexd_start
 ok "a sibling whose acks wait for a file" kt_participant s --ack-after "$ACK"
 
